@@ -1,0 +1,3 @@
+module github.com/graphkernel/graphkernel
+
+go 1.26
