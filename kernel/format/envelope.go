@@ -1,0 +1,143 @@
+package format
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+)
+
+// CurrentFormat is the format stamp this build writes.
+const CurrentFormat uint16 = 4
+
+// OldestSupportedFormat is the oldest stamp this build may ever read (the
+// floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.
+const OldestSupportedFormat uint16 = 3
+
+// Magic opens every enveloped object.
+const Magic = "GKOB"
+
+// MaxPayloadBytes bounds the payload of one object (64 MiB). Larger length
+// fields are rejected before any allocation.
+const MaxPayloadBytes = 64 << 20
+
+// TokenBytes is the size of a writer token.
+const TokenBytes = 16
+
+// headerBytes = magic(4) + stamp(2) + kind(1) + token(16) + length(4).
+const headerBytes = 4 + 2 + 1 + TokenBytes + 4
+
+// checksumBytes is the CRC32C trailer.
+const checksumBytes = 4
+
+// Kind says which payload an envelope carries.
+type Kind uint8
+
+// Object kinds. Values are part of the on-store format: never renumber.
+const (
+	KindSchema       Kind = 1 // raw schema-contract bytes
+	KindManifest     Kind = 2 // Manifest JSON
+	KindTableVersion Kind = 3 // TableVersion JSON
+	KindSidecar      Kind = 4 // reserved for the recovery issue
+	KindAudit        Kind = 5 // reserved for the recovery issue
+)
+
+// String names the kind.
+func (k Kind) String() string {
+	switch k {
+	case KindSchema:
+		return "schema"
+	case KindManifest:
+		return "manifest"
+	case KindTableVersion:
+		return "table-version"
+	case KindSidecar:
+		return "sidecar"
+	case KindAudit:
+		return "audit"
+	}
+	return "unknown"
+}
+
+// Token is the unique writer token of one written object. Identity questions
+// ("did MY write land?") compare tokens, never ETags.
+type Token [TokenBytes]byte
+
+// IsZero reports whether t is the zero token (never minted).
+func (t Token) IsZero() bool { return t == Token{} }
+
+// NewToken reads a token from entropy. It fails only if entropy fails.
+func NewToken(entropy io.Reader) (Token, error) {
+	var t Token
+	_, err := io.ReadFull(entropy, t[:])
+	return t, err
+}
+
+// Envelope is a decoded object frame.
+type Envelope struct {
+	Stamp   uint16
+	Kind    Kind
+	Token   Token
+	Payload []byte
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// EncodeEnvelope frames e. It panics if the payload exceeds MaxPayloadBytes
+// (a caller bug: payloads are bounded before they are built).
+func EncodeEnvelope(e Envelope) []byte {
+	if len(e.Payload) > MaxPayloadBytes {
+		panic("format: EncodeEnvelope: payload exceeds MaxPayloadBytes")
+	}
+	out := make([]byte, 0, headerBytes+len(e.Payload)+checksumBytes)
+	out = append(out, Magic...)
+	out = binary.BigEndian.AppendUint16(out, e.Stamp)
+	out = append(out, byte(e.Kind))
+	out = append(out, e.Token[:]...)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(e.Payload)))
+	out = append(out, e.Payload...)
+	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+// DecodeEnvelope checks the frame and checksum of b. It does not judge the
+// stamp (see CheckStamp) or the payload. The returned Payload aliases b.
+func DecodeEnvelope(b []byte) (Envelope, error) {
+	if len(b) < headerBytes+checksumBytes {
+		return Envelope{}, corrupt("envelope", "%d bytes is shorter than the minimum %d", len(b), headerBytes+checksumBytes)
+	}
+	if string(b[:4]) != Magic {
+		return Envelope{}, corrupt("envelope", "bad magic %q", b[:4])
+	}
+	n := binary.BigEndian.Uint32(b[headerBytes-4 : headerBytes])
+	if n > MaxPayloadBytes {
+		return Envelope{}, corrupt("envelope", "payload length %d exceeds %d", n, MaxPayloadBytes)
+	}
+	if uint64(len(b)) != uint64(headerBytes)+uint64(n)+checksumBytes {
+		return Envelope{}, corrupt("envelope", "length %d does not match payload length %d", len(b), n)
+	}
+	body := b[:len(b)-checksumBytes]
+	if got, want := crc32.Checksum(body, castagnoli), binary.BigEndian.Uint32(b[len(body):]); got != want {
+		return Envelope{}, corrupt("envelope", "checksum %08x, want %08x", got, want)
+	}
+	var e Envelope
+	e.Stamp = binary.BigEndian.Uint16(b[4:6])
+	e.Kind = Kind(b[6])
+	copy(e.Token[:], b[7:7+TokenBytes])
+	e.Payload = b[headerBytes : headerBytes+int(n)]
+	return e, nil
+}
+
+// openCurrent decodes the envelope of an object that must be of kind want at
+// the current stamp.
+func openCurrent(b []byte, want Kind) (Envelope, error) {
+	e, err := DecodeEnvelope(b)
+	if err != nil {
+		return Envelope{}, err
+	}
+	if e.Kind != want {
+		return Envelope{}, corrupt(want.String(), "envelope kind %d (%s)", e.Kind, e.Kind)
+	}
+	if err := CheckStamp(e.Stamp); err != nil {
+		return Envelope{}, err
+	}
+	return e, nil
+}

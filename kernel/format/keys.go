@@ -1,0 +1,131 @@
+package format
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// InvertedDigits is the width of an inverted version in a key.
+const InvertedDigits = 20
+
+// Invert renders v as the 20-digit zero-padded decimal of MaxUint64-v, so
+// that byte-wise ascending key order is descending version order and one
+// LIST with limit 1 returns the newest version.
+func Invert(v uint64) string {
+	return fmt.Sprintf("%020d", math.MaxUint64-v)
+}
+
+// ParseInverted reverses Invert. It accepts exactly 20 decimal digits.
+func ParseInverted(s string) (uint64, error) {
+	if len(s) != InvertedDigits {
+		return 0, corrupt("key", "inverted version %q is not %d digits", s, InvertedDigits)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, corrupt("key", "inverted version %q has a non-digit", s)
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, corrupt("key", "inverted version %q: %v", s, err)
+	}
+	return math.MaxUint64 - n, nil
+}
+
+// Keys builds every key of one graph root. The zero Keys has root "" and
+// places objects at the top of the key space.
+type Keys struct {
+	root string
+}
+
+// NewKeys returns the key builder for root (no trailing slash; "" allowed).
+func NewKeys(root string) Keys { return Keys{root: root} }
+
+// Root returns the graph root.
+func (k Keys) Root() string { return k.root }
+
+func (k Keys) join(parts ...string) string {
+	s := strings.Join(parts, "/")
+	if k.root == "" {
+		return s
+	}
+	return k.root + "/" + s
+}
+
+// Schema is the key of the schema contract with sha256 hex digest sum.
+func (k Keys) Schema(sum string) string { return k.join("schema", sum) }
+
+// NamesPrefix is the prefix of the branch-name index markers.
+func (k Keys) NamesPrefix() string { return k.join("names") + "/" }
+
+// NameMarker is the create-only marker of a branch name ever created.
+func (k Keys) NameMarker(name string) string { return k.join("names", name) }
+
+// BranchPrefix lists every incarnation of a branch; LIST limit 1 of it
+// returns the newest incarnation's newest manifest.
+func (k Keys) BranchPrefix(name string) string { return k.join("branches", name) + "/" }
+
+// IncarnationPrefix lists the manifests of one incarnation, newest first.
+func (k Keys) IncarnationPrefix(name string, inc uint64) string {
+	return k.join("branches", name, Invert(inc)) + "/"
+}
+
+// Manifest is the key of manifest version v of incarnation inc of a branch.
+func (k Keys) Manifest(name string, inc, v uint64) string {
+	return k.join("branches", name, Invert(inc), Invert(v))
+}
+
+// ParseManifestKey splits a manifest key under branch name into its
+// incarnation and version.
+func (k Keys) ParseManifestKey(name, key string) (inc, v uint64, err error) {
+	rest, ok := strings.CutPrefix(key, k.BranchPrefix(name))
+	if !ok {
+		return 0, 0, corrupt("key", "%q is not under %q", key, k.BranchPrefix(name))
+	}
+	a, b, ok := strings.Cut(rest, "/")
+	if !ok {
+		return 0, 0, corrupt("key", "%q has no version segment", key)
+	}
+	if inc, err = ParseInverted(a); err != nil {
+		return 0, 0, err
+	}
+	if v, err = ParseInverted(b); err != nil {
+		return 0, 0, err
+	}
+	return inc, v, nil
+}
+
+// TableForkPrefix lists the versions of table on one fork, newest first.
+func (k Keys) TableForkPrefix(table string, fork ID) string {
+	return k.join("tables", table, fork.String()) + "/"
+}
+
+// TableVersion is the key of version v of table on fork.
+func (k Keys) TableVersion(table string, fork ID, v uint64) string {
+	return k.join("tables", table, fork.String(), Invert(v))
+}
+
+// ParseTableVersionKey returns the version of a key under TableForkPrefix.
+func (k Keys) ParseTableVersionKey(table string, fork ID, key string) (uint64, error) {
+	rest, ok := strings.CutPrefix(key, k.TableForkPrefix(table, fork))
+	if !ok {
+		return 0, corrupt("key", "%q is not under %q", key, k.TableForkPrefix(table, fork))
+	}
+	return ParseInverted(rest)
+}
+
+// Data is the key of one immutable data fragment (opaque to the core).
+func (k Keys) Data(table string, fragment ID) string {
+	return k.join("data", table, fragment.String())
+}
+
+// SidecarPrefix is reserved for the recovery issue (R/sidecars/<opID>).
+func (k Keys) SidecarPrefix() string { return k.join("sidecars") + "/" }
+
+// AuditPrefix is reserved for the recovery issue (R/audit/<opID>).
+func (k Keys) AuditPrefix() string { return k.join("audit") + "/" }
+
+// LegacyPrefix is reserved for v3 legacy objects (R/legacy/...).
+func (k Keys) LegacyPrefix() string { return k.join("legacy") + "/" }
