@@ -1,0 +1,312 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// Config configures a Store.
+type Config struct {
+	// Seed seeds the latency and fault streams.
+	Seed uint64
+	// Faults are the initial fault rates; SetFaults changes them.
+	Faults Faults
+	// Hook, if non-nil, sees every call that passed key validation.
+	Hook Hook
+}
+
+// object is one stored version.
+type object struct {
+	data []byte
+	etag string
+}
+
+// Store is the deterministic in-memory objstore.Store. It is safe for
+// concurrent use; determinism additionally needs the calls to be issued and
+// executed in a deterministic order, which the simulator guarantees.
+type Store struct {
+	mu         sync.Mutex
+	cfg        Config // cfg.Faults and cfg.Hook track SetFaults and SetHook
+	latencyRNG *rand.Rand
+	faultRNG   *rand.Rand
+	objects    map[string]object
+	keys       index
+	etagSeq    uint64
+	callSeq    uint64
+	counters   Counters
+}
+
+var _ objstore.Store = (*Store)(nil)
+
+// New returns an empty Store. It panics if cfg.Faults is invalid (see
+// Faults.Validate): a bad configuration is a bug in the test, not a runtime
+// condition.
+func New(cfg Config) *Store {
+	if err := cfg.Faults.Validate(); err != nil {
+		panic(err.Error())
+	}
+	return &Store{
+		cfg:        cfg,
+		latencyRNG: rand.New(rand.NewPCG(cfg.Seed, streamLatency)),
+		faultRNG:   rand.New(rand.NewPCG(cfg.Seed, streamFaults)),
+		objects:    make(map[string]object),
+	}
+}
+
+// SetFaults replaces the fault configuration for later calls. It panics if f
+// is invalid. It does not shift the random streams.
+func (s *Store) SetFaults(f Faults) {
+	if err := f.Validate(); err != nil {
+		panic(err.Error())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Faults = f
+}
+
+// SetHook replaces the hook for later calls (nil removes it).
+func (s *Store) SetHook(h Hook) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Hook = h
+}
+
+// Counters returns a snapshot of the request accounting.
+func (s *Store) Counters() Counters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counters
+}
+
+// FaultsInjected returns the number of injected error faults so far.
+func (s *Store) FaultsInjected() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counters.Faults.Errors()
+}
+
+// Get implements objstore.Store. The returned bytes are a private copy.
+func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
+	if err := objstore.ValidateKey(objstore.OpGet, key); err != nil {
+		return objstore.Object{}, err
+	}
+	return run(ctx, s, Call{Op: objstore.OpGet, Key: key}, func() (objstore.Object, bool, error) {
+		obj, ok := s.objects[key]
+		if !ok {
+			return objstore.Object{}, false, notFound(objstore.OpGet, key)
+		}
+		s.counters.BytesRead += uint64(len(obj.data))
+		return objstore.Object{Data: clone(obj.data), ETag: obj.etag}, false, nil
+	})
+}
+
+// Head implements objstore.Store.
+func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
+	if err := objstore.ValidateKey(objstore.OpHead, key); err != nil {
+		return objstore.Attrs{}, err
+	}
+	return run(ctx, s, Call{Op: objstore.OpHead, Key: key}, func() (objstore.Attrs, bool, error) {
+		obj, ok := s.objects[key]
+		if !ok {
+			return objstore.Attrs{}, false, notFound(objstore.OpHead, key)
+		}
+		return objstore.Attrs{Size: int64(len(obj.data)), ETag: obj.etag}, false, nil
+	})
+}
+
+// List implements objstore.Store. It costs O(log n + limit).
+func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) (objstore.ListPage, error) {
+	if err := objstore.ValidatePrefix(objstore.OpList, prefix); err != nil {
+		return objstore.ListPage{}, err
+	}
+	limit = objstore.ClampLimit(limit)
+	return run(ctx, s, Call{Op: objstore.OpList, Key: prefix}, func() (objstore.ListPage, bool, error) {
+		return s.listLocked(prefix, startAfter, limit), false, nil
+	})
+}
+
+// Put implements objstore.Store. data is copied; the caller may reuse it.
+// An unknown condition kind fails with ErrPreconditionFailed before any I/O
+// (the contract has no invalid-argument kind).
+func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
+	if err := objstore.ValidateKey(objstore.OpPut, key); err != nil {
+		return "", err
+	}
+	if cond.Kind > objstore.CondIfMatch {
+		return "", objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("sim: unknown condition kind %d", cond.Kind))
+	}
+	c := Call{Op: objstore.OpPut, Key: key, Cond: cond, Size: len(data)}
+	return run(ctx, s, c, func() (string, bool, error) {
+		return s.putLocked(key, data, cond)
+	})
+}
+
+// Delete implements objstore.Store. Deleting a missing key succeeds and
+// reports no effect to the hook.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := objstore.ValidateKey(objstore.OpDelete, key); err != nil {
+		return err
+	}
+	_, err := run(ctx, s, Call{Op: objstore.OpDelete, Key: key}, func() (struct{}, bool, error) {
+		if _, ok := s.objects[key]; !ok {
+			return struct{}{}, false, nil
+		}
+		delete(s.objects, key)
+		if !s.keys.remove(key) {
+			panic(fmt.Sprintf("sim: key %q in objects but not in index", key))
+		}
+		return struct{}{}, true, nil
+	})
+	return err
+}
+
+// run drives one validated call: issue (seq, latency), BeforeCall, execute
+// under the lock (count, context check, fault decision, effect), AfterCall.
+// effect runs with s.mu held and reports whether the store changed.
+func run[T any](ctx context.Context, s *Store, c Call, effect func() (T, bool, error)) (T, error) {
+	var zero T
+	hook := s.issue(&c)
+	if hook != nil {
+		if err := hook.BeforeCall(ctx, &c); err != nil {
+			s.mu.Lock()
+			s.counters.Aborted++
+			s.mu.Unlock()
+			return zero, err
+		}
+	}
+	res, applied, err := execute(ctx, s, &c, effect)
+	if hook != nil {
+		if herr := hook.AfterCall(ctx, &c, applied, err); herr != nil {
+			return zero, herr
+		}
+	}
+	if err != nil {
+		return zero, err
+	}
+	return res, nil
+}
+
+// issue numbers the call, draws its latency and returns the hook to use.
+func (s *Store) issue(c *Call) Hook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.callSeq++
+	c.Seq = s.callSeq
+	lat, spike := drawLatency(s.latencyRNG, s.cfg.Faults)
+	c.Latency = lat
+	if spike {
+		s.counters.Faults.Spike++
+	}
+	return s.cfg.Hook
+}
+
+// execute counts the call, decides its fault and applies its effect.
+func execute[T any](ctx context.Context, s *Store, c *Call, effect func() (T, bool, error)) (T, bool, error) {
+	var zero T
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cnt := s.counters.op(c.Op)
+	cnt.Requests++
+	if c.Op == objstore.OpPut {
+		s.counters.BytesWritten += uint64(c.Size)
+	}
+	f := drawFault(s.faultRNG, s.cfg.Faults, c.Op, c.Cond)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// A cancelled call never reaches the store: no effect, no fault.
+		cnt.Errors++
+		return zero, false, objstore.NewError(c.Op, c.Key, objstore.ErrTransient, ctxErr)
+	}
+	s.counters.countFault(f)
+	res, applied, err := zero, false, error(nil)
+	switch f {
+	case faultTransient, faultTransientAmbiguous, faultConflict:
+		err = injected(c, f)
+	default:
+		res, applied, err = effect()
+		if f == faultLostAck {
+			res, err = zero, injected(c, f)
+		}
+	}
+	if err != nil {
+		cnt.Errors++
+	}
+	return res, applied, err
+}
+
+// injected builds the error of an injected fault.
+func injected(c *Call, f fault) error {
+	cause := fmt.Errorf("sim: injected fault (call %d)", c.Seq)
+	switch f {
+	case faultTransient:
+		return objstore.NewError(c.Op, c.Key, objstore.ErrTransient, cause)
+	case faultTransientAmbiguous:
+		return objstore.NewAmbiguousError(c.Op, c.Key, objstore.ErrTransient, cause)
+	case faultConflict:
+		return objstore.NewError(c.Op, c.Key, objstore.ErrConflict, cause)
+	case faultLostAck:
+		return objstore.NewAmbiguousError(c.Op, c.Key, objstore.ErrTransient,
+			fmt.Errorf("sim: injected lost acknowledgement (call %d)", c.Seq))
+	}
+	panic(fmt.Sprintf("sim: no error for fault %d", f))
+}
+
+func notFound(op objstore.Op, key string) error {
+	return objstore.NewError(op, key, objstore.ErrNotFound, nil)
+}
+
+// putLocked applies a Put whose condition is checked here. s.mu is held.
+func (s *Store) putLocked(key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	cur, exists := s.objects[key]
+	switch {
+	case cond.Kind == objstore.CondCreateOnly && exists:
+		return "", false, objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("create-only: key exists"))
+	case cond.Kind == objstore.CondIfMatch && !exists:
+		return "", false, objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("if-match %q: key missing", cond.ETag))
+	case cond.Kind == objstore.CondIfMatch && cur.etag != cond.ETag:
+		return "", false, objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("if-match %q: current etag %q", cond.ETag, cur.etag))
+	}
+	s.etagSeq++
+	etag := "e" + strconv.FormatUint(s.etagSeq, 10)
+	if !exists {
+		s.keys.insert(key)
+	}
+	s.objects[key] = object{data: clone(data), etag: etag}
+	return etag, true, nil
+}
+
+// listLocked returns one List page. s.mu is held.
+func (s *Store) listLocked(prefix, startAfter string, limit int) objstore.ListPage {
+	// The least string > startAfter is startAfter+"\x00".
+	from := startAfter + "\x00"
+	if prefix > from {
+		from = prefix
+	}
+	var page objstore.ListPage
+	for c := s.keys.seek(from); ; c = s.keys.next(c) {
+		k, ok := s.keys.at(c)
+		if !ok || !strings.HasPrefix(k, prefix) {
+			return page
+		}
+		if len(page.Keys) == limit {
+			page.Truncated = true
+			return page
+		}
+		page.Keys = append(page.Keys, k)
+	}
+}
+
+func clone(b []byte) []byte {
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
+}
