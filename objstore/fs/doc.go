@@ -1,0 +1,82 @@
+// Package fs is an objstore.Store over a directory on local disk that many
+// goroutines and many OS processes can use at once.
+//
+//	st, err := fs.Open("/var/lib/graphkernel")
+//	etag, err := st.Put(ctx, "branches/main", data, objstore.CreateOnly)
+//	_, err = st.Put(ctx, "branches/main", next, objstore.IfMatch(etag))
+//
+// # Layout
+//
+// A key's segments map to names below the root: every non-final segment is
+// a directory "<seg>.d", the final segment a file "<seg>.o", and a segment
+// longer than 200 bytes is split at rune boundaries into directories
+// "<chunk>.c" followed by its tail. So "a/b" (a.d/b.o) and "a/b/c"
+// (a.d/b.d/c.o) coexist, and a 1024-byte key fits NAME_MAX. Bookkeeping
+// lives in root/.tmp (temp files) and root/.locks (lock files); no key maps
+// there and List never returns them. An object file is a 36-byte header
+// (magic, 128-bit write token, length, CRC-32C) followed by the data; see
+// object.go. The ETag is the write token in hex.
+//
+// # Guarantees
+//
+//   - Atomic create-only: CondCreateOnly publishes with link(2) from a
+//     temp file, which fails with EEXIST if the name exists. There is no
+//     check-then-write; of N concurrent creators in any processes, exactly
+//     one wins and the object holds its bytes.
+//   - Compare-and-swap: CondIfMatch reads the current ETag, compares and
+//     renames while holding an exclusive flock(2) on the key's lock file
+//     (one of 1024 stripes in root/.locks). CondNone and Delete take the
+//     same lock, so nothing slips between a CAS's compare and its rename.
+//     flock is per open file, so goroutines of one process exclude each
+//     other exactly as processes do; a dead process's lock is released by
+//     the kernel. Lock waits honor ctx and give up with ErrTransient after
+//     30 s.
+//   - Fresh ETags: every successful Put stores a new random 128-bit token,
+//     so the ETag changes even when the bytes do not (stronger than S3).
+//   - Atomic visibility: readers see the old object or the new one, never
+//     a mix. Data is written to a temp file and only rename(2) or link(2)
+//     makes it visible; object files are never modified in place. Get reads
+//     the ETag and the bytes from one open file.
+//   - Durability: the temp file is fsynced before it is linked or renamed,
+//     a new directory's parent is fsynced after mkdir, and the parent
+//     directory is fsynced after every publish or delete, before the call
+//     returns. A failed fsync after the name was placed returns an
+//     ambiguous ErrTransient.
+//   - Crash safety: a writer killed at any point leaves the old object or
+//     the new one, never a torn one. Its temp file stays in root/.tmp,
+//     invisible to Get, Head and List; SweepTemp reclaims it. A CRC-32C over
+//     the data catches a file damaged behind the store's back.
+//   - Confinement: keys are validated (objstore.ValidateKey) before any
+//     I/O, and every path is walked from the root with openat(2) and
+//     O_NOFOLLOW, one component at a time, so no key reaches outside the
+//     root even through a symlink planted inside it. Such a symlink yields
+//     ErrInvalidKey; rename/unlink act on the symlink itself, never on its
+//     target.
+//   - List returns keys in byte-wise key order (not file-name order), is
+//     paginated by startAfter/limit, and opens only directories whose key
+//     range can match the prefix and startAfter.
+//
+// # Errors
+//
+// ENOENT is ErrNotFound; EEXIST on create-only is ErrPreconditionFailed;
+// a symlink or foreign file where the mapping expects a directory or an
+// object (ELOOP, ENOTDIR, EISDIR) is ErrInvalidKey; everything else
+// (EIO, ENOSPC, EACCES, a cancelled ctx, a corrupt file, ...) is
+// ErrTransient with the OS error as its cause. Every error is an
+// *objstore.Error carrying Op and Key.
+//
+// # Not guaranteed
+//
+//   - NFS and other network filesystems: flock may be local-only or
+//     emulated (NFSv3 without lockd, some FUSE filesystems), which breaks
+//     CAS across hosts. Use a local filesystem.
+//   - Case-insensitive or normalizing filesystems (default macOS APFS)
+//     merge keys that differ only in case or Unicode normalization.
+//   - Durability relies on the filesystem and the drive honoring fsync;
+//     it is not tested against power loss, only against killed processes.
+//   - Concurrent List is not a snapshot: keys written or deleted during a
+//     List may or may not appear.
+//   - Lock files (at most 1024) and empty directories a racing Delete
+//     failed to prune are never removed; both are invisible.
+//   - Linux only (openat, linkat, flock via golang.org/x/sys/unix).
+package fs

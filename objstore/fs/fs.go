@@ -1,0 +1,150 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/graphkernel/graphkernel/objstore"
+	"golang.org/x/sys/unix"
+)
+
+// Store is an objstore.Store over one directory on local disk. Any number
+// of Stores, in any number of processes, may share a root. Store holds no
+// open files between calls and needs no Close.
+type Store struct {
+	root string
+	// hook, when set by a test, is called at the crash points below.
+	hook func(point string)
+}
+
+// Crash points a test can stop a writer at (see Store.hook).
+const (
+	pointTempWritten = "temp-written" // temp durable, nothing published, lock not held
+	pointLocked      = "locked"       // key lock held, nothing published
+)
+
+// publishAttempts bounds how often a write re-walks its parent directories
+// after a concurrent Delete pruned one of them (ENOENT).
+const publishAttempts = 8
+
+var _ objstore.Store = (*Store)(nil)
+
+// Open returns a Store rooted at root, creating the directory (and its
+// bookkeeping subdirectories .tmp and .locks) if needed. root is resolved
+// once to an absolute, symlink-free path; every later access is relative to
+// it and never follows a symlink below it.
+func Open(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("fs: open: empty root")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("fs: open %s: %w", root, err)
+	}
+	if err := os.MkdirAll(abs, dirPerm); err != nil {
+		return nil, fmt.Errorf("fs: open %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("fs: open %s: %w", root, err)
+	}
+	for _, d := range []string{tmpDirName, lockDirName} {
+		if err := ensureBookkeepingDir(filepath.Join(real, d)); err != nil {
+			return nil, fmt.Errorf("fs: open %s: %w", root, err)
+		}
+	}
+	return &Store{root: real}, nil
+}
+
+func ensureBookkeepingDir(path string) error {
+	if err := os.Mkdir(path, dirPerm); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: %w", path, errNotStorable)
+	}
+	return nil
+}
+
+// Root returns the resolved absolute root directory.
+func (s *Store) Root() string { return s.root }
+
+func (s *Store) hit(point string) {
+	if s.hook != nil {
+		s.hook(point)
+	}
+}
+
+// begin validates key and ctx, then opens the root; the caller closes it.
+func (s *Store) begin(ctx context.Context, op objstore.Op, key string) (int, error) {
+	if err := objstore.ValidateKey(op, key); err != nil {
+		return -1, err
+	}
+	if err := ctx.Err(); err != nil {
+		return -1, ctxErr(op, key, err)
+	}
+	root, err := s.openRoot()
+	if err != nil {
+		return -1, storeErr(op, key, err)
+	}
+	return root, nil
+}
+
+// storeErr reports a failure to reach the root or a bookkeeping directory
+// as ErrTransient, never as "not found" or "invalid key": it is the store
+// that is broken, not the key.
+func storeErr(op objstore.Op, key string, err error) error {
+	return objstore.NewError(op, key, objstore.ErrTransient, err)
+}
+
+// Get returns the object's bytes and ETag, read from one open file, or
+// ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
+	root, err := s.begin(ctx, objstore.OpGet, key)
+	if err != nil {
+		return objstore.Object{}, err
+	}
+	defer unix.Close(root)
+	h, data, err := readKey(root, key, true)
+	if err != nil {
+		return objstore.Object{}, wrapErr(objstore.OpGet, key, err)
+	}
+	return objstore.Object{Data: data, ETag: h.etag()}, nil
+}
+
+// Head returns the object's size and ETag, or ErrNotFound.
+func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
+	root, err := s.begin(ctx, objstore.OpHead, key)
+	if err != nil {
+		return objstore.Attrs{}, err
+	}
+	defer unix.Close(root)
+	h, _, err := readKey(root, key, false)
+	if err != nil {
+		return objstore.Attrs{}, wrapErr(objstore.OpHead, key, err)
+	}
+	return objstore.Attrs{Size: int64(h.size), ETag: h.etag()}, nil
+}
+
+// readKey opens key's object file below root and reads it.
+func readKey(root int, key string, wantData bool) (header, []byte, error) {
+	names := encodeKey(key)
+	c, err := walk(root, names[:len(names)-1], false)
+	if err != nil {
+		return header{}, nil, err
+	}
+	defer c.close()
+	f, err := openObject(c.leaf(), names[len(names)-1])
+	if err != nil {
+		return header{}, nil, err
+	}
+	defer f.Close()
+	return readObject(f, wantData)
+}

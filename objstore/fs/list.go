@@ -1,0 +1,187 @@
+package fs
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/objstore"
+	"golang.org/x/sys/unix"
+)
+
+// List returns up to limit keys with the given prefix that sort strictly
+// after startAfter, in byte-wise order of the KEY (not of file names).
+//
+// The walk is best-first over a min-heap of keys and unexpanded
+// directories. A directory is pushed with the key bytes its path spells,
+// which is a lower bound of every key below it, so popping the minimum
+// emits keys in order even where subtrees interleave (the keys under
+// "a.d" start "a/", those under a chunk directory "a.c" continue "a" with
+// any byte). A directory is opened only when its key range can hold a key
+// with the prefix and after startAfter, and the walk stops at limit+1 keys.
+func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) (objstore.ListPage, error) {
+	const op = objstore.OpList
+	if err := objstore.ValidatePrefix(op, prefix); err != nil {
+		return objstore.ListPage{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return objstore.ListPage{}, ctxErr(op, prefix, err)
+	}
+	limit = objstore.ClampLimit(limit)
+	root, err := s.openRoot()
+	if err != nil {
+		return objstore.ListPage{}, storeErr(op, prefix, err)
+	}
+	defer unix.Close(root)
+	w := lister{store: s, root: root, prefix: prefix, startAfter: startAfter}
+	keys, err := w.run(ctx, limit+1)
+	if err != nil {
+		return objstore.ListPage{}, wrapErr(op, prefix, err)
+	}
+	page := objstore.ListPage{Keys: keys, Truncated: len(keys) > limit}
+	if page.Truncated {
+		page.Keys = keys[:limit]
+	}
+	return page, nil
+}
+
+// lister is one List call's walk state.
+type lister struct {
+	store      *Store
+	root       int
+	prefix     string
+	startAfter string
+	front      frontier
+}
+
+func (w *lister) run(ctx context.Context, want int) ([]string, error) {
+	w.front = frontier{{lower: "", path: nil}}
+	var keys []string
+	for w.front.Len() > 0 && len(keys) < want {
+		it := heap.Pop(&w.front).(entry)
+		if it.isKey {
+			if len(keys) > 0 && keys[len(keys)-1] >= it.lower {
+				panic(fmt.Sprintf("fs: list emitted %q after %q", it.lower, keys[len(keys)-1]))
+			}
+			keys = append(keys, it.lower)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("list: %w", err)
+		}
+		if err := w.expand(it); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// expand reads one directory and pushes every child that can contribute.
+func (w *lister) expand(dir entry) error {
+	ents, err := w.readDir(dir.path)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // pruned by a concurrent Delete: it held no keys
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		frag, kind, ok := decodeName(e.Name())
+		if !ok || !typeMatches(kind, e.Type()) {
+			continue // bookkeeping dirs, foreign files, symlinks
+		}
+		child := entry{lower: dir.lower + frag, isKey: kind == sufObj,
+			path: append(slices.Clip(dir.path), e.Name())}
+		if w.wanted(child) {
+			heap.Push(&w.front, child)
+		}
+	}
+	return nil
+}
+
+// typeMatches reports whether a directory entry of kind has the file type
+// the key mapping gives it; symlinks never match.
+func typeMatches(kind string, t iofs.FileMode) bool {
+	if kind == sufObj {
+		return t.IsRegular()
+	}
+	return t.IsDir()
+}
+
+// wanted reports whether child can be, or can hold, a key of this page.
+func (w *lister) wanted(child entry) bool {
+	if child.isKey {
+		return strings.HasPrefix(child.lower, w.prefix) && child.lower > w.startAfter &&
+			isCanonical(child.lower, child.path)
+	}
+	// Every key below child strictly extends child.lower.
+	p := child.lower
+	if !strings.HasPrefix(p, w.prefix) && !strings.HasPrefix(w.prefix, p) {
+		return false
+	}
+	return w.startAfter < p || strings.HasPrefix(w.startAfter, p)
+}
+
+// isCanonical rejects file names planted by hand that decode to a key the
+// store would map elsewhere (or to no valid key): List only returns keys
+// that Get can read.
+func isCanonical(key string, path []string) bool {
+	return objstore.ValidateKey(objstore.OpList, key) == nil && slices.Equal(encodeKey(key), path)
+}
+
+// readDir lists the directory at path below the root without following
+// symlinks.
+func (w *lister) readDir(path []string) ([]os.DirEntry, error) {
+	c, err := walk(w.root, path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	fd, err := unix.Openat(c.leaf(), ".", dirFlags, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open dir: %w", err)
+	}
+	// The name is the real path, used by os only to lstat entries whose
+	// type the filesystem does not report.
+	f := os.NewFile(uintptr(fd), filepath.Join(append([]string{w.store.root}, path...)...))
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("read dir %s: %w", f.Name(), err)
+	}
+	return ents, nil
+}
+
+// entry is a key (isKey) or an unexpanded directory whose keys all
+// strictly extend lower.
+type entry struct {
+	lower string
+	isKey bool
+	path  []string
+}
+
+// frontier is a min-heap of entries by lower; a key sorts before a
+// directory with the same lower bound (whose keys are all greater).
+type frontier []entry
+
+func (f frontier) Len() int { return len(f) }
+func (f frontier) Less(i, j int) bool {
+	if f[i].lower != f[j].lower {
+		return f[i].lower < f[j].lower
+	}
+	return f[i].isKey && !f[j].isKey
+}
+func (f frontier) Swap(i, j int) { f[i], f[j] = f[j], f[i] }
+func (f *frontier) Push(x any)   { *f = append(*f, x.(entry)) }
+func (f *frontier) Pop() any {
+	old := *f
+	it := old[len(old)-1]
+	*f = old[:len(old)-1]
+	return it
+}

@@ -1,0 +1,200 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/graphkernel/graphkernel/objstore"
+	"golang.org/x/sys/unix"
+)
+
+// Put stores data under key if cond holds and returns the new ETag.
+//
+// Every Put first writes a complete temp file and fsyncs it. Then:
+//   - CondCreateOnly links the temp to the final name with linkat(2),
+//     which fails with EEXIST (ErrPreconditionFailed) if the name exists:
+//     an atomic create-only, no check-then-write.
+//   - CondIfMatch takes the key's flock, reads the current ETag, compares,
+//     and renames the temp over the final name, all under the lock.
+//   - CondNone takes the same lock and renames, so it cannot slip between
+//     a concurrent CAS's compare and its rename.
+//
+// Finally the parent directory is fsynced. An error after the new name is
+// in place is marked ambiguous (the object is visible, its durability is
+// unknown).
+func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
+	const op = objstore.OpPut
+	if cond.Kind > objstore.CondIfMatch {
+		return "", objstore.NewError(op, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("unknown condition kind %d", cond.Kind))
+	}
+	root, err := s.begin(ctx, op, key)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(root)
+	tmpDir, err := openDir(root, tmpDirName)
+	if err != nil {
+		return "", storeErr(op, key, err)
+	}
+	defer unix.Close(tmpDir)
+	tmp, h, err := writeTemp(tmpDir, data)
+	if err != nil {
+		return "", wrapErr(op, key, err)
+	}
+	// After a rename the temp name is gone (ENOENT); after a link, or a
+	// failure, this removes it. Best effort: a leftover temp is invisible
+	// to every operation and SweepTemp removes it.
+	defer unix.Unlinkat(tmpDir, tmp, 0)
+	s.hit(pointTempWritten)
+	if err := ctx.Err(); err != nil {
+		return "", ctxErr(op, key, err)
+	}
+	src := source{dir: tmpDir, name: tmp}
+	if cond.Kind == objstore.CondCreateOnly {
+		err = publish(root, encodeKey(key), src, placeLink)
+	} else {
+		err = s.replace(ctx, root, key, src, cond)
+	}
+	if err != nil {
+		return "", wrapErr(op, key, err)
+	}
+	return h.etag(), nil
+}
+
+// replace performs a CondNone or CondIfMatch write under the key's lock.
+func (s *Store) replace(ctx context.Context, root int, key string, src source, cond objstore.Condition) error {
+	release, err := lockKey(ctx, root, key)
+	if err != nil {
+		return storeErr(objstore.OpPut, key, err)
+	}
+	defer release()
+	s.hit(pointLocked)
+	names := encodeKey(key)
+	if cond.Kind == objstore.CondIfMatch {
+		h, _, err := readKey(root, key, false)
+		if errors.Is(err, unix.ENOENT) {
+			return objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+				errors.New("if-match: key does not exist"))
+		}
+		if err != nil {
+			return fmt.Errorf("if-match: read current: %w", err)
+		}
+		if h.etag() != cond.ETag {
+			return objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+				fmt.Errorf("if-match: current etag %s, want %s", h.etag(), cond.ETag))
+		}
+	}
+	return publish(root, names, src, placeRename)
+}
+
+// source is a durable temp file waiting to be published.
+type source struct {
+	dir  int
+	name string
+}
+
+// A place function puts src at name inside dir, atomically.
+type placeFunc func(src source, dir int, name string) error
+
+// placeLink fails with EEXIST if name exists: the create-only primitive.
+func placeLink(src source, dir int, name string) error {
+	if err := unix.Linkat(src.dir, src.name, dir, name, 0); err != nil {
+		return fmt.Errorf("link: %w", err)
+	}
+	return nil
+}
+
+// placeRename replaces whatever is at name, including a symlink itself
+// (rename never follows the target name).
+func placeRename(src source, dir int, name string) error {
+	if err := unix.Renameat(src.dir, src.name, dir, name); err != nil {
+		return fmt.Errorf("rename: %w", err)
+	}
+	return nil
+}
+
+// publish walks (creating) the key's directories, places src, and fsyncs
+// the parent directory. ENOENT means a concurrent Delete pruned a parent
+// between the walk and the place: walk again, at most publishAttempts times.
+func publish(root int, names []string, src source, place placeFunc) error {
+	dirs, final := names[:len(names)-1], names[len(names)-1]
+	for attempt := 0; attempt < publishAttempts; attempt++ {
+		c, err := walk(root, dirs, true)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = place(src, c.leaf(), final)
+		if errors.Is(err, unix.ENOENT) {
+			c.close()
+			continue
+		}
+		if err != nil {
+			c.close()
+			return err
+		}
+		err = unix.Fsync(c.leaf())
+		c.close()
+		if err != nil {
+			return &ambiguousError{fmt.Errorf("fsync dir after publish: %w", err)}
+		}
+		return nil
+	}
+	// Not wrapping the last ENOENT: this is a retry budget exhausted
+	// (ErrTransient), not a missing key.
+	return fmt.Errorf("publish: parent directory or temp file vanished %d times", publishAttempts)
+}
+
+// Delete removes key under the key's lock (so it cannot slip between a
+// concurrent CAS's compare and its rename), fsyncs the parent, then prunes
+// empty parent directories. Deleting a missing key is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	const op = objstore.OpDelete
+	root, err := s.begin(ctx, op, key)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	release, err := lockKey(ctx, root, key)
+	if err != nil {
+		return storeErr(op, key, err)
+	}
+	c, err := s.unlinkLocked(root, key)
+	release()
+	if c != nil {
+		prune(c)
+		c.close()
+	}
+	return wrapErr(op, key, err)
+}
+
+// unlinkLocked removes key's file; the caller holds the key's lock. It
+// returns the open parent chain for pruning when a file was removed.
+func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
+	names := encodeKey(key)
+	c, err := walk(root, names[:len(names)-1], false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = unix.Unlinkat(c.leaf(), names[len(names)-1], 0)
+	if errors.Is(err, unix.ENOENT) {
+		c.close()
+		return nil, nil
+	}
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("unlink: %w", err)
+	}
+	if err := unix.Fsync(c.leaf()); err != nil {
+		c.close()
+		return nil, &ambiguousError{fmt.Errorf("fsync dir after unlink: %w", err)}
+	}
+	return c, nil
+}
