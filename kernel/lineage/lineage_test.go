@@ -192,7 +192,9 @@ func TestCheckSuccessorCatchesBrokenSuccessors(t *testing.T) {
 			"other branch":  func(m *format.Manifest) { m.Branch.Incarnation++ },
 			"wrong parent":  func(m *format.Manifest) { m.Commit.Parents = []format.ID{genID(t, "x")} },
 			"schema change": func(m *format.Manifest) { m.Schema = strings.Repeat("1", 64) },
-			"fork change":   func(m *format.Manifest) { m.ForkOf = &format.ForkPoint{Branch: "x", Incarnation: 1, IncarnationID: format.ID{1}, CommitID: format.ID{2}} },
+			"fork change": func(m *format.Manifest) {
+				m.ForkOf = &format.ForkPoint{Branch: "x", Incarnation: 1, IncarnationID: format.ID{1}, CommitID: format.ID{2}}
+			},
 			"pin dropped": func(m *format.Manifest) {
 				if len(m.Tables) == 0 {
 					m.Version = 0
