@@ -1,0 +1,316 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrSyntax is the kind of a ParseError caused by text that does not follow
+// the grammar (as opposed to a well-formed schema that breaks a rule).
+var ErrSyntax = errors.New("schema: syntax error")
+
+// ParseError points at the line and column (1-based, columns in bytes) of
+// the first problem in a schema text. It matches ErrInvalidSchema, and
+// either ErrSyntax or the underlying *ValidationError.
+type ParseError struct {
+	Line int
+	Col  int
+	Msg  string
+	Err  error // ErrSyntax or a *ValidationError
+}
+
+// Error implements error.
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("schema: line %d, column %d: %s", e.Line, e.Col, e.Msg)
+}
+
+// Unwrap exposes the cause and ErrInvalidSchema.
+func (e *ParseError) Unwrap() []error { return []error{e.Err, ErrInvalidSchema} }
+
+// Parse reads the text form of a schema, strictly, and validates it. Any
+// problem returns a *ParseError at the offending line. The grammar:
+//
+//	schema   = { decl } .
+//	decl     = "node" Name body
+//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] body .
+//	body     = "{" { prop [ "," ] } "}" .
+//	prop     = Name ":" kind [ "?" ] .
+//	kind     = "string" | "int64" | "float64" | "bool" | "timestamp" | "bytes" .
+//
+// A property is required unless its kind is followed by "?" (nullable).
+// "#" starts a comment that runs to the end of the line. Only ASCII is
+// accepted outside comments. Example:
+//
+//	node Person { name: string  age: int64? }
+//	node Company { name: string }
+//	edge WorksAt: Person -> Company @card(0..1) { since: timestamp? }
+func Parse(text []byte) (Schema, error) {
+	if len(text) > MaxTextBytes {
+		return Schema{}, &ParseError{Line: 1, Col: 1, Err: ErrSyntax,
+			Msg: fmt.Sprintf("text is %d bytes, more than the limit %d", len(text), MaxTextBytes)}
+	}
+	p := &parser{lx: lexer{src: text, line: 1, col: 1}}
+	s, err := p.parse()
+	if err != nil {
+		return Schema{}, err
+	}
+	if err := s.Validate(); err != nil {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			panic(fmt.Sprintf("schema: Validate returned a non-ValidationError %T", err))
+		}
+		pos := p.positionOf(ve)
+		return Schema{}, &ParseError{Line: pos.line, Col: pos.col, Msg: ve.Error(), Err: ve}
+	}
+	return s, nil
+}
+
+type pos struct{ line, col int }
+
+// typePos records where each part of a declaration was written.
+type typePos struct {
+	name, from, to, card pos
+	props                []pos
+}
+
+type parser struct {
+	lx    lexer
+	tok   token
+	nodes []typePos
+	edges []typePos
+}
+
+func (p *parser) parse() (Schema, error) {
+	var s Schema
+	if err := p.next(); err != nil {
+		return s, err
+	}
+	for p.tok.kind != tEOF {
+		if p.tok.kind != tIdent || (p.tok.text != "node" && p.tok.text != "edge") {
+			return s, p.errorf("expected \"node\" or \"edge\", found %s", p.tok)
+		}
+		var err error
+		if p.tok.text == "node" {
+			err = p.node(&s)
+		} else {
+			err = p.edge(&s)
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func (p *parser) node(s *Schema) error {
+	if err := p.next(); err != nil {
+		return err
+	}
+	var tp typePos
+	name, err := p.ident(&tp.name, "a node type name")
+	if err != nil {
+		return err
+	}
+	props, err := p.body(&tp)
+	if err != nil {
+		return err
+	}
+	s.Nodes = append(s.Nodes, NodeType{Name: name, Props: props})
+	p.nodes = append(p.nodes, tp)
+	return nil
+}
+
+func (p *parser) edge(s *Schema) error {
+	if err := p.next(); err != nil {
+		return err
+	}
+	var tp typePos
+	e := EdgeType{}
+	var err error
+	if e.Name, err = p.ident(&tp.name, "an edge type name"); err != nil {
+		return err
+	}
+	if err := p.expect(tColon); err != nil {
+		return err
+	}
+	if e.From, err = p.ident(&tp.from, "the from node type"); err != nil {
+		return err
+	}
+	if err := p.expect(tArrow); err != nil {
+		return err
+	}
+	if e.To, err = p.ident(&tp.to, "the to node type"); err != nil {
+		return err
+	}
+	if p.tok.kind == tAt {
+		tp.card = p.tok.pos
+		if e.Card, err = p.card(); err != nil {
+			return err
+		}
+	}
+	if e.Props, err = p.body(&tp); err != nil {
+		return err
+	}
+	s.Edges = append(s.Edges, e)
+	p.edges = append(p.edges, tp)
+	return nil
+}
+
+// card parses "@card(min..max)" or "@card(min..*)".
+func (p *parser) card() (Cardinality, error) {
+	if err := p.expect(tAt); err != nil {
+		return Cardinality{}, err
+	}
+	if p.tok.kind != tIdent || p.tok.text != "card" {
+		return Cardinality{}, p.errorf("expected annotation \"card\", found %s", p.tok)
+	}
+	if err := p.next(); err != nil {
+		return Cardinality{}, err
+	}
+	if err := p.expect(tLParen); err != nil {
+		return Cardinality{}, err
+	}
+	min, err := p.number("the minimum")
+	if err != nil {
+		return Cardinality{}, err
+	}
+	if err := p.expect(tDotDot); err != nil {
+		return Cardinality{}, err
+	}
+	max := Unbounded
+	if p.tok.kind == tStar {
+		if err := p.next(); err != nil {
+			return Cardinality{}, err
+		}
+	} else {
+		at := p.tok
+		if max, err = p.number("the maximum or \"*\""); err != nil {
+			return Cardinality{}, err
+		}
+		if max == 0 {
+			return Cardinality{}, errAt(at.pos, "cardinality maximum must be at least 1 (write \"*\" for no maximum)")
+		}
+	}
+	if err := p.expect(tRParen); err != nil {
+		return Cardinality{}, err
+	}
+	return Cardinality{Min: min, Max: max}, nil
+}
+
+func (p *parser) body(tp *typePos) ([]Property, error) {
+	if err := p.expect(tLBrace); err != nil {
+		return nil, err
+	}
+	var props []Property
+	for p.tok.kind != tRBrace {
+		if len(props) >= MaxPropsPerType {
+			return nil, p.errorf("more than %d properties", MaxPropsPerType)
+		}
+		var at pos
+		name, err := p.ident(&at, "a property name or \"}\"")
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(tColon); err != nil {
+			return nil, err
+		}
+		kind, err := p.kind()
+		if err != nil {
+			return nil, err
+		}
+		required := true
+		if p.tok.kind == tQuestion {
+			required = false
+			if err := p.next(); err != nil {
+				return nil, err
+			}
+		}
+		if p.tok.kind == tComma {
+			if err := p.next(); err != nil {
+				return nil, err
+			}
+		}
+		props = append(props, Property{Name: name, Kind: kind, Required: required})
+		tp.props = append(tp.props, at)
+	}
+	return props, p.next()
+}
+
+func (p *parser) kind() (Kind, error) {
+	if p.tok.kind != tIdent {
+		return 0, p.errorf("expected a property kind (string, int64, float64, bool, timestamp, bytes), found %s", p.tok)
+	}
+	k, ok := KindByName(p.tok.text)
+	if !ok {
+		return 0, p.errorf("unknown property kind %q (want string, int64, float64, bool, timestamp, bytes)", p.tok.text)
+	}
+	return k, p.next()
+}
+
+func (p *parser) ident(at *pos, what string) (string, error) {
+	if p.tok.kind != tIdent {
+		return "", p.errorf("expected %s, found %s", what, p.tok)
+	}
+	*at = p.tok.pos
+	name := p.tok.text
+	return name, p.next()
+}
+
+func (p *parser) number(what string) (uint32, error) {
+	if p.tok.kind != tNumber {
+		return 0, p.errorf("expected %s, found %s", what, p.tok)
+	}
+	n, err := strconv.ParseUint(p.tok.text, 10, 32)
+	if err != nil || n > MaxCardinality {
+		return 0, p.errorf("number %s is larger than the limit %d", p.tok.text, MaxCardinality)
+	}
+	return uint32(n), p.next()
+}
+
+func (p *parser) expect(k tokKind) error {
+	if p.tok.kind != k {
+		return p.errorf("expected %s, found %s", k, p.tok)
+	}
+	return p.next()
+}
+
+func (p *parser) next() error {
+	t, err := p.lx.next()
+	if err != nil {
+		return err
+	}
+	p.tok = t
+	return nil
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return errAt(p.tok.pos, fmt.Sprintf(format, args...))
+}
+
+func errAt(at pos, msg string) error {
+	return &ParseError{Line: at.line, Col: at.col, Msg: msg, Err: ErrSyntax}
+}
+
+// positionOf maps a validation error back to the text that caused it.
+func (p *parser) positionOf(ve *ValidationError) pos {
+	if ve.typeIndex < 0 {
+		return pos{1, 1}
+	}
+	tps := p.nodes
+	if ve.edge {
+		tps = p.edges
+	}
+	tp := tps[ve.typeIndex]
+	switch {
+	case ve.propIndex >= 0:
+		return tp.props[ve.propIndex]
+	case ve.field == "from":
+		return tp.from
+	case ve.field == "to":
+		return tp.to
+	case ve.field == "card":
+		return tp.card
+	}
+	return tp.name
+}
