@@ -22,8 +22,8 @@
 //
 // ETags are a store-wide counter ("e1", "e2", ...): every successful write
 // yields a new ETag, even for identical bytes. Deleting and recreating a key
-// never revives an old ETag, and Clone keeps the counter, so an ETag is never
-// reused within a store's lineage.
+// never revives an old ETag, and Clone keeps the counter, so a clone never
+// reissues an ETag issued before it was cloned.
 //
 // # Fault model
 //
