@@ -1,0 +1,363 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/objstore"
+	objsim "github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// Epoch is the simulated wall-clock time at which every world starts.
+var Epoch = time.Date(2030, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// DefaultWindow is the scheduling window when Config.Window is zero.
+const DefaultWindow = 2 * time.Millisecond
+
+// MaxActors bounds the actors one world may spawn (restarts included).
+const MaxActors = 4096
+
+// Errors a parked call fails with when the world stops or its actor crashed.
+var (
+	// ErrStopped fails every call a live actor makes once the world stopped.
+	ErrStopped = errors.New("sim: world stopped")
+	// ErrCrashed fails every call a crashed actor makes; none has an effect.
+	ErrCrashed = errors.New("sim: actor crashed")
+	// ErrNoActor fails a store call or sleep whose context carries no actor
+	// of this world: something escaped the baton.
+	ErrNoActor = errors.New("sim: call outside any actor of this world")
+)
+
+// CrashConfig sets the seeded crash rates of the fault phase.
+type CrashConfig struct {
+	// AtCall is the chance to crash an actor parked at an issued store call,
+	// before its effect.
+	AtCall float64
+	// AfterWrite is the chance to crash an actor right after one of its
+	// writes became durable, before it learns the result: a durable cut.
+	AfterWrite float64
+	// Max bounds the crashes of one run (failpoint crashes included).
+	Max int
+}
+
+// BuggifyConfig arms failpoints BUGGIFY-style: each catalogued site is
+// enabled for the whole run with probability SiteProb; an enabled site fires
+// with probability FireProb each time it is reached, crashing the actor with
+// probability CrashShare (within CrashConfig.Max) and returning an injected
+// error otherwise.
+type BuggifyConfig struct {
+	SiteProb, FireProb, CrashShare float64
+}
+
+// Config configures a World.
+type Config struct {
+	// Seed determines the whole run.
+	Seed uint64
+	// Faults are the store's fault rates during the fault phase.
+	Faults objsim.Faults
+	// Crash sets the crash rates of the fault phase.
+	Crash CrashConfig
+	// Buggify arms failpoints during the fault phase.
+	Buggify BuggifyConfig
+	// Window is the scheduling window (DefaultWindow if zero).
+	Window time.Duration
+	// TraceLines, when positive, keeps up to that many human-readable trace
+	// lines (see Trace). The hash covers the whole run either way.
+	TraceLines int
+}
+
+// Stats counts what happened in a world.
+type Stats struct {
+	// Steps counts scheduling decisions.
+	Steps uint64
+	// Crashes counts crashed actors (scheduler and failpoint crashes).
+	Crashes int
+	// FailpointFires counts failpoint hits the BUGGIFY decider fired.
+	FailpointFires int
+	// Spawned counts actors spawned.
+	Spawned int
+	// Panics lists actor panics (kernel invariant violations), in order.
+	Panics []string
+}
+
+// World is one deterministic simulation: a store, a clock, a scheduler and
+// its actors. All methods except Stop, TraceHash, Now and the read-only
+// accessors must be called either before RunUntil or from the running actor.
+type World struct {
+	cfg     Config
+	rng     *rand.Rand
+	store   *objsim.Store
+	now     atomic.Int64 // simulated nanoseconds since Epoch
+	actors  []*Actor
+	yield   chan *Actor
+	done    chan struct{}
+	stopped atomic.Bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	trace   tracer
+	quiet   bool
+	sites   map[failpoint.Name]bool
+	stats   Stats
+	onCrash func(*Actor)
+	tick    int64
+	late    lateRecorder
+}
+
+// New returns a world at time zero with an empty store whose hook is the
+// world. It panics on an invalid configuration (a bug in the caller).
+func New(cfg Config) *World {
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &World{
+		cfg:    cfg,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x7363686564756c65)), // "schedule"
+		yield:  make(chan *Actor),
+		done:   make(chan struct{}),
+		ctx:    ctx,
+		cancel: cancel,
+		trace:  newTracer(cfg.TraceLines),
+	}
+	w.store = objsim.New(objsim.Config{Seed: cfg.Seed, Faults: cfg.Faults, Hook: worldHook{w}})
+	w.sites = chooseSites(w.rng, cfg.Buggify)
+	w.trace.event("world seed=%d", cfg.Seed)
+	return w
+}
+
+// Store returns the world's store. Actors use it with their own context.
+func (w *World) Store() *objsim.Store { return w.store }
+
+// Clock returns the world's simulated clock.
+func (w *World) Clock() Clock { return Clock{w: w} }
+
+// Elapsed returns the simulated time since the world started.
+func (w *World) Elapsed() time.Duration { return time.Duration(w.now.Load()) }
+
+// Seed returns the world's seed.
+func (w *World) Seed() uint64 { return w.cfg.Seed }
+
+// Quiet reports whether the world is in its quiet phase.
+func (w *World) Quiet() bool { return w.quiet }
+
+// Stats returns a copy of the world's counters.
+func (w *World) Stats() Stats {
+	s := w.stats
+	s.Panics = append([]string(nil), w.stats.Panics...)
+	s.Panics = append(s.Panics, w.late.list()...)
+	return s
+}
+
+// OnCrash installs f, called on the scheduler's goroutine once for every
+// actor that crashed (to spawn its restart, for example).
+func (w *World) OnCrash(f func(*Actor)) { w.onCrash = f }
+
+// EnterQuietPhase stops every fault: store error faults and latency spikes,
+// crashes and failpoints. Base latency stays.
+func (w *World) EnterQuietPhase() {
+	f := w.cfg.Faults
+	f.TransientRate, f.ConflictRate, f.LostAckRate, f.SpikeRate = 0, 0, 0, 0
+	w.store.SetFaults(f)
+	w.quiet = true
+	w.trace.event("quiet at=%d", w.now.Load())
+}
+
+// Tick returns the next value of the world's event counter. Histories use it
+// as porcupine timestamps: it orders events exactly as they happened.
+func (w *World) Tick() int64 {
+	w.tick++
+	return w.tick
+}
+
+// Live reports the actors that are neither done nor crashed, in id order.
+func (w *World) Live() []*Actor {
+	var out []*Actor
+	for _, a := range w.actors {
+		if a.state != stateDone && a.state != stateCrashed {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Actors returns every actor spawned so far, in id order.
+func (w *World) Actors() []*Actor { return append([]*Actor(nil), w.actors...) }
+
+// RunUntil runs the world until no live actor is left or the next one is
+// ready only after the simulated time limit (since the world started). It
+// reports whether live actors remain.
+func (w *World) RunUntil(limit time.Duration) bool {
+	if w.stopped.Load() {
+		panic("sim: RunUntil after Stop")
+	}
+	for {
+		a := w.pick(int64(limit))
+		if a == nil {
+			return len(w.Live()) > 0
+		}
+		if a.readyAt > w.now.Load() {
+			w.now.Store(a.readyAt)
+		}
+		w.stats.Steps++
+		if w.maybeCrash(a) {
+			continue
+		}
+		w.trace.sched(a.id, w.now.Load())
+		a.state = stateRunning
+		a.resume <- struct{}{}
+		b := <-w.yield
+		if b != a {
+			panic(fmt.Sprintf("sim: actor %d yielded while %d held the baton", b.id, a.id))
+		}
+		if a.state == stateCrashed {
+			w.crashed(a, "failpoint")
+		}
+	}
+}
+
+// pick chooses the next actor: the parked actors ready within the window of
+// the earliest one, then one of them with the seeded PRNG. It returns nil if
+// none is ready by limit.
+func (w *World) pick(limit int64) *Actor {
+	var first int64 = -1
+	for _, a := range w.actors {
+		if a.state == stateParked && (first < 0 || a.readyAt < first) {
+			first = a.readyAt
+		}
+	}
+	if first < 0 || first > limit {
+		return nil
+	}
+	horizon := first + int64(w.cfg.Window)
+	var cands []*Actor
+	for _, a := range w.actors {
+		if a.state == stateParked && a.readyAt <= horizon && a.readyAt <= limit {
+			cands = append(cands, a)
+		}
+	}
+	if len(cands) == 1 {
+		return cands[0]
+	}
+	return cands[w.rng.IntN(len(cands))]
+}
+
+// maybeCrash crashes a, parked at a store call, with the configured rate.
+func (w *World) maybeCrash(a *Actor) bool {
+	if w.quiet || w.stats.Crashes >= w.cfg.Crash.Max {
+		return false
+	}
+	var rate float64
+	switch a.point {
+	case pointBefore:
+		rate = w.cfg.Crash.AtCall
+	case pointAfterWrite:
+		rate = w.cfg.Crash.AfterWrite
+	default:
+		return false
+	}
+	if rate <= 0 || w.rng.Float64() >= rate {
+		return false
+	}
+	a.crashed = true
+	a.state = stateCrashed
+	w.stats.Crashes++
+	w.crashed(a, a.point.String())
+	return true
+}
+
+// crashed records a's crash and tells the OnCrash callback.
+func (w *World) crashed(a *Actor, where string) {
+	w.trace.event("crash actor=%d at=%s t=%d", a.id, where, w.now.Load())
+	if w.onCrash != nil {
+		w.onCrash(a)
+	}
+}
+
+// Stop ends the run: every parked call fails (ErrStopped, or ErrCrashed for
+// a crashed actor) with no effect, and Stop waits until every actor goroutine
+// has exited. It is idempotent.
+func (w *World) Stop() {
+	if w.stopped.Swap(true) {
+		return
+	}
+	w.trace.event("stop at=%d", w.now.Load())
+	w.cancel()
+	close(w.done)
+	w.wg.Wait()
+}
+
+// TraceHash returns the SHA-256 of the run's trace so far.
+func (w *World) TraceHash() [32]byte { return w.trace.sum() }
+
+// Trace returns the kept human-readable trace lines (see Config.TraceLines).
+func (w *World) Trace() []string { return w.trace.text() }
+
+// Note adds a line to the trace (and its hash) from the running actor or the
+// harness: workloads use it to log operations.
+func (w *World) Note(format string, args ...any) {
+	if w.stopped.Load() {
+		return
+	}
+	w.trace.event(format, args...)
+}
+
+// worldHook makes every store call two scheduling points.
+type worldHook struct{ w *World }
+
+// BeforeCall parks the calling actor for the first half of the call's
+// latency, before any effect.
+func (h worldHook) BeforeCall(ctx context.Context, c *objsim.Call) error {
+	a, err := h.w.actorOf(ctx)
+	if err != nil {
+		return err
+	}
+	if h.w.stopped.Load() {
+		return a.stopErr()
+	}
+	h.w.trace.call(a.id, c)
+	return a.park(c.Latency/2, pointBefore)
+}
+
+// AfterCall parks the calling actor for the second half of the call's
+// latency, after its effect and before it sees the result.
+func (h worldHook) AfterCall(ctx context.Context, c *objsim.Call, applied bool, result error) error {
+	a, err := h.w.actorOf(ctx)
+	if err != nil {
+		return err
+	}
+	if h.w.stopped.Load() {
+		return a.stopErr()
+	}
+	h.w.trace.result(c.Seq, applied, result)
+	p := pointAfter
+	if applied && (c.Op == objstore.OpPut || c.Op == objstore.OpDelete) {
+		p = pointAfterWrite
+	}
+	return a.park(c.Latency-c.Latency/2, p)
+}
+
+// lateRecorder keeps panics that happen after Stop, when several released
+// goroutines may run at once.
+type lateRecorder struct {
+	mu     sync.Mutex
+	panics []string
+}
+
+func (l *lateRecorder) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.panics = append(l.panics, s)
+}
+
+func (l *lateRecorder) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.panics...)
+}
