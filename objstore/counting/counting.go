@@ -1,0 +1,228 @@
+// Package counting wraps any objstore.Store and counts the requests made
+// through it, for cost tests ("a publish costs exactly one conditional
+// write") and for benchmarks that report requests per operation.
+//
+// Every call made through the wrapper is counted, including calls the inner
+// store rejects before I/O. Per-operation totals are always exact. A bounded
+// call log additionally answers per-key-prefix questions (CountWhere); once
+// the log overflows it is marked truncated and CountWhere panics rather than
+// return a wrong number.
+package counting
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// DefaultLogLimit is the call-log bound of New.
+const DefaultLogLimit = 1 << 20
+
+// OpCounts counts the calls of one operation.
+type OpCounts struct {
+	// Requests counts calls.
+	Requests uint64
+	// Errors counts calls that returned an error (any kind, including
+	// ErrNotFound and ErrPreconditionFailed).
+	Errors uint64
+}
+
+// Counts is a snapshot of the wrapper's totals; == compares snapshots.
+type Counts struct {
+	Get, Head, List, Put, Delete OpCounts
+	// BytesRead sums the data bytes of successful Gets.
+	BytesRead uint64
+	// BytesWritten sums the payload bytes of every Put call, whatever its
+	// outcome: the bytes a client sends.
+	BytesWritten uint64
+}
+
+// Op returns the counts of op. It panics on an unknown op.
+func (c Counts) Op(op objstore.Op) OpCounts { return *c.op(op) }
+
+// Requests returns the calls over all operations.
+func (c Counts) Requests() uint64 {
+	return c.Get.Requests + c.Head.Requests + c.List.Requests + c.Put.Requests + c.Delete.Requests
+}
+
+// Writes returns Put + Delete calls.
+func (c Counts) Writes() uint64 { return c.Put.Requests + c.Delete.Requests }
+
+func (c *Counts) op(op objstore.Op) *OpCounts {
+	switch op {
+	case objstore.OpGet:
+		return &c.Get
+	case objstore.OpHead:
+		return &c.Head
+	case objstore.OpList:
+		return &c.List
+	case objstore.OpPut:
+		return &c.Put
+	case objstore.OpDelete:
+		return &c.Delete
+	}
+	panic(fmt.Sprintf("counting: unknown op %q", op))
+}
+
+// Record is one logged call.
+type Record struct {
+	Op objstore.Op
+	// Key is the key, or the prefix for List.
+	Key string
+	// Cond is the Put condition (zero for other operations).
+	Cond objstore.Condition
+}
+
+// Store is the counting wrapper. It is safe for concurrent use.
+type Store struct {
+	inner    objstore.Store
+	logLimit int
+
+	mu        sync.Mutex
+	counts    Counts
+	log       []Record
+	truncated bool
+}
+
+var _ objstore.Store = (*Store)(nil)
+
+// New wraps inner with a call log of at most DefaultLogLimit records.
+func New(inner objstore.Store) *Store { return NewWithLogLimit(inner, DefaultLogLimit) }
+
+// NewWithLogLimit wraps inner with a call log of at most limit records.
+// limit 0 keeps no log: CountWhere then panics after the first call.
+// It panics on a negative limit or a nil inner store.
+func NewWithLogLimit(inner objstore.Store, limit int) *Store {
+	if inner == nil || limit < 0 {
+		panic(fmt.Sprintf("counting: invalid wrapper (inner %v, log limit %d)", inner, limit))
+	}
+	return &Store{inner: inner, logLimit: limit}
+}
+
+// Inner returns the wrapped store.
+func (s *Store) Inner() objstore.Store { return s.inner }
+
+// Counts returns a snapshot of the totals.
+func (s *Store) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
+// Writes returns Put + Delete calls so far.
+func (s *Store) Writes() uint64 { return s.Counts().Writes() }
+
+// Reset zeroes the totals and empties the log (clearing truncation).
+func (s *Store) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts = Counts{}
+	s.log = nil
+	s.truncated = false
+}
+
+// Truncated reports whether the log dropped calls since the last Reset.
+func (s *Store) Truncated() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.truncated
+}
+
+// Log returns a copy of the logged calls in the order they started, and
+// whether the log is complete (false once it was truncated).
+func (s *Store) Log() ([]Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record(nil), s.log...), !s.truncated
+}
+
+// CountWhere returns how many logged calls of op had a key (List: prefix)
+// starting with prefix. It panics if the log was truncated since the last
+// Reset: a partial count would be silently wrong.
+func (s *Store) CountWhere(op objstore.Op, prefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.truncated {
+		panic(fmt.Sprintf("counting: CountWhere(%s, %q) on a truncated call log (limit %d records); Reset between measurements or raise the limit",
+			op, prefix, s.logLimit))
+	}
+	n := 0
+	for _, r := range s.log {
+		if r.Op == op && strings.HasPrefix(r.Key, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// start counts and logs one call.
+func (s *Store) start(r Record, size int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts.op(r.Op).Requests++
+	if r.Op == objstore.OpPut {
+		s.counts.BytesWritten += uint64(size)
+	}
+	if len(s.log) < s.logLimit {
+		s.log = append(s.log, r)
+	} else {
+		s.truncated = true
+	}
+}
+
+// finish counts one call's outcome.
+func (s *Store) finish(op objstore.Op, err error, bytesRead int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.counts.op(op).Errors++
+	}
+	s.counts.BytesRead += uint64(bytesRead)
+}
+
+// Get implements objstore.Store.
+func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
+	s.start(Record{Op: objstore.OpGet, Key: key}, 0)
+	obj, err := s.inner.Get(ctx, key)
+	read := 0
+	if err == nil {
+		read = len(obj.Data)
+	}
+	s.finish(objstore.OpGet, err, read)
+	return obj, err
+}
+
+// Head implements objstore.Store.
+func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
+	s.start(Record{Op: objstore.OpHead, Key: key}, 0)
+	attrs, err := s.inner.Head(ctx, key)
+	s.finish(objstore.OpHead, err, 0)
+	return attrs, err
+}
+
+// List implements objstore.Store.
+func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) (objstore.ListPage, error) {
+	s.start(Record{Op: objstore.OpList, Key: prefix}, 0)
+	page, err := s.inner.List(ctx, prefix, startAfter, limit)
+	s.finish(objstore.OpList, err, 0)
+	return page, err
+}
+
+// Put implements objstore.Store.
+func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
+	s.start(Record{Op: objstore.OpPut, Key: key, Cond: cond}, len(data))
+	etag, err := s.inner.Put(ctx, key, data, cond)
+	s.finish(objstore.OpPut, err, 0)
+	return etag, err
+}
+
+// Delete implements objstore.Store.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	s.start(Record{Op: objstore.OpDelete, Key: key}, 0)
+	err := s.inner.Delete(ctx, key)
+	s.finish(objstore.OpDelete, err, 0)
+	return err
+}

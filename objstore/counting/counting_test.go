@@ -1,0 +1,178 @@
+package counting_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/counting"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+	"github.com/graphkernel/graphkernel/objstore/storetest"
+)
+
+// TestWrapperConforms: the wrapper is transparent: a counted sim store
+// still passes the whole conformance suite.
+func TestWrapperConforms(t *testing.T) {
+	storetest.RunWith(t, storetest.RunOptions{UniqueETags: true}, func(t *testing.T) objstore.Store {
+		return counting.New(sim.New(sim.Config{Seed: 1}))
+	})
+}
+
+// TestCountsPerOp: requests, errors and bytes per operation, and CountWhere
+// over key prefixes.
+func TestCountsPerOp(t *testing.T) {
+	ctx := t.Context()
+	s := counting.New(sim.New(sim.Config{Seed: 1}))
+	etag, err := s.Put(ctx, "g/manifest", []byte("hello"), objstore.CreateOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = s.Put(ctx, "g/manifest", []byte("xy"), objstore.CreateOnly) // precondition fails
+	_, _ = s.Put(ctx, "g/manifest", []byte("abc"), objstore.IfMatch(etag))
+	_, _ = s.Put(ctx, "t/data", []byte("1234"), objstore.Unconditional)
+	_, _ = s.Get(ctx, "g/manifest")
+	_, _ = s.Get(ctx, "missing")
+	_, _ = s.Head(ctx, "t/data")
+	_, _ = s.List(ctx, "g/", "", 0)
+	_ = s.Delete(ctx, "t/data")
+	_, _ = s.Get(ctx, "bad//key") // counted too: it was called
+	want := counting.Counts{
+		Get: counting.OpCounts{Requests: 3, Errors: 2}, Head: counting.OpCounts{Requests: 1},
+		List: counting.OpCounts{Requests: 1}, Put: counting.OpCounts{Requests: 4, Errors: 1},
+		Delete:    counting.OpCounts{Requests: 1},
+		BytesRead: 3, BytesWritten: 14,
+	}
+	if got := s.Counts(); got != want {
+		t.Fatalf("counts\n%+v\nwant\n%+v", got, want)
+	}
+	if s.Writes() != 5 || s.Counts().Requests() != 10 || s.Counts().Op(objstore.OpPut) != want.Put {
+		t.Fatalf("derived counts wrong: writes %d, %+v", s.Writes(), s.Counts())
+	}
+	cases := []struct {
+		op     objstore.Op
+		prefix string
+		want   int
+	}{
+		{objstore.OpPut, "g/", 3}, {objstore.OpPut, "t/", 1}, {objstore.OpPut, "", 4},
+		{objstore.OpGet, "g/", 1}, {objstore.OpList, "g", 1}, {objstore.OpDelete, "g/", 0},
+	}
+	for _, tc := range cases {
+		if got := s.CountWhere(tc.op, tc.prefix); got != tc.want {
+			t.Errorf("CountWhere(%s, %q) = %d, want %d", tc.op, tc.prefix, got, tc.want)
+		}
+	}
+	log, complete := s.Log()
+	if !complete || len(log) != 10 || log[2].Cond != objstore.IfMatch(etag) {
+		t.Fatalf("log complete=%v %+v", complete, log)
+	}
+	s.Reset()
+	if s.Counts() != (counting.Counts{}) || s.CountWhere(objstore.OpPut, "") != 0 {
+		t.Fatal("Reset left counts behind")
+	}
+}
+
+// TestErrorsPassThrough: the wrapper returns the inner error value itself.
+func TestErrorsPassThrough(t *testing.T) {
+	s := counting.New(sim.New(sim.Config{Seed: 1}))
+	_, err := s.Get(t.Context(), "missing")
+	var oe *objstore.Error
+	if !errors.As(err, &oe) || oe.Kind != objstore.ErrNotFound || oe.Op != objstore.OpGet {
+		t.Fatalf("Get(missing) = %v", err)
+	}
+}
+
+// TestTruncatedLogPanics: once the bounded log overflows, totals stay exact
+// but CountWhere refuses to answer; Reset makes it usable again.
+func TestTruncatedLogPanics(t *testing.T) {
+	ctx := t.Context()
+	s := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 3)
+	for i := range 3 {
+		_, _ = s.Head(ctx, fmt.Sprintf("k%d", i))
+	}
+	if s.Truncated() || s.CountWhere(objstore.OpHead, "k") != 3 {
+		t.Fatal("a full but not overflowed log must answer")
+	}
+	_, _ = s.Head(ctx, "k3")
+	if !s.Truncated() || s.Counts().Head.Requests != 4 {
+		t.Fatalf("after overflow: truncated=%v, counts %+v", s.Truncated(), s.Counts())
+	}
+	if _, complete := s.Log(); complete {
+		t.Fatal("Log claims completeness after overflow")
+	}
+	func() {
+		defer func() {
+			r := recover()
+			if r == nil || !strings.Contains(fmt.Sprint(r), "truncated") {
+				t.Fatalf("CountWhere on a truncated log: recover() = %v, want a clear panic", r)
+			}
+		}()
+		s.CountWhere(objstore.OpHead, "k")
+	}()
+	s.Reset()
+	_, _ = s.Head(ctx, "k0")
+	if s.CountWhere(objstore.OpHead, "k") != 1 {
+		t.Fatal("CountWhere after Reset")
+	}
+}
+
+// TestNoLog: with limit 0 the totals work and CountWhere panics.
+func TestNoLog(t *testing.T) {
+	s := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
+	_, _ = s.Head(t.Context(), "k")
+	if s.Counts().Head.Requests != 1 || !s.Truncated() {
+		t.Fatalf("no-log wrapper: %+v truncated=%v", s.Counts(), s.Truncated())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("CountWhere without a log did not panic")
+		}
+	}()
+	s.CountWhere(objstore.OpHead, "")
+}
+
+// TestConcurrentCounting: counts are exact under concurrent callers (run
+// with -race).
+func TestConcurrentCounting(t *testing.T) {
+	const workers, each = 8, 250
+	s := counting.New(sim.New(sim.Config{Seed: 1}))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				key := fmt.Sprintf("w%d/%d", w, i)
+				_, _ = s.Put(t.Context(), key, []byte("x"), objstore.CreateOnly)
+				_, _ = s.Get(t.Context(), key)
+			}
+		}()
+	}
+	wg.Wait()
+	c := s.Counts()
+	if c.Put.Requests != workers*each || c.Get.Requests != workers*each || c.BytesRead != workers*each || c.Put.Errors+c.Get.Errors != 0 {
+		t.Fatalf("counts %+v", c)
+	}
+	if s.CountWhere(objstore.OpPut, "w3/") != each {
+		t.Fatalf("CountWhere(put, w3/) = %d", s.CountWhere(objstore.OpPut, "w3/"))
+	}
+}
+
+// TestNewRejectsBadArguments: a nil store or negative limit is a bug.
+func TestNewRejectsBadArguments(t *testing.T) {
+	for name, f := range map[string]func(){
+		"nil inner":      func() { counting.New(nil) },
+		"negative limit": func() { counting.NewWithLogLimit(sim.New(sim.Config{}), -1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
