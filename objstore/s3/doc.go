@@ -6,7 +6,10 @@
 //
 //   - Keys and List prefixes are validated (objstore.ValidateKey,
 //     objstore.ValidatePrefix) before any I/O; an invalid key never reaches
-//     the network.
+//     the network. S3 limits keys to 1024 bytes including the store
+//     prefix, so a prefix of n bytes shortens the longest accepted key to
+//     objstore.MaxKeyBytes-n; a longer key is ErrInvalidKey, also before
+//     any I/O. A store opened without a prefix accepts every valid key.
 //   - Put maps the three conditions onto S3 conditional writes: CondNone is a
 //     plain PUT, CondCreateOnly sends If-None-Match: *, CondIfMatch sends
 //     If-Match: <etag>. The server evaluates the condition; this package
@@ -21,7 +24,9 @@
 //     without the store prefix). 404 NoSuchKey/NotFound is ErrNotFound,
 //     except on an If-Match PUT where it is ErrPreconditionFailed; 412 is
 //     ErrPreconditionFailed; 409 is ErrConflict; 5xx, throttling and network
-//     failures are ErrTransient. A missing bucket (NoSuchBucket) is never
+//     failures are ErrTransient. Other refusals (400, 403, ...) are
+//     ErrTransient too, unambiguous: the contract has no kind for a
+//     permanent failure, and the cause keeps the S3 code. A missing bucket (NoSuchBucket) is never
 //     reported as ErrNotFound: it is ErrTransient, so it cannot be mistaken
 //     for an empty store (HEAD responses carry no error code, so a Head on a
 //     missing bucket is indistinguishable from a missing key).
@@ -62,6 +67,8 @@
 // literally against the ETag instead of treating it as "exists". Nothing in
 // graphkernel depends on conditional deletes; Store.Delete is unconditional.
 // The posix backend also stores keys as files and directories, so a key and
-// a key below it ("a" and "a/b") cannot coexist there: the second write
-// fails with 409 (ErrConflict). Real S3 has no such restriction.
+// a key below it ("a" and "a/b") cannot coexist there (the second write
+// fails with 409, ErrConflict), and a path segment longer than 255 bytes is
+// refused (400 KeyTooLongError, ErrTransient). Real S3 has neither
+// restriction.
 package s3

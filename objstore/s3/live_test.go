@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -285,5 +286,106 @@ func TestLargeObjectLive(t *testing.T) {
 	obj, err := s.Get(t.Context(), "big")
 	if err != nil || !bytes.Equal(obj.Data, data) || obj.ETag != etag {
 		t.Fatalf("Get(big) = %d bytes etag %q, %v; want %d bytes etag %q", len(obj.Data), obj.ETag, err, len(data), etag)
+	}
+}
+
+// posixSafeOrderKeys exercise byte-wise order (case, digits, punctuation
+// around '/', multi-byte UTF-8, URL-special characters) without a key that
+// is a path prefix of another, which versitygw's posix backend cannot
+// store.
+var posixSafeOrderKeys = []string{
+	"a/b/c/d", "a/b-c", "a/b0", "a/bc", "a/B", "a/a", "a/c", "A", "B/x", "Z", "a-b", "a.b", "a0", "a9",
+	"aa", "ab", "b", "1", "10", "2", "é/x", "e", "f", "日本/語", "日本語", "😀", "\u00a0nbsp", "z~", "~tilde",
+	".a", "..a", "a/.hidden", "a/..b", "a b", "a+b", "a%2Fb", "a&b=c", "a?b", "a#b", "a*b", "a'b", "a\\b",
+}
+
+// TestListOrderLive: on a real server, with and without a store prefix,
+// walking List pages of every size yields exactly the keys with the list
+// prefix, in byte-wise order.
+func TestListOrderLive(t *testing.T) {
+	srv := s3test.Shared(t)
+	bucket := srv.NewBucket(t)
+	for _, storePrefix := range []string{"", "p/q"} {
+		s := s3store.New(srv.Client(), bucket, storePrefix)
+		for _, k := range slices.Backward(posixSafeOrderKeys) { // an unsorted order
+			if _, err := s.Put(t.Context(), k, []byte(k), objstore.Unconditional); err != nil {
+				t.Fatalf("Put(%q): %v", k, err)
+			}
+		}
+		for _, prefix := range []string{"", "a", "a/", "a/b", "日本", "a/b/c/d", "none"} {
+			var want []string
+			for _, k := range posixSafeOrderKeys {
+				if strings.HasPrefix(k, prefix) {
+					want = append(want, k)
+				}
+			}
+			slices.Sort(want)
+			for _, limit := range []int{1, 2, 3, 7, 0} {
+				got := walk(t, s, prefix, limit, len(posixSafeOrderKeys)+2)
+				if !slices.Equal(got, want) {
+					t.Errorf("store prefix %q, List(%q) limit %d:\n got  %q\n want %q", storePrefix, prefix, limit, got, want)
+				}
+			}
+		}
+	}
+}
+
+// walk lists every page, bounded by maxPages.
+func walk(t *testing.T, s objstore.Store, prefix string, limit, maxPages int) []string {
+	t.Helper()
+	var all []string
+	after := ""
+	for range maxPages {
+		p, err := s.List(t.Context(), prefix, after, limit)
+		if err != nil {
+			t.Fatalf("List(%q, %q, %d): %v", prefix, after, limit, err)
+		}
+		all = append(all, p.Keys...)
+		if !p.Truncated {
+			return all
+		}
+		if len(p.Keys) == 0 {
+			t.Fatalf("List(%q, %q, %d): empty truncated page", prefix, after, limit)
+		}
+		after = p.Keys[len(p.Keys)-1]
+	}
+	t.Fatalf("List(%q) limit %d did not finish in %d pages", prefix, limit, maxPages)
+	return nil
+}
+
+// TestMaxKeyLengthLive: a 1024-byte key (segments the posix backend can
+// hold) works without a store prefix; with a prefix the limit shrinks by
+// the prefix length and a longer key fails before any I/O.
+func TestMaxKeyLengthLive(t *testing.T) {
+	srv := s3test.Shared(t)
+	bucket := srv.NewBucket(t)
+	key := func(n int) string {
+		k := strings.Repeat(strings.Repeat("s", 99)+"/", 10)
+		return k + strings.Repeat("e", n-len(k))
+	}
+	cases := []struct {
+		prefix string
+		n      int
+		ok     bool
+	}{
+		{"", objstore.MaxKeyBytes, true},
+		{"pp", objstore.MaxKeyBytes - 3, true},
+		{"pp", objstore.MaxKeyBytes - 2, false},
+	}
+	for _, tc := range cases {
+		s := s3store.New(srv.Client(), bucket, tc.prefix)
+		k := key(tc.n)
+		etag, err := s.Put(t.Context(), k, []byte("long"), objstore.CreateOnly)
+		if !tc.ok {
+			wantKind(t, err, objstore.OpPut, k, objstore.ErrInvalidKey, false)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("prefix %q, %d-byte key: %v", tc.prefix, tc.n, err)
+		}
+		wantContent(t, s, k, "long", etag)
+		if got := walk(t, s, k[:500], 0, 3); !slices.Equal(got, []string{k}) {
+			t.Errorf("List of the long key = %q", got)
+		}
 	}
 }

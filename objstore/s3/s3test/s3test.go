@@ -8,6 +8,12 @@
 // fixed test credentials AccessKey/SecretKey, and is polled until it
 // answers before it is handed out.
 //
+// versitygw's posix backend stores keys as files and directories, so on
+// these servers a key and a key below it ("a" and "a/b") cannot coexist
+// (409, ErrConflict) and no path segment may exceed 255 bytes (400,
+// ErrTransient). Real S3 has neither limit; tests that need such keys
+// cannot run here.
+//
 // No silent skips: if the server cannot be built or started, the calling
 // test fails. Setting the environment variable GRAPHKERNEL_S3_OPTOUT=1
 // (OptOutEnv) makes Start and Shared skip the test with a clear message
@@ -16,7 +22,7 @@
 // Typical use:
 //
 //	srv := s3test.Shared(t)   // or s3test.Start(t) for a private server
-//	store := srv.NewStore(t)  // fresh bucket + prefix
+//	store := srv.NewStore(t)  // fresh, empty bucket
 //
 // A package that uses Shared should call StopShared after m.Run in its
 // TestMain; the server process is also killed by the kernel when the test
@@ -163,15 +169,17 @@ func (s *Server) NewBucket(t testing.TB) string {
 	return name
 }
 
-// NewS3Store returns an *s3.Store on a fresh bucket under the prefix
-// "store/", so that prefix handling is exercised on every use.
+// NewS3Store returns an *s3.Store on a fresh bucket with no key prefix, so
+// the store accepts every valid key up to objstore.MaxKeyBytes (a prefix
+// would shorten that limit by its length). Tests of prefix handling build
+// their own with s3.New(s.Client(), s.NewBucket(t), prefix).
 func (s *Server) NewS3Store(t testing.TB) *s3store.Store {
 	t.Helper()
-	return s3store.New(s.client, s.NewBucket(t), "store/")
+	return s3store.New(s.client, s.NewBucket(t), "")
 }
 
-// NewStore returns an objstore.Store on a fresh bucket and prefix (see
-// NewS3Store). Other packages' tests use it to run on S3.
+// NewStore returns an objstore.Store on a fresh bucket (see NewS3Store).
+// Other packages' tests use it to run on S3.
 func (s *Server) NewStore(t testing.TB) objstore.Store {
 	t.Helper()
 	return s.NewS3Store(t)
