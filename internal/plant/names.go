@@ -1,0 +1,50 @@
+// Package plant holds the switches of deliberately planted kernel bugs, which
+// prove that the simulator's checkers can fail.
+//
+// Kernel code guards each planted bug with
+//
+//	if plant.Enabled(plant.ReparentOnce) { ... buggy path ... }
+//
+// In a normal build Enabled is a constant false that the compiler inlines, so
+// the buggy path is dead code and costs nothing. Only a build with the tag
+// simplant (go run -tags simplant ./cmd/simrun -plant NAME) compiles a real
+// switch, which simrun sets once before any run starts.
+package plant
+
+import "sort"
+
+// The planted bugs. Each names one kernel defect the simulator must catch.
+const (
+	// ReparentOnce: publish resolves the parent once, before the retry
+	// loop, instead of from the manifest each attempt re-loaded.
+	ReparentOnce = "reparent-once"
+	// IgnoreLostAck: publish treats an ambiguous write as failed instead of
+	// reading back whether it landed.
+	IgnoreLostAck = "ignore-lost-ack"
+	// StampFirst: the v3->v4 migration writes the format stamp before the
+	// lineage backfill.
+	StampFirst = "stamp-first"
+	// DoubleAudit: recovery writes its audit record without checking for an
+	// existing one.
+	DoubleAudit = "double-audit"
+	// StaleCard: cardinality is counted on the pinned base instead of the
+	// table's live HEAD.
+	StaleCard = "stale-card"
+)
+
+// All lists every planted bug, sorted.
+func All() []string {
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, StaleCard}
+	sort.Strings(names)
+	return names
+}
+
+// Known reports whether name is a planted bug.
+func Known(name string) bool {
+	for _, n := range All() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
