@@ -24,6 +24,7 @@ type Store struct {
 const (
 	pointTempWritten = "temp-written" // temp durable, nothing published, lock not held
 	pointLocked      = "locked"       // key lock held, nothing published
+	pointPlaced      = "placed"       // new name in place, parent not yet fsynced
 )
 
 // publishAttempts bounds how often a write re-walks its parent directories

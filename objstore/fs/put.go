@@ -53,7 +53,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	}
 	src := source{dir: tmpDir, name: tmp}
 	if cond.Kind == objstore.CondCreateOnly {
-		err = publish(root, encodeKey(key), src, placeLink)
+		err = s.publish(root, encodeKey(key), src, placeLink)
 	} else {
 		err = s.replace(ctx, root, key, src, cond)
 	}
@@ -86,7 +86,7 @@ func (s *Store) replace(ctx context.Context, root int, key string, src source, c
 				fmt.Errorf("if-match: current etag %s, want %s", h.etag(), cond.ETag))
 		}
 	}
-	return publish(root, names, src, placeRename)
+	return s.publish(root, names, src, placeRename)
 }
 
 // source is a durable temp file waiting to be published.
@@ -118,7 +118,7 @@ func placeRename(src source, dir int, name string) error {
 // publish walks (creating) the key's directories, places src, and fsyncs
 // the parent directory. ENOENT means a concurrent Delete pruned a parent
 // between the walk and the place: walk again, at most publishAttempts times.
-func publish(root int, names []string, src source, place placeFunc) error {
+func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
 		c, err := walk(root, dirs, true)
@@ -137,6 +137,7 @@ func publish(root int, names []string, src source, place placeFunc) error {
 			c.close()
 			return err
 		}
+		s.hit(pointPlaced)
 		err = unix.Fsync(c.leaf())
 		c.close()
 		if err != nil {
@@ -163,7 +164,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return storeErr(op, key, err)
 	}
-	c, err := s.unlinkLocked(root, key)
+	c, err := unlinkLocked(root, key)
 	release()
 	if c != nil {
 		prune(c)
@@ -174,7 +175,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 
 // unlinkLocked removes key's file; the caller holds the key's lock. It
 // returns the open parent chain for pruning when a file was removed.
-func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
+func unlinkLocked(root int, key string) (*chain, error) {
 	names := encodeKey(key)
 	c, err := walk(root, names[:len(names)-1], false)
 	if errors.Is(err, unix.ENOENT) {
