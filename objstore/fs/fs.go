@@ -24,6 +24,7 @@ type Store struct {
 const (
 	pointTempWritten = "temp-written" // temp durable, nothing published, lock not held
 	pointLocked      = "locked"       // key lock held, nothing published
+	pointWalked      = "walked"       // parent directories open, nothing placed
 	pointPlaced      = "placed"       // new name in place, parent not yet fsynced
 )
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore"
+	"golang.org/x/sys/unix"
 )
 
 func openT(t *testing.T) *Store {
@@ -319,6 +320,76 @@ func TestBinaryAndEmptyData(t *testing.T) {
 		mustPut(t, s, key, string(data), objstore.Unconditional)
 		if got := mustGet(t, s, key).Data; !bytes.Equal(got, data) {
 			t.Errorf("%s: got %d bytes, want %d", key, len(got), len(data))
+		}
+	}
+}
+
+// A Delete that prunes the parent directories a concurrent Put has just
+// walked makes the Put's link or rename fail with ENOENT; the Put walks
+// again and succeeds. The hook runs the Delete at exactly that point.
+func TestPutSurvivesConcurrentPrune(t *testing.T) {
+	for name, cond := range map[string]objstore.Condition{"create-only": objstore.CreateOnly, "unconditional": objstore.Unconditional} {
+		t.Run(name, func(t *testing.T) {
+			writer := openT(t)
+			deleter := newStoreAt(t, writer.Root())
+			if stripeName("p/q/a") == stripeName("p/q/b") {
+				t.Fatal("test keys share a lock stripe; the hook would self-deadlock")
+			}
+			mustPut(t, writer, "p/q/a", "a", objstore.CreateOnly)
+			pruned := 0
+			writer.hook = func(p string) {
+				if p != pointWalked || pruned > 0 {
+					return
+				}
+				pruned++
+				if err := deleter.Delete(context.Background(), "p/q/a"); err != nil {
+					t.Errorf("delete: %v", err)
+				}
+				if names := readRootNames(t, writer); slices.Contains(names, "p.d") {
+					t.Errorf("delete did not prune p.d: %v", names)
+				}
+			}
+			mustPut(t, writer, "p/q/b", "b", cond)
+			if pruned != 1 {
+				t.Fatalf("hook ran %d times", pruned)
+			}
+			requireKeys(t, writer, "p/q/b")
+		})
+	}
+}
+
+// List opens only directories whose key range can match: a prefix under
+// one of many top-level directories, or a startAfter past most of them,
+// reads a handful of directories, not all of them.
+func TestListPrunesDirectories(t *testing.T) {
+	s := openT(t)
+	for i := 0; i < 20; i++ {
+		mustPut(t, s, fmt.Sprintf("d%02d/x/y", i), "v", objstore.CreateOnly)
+	}
+	root, err := s.openRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	tests := []struct {
+		prefix, after string
+		keys, maxDirs int
+	}{
+		{"", "", 20, 1 + 20*2},
+		{"d07/", "", 1, 3},            // root, d07.d, x.d
+		{"d07/x/y", "", 1, 3},         // same dirs; prefix ends inside a file name
+		{"d1", "d17/x/y", 2, 1 + 3*2}, // root; d17 (startAfter is inside it), d18, d19
+		{"e", "", 0, 1},
+	}
+	for _, tc := range tests {
+		w := lister{store: s, root: root, prefix: tc.prefix, startAfter: tc.after}
+		keys, err := w.run(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != tc.keys || w.expanded > tc.maxDirs {
+			t.Errorf("list(%q after %q): %d keys, read %d dirs; want %d keys, <= %d dirs",
+				tc.prefix, tc.after, len(keys), w.expanded, tc.keys, tc.maxDirs)
 		}
 	}
 }

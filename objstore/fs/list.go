@@ -58,6 +58,7 @@ type lister struct {
 	prefix     string
 	startAfter string
 	front      frontier
+	expanded   int // directories read, for tests of the pruning
 }
 
 func (w *lister) run(ctx context.Context, want int) ([]string, error) {
@@ -84,6 +85,7 @@ func (w *lister) run(ctx context.Context, want int) ([]string, error) {
 
 // expand reads one directory and pushes every child that can contribute.
 func (w *lister) expand(dir entry) error {
+	w.expanded++
 	ents, err := w.readDir(dir.path)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // pruned by a concurrent Delete: it held no keys

@@ -128,6 +128,7 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 		if err != nil {
 			return err
 		}
+		s.hit(pointWalked)
 		err = place(src, c.leaf(), final)
 		if errors.Is(err, unix.ENOENT) {
 			c.close()
