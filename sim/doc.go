@@ -35,7 +35,8 @@
 //
 // # Using it
 //
-//	w := sim.New(sim.Config{Seed: 7, Faults: sim.Profile("default").Store})
+//	p, _ := sim.Profile("default")
+//	w := sim.New(p.Apply(sim.Config{Seed: 7}))
 //	w.Spawn("writer", func(a *sim.Actor) error {
 //		_, err := w.Store().Put(a.Context(), "k", []byte("v"), objstore.CreateOnly)
 //		return err
