@@ -82,8 +82,11 @@ func checkOneWinner(t *testing.T, s objstore.Store, k int, won [][]bool) {
 		t.Errorf("%s: no writer won", raceKey(k))
 		return
 	}
-	if obj := mustGet(t, s, raceKey(k)); !bytes.Equal(obj.Data, writerID(winner)) {
-		t.Errorf("%s holds %q, but the winner was %q", raceKey(k), obj.Data, writerID(winner))
+	data, err := getRetrying(t, s, raceKey(k))
+	if err != nil {
+		t.Errorf("%s: %v", raceKey(k), err)
+	} else if !bytes.Equal(data, writerID(winner)) {
+		t.Errorf("%s holds %q, but the winner was %q", raceKey(k), data, writerID(winner))
 	}
 }
 
@@ -113,6 +116,23 @@ func createOnce(t *testing.T, s objstore.Store, key string, id []byte) (bool, er
 		}
 	}
 	return false, fmt.Errorf("create-only Put(%q): retry budget of %d exhausted", key, raceAttempts)
+}
+
+// getRetrying reads key, retrying retryable failures a bounded number of
+// times; a missing key is an error.
+func getRetrying(t *testing.T, s objstore.Store, key string) ([]byte, error) {
+	for range raceAttempts {
+		data, found, err := readBack(t, s, key)
+		switch {
+		case err == nil && found:
+			return data, nil
+		case err == nil:
+			return nil, fmt.Errorf("Get(%q): not found", key)
+		case !objstore.IsRetryable(err):
+			return nil, fmt.Errorf("Get(%q): %w", key, err)
+		}
+	}
+	return nil, fmt.Errorf("Get(%q): retry budget of %d exhausted", key, raceAttempts)
 }
 
 // readBack returns key's bytes and whether it exists; a transient read error
@@ -153,8 +173,8 @@ func testIfMatchCounter(t *testing.T, s objstore.Store) {
 		t.Error(err)
 	}
 	want := strconv.Itoa(casWorkers * casIncrement)
-	if got := mustGet(t, s, "counter"); string(got.Data) != want {
-		t.Errorf("counter = %q, want %s", got.Data, want)
+	if got, err := getRetrying(t, s, "counter"); err != nil || string(got) != want {
+		t.Errorf("counter = %q (%v), want %s", got, err, want)
 	}
 }
 
