@@ -39,6 +39,7 @@ const (
 	KindTableVersion Kind = 3 // TableVersion JSON
 	KindSidecar      Kind = 4 // reserved for the recovery issue
 	KindAudit        Kind = 5 // reserved for the recovery issue
+	KindNameMarker   Kind = 6 // branch-name index marker; payload = the name
 )
 
 // String names the kind.
@@ -54,6 +55,8 @@ func (k Kind) String() string {
 		return "sidecar"
 	case KindAudit:
 		return "audit"
+	case KindNameMarker:
+		return "name-marker"
 	}
 	return "unknown"
 }

@@ -132,3 +132,8 @@ func DecodeSchema(b []byte) ([]byte, Token, error) {
 	}
 	return e.Payload, e.Token, nil
 }
+
+// EncodeNameMarker envelopes the branch-name index marker of name.
+func EncodeNameMarker(name string, token Token) []byte {
+	return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindNameMarker, Token: token, Payload: []byte(name)})
+}

@@ -1,0 +1,450 @@
+package kernel
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/oklog/ulid/v2"
+)
+
+// DefaultRetryBudget is the number of attempts one publish (and every other
+// bounded retry loop of a handle) makes before returning *ContentionError.
+//
+// Sizing: a publish attempt that loses its create-only write lost it to
+// another writer's manifest at that exact version, and every later attempt
+// targets a strictly higher version; so with N writers each publishing once
+// on a branch, a writer loses at most N-1 times. N <= 16 therefore needs at
+// most 16 attempts; the remaining 48 absorb transient faults, injected
+// conflicts and lost acknowledgements. TestLinearChainSixteenWriters pins
+// it on the sim and fs stores (with faults on sim).
+const DefaultRetryBudget = 64
+
+// Backoff between attempts: full jitter in [0, min(cap, base*2^(n-1))),
+// drawn from Env.Entropy and slept on Env.Clock.
+const (
+	backoffBase = time.Millisecond
+	backoffCap  = 50 * time.Millisecond
+)
+
+// Cache sizes (entries) of one handle.
+const (
+	manifestCacheEntries = 4096
+	tableCacheEntries    = 1024
+	locationCacheEntries = 1 << 16
+)
+
+// Options configure Init and Open.
+type Options struct {
+	// ReadOnly opens a handle that never writes: every mutating call
+	// returns ErrReadOnly before any I/O.
+	ReadOnly bool
+	// Env injects time, entropy and failpoints. Clock and Entropy are
+	// required.
+	Env Env
+	// RetryBudget bounds every retry loop; 0 means DefaultRetryBudget.
+	RetryBudget int
+}
+
+// Graph is a handle on one graph under one root of one store. It is safe for
+// concurrent use and starts no goroutines.
+type Graph struct {
+	store    objstore.Store
+	keys     format.Keys
+	readOnly bool
+	clock    Clock
+	ent      *lockedReader
+	fp       *failpoint.Set
+	budget   int
+
+	manifests *cache[loaded]
+	tables    *cache[format.TableVersion]
+	locations *cache[format.ManifestRef]
+}
+
+// loaded is one decoded manifest with its writer token and location.
+type loaded struct {
+	m     format.Manifest // read-only
+	token format.Token
+}
+
+func (l loaded) ref() format.ManifestRef {
+	return format.ManifestRef{Branch: l.m.Branch.Name, Incarnation: l.m.Branch.Incarnation, Version: l.m.Version}
+}
+
+func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
+	if store == nil || opts.Env.Clock == nil || opts.Env.Entropy == nil {
+		return nil, fmt.Errorf("%w: store, Env.Clock and Env.Entropy are required", ErrInvalidArgument)
+	}
+	if opts.RetryBudget < 0 {
+		return nil, fmt.Errorf("%w: negative RetryBudget", ErrInvalidArgument)
+	}
+	if root != "" {
+		if err := objstore.ValidateKey(objstore.OpList, root); err != nil {
+			return nil, fmt.Errorf("%w: root %q: %v", ErrInvalidArgument, root, err)
+		}
+	}
+	budget := opts.RetryBudget
+	if budget == 0 {
+		budget = DefaultRetryBudget
+	}
+	return &Graph{
+		store: store, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
+		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
+		manifests: newCache[loaded](manifestCacheEntries),
+		tables:    newCache[format.TableVersion](tableCacheEntries),
+		locations: newCache[format.ManifestRef](locationCacheEntries),
+	}, nil
+}
+
+// Root returns the graph root the handle was opened on.
+func (g *Graph) Root() string { return g.keys.Root() }
+
+// ReadOnly reports whether the handle refuses every write.
+func (g *Graph) ReadOnly() bool { return g.readOnly }
+
+// RetryBudget returns the handle's attempt budget per retry loop.
+func (g *Graph) RetryBudget() int { return g.budget }
+
+func (g *Graph) checkWritable(op string) error {
+	if g.readOnly {
+		return fmt.Errorf("%s: %w", op, ErrReadOnly)
+	}
+	return nil
+}
+
+// Init creates a new graph under root: the schema contract object, the
+// branch-name marker of main and the genesis manifest (main, incarnation 1,
+// version 0, a genesis commit with no parent, the current format stamp). It
+// returns a read-write handle, or ErrGraphExists if root already holds one.
+func Init(ctx context.Context, store objstore.Store, root string, schemaContract []byte, opts Options) (*Graph, error) {
+	if opts.ReadOnly {
+		return nil, fmt.Errorf("init: %w", ErrReadOnly)
+	}
+	if len(schemaContract) > format.MaxPayloadBytes {
+		return nil, fmt.Errorf("init: %w: schema contract exceeds %d bytes", ErrInvalidArgument, format.MaxPayloadBytes)
+	}
+	g, err := newGraph(store, root, opts)
+	if err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	if _, found, err := g.latest(ctx, format.MainBranch); err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	} else if found {
+		return nil, fmt.Errorf("init %q: %w", root, ErrGraphExists)
+	}
+	sum, err := g.writeSchema(ctx, schemaContract)
+	if err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	if err := g.writeNameMarker(ctx, format.MainBranch); err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	if err := g.writeGenesis(ctx, sum); err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	return g, nil
+}
+
+func (g *Graph) writeSchema(ctx context.Context, contract []byte) (string, error) {
+	s := sha256.Sum256(contract)
+	sum := hex.EncodeToString(s[:])
+	tok, err := g.token()
+	if err != nil {
+		return "", err
+	}
+	key := g.keys.Schema(sum)
+	if _, err := g.putCreateOnly(ctx, "write schema", key, format.EncodeSchema(contract, tok)); err != nil {
+		return "", err
+	}
+	// Identical content (content-addressed key) is fine; prove it.
+	got, err := g.readSchema(ctx, sum)
+	if err != nil {
+		return "", err
+	}
+	if string(got) != string(contract) {
+		return "", fmt.Errorf("schema %s: stored contract differs from its hash: %w", sum, ErrCorrupt)
+	}
+	return sum, nil
+}
+
+func (g *Graph) readSchema(ctx context.Context, sum string) ([]byte, error) {
+	key := g.keys.Schema(sum)
+	var obj objstore.Object
+	err := g.withRetry(ctx, "read schema", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if err != nil {
+		return nil, storeNotFound("read schema "+sum, err)
+	}
+	contract, _, err := format.DecodeSchema(obj.Data)
+	if err != nil {
+		return nil, fmt.Errorf("read schema %s: %w", key, err)
+	}
+	if s := sha256.Sum256(contract); hex.EncodeToString(s[:]) != sum {
+		return nil, fmt.Errorf("read schema %s: content does not match its hash: %w", key, ErrCorrupt)
+	}
+	return contract, nil
+}
+
+func (g *Graph) writeNameMarker(ctx context.Context, name string) error {
+	tok, err := g.token()
+	if err != nil {
+		return err
+	}
+	_, err = g.putCreateOnly(ctx, "write name marker", g.keys.NameMarker(name), format.EncodeNameMarker(name, tok))
+	return err
+}
+
+func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
+	incID, err := g.mintID()
+	if err != nil {
+		return err
+	}
+	c, err := g.newCommit(format.KindGenesis, "graphkernel:init", "genesis")
+	if err != nil {
+		return err
+	}
+	m := lineage.Genesis(format.BranchIdentity{Name: format.MainBranch, Incarnation: 1, IncarnationID: incID}, c, schema)
+	tok, err := g.token()
+	if err != nil {
+		return err
+	}
+	data := mustEncodeManifest(&m, tok)
+	ours, err := g.putCreateOnly(ctx, "write genesis", g.keys.Manifest(format.MainBranch, 1, 0), data)
+	if err != nil {
+		return err
+	}
+	if !ours {
+		return ErrGraphExists
+	}
+	g.manifests.put(g.keys.Manifest(format.MainBranch, 1, 0), loaded{m: m, token: tok})
+	return nil
+}
+
+// Open opens the graph under root. It reads main's head manifest (one LIST
+// and one GET) and refuses a format stamp outside what this build reads with
+// *UnsupportedFormatError, in both modes. A read-only handle never writes.
+// A root with no graph returns ErrNotFound.
+func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {
+	g, err := newGraph(store, root, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	_, found, err := g.latest(ctx, format.MainBranch)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", root, err)
+	}
+	if found {
+		return g, nil
+	}
+	if err := g.refuseLegacy(ctx); err != nil {
+		return nil, fmt.Errorf("open %q: %w", root, err)
+	}
+	return nil, fmt.Errorf("open %q: no graph: %w", root, ErrNotFound)
+}
+
+// refuseLegacy reports a v3 legacy graph (objects under R/legacy/ and no v4
+// manifest chain) as unsupported until the migration exists.
+func (g *Graph) refuseLegacy(ctx context.Context) error {
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "probe legacy", func() (err error) {
+		page, err = g.store.List(ctx, g.keys.LegacyPrefix(), "", 1)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(page.Keys) == 0 {
+		return nil
+	}
+	// TODO(issue 6): read the v3 layout and migrate it on a read-write open.
+	return &UnsupportedFormatError{Stamp: 3, Oldest: format.OldestSupportedFormat, Current: format.CurrentFormat,
+		Reason: "v3 legacy graph: the v3 reader and v3->v4 migration are not implemented yet"}
+}
+
+// Schema returns the schema contract bytes main's head manifest names.
+func (g *Graph) Schema(ctx context.Context) ([]byte, error) {
+	head, found, err := g.latest(ctx, format.MainBranch)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("schema: main: %w", ErrNotFound)
+	}
+	return g.readSchema(ctx, head.m.Schema)
+}
+
+// --- minting ---------------------------------------------------------------
+
+func (g *Graph) mintID() (format.ID, error) {
+	id, err := ulid.New(ulid.Timestamp(g.clock.Now()), g.ent)
+	if err != nil {
+		return format.ID{}, fmt.Errorf("mint id: %w", err)
+	}
+	return id, nil
+}
+
+func (g *Graph) token() (format.Token, error) {
+	t, err := format.NewToken(g.ent)
+	if err != nil {
+		return t, fmt.Errorf("mint writer token: %w", err)
+	}
+	return t, nil
+}
+
+func (g *Graph) newCommit(kind format.CommitKind, actor, message string) (format.Commit, error) {
+	id, err := g.mintID()
+	if err != nil {
+		return format.Commit{}, err
+	}
+	return format.Commit{ID: id, Actor: actor, Message: message, TimeUnixNano: g.clock.Now().UnixNano(), Kind: kind}, nil
+}
+
+func mustEncodeManifest(m *format.Manifest, tok format.Token) []byte {
+	data, err := format.EncodeManifest(m, tok)
+	if err != nil {
+		panic(fmt.Sprintf("kernel: invariant broken: built an invalid manifest: %v", err))
+	}
+	return data
+}
+
+// --- retry -----------------------------------------------------------------
+
+func retryable(err error) bool { return objstore.IsRetryable(err) }
+
+// backoff sleeps a full-jitter delay before attempt n (n >= 1).
+func (g *Graph) backoff(ctx context.Context, n int) error {
+	ceil := backoffBase << min(n-1, 16)
+	if ceil > backoffCap || ceil <= 0 {
+		ceil = backoffCap
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(g.ent, b[:]); err != nil {
+		return fmt.Errorf("backoff jitter: %w", err)
+	}
+	return g.clock.Sleep(ctx, time.Duration(binary.BigEndian.Uint64(b[:])%uint64(ceil)))
+}
+
+// withRetry runs f until it succeeds, fails with a non-retryable error, or
+// the budget is spent (*ContentionError).
+func (g *Graph) withRetry(ctx context.Context, op string, f func() error) error {
+	var last error
+	for attempt := 0; attempt < g.budget; attempt++ {
+		if attempt > 0 {
+			if err := g.backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		err := f()
+		if err == nil || !retryable(err) {
+			return err
+		}
+		last = err
+	}
+	return &ContentionError{Op: op, Attempts: g.budget, Last: last}
+}
+
+// putCreateOnly writes data at key unless the key exists, resolving
+// ambiguous and lost outcomes by reading back: ours reports whether the
+// object now at key carries data's writer token (true: our write landed,
+// possibly in an earlier ambiguous attempt; false: someone else's object
+// was there first).
+func (g *Graph) putCreateOnly(ctx context.Context, op, key string, data []byte) (ours bool, err error) {
+	env, err := format.DecodeEnvelope(data)
+	if err != nil {
+		panic(fmt.Sprintf("kernel: putCreateOnly(%s): unframed data: %v", key, err))
+	}
+	err = g.withRetry(ctx, op, func() error {
+		_, perr := g.store.Put(ctx, key, data, objstore.CreateOnly)
+		switch {
+		case perr == nil:
+			ours = true
+			return nil
+		case errors.Is(perr, objstore.ErrPreconditionFailed):
+			ours, perr = g.tokenAt(ctx, key, env.Token)
+			return perr
+		}
+		return perr // ambiguous or transient: retried; the next attempt's precondition failure reads back
+	})
+	if err != nil {
+		return false, fmt.Errorf("%s %s: %w", op, key, err)
+	}
+	return ours, nil
+}
+
+// tokenAt reports whether the object at key carries token.
+func (g *Graph) tokenAt(ctx context.Context, key string, token format.Token) (bool, error) {
+	obj, err := g.store.Get(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	env, err := format.DecodeEnvelope(obj.Data)
+	if err != nil {
+		return false, fmt.Errorf("read back %s: %w", key, err)
+	}
+	return env.Token == token, nil
+}
+
+// --- manifest loading ------------------------------------------------------
+
+// latest returns the newest manifest of the newest incarnation of name
+// (LIST limit 1 + GET, the GET served from cache when possible).
+func (g *Graph) latest(ctx context.Context, name string) (loaded, bool, error) {
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "load head of "+name, func() (err error) {
+		page, err = g.store.List(ctx, g.keys.BranchPrefix(name), "", 1)
+		return err
+	})
+	if err != nil {
+		return loaded{}, false, fmt.Errorf("load head of %q: %w", name, err)
+	}
+	if len(page.Keys) == 0 {
+		return loaded{}, false, nil
+	}
+	inc, v, err := g.keys.ParseManifestKey(name, page.Keys[0])
+	if err != nil {
+		return loaded{}, false, fmt.Errorf("load head of %q: %w", name, err)
+	}
+	l, err := g.manifestAt(ctx, format.ManifestRef{Branch: name, Incarnation: inc, Version: v})
+	return l, err == nil, err
+}
+
+// manifestAt GETs and decodes the manifest at ref, checking that its
+// content names the location it was stored at.
+func (g *Graph) manifestAt(ctx context.Context, ref format.ManifestRef) (loaded, error) {
+	key := g.keys.Manifest(ref.Branch, ref.Incarnation, ref.Version)
+	if l, ok := g.manifests.get(key); ok {
+		return l, nil
+	}
+	var obj objstore.Object
+	err := g.withRetry(ctx, "read manifest", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if err != nil {
+		return loaded{}, storeNotFound("read manifest "+key, err)
+	}
+	m, tok, err := format.DecodeManifest(obj.Data)
+	if err != nil {
+		return loaded{}, fmt.Errorf("read manifest %s: %w", key, err)
+	}
+	l := loaded{m: m, token: tok}
+	if l.ref() != ref {
+		return loaded{}, fmt.Errorf("read manifest %s: content names %+v: %w", key, l.ref(), ErrCorrupt)
+	}
+	g.manifests.put(key, l)
+	g.noteCommit(l)
+	return l, nil
+}
+
+// noteCommit remembers where l's commit lives.
+func (g *Graph) noteCommit(l loaded) {
+	if l.m.Commit != nil {
+		g.locations.put(l.m.Commit.ID.String(), l.ref())
+	}
+}

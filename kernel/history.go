@@ -1,0 +1,292 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// Walk bounds. The commit graph is a projection of manifests; walks that
+// could be O(history) are bounded so a damaged store cannot loop them.
+const (
+	// MaxLogLimit is the largest Log page; <= 0 asks for DefaultLogLimit.
+	MaxLogLimit     = 1000
+	DefaultLogLimit = 100
+	// MaxForkHops bounds consecutive commit-less fork manifests crossed
+	// while walking back (a fork of a fork of ... with no commits).
+	MaxForkHops = 1024
+	// MaxWalkManifests bounds the manifests one history search or
+	// merge-base walk reads.
+	MaxWalkManifests = 1 << 20
+)
+
+// Head returns the commit at the head of b.
+func (g *Graph) Head(ctx context.Context, b BranchRef) (Commit, error) {
+	l, err := g.liveHead(ctx, b)
+	if err != nil {
+		return Commit{}, fmt.Errorf("head: %w", err)
+	}
+	c, err := g.headCommit(ctx, l)
+	if err != nil {
+		return Commit{}, fmt.Errorf("head of %s: %w", b, err)
+	}
+	return c, nil
+}
+
+// headCommit returns the commit that is l's head: l's own commit, or for a
+// commit-less branch-create manifest the fork commit, found by following
+// fork points.
+func (g *Graph) headCommit(ctx context.Context, l loaded) (Commit, error) {
+	for hop := 0; hop <= MaxForkHops; hop++ {
+		if l.m.Commit != nil {
+			return commitOf(l), nil
+		}
+		f := l.m.ForkOf
+		next, err := g.manifestAt(ctx, format.ManifestRef{Branch: f.Branch, Incarnation: f.Incarnation, Version: f.ManifestVersion})
+		if err != nil {
+			return Commit{}, err
+		}
+		l = next
+	}
+	return Commit{}, fmt.Errorf("more than %d commit-less fork hops: %w", MaxForkHops, ErrCorrupt)
+}
+
+// previous returns the manifest before l in its branch's history: version-1
+// of the same incarnation, or the fork point of a version-0 manifest.
+func previous(l loaded) (format.ManifestRef, bool) {
+	switch {
+	case l.m.Version > 0:
+		r := l.ref()
+		r.Version--
+		return r, true
+	case l.m.ForkOf != nil:
+		f := l.m.ForkOf
+		return format.ManifestRef{Branch: f.Branch, Incarnation: f.Incarnation, Version: f.ManifestVersion}, true
+	}
+	return format.ManifestRef{}, false
+}
+
+// LogCursor is an opaque position in a branch's history; "" starts at the
+// head.
+type LogCursor string
+
+// LogPage is one page of Log.
+type LogPage struct {
+	Commits []Commit  // newest first
+	Next    LogCursor // "" when the history is exhausted
+}
+
+func encodeCursor(r format.ManifestRef) LogCursor {
+	return LogCursor(fmt.Sprintf("v1:%s:%d:%d", r.Branch, r.Incarnation, r.Version))
+}
+
+func decodeCursor(c LogCursor) (format.ManifestRef, error) {
+	parts := strings.Split(string(c), ":")
+	if len(parts) != 4 || parts[0] != "v1" {
+		return format.ManifestRef{}, fmt.Errorf("%w: malformed log cursor %q", ErrInvalidArgument, c)
+	}
+	inc, err1 := strconv.ParseUint(parts[2], 10, 64)
+	v, err2 := strconv.ParseUint(parts[3], 10, 64)
+	if err1 != nil || err2 != nil || inc == 0 || format.ValidateName(parts[1]) != nil {
+		return format.ManifestRef{}, fmt.Errorf("%w: malformed log cursor %q", ErrInvalidArgument, c)
+	}
+	return format.ManifestRef{Branch: parts[1], Incarnation: inc, Version: v}, nil
+}
+
+// Log returns up to limit commits of b's history, newest first, starting at
+// cursor ("" = the head). It walks manifest versions backwards and crosses
+// into the source branch at a fork point, so a branch's log ends with the
+// history it was forked from. A page costs O(limit) reads whatever the depth.
+func (g *Graph) Log(ctx context.Context, b BranchRef, cursor LogCursor, limit int) (LogPage, error) {
+	if limit <= 0 {
+		limit = DefaultLogLimit
+	}
+	limit = min(limit, MaxLogLimit)
+	head, err := g.liveHead(ctx, b)
+	if err != nil {
+		return LogPage{}, fmt.Errorf("log: %w", err)
+	}
+	at, more := head.ref(), true
+	if cursor != "" {
+		if at, err = decodeCursor(cursor); err != nil {
+			return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
+		}
+	}
+	var page LogPage
+	for steps := 0; more && len(page.Commits) < limit; steps++ {
+		if steps > limit+MaxForkHops {
+			return LogPage{}, fmt.Errorf("log of %s: walk exceeded %d steps: %w", b, limit+MaxForkHops, ErrCorrupt)
+		}
+		l, err := g.manifestAt(ctx, at)
+		if err != nil {
+			return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
+		}
+		if l.m.Commit != nil {
+			page.Commits = append(page.Commits, commitOf(l))
+		}
+		at, more = previous(l)
+	}
+	if more {
+		page.Next = encodeCursor(at)
+	}
+	return page, nil
+}
+
+// Commit returns the commit with id, wherever it was published (including
+// on since-deleted branch incarnations), or ErrNotFound. A cache miss costs
+// a search of the stored history, newest manifests first.
+func (g *Graph) Commit(ctx context.Context, id CommitID) (Commit, error) {
+	at, err := g.locate(ctx, id)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", id, err)
+	}
+	l, err := g.manifestAt(ctx, at)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", id, err)
+	}
+	return commitOf(l), nil
+}
+
+// locate returns the manifest that introduced commit id. It consults the
+// handle's location cache, then scans every branch name's manifests (all
+// incarnations, newest first), noting every commit it passes.
+func (g *Graph) locate(ctx context.Context, id CommitID) (format.ManifestRef, error) {
+	if r, ok := g.locations.get(id.String()); ok {
+		return r, nil
+	}
+	names, err := g.branchNames(ctx)
+	if err != nil {
+		return format.ManifestRef{}, err
+	}
+	budget := MaxWalkManifests
+	for _, name := range names {
+		r, found, err := g.scanName(ctx, name, id, &budget)
+		if err != nil || found {
+			return r, err
+		}
+	}
+	return format.ManifestRef{}, fmt.Errorf("commit %s: %w", id, ErrNotFound)
+}
+
+// scanName reads the manifests of every incarnation of name, newest first,
+// looking for commit id.
+func (g *Graph) scanName(ctx context.Context, name string, id CommitID, budget *int) (format.ManifestRef, bool, error) {
+	after := ""
+	for {
+		var page objstore.ListPage
+		err := g.withRetry(ctx, "scan "+name, func() (err error) {
+			page, err = g.store.List(ctx, g.keys.BranchPrefix(name), after, objstore.MaxListLimit)
+			return err
+		})
+		if err != nil {
+			return format.ManifestRef{}, false, fmt.Errorf("scan %q: %w", name, err)
+		}
+		for _, key := range page.Keys {
+			if *budget--; *budget < 0 {
+				return format.ManifestRef{}, false, fmt.Errorf("history search exceeded %d manifests", MaxWalkManifests)
+			}
+			inc, v, err := g.keys.ParseManifestKey(name, key)
+			if err != nil {
+				return format.ManifestRef{}, false, err
+			}
+			l, err := g.manifestAt(ctx, format.ManifestRef{Branch: name, Incarnation: inc, Version: v})
+			if err != nil {
+				return format.ManifestRef{}, false, err
+			}
+			if l.m.Commit != nil && l.m.Commit.ID == id {
+				return l.ref(), true, nil
+			}
+		}
+		if !page.Truncated || len(page.Keys) == 0 {
+			return format.ManifestRef{}, false, nil
+		}
+		after = page.Keys[len(page.Keys)-1]
+	}
+}
+
+// MergeBase returns the best common ancestor of the heads of a and b (see
+// lineage.MergeBase): merge commits' merged parents are followed, and
+// MergeBase(b, b) is b's head. It reads the full ancestry of both heads.
+func (g *Graph) MergeBase(ctx context.Context, a, b BranchRef) (Commit, error) {
+	ha, err := g.Head(ctx, a)
+	if err != nil {
+		return Commit{}, fmt.Errorf("merge base: %w", err)
+	}
+	hb, err := g.Head(ctx, b)
+	if err != nil {
+		return Commit{}, fmt.Errorf("merge base: %w", err)
+	}
+	return g.MergeBaseOf(ctx, ha.ID, hb.ID)
+}
+
+// MergeBaseOf returns the best common ancestor of commits a and b, or
+// ErrNotFound if they share none.
+func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) {
+	parents := make(map[format.ID][]format.ID)
+	where := make(map[format.ID]format.ManifestRef)
+	budget := MaxWalkManifests
+	for _, id := range []CommitID{a, b} {
+		start, err := g.locate(ctx, id)
+		if err != nil {
+			return Commit{}, fmt.Errorf("merge base: %w", err)
+		}
+		if err := g.walkAncestry(ctx, start, parents, where, &budget); err != nil {
+			return Commit{}, fmt.Errorf("merge base: %w", err)
+		}
+	}
+	base, ok := lineage.MergeBase(parents, a, b)
+	if !ok {
+		return Commit{}, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNotFound)
+	}
+	l, err := g.manifestAt(ctx, where[base])
+	if err != nil {
+		return Commit{}, fmt.Errorf("merge base: %w", err)
+	}
+	return commitOf(l), nil
+}
+
+// walkAncestry loads every commit reachable from the manifest at start into
+// parents (id -> parents) and where (id -> manifest), following previous
+// manifests and merged-from locations.
+func (g *Graph) walkAncestry(ctx context.Context, start format.ManifestRef, parents map[format.ID][]format.ID,
+	where map[format.ID]format.ManifestRef, budget *int) error {
+	seen := make(map[format.ManifestRef]bool)
+	queue := []format.ManifestRef{start}
+	for len(queue) > 0 {
+		at := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if seen[at] {
+			continue
+		}
+		seen[at] = true
+		if *budget--; *budget < 0 {
+			return fmt.Errorf("ancestry walk exceeded %d manifests", MaxWalkManifests)
+		}
+		l, err := g.manifestAt(ctx, at)
+		if err != nil {
+			return err
+		}
+		if c := l.m.Commit; c != nil {
+			if _, dup := where[c.ID]; dup {
+				continue // already walked from here (the other head's ancestry)
+			}
+			parents[c.ID], where[c.ID] = c.Parents, at
+			if c.MergedFrom != nil {
+				queue = append(queue, *c.MergedFrom)
+			}
+		}
+		if prev, ok := previous(l); ok {
+			queue = append(queue, prev)
+		}
+	}
+	return nil
+}
+
+// errIsNotFound reports a kernel not-found.
+func errIsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

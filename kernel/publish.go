@@ -1,0 +1,273 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// TableUpdate moves one table's pin to a committed version (see
+// CommitTableVersion): Table, Fork, Version, Rows.
+type TableUpdate = lineage.Update
+
+// Expectation requires Table to be pinned at Version (0: unpinned) in the
+// manifest a publish builds on.
+type Expectation = lineage.Expectation
+
+// CommitKind says how a commit came to be.
+type CommitKind = format.CommitKind
+
+// LineageIntent is the lineage a publish records: who, why, and for a merge
+// the merged parent (the first parent is always the branch head the publish
+// lands on, resolved per attempt).
+type LineageIntent struct {
+	Actor        string
+	Message      string
+	MergedParent *CommitID
+}
+
+// Commit is one commit of the graph, projected from the manifest that
+// introduced it.
+type Commit struct {
+	ID              CommitID
+	Parents         []CommitID // first parent = previous head; second = merged parent
+	Kind            CommitKind
+	Actor           string
+	Message         string
+	Time            time.Time // from Env.Clock at mint time, UTC
+	Branch          string    // where the commit was published
+	Incarnation     uint64
+	ManifestVersion uint64
+}
+
+func commitOf(l loaded) Commit {
+	c := l.m.Commit
+	if c == nil {
+		panic("kernel: commitOf: manifest has no commit")
+	}
+	return Commit{
+		ID: c.ID, Parents: append([]CommitID(nil), c.Parents...), Kind: c.Kind, Actor: c.Actor, Message: c.Message,
+		Time: time.Unix(0, c.TimeUnixNano).UTC(), Branch: l.m.Branch.Name, Incarnation: l.m.Branch.Incarnation,
+		ManifestVersion: l.m.Version,
+	}
+}
+
+// publishReq is one publish: everything minted once and kept stable across
+// attempts.
+type publishReq struct {
+	branch    BranchRef
+	updates   []lineage.Update
+	exp       []lineage.Expectation
+	commit    format.Commit // Parents resolved per attempt
+	merged    *format.ID
+	tombstone bool
+	token     format.Token
+}
+
+// Publish is the one door through which a branch changes: a single
+// create-only write of manifest version head+1 carrying the table-pin
+// updates and the new commit, whose parents are resolved from the head the
+// attempt loaded. The commit id and writer token are minted once and kept
+// across attempts; an ambiguous write is resolved by reading back. The
+// expectations are checked against each loaded head (*VersionMismatchError,
+// not retried). Losing the race retries with jittered backoff; exhausting
+// the budget returns *ContentionError. An uncontended publish costs one
+// LIST, one GET (often cached) and one PUT, whatever the history depth.
+func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
+	if err := g.checkWritable("publish"); err != nil {
+		return Commit{}, err
+	}
+	req, err := g.newPublishReq(ctx, b, updates, intent, exp)
+	if err != nil {
+		return Commit{}, fmt.Errorf("publish on %s: %w", b, err)
+	}
+	return g.publish(ctx, req)
+}
+
+func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (publishReq, error) {
+	if err := format.ValidateText(intent.Actor, intent.Message); err != nil {
+		return publishReq{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	if err := lineage.ValidateUpdates(updates); err != nil {
+		return publishReq{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	kind := format.KindCommit
+	if intent.MergedParent != nil {
+		kind = format.KindMerge
+	}
+	c, err := g.newCommit(kind, intent.Actor, intent.Message)
+	if err != nil {
+		return publishReq{}, err
+	}
+	if intent.MergedParent != nil {
+		at, err := g.locate(ctx, *intent.MergedParent)
+		if err != nil {
+			return publishReq{}, fmt.Errorf("merged parent: %w", err)
+		}
+		c.MergedFrom = &at
+	}
+	tok, err := g.token()
+	if err != nil {
+		return publishReq{}, err
+	}
+	return publishReq{branch: b, updates: append([]lineage.Update(nil), updates...), exp: append([]lineage.Expectation(nil), exp...),
+		commit: c, merged: intent.MergedParent, token: tok}, nil
+}
+
+// publish runs the bounded attempt loop of one request.
+func (g *Graph) publish(ctx context.Context, req publishReq) (Commit, error) {
+	var pending []uint64 // versions written with an ambiguous outcome
+	var last error
+	for attempt := 0; attempt < g.budget; attempt++ {
+		if attempt > 0 {
+			if err := g.backoff(ctx, attempt); err != nil {
+				return Commit{}, fmt.Errorf("publish on %s: %w", req.branch, err)
+			}
+		}
+		done, c, err := g.publishAttempt(ctx, &req, &pending)
+		if done {
+			if err != nil {
+				return Commit{}, fmt.Errorf("publish on %s: %w", req.branch, err)
+			}
+			return c, nil
+		}
+		last = err
+	}
+	if len(pending) > 0 {
+		return g.resolveAfterBudget(ctx, &req, pending, last)
+	}
+	return Commit{}, &ContentionError{Op: "publish on " + req.branch.String(), Attempts: g.budget, CommitID: req.commit.ID, Last: last}
+}
+
+// publishAttempt is one attempt. done=false with err means "retry".
+func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]uint64) (done bool, c Commit, err error) {
+	head, found, err := g.latest(ctx, req.branch.name)
+	if err != nil {
+		return final(err), Commit{}, err
+	}
+	if len(*pending) > 0 {
+		l, landed, err := g.resolvePending(ctx, req, head, found, pending)
+		if err != nil {
+			return final(err), Commit{}, err
+		}
+		if landed {
+			return true, commitOf(l), nil
+		}
+	}
+	if err := checkLive(req.branch, head, found); err != nil {
+		return true, Commit{}, err
+	}
+	next, err := buildNext(&head.m, req)
+	if err != nil {
+		return true, Commit{}, err
+	}
+	if err := g.fp.Hit(ctx, failpoint.PublishBeforeWrite); err != nil {
+		return true, Commit{}, err
+	}
+	key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
+	_, err = g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
+	switch {
+	case err == nil:
+		l := loaded{m: next, token: req.token}
+		g.manifests.put(key, l)
+		g.noteCommit(l)
+		return true, commitOf(l), nil
+	case objstore.IsAmbiguous(err):
+		*pending = append(*pending, next.Version)
+		return false, Commit{}, err
+	case errors.Is(err, objstore.ErrPreconditionFailed), retryable(err):
+		return false, Commit{}, err
+	}
+	return true, Commit{}, err
+}
+
+// final reports whether a read error ends the publish: anything but a
+// retryable store fault (a nested retry loop that already spent its budget
+// is final too).
+func final(err error) bool { return errors.Is(err, ErrContention) || !retryable(err) }
+
+// buildNext checks the expectations against head, resolves the parents from
+// head and builds the successor manifest, asserting every invariant.
+func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) {
+	if mm, ok := lineage.CheckExpectations(head, req.exp); !ok {
+		return format.Manifest{}, &VersionMismatchError{Table: mm.Table, Expected: mm.Expected, Actual: mm.Actual}
+	}
+	parents, err := lineage.ResolveParents(head, req.merged)
+	if err != nil {
+		return format.Manifest{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	c := req.commit
+	c.Parents = parents
+	next, mm, err := lineage.NextManifest(head, lineage.Proposal{Updates: req.updates, Commit: c, Tombstone: req.tombstone})
+	if err != nil {
+		return format.Manifest{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	if mm != nil {
+		return format.Manifest{}, &VersionMismatchError{Table: mm.Table, Expected: mm.Expected, Actual: mm.Actual}
+	}
+	if err := lineage.CheckSuccessor(head, &next); err != nil {
+		panic(fmt.Sprintf("kernel: invariant broken: publish would write an invalid successor of %s v%d: %v",
+			head.Branch.Name, head.Version, err))
+	}
+	return next, nil
+}
+
+// resolvePending answers "did one of my ambiguous writes land?" by reading
+// back the manifests at the versions written, comparing writer token and
+// commit id. Versions beyond the loaded head stay pending (the write may
+// still land); versions that hold someone else's manifest are dropped.
+func (g *Graph) resolvePending(ctx context.Context, req *publishReq, head loaded, found bool, pending *[]uint64) (loaded, bool, error) {
+	sameInc := found && head.m.Branch.IncarnationID == req.branch.incID
+	var keep []uint64
+	for _, v := range *pending {
+		if sameInc && v > head.m.Version {
+			keep = append(keep, v)
+			continue
+		}
+		l := head
+		if !sameInc || v != head.m.Version {
+			var err error
+			l, err = g.manifestAt(ctx, format.ManifestRef{Branch: req.branch.name, Incarnation: req.branch.inc, Version: v})
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return loaded{}, false, err
+			}
+		}
+		if l.token == req.token && l.m.Commit != nil && l.m.Commit.ID == req.commit.ID {
+			return l, true, nil
+		}
+	}
+	*pending = keep
+	return loaded{}, false, nil
+}
+
+// resolveAfterBudget makes the final read-back when the budget ran out with
+// ambiguous writes outstanding: success if one landed, otherwise
+// *ContentionError, marked Ambiguous if the read-back failed or found a
+// written version still empty (the write could land later).
+func (g *Graph) resolveAfterBudget(ctx context.Context, req *publishReq, pending []uint64, last error) (Commit, error) {
+	op := "publish on " + req.branch.String()
+	unknown := false
+	for _, v := range pending {
+		l, err := g.manifestAt(ctx, format.ManifestRef{Branch: req.branch.name, Incarnation: req.branch.inc, Version: v})
+		if errors.Is(err, ErrNotFound) {
+			unknown = true // nothing there yet: a delayed write could still land
+			continue
+		}
+		if err != nil {
+			return Commit{}, &ContentionError{Op: op, Attempts: g.budget, CommitID: req.commit.ID, Ambiguous: true, Last: err}
+		}
+		if l.token == req.token && l.m.Commit != nil && l.m.Commit.ID == req.commit.ID {
+			return commitOf(l), nil
+		}
+	}
+	return Commit{}, &ContentionError{Op: op, Attempts: g.budget, CommitID: req.commit.ID, Ambiguous: unknown, Last: last}
+}

@@ -1,0 +1,176 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// TableContent is the content of a new table version: opaque data-fragment
+// names (in order), a row count, and metadata (stored as sorted pairs).
+type TableContent struct {
+	Fragments []string
+	Rows      uint64
+	Metadata  map[string]string
+}
+
+// TableRef names one version of a table on one fork; the zero TableRef means
+// "no version".
+type TableRef = format.TableRef
+
+// TablePin is one table version visible in a snapshot.
+type TablePin = format.TablePin
+
+// TableVersion is one decoded, immutable table version.
+type TableVersion = format.TableVersion
+
+// TableHead returns the newest committed version of table on b: the newer of
+// the newest version on b's own fork (LIST limit 1) and the version b's
+// head manifest pins (inherited from the source branch, or adopted by a
+// merge). The zero TableRef means the table has no version on b. The HEAD
+// may be ahead of the pinned version: a version is committed before it is
+// published.
+func (g *Graph) TableHead(ctx context.Context, b BranchRef, table string) (TableRef, error) {
+	if err := format.ValidateName(table); err != nil {
+		return TableRef{}, fmt.Errorf("table head: %w", err)
+	}
+	head, err := g.liveHead(ctx, b)
+	if err != nil {
+		return TableRef{}, fmt.Errorf("table head of %q: %w", table, err)
+	}
+	return g.tableHead(ctx, b, &head.m, table)
+}
+
+func (g *Graph) tableHead(ctx context.Context, b BranchRef, m *format.Manifest, table string) (TableRef, error) {
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "table head", func() (err error) {
+		page, err = g.store.List(ctx, g.keys.TableForkPrefix(table, b.incID), "", 1)
+		return err
+	})
+	if err != nil {
+		return TableRef{}, fmt.Errorf("table head of %q on %s: %w", table, b, err)
+	}
+	var head TableRef
+	if pin, ok := m.Pin(table); ok {
+		head = TableRef{Fork: pin.Fork, Version: pin.Version}
+	}
+	if len(page.Keys) == 1 {
+		v, err := g.keys.ParseTableVersionKey(table, b.incID, page.Keys[0])
+		if err != nil {
+			return TableRef{}, fmt.Errorf("table head of %q on %s: %w", table, b, err)
+		}
+		if v >= head.Version {
+			head = TableRef{Fork: b.incID, Version: v}
+		}
+	}
+	return head, nil
+}
+
+// CommitTableVersion writes version HEAD+1 of table on b's fork, create-only,
+// with basedOn recorded as the version the content was built from (zero:
+// none). It moves the table HEAD but publishes nothing: pass the returned
+// update to Publish. Losing the create-only write to a concurrent writer
+// returns *VersionMismatchError (refresh and retry).
+func (g *Graph) CommitTableVersion(ctx context.Context, b BranchRef, table string, content TableContent, basedOn TableRef) (TableUpdate, error) {
+	if err := g.checkWritable("commit table version"); err != nil {
+		return TableUpdate{}, err
+	}
+	if err := format.ValidateName(table); err != nil {
+		return TableUpdate{}, fmt.Errorf("commit table version: %w", err)
+	}
+	head, err := g.liveHead(ctx, b)
+	if err != nil {
+		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w", table, err)
+	}
+	th, err := g.tableHead(ctx, b, &head.m, table)
+	if err != nil {
+		return TableUpdate{}, err
+	}
+	return g.commitTableVersionAt(ctx, b, table, content, basedOn, th)
+}
+
+// commitTableVersionAt writes version th.Version+1 on b's fork.
+func (g *Graph) commitTableVersionAt(ctx context.Context, b BranchRef, table string, content TableContent, basedOn, th TableRef) (TableUpdate, error) {
+	tv := format.TableVersion{Table: table, Fork: b.incID, Version: th.Version + 1, Rows: content.Rows,
+		Fragments: append([]string(nil), content.Fragments...), Metadata: sortedMetadata(content.Metadata)}
+	if len(tv.Fragments) == 0 {
+		tv.Fragments = nil
+	}
+	if basedOn != (TableRef{}) {
+		tv.BasedOn = &basedOn
+	}
+	tok, err := g.token()
+	if err != nil {
+		return TableUpdate{}, err
+	}
+	data, err := format.EncodeTableVersion(&tv, tok)
+	if err != nil {
+		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w: %v", table, ErrInvalidArgument, err)
+	}
+	key := g.keys.TableVersion(table, b.incID, tv.Version)
+	ours, err := g.putCreateOnly(ctx, "commit table version", key, data)
+	if err != nil {
+		return TableUpdate{}, err
+	}
+	if !ours {
+		return TableUpdate{}, &VersionMismatchError{Table: table, Expected: th.Version, Actual: tv.Version}
+	}
+	g.tables.put(key, tv)
+	return TableUpdate{Table: table, Fork: b.incID, Version: tv.Version, Rows: tv.Rows}, nil
+}
+
+func sortedMetadata(md map[string]string) []format.KV {
+	if len(md) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]format.KV, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, format.KV{Key: k, Value: md[k]})
+	}
+	return out
+}
+
+// ReadTable returns the table version ref names (or ErrNotFound). The zero
+// ref yields the zero TableVersion for table.
+func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (TableVersion, error) {
+	if err := format.ValidateName(table); err != nil {
+		return TableVersion{}, fmt.Errorf("read table: %w", err)
+	}
+	if ref == (TableRef{}) {
+		return TableVersion{Table: table}, nil
+	}
+	key := g.keys.TableVersion(table, ref.Fork, ref.Version)
+	if tv, ok := g.tables.get(key); ok {
+		return tv, nil
+	}
+	var obj objstore.Object
+	err := g.withRetry(ctx, "read table", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if err != nil {
+		return TableVersion{}, storeNotFound("read table version "+key, err)
+	}
+	tv, _, err := format.DecodeTableVersion(obj.Data)
+	if err != nil {
+		return TableVersion{}, fmt.Errorf("read table version %s: %w", key, err)
+	}
+	if tv.Table != table || tv.Fork != ref.Fork || tv.Version != ref.Version {
+		return TableVersion{}, fmt.Errorf("read table version %s: content names %s/%s/%d: %w", key, tv.Table, tv.Fork, tv.Version, ErrCorrupt)
+	}
+	g.tables.put(key, tv)
+	return tv, nil
+}
+
+// isMismatch reports a *VersionMismatchError and returns it.
+func isMismatch(err error) (*VersionMismatchError, bool) {
+	var mm *VersionMismatchError
+	ok := errors.As(err, &mm)
+	return mm, ok
+}

@@ -1,0 +1,157 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
+)
+
+// TableWrite is one table's part of a Write.
+type TableWrite struct {
+	Table string
+	// Strict requires the table HEAD to equal BaseVersion (the version the
+	// caller read); otherwise Write fails with *VersionMismatchError.
+	// Non-strict writes rebase: Build is re-run on the currently published
+	// version and the new version is the live HEAD+1.
+	Strict      bool
+	BaseVersion uint64
+	// Build returns the new content given the currently published version
+	// of the table (the zero TableVersion, with Table set, if unpinned). It
+	// may run more than once (once per rebase round) and must not have side
+	// effects beyond writing immutable data fragments.
+	Build func(pinned TableVersion) (TableContent, error)
+}
+
+// Write commits one new version of every touched table and publishes them
+// together in one commit, with an expectation per table that its pin is
+// still the one Build saw. Non-strict tables that lose a race are rebuilt
+// and retried (bounded by the retry budget); a strict table's mismatch is
+// returned to the caller. The commit id and writer token are minted once.
+func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, intent LineageIntent) (Commit, error) {
+	if err := g.checkWritable("write"); err != nil {
+		return Commit{}, err
+	}
+	sorted, err := sortWrites(writes)
+	if err != nil {
+		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+	}
+	req, err := g.newPublishReq(ctx, b, nil, intent, nil)
+	if err != nil {
+		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+	}
+	var last error
+	for round := 0; round < g.budget; round++ {
+		if round > 0 {
+			if err := g.backoff(ctx, round); err != nil {
+				return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+			}
+		}
+		c, err := g.writeRound(ctx, &req, sorted)
+		if err == nil {
+			return c, nil
+		}
+		mm, ok := isMismatch(err)
+		if !ok || strictTable(sorted, mm.Table) {
+			return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+		}
+		last = err // a non-strict table lost a race: rebuild on the new pin
+	}
+	return Commit{}, &ContentionError{Op: "write on " + b.String(), Attempts: g.budget, CommitID: req.commit.ID, Last: last}
+}
+
+func sortWrites(writes []TableWrite) ([]TableWrite, error) {
+	sorted := append([]TableWrite(nil), writes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Table < sorted[j].Table })
+	for i, w := range sorted {
+		if err := format.ValidateName(w.Table); err != nil {
+			return nil, err
+		}
+		if w.Build == nil {
+			return nil, fmt.Errorf("%w: table %q has no Build", ErrInvalidArgument, w.Table)
+		}
+		if i > 0 && sorted[i-1].Table == w.Table {
+			return nil, fmt.Errorf("%w: table %q written twice", ErrInvalidArgument, w.Table)
+		}
+	}
+	return sorted, nil
+}
+
+func strictTable(writes []TableWrite, table string) bool {
+	for _, w := range writes {
+		if w.Table == table {
+			return w.Strict
+		}
+	}
+	return false
+}
+
+// writeRound is one attempt: load the head, check strict bases, commit one
+// version per table, publish with expectations.
+func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite) (Commit, error) {
+	b := req.branch
+	head, err := g.liveHead(ctx, b)
+	if err != nil {
+		return Commit{}, err
+	}
+	// RECOVERY: heal-first sweep goes here — converge any interrupted write
+	// on b (table HEADs ahead of their pins) before advancing tables.
+	heads := make([]TableRef, len(writes))
+	for i, w := range writes {
+		if heads[i], err = g.tableHead(ctx, b, &head.m, w.Table); err != nil {
+			return Commit{}, err
+		}
+		if w.Strict && heads[i].Version != w.BaseVersion {
+			return Commit{}, &VersionMismatchError{Table: w.Table, Expected: w.BaseVersion, Actual: heads[i].Version}
+		}
+	}
+	// RECOVERY: sidecar write goes here — record the intended table
+	// versions durably BEFORE any table HEAD moves (then failpoint
+	// AfterSidecarWrite).
+	req.updates, req.exp = nil, nil
+	for i, w := range writes {
+		u, pinVersion, err := g.commitOne(ctx, b, &head.m, w, heads[i])
+		if err != nil {
+			return Commit{}, err
+		}
+		req.updates = append(req.updates, u)
+		req.exp = append(req.exp, lineage.Expectation{Table: w.Table, Version: pinVersion})
+		if err := g.fp.Hit(ctx, failpoint.AfterTableCommit); err != nil {
+			return Commit{}, err
+		}
+	}
+	if err := g.fp.Hit(ctx, failpoint.BeforePublish); err != nil {
+		return Commit{}, err
+	}
+	c, err := g.publish(ctx, *req)
+	if err != nil {
+		return Commit{}, err
+	}
+	// RECOVERY: sidecar delete goes here (after failpoint
+	// AfterPublishBeforeSidecarDelete).
+	return c, nil
+}
+
+// commitOne builds and commits one table's new version on top of the pin in
+// m, at version th+1. It returns the update and the pinned version the
+// publish must still find.
+func (g *Graph) commitOne(ctx context.Context, b BranchRef, m *format.Manifest, w TableWrite, th TableRef) (TableUpdate, uint64, error) {
+	pinned := TableVersion{Table: w.Table}
+	var base TableRef
+	if pin, ok := m.Pin(w.Table); ok {
+		base = TableRef{Fork: pin.Fork, Version: pin.Version}
+		var err error
+		if pinned, err = g.ReadTable(ctx, w.Table, base); err != nil {
+			return TableUpdate{}, 0, err
+		}
+	}
+	content, err := w.Build(pinned)
+	if err != nil {
+		return TableUpdate{}, 0, fmt.Errorf("build %q: %w", w.Table, err)
+	}
+	u, err := g.commitTableVersionAt(ctx, b, w.Table, content, base, th)
+	return u, base.Version, err
+}
