@@ -26,9 +26,6 @@ type RunOptions struct {
 	UniqueETags bool
 }
 
-// Factory returns a new, empty, isolated store.
-type Factory func(t *testing.T) objstore.Store
-
 // Run runs the conformance suite with default options.
 func Run(t *testing.T, newStore func(t *testing.T) objstore.Store) {
 	t.Helper()
