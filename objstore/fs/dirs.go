@@ -51,17 +51,23 @@ func refuseLinks(err error) error {
 	return err
 }
 
-// chain is the open directories from the root down to an object's parent:
-// fds[i] is the directory names[i] inside dirFd(i). The root fd is borrowed;
-// close releases only fds.
+// chain is the open directories from the root down to an object's parent.
+// A full chain keeps every level open (fds[i] is the directory names[i]
+// inside dirFd(i)) so prune can remove empty levels; otherwise only the
+// leaf stays open, so a deep key costs two descriptors, not one per level.
+// The root fd is borrowed; close releases only fds.
 type chain struct {
 	root  int
 	fds   []int
 	names []string
+	full  bool
 }
 
 // dirFd returns the directory that contains names[i] (the root for i=0).
 func (c *chain) dirFd(i int) int {
+	if !c.full {
+		panic("fs: dirFd on a chain that keeps only its leaf")
+	}
 	if i == 0 {
 		return c.root
 	}
@@ -69,7 +75,12 @@ func (c *chain) dirFd(i int) int {
 }
 
 // leaf is the deepest open directory.
-func (c *chain) leaf() int { return c.dirFd(len(c.fds)) }
+func (c *chain) leaf() int {
+	if len(c.fds) == 0 {
+		return c.root
+	}
+	return c.fds[len(c.fds)-1]
+}
 
 func (c *chain) close() {
 	for _, fd := range c.fds {
@@ -80,27 +91,37 @@ func (c *chain) close() {
 
 // walk opens dirs one component at a time below root, never following a
 // symlink (openat with O_NOFOLLOW|O_DIRECTORY on every component), so no
-// path it returns can leave the root. With create it makes missing
-// directories and fsyncs each parent after a mkdir so the new entry is
-// durable before anything is placed inside it.
-func walk(root int, dirs []string, create bool) (*chain, error) {
-	c := &chain{root: root, fds: make([]int, 0, len(dirs)), names: dirs}
-	for i, name := range dirs {
-		parent := c.dirFd(i)
-		if create {
-			if err := mkdirDurable(parent, name); err != nil {
-				c.close()
-				return nil, err
-			}
-		}
-		fd, err := openDir(parent, name)
+// path it returns can leave the root. With create it makes a missing
+// directory and fsyncs its parent, so the new entry is durable before
+// anything is placed inside it. With full it keeps every level open.
+func walk(root int, dirs []string, create, full bool) (*chain, error) {
+	c := &chain{root: root, names: dirs, full: full}
+	for _, name := range dirs {
+		fd, err := openChild(c.leaf(), name, create)
 		if err != nil {
 			c.close()
 			return nil, err
 		}
+		if !full && len(c.fds) > 0 {
+			unix.Close(c.fds[0])
+			c.fds = c.fds[:0]
+		}
 		c.fds = append(c.fds, fd)
 	}
 	return c, nil
+}
+
+// openChild opens directory name inside parent, first making it (durably)
+// if it is missing and create is set.
+func openChild(parent int, name string, create bool) (int, error) {
+	fd, err := openDir(parent, name)
+	if err == nil || !create || !errors.Is(err, unix.ENOENT) {
+		return fd, err
+	}
+	if err := mkdirDurable(parent, name); err != nil {
+		return -1, err
+	}
+	return openDir(parent, name)
 }
 
 // mkdirDurable makes directory name inside parent if it is missing and

@@ -138,7 +138,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 // readKey opens key's object file below root and reads it.
 func readKey(root int, key string, wantData bool) (header, []byte, error) {
 	names := encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], false)
+	c, err := walk(root, names[:len(names)-1], false, false)
 	if err != nil {
 		return header{}, nil, err
 	}

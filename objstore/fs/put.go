@@ -25,15 +25,15 @@ import (
 // unknown).
 func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
 	const op = objstore.OpPut
-	if cond.Kind > objstore.CondIfMatch {
-		return "", objstore.NewError(op, key, objstore.ErrPreconditionFailed,
-			fmt.Errorf("unknown condition kind %d", cond.Kind))
-	}
 	root, err := s.begin(ctx, op, key)
 	if err != nil {
 		return "", err
 	}
 	defer unix.Close(root)
+	if cond.Kind > objstore.CondIfMatch {
+		return "", objstore.NewError(op, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("unknown condition kind %d", cond.Kind))
+	}
 	tmpDir, err := openDir(root, tmpDirName)
 	if err != nil {
 		return "", storeErr(op, key, err)
@@ -121,7 +121,7 @@ func placeRename(src source, dir int, name string) error {
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
-		c, err := walk(root, dirs, true)
+		c, err := walk(root, dirs, true, false)
 		if errors.Is(err, unix.ENOENT) {
 			continue
 		}
@@ -178,7 +178,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // returns the open parent chain for pruning when a file was removed.
 func unlinkLocked(root int, key string) (*chain, error) {
 	names := encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], false)
+	c, err := walk(root, names[:len(names)-1], false, true)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil
 	}
