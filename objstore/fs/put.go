@@ -41,7 +41,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	defer unix.Close(tmpDir)
 	tmp, h, err := writeTemp(tmpDir, data)
 	if err != nil {
-		return "", wrapErr(op, key, err)
+		return "", storeErr(op, key, err) // never "not found": the temp dir is ours
 	}
 	// After a rename the temp name is gone (ENOENT); after a link, or a
 	// failure, this removes it. Best effort: a leftover temp is invisible
