@@ -364,15 +364,22 @@ func (g *Graph) putCreateOnly(ctx context.Context, op, key string, data []byte) 
 	}
 	err = g.withRetry(ctx, op, func() error {
 		_, perr := g.store.Put(ctx, key, data, objstore.CreateOnly)
-		switch {
-		case perr == nil:
+		if perr == nil {
 			ours = true
 			return nil
-		case errors.Is(perr, objstore.ErrPreconditionFailed):
-			ours, perr = g.tokenAt(ctx, key, env.Token)
-			return perr
 		}
-		return perr // ambiguous or transient: retried; the next attempt's precondition failure reads back
+		if !errors.Is(perr, objstore.ErrPreconditionFailed) && !objstore.IsAmbiguous(perr) {
+			return perr // transient or final
+		}
+		present, mine, rerr := g.readBackToken(ctx, key, env.Token)
+		if rerr != nil {
+			return rerr
+		}
+		if !present {
+			return perr // ambiguous and not applied: write again
+		}
+		ours = mine
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("%s %s: %w", op, key, err)
@@ -380,17 +387,21 @@ func (g *Graph) putCreateOnly(ctx context.Context, op, key string, data []byte) 
 	return ours, nil
 }
 
-// tokenAt reports whether the object at key carries token.
-func (g *Graph) tokenAt(ctx context.Context, key string, token format.Token) (bool, error) {
+// readBackToken reports whether an object exists at key and whether it
+// carries token.
+func (g *Graph) readBackToken(ctx context.Context, key string, token format.Token) (present, mine bool, err error) {
 	obj, err := g.store.Get(ctx, key)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return false, false, nil
+	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	env, err := format.DecodeEnvelope(obj.Data)
 	if err != nil {
-		return false, fmt.Errorf("read back %s: %w", key, err)
+		return false, false, fmt.Errorf("read back %s: %w", key, err)
 	}
-	return env.Token == token, nil
+	return true, env.Token == token, nil
 }
 
 // --- manifest loading ------------------------------------------------------

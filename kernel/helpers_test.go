@@ -112,3 +112,5 @@ func wantErr(t testing.TB, err, target error) {
 		t.Fatalf("got error %v, want %v", err, target)
 	}
 }
+
+func kernelRef(p kernel.TablePin) kernel.TableRef { return kernel.TableRef{Fork: p.Fork, Version: p.Version} }
