@@ -113,4 +113,6 @@ func wantErr(t testing.TB, err, target error) {
 	}
 }
 
-func kernelRef(p kernel.TablePin) kernel.TableRef { return kernel.TableRef{Fork: p.Fork, Version: p.Version} }
+func kernelRef(p kernel.TablePin) kernel.TableRef {
+	return kernel.TableRef{Fork: p.Fork, Version: p.Version}
+}
