@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/oklog/ulid/v2"
 )
 
 // CommitID identifies a commit (a ULID).
@@ -84,4 +85,13 @@ func checkLive(b BranchRef, l loaded, found bool) error {
 		return fmt.Errorf("branch %s: deleted: %w", b, ErrBranchNotFound)
 	}
 	return nil
+}
+
+// CommitIDFromString parses the canonical 26-character form of a commit id.
+func CommitIDFromString(s string) (CommitID, error) {
+	id, err := ulid.ParseStrict(s)
+	if err != nil {
+		return CommitID{}, fmt.Errorf("%w: commit id %q: %v", ErrInvalidArgument, s, err)
+	}
+	return id, nil
 }
