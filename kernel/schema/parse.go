@@ -32,13 +32,14 @@ func (e *ParseError) Unwrap() []error { return []error{e.Err, ErrInvalidSchema} 
 // problem returns a *ParseError at the offending line. The grammar:
 //
 //	schema   = { decl } .
-//	decl     = "node" Name body
-//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] body .
+//	decl     = "node" Name [ body ]
+//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] [ body ] .
 //	body     = "{" { prop [ "," ] } "}" .
 //	prop     = Name ":" kind [ "?" ] .
 //	kind     = "string" | "int64" | "float64" | "bool" | "timestamp" | "bytes" .
 //
-// A property is required unless its kind is followed by "?" (nullable).
+// A property is required unless its kind is followed by "?" (nullable). A
+// declaration without a body has no properties.
 // "#" starts a comment that runs to the end of the line. Only ASCII is
 // accepted outside comments. Example:
 //
@@ -199,6 +200,9 @@ func (p *parser) card() (Cardinality, error) {
 }
 
 func (p *parser) body(tp *typePos) ([]Property, error) {
+	if p.tok.kind != tLBrace {
+		return nil, nil // no body: no properties
+	}
 	if err := p.expect(tLBrace); err != nil {
 		return nil, err
 	}

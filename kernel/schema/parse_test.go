@@ -18,7 +18,7 @@ node Company { name: string }
 edge WorksAt: Person -> Company @card(0..1) {
   since: timestamp?,
 }
-edge Knows: Person -> Person {}
+edge Knows: Person -> Person
 `
 
 // TestParseValid pins that the text form and the Go API mean the same thing.
@@ -60,7 +60,7 @@ func TestParseErrors(t *testing.T) {
 		msg       string
 	}{
 		{"unknown keyword", "nod A {}", 1, 1, true, `expected "node" or "edge"`},
-		{"missing brace", "node A\nnode B {}", 2, 1, true, `expected "{"`},
+		{"garbage after name", "node A\nnode B }", 2, 8, true, `expected "node" or "edge"`},
 		{"unclosed body", "node A {\n  x: string\n", 3, 1, true, "found end of input"},
 		{"missing colon", "node A {\n  x string\n}", 2, 5, true, `expected ":"`},
 		{"unknown kind", "node A {\n  x: text\n}", 2, 6, true, `unknown property kind "text"`},

@@ -1,0 +1,211 @@
+package data
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/graphkernel/graphkernel/kernel/schema"
+)
+
+// MaxFragmentRows bounds the rows of a fragment a commit writes.
+const MaxFragmentRows = 1 << 17
+
+// builtFragment is one entry of a new table version: an existing fragment
+// kept as is (keep != nil), or the content of a new fragment (rec).
+type builtFragment struct {
+	keep *FragmentInfo
+	rec  arrow.Record
+}
+
+// builtTable is the new content of one table: the fragment list in order and
+// the row count.
+type builtTable struct {
+	frags []builtFragment
+	rows  uint64
+}
+
+func (b builtTable) release() {
+	for _, f := range b.frags {
+		if f.rec != nil {
+			f.rec.Release()
+		}
+	}
+}
+
+// rowSrc is one row of a new fragment: a record and a row index.
+type rowSrc struct {
+	rec arrow.Record
+	row int
+}
+
+// mergeCount returns how many trailing fragments of frags a commit adding
+// newRows rows merges with them. The rule (a binary counter) merges the
+// previous fragment while it has no more rows than everything merged so far
+// and the result fits one fragment, so the trailing fragments at least
+// double in size going backwards: a table holds at most about
+// log2(MaxFragmentRows) small fragments however many small commits it got,
+// and each row is rewritten O(log) times.
+func mergeCount(frags []FragmentInfo, newRows uint64) int {
+	if newRows == 0 {
+		return 0
+	}
+	acc, k := newRows, 0
+	for k < len(frags) {
+		prev := frags[len(frags)-1-k].Rows
+		if prev > acc || acc+prev > MaxFragmentRows {
+			break
+		}
+		acc += prev
+		k++
+	}
+	return k
+}
+
+// buildTable computes the new content of a planned table from its HEAD
+// view: fragments holding replaced or deleted ids are rewritten without
+// changing any existing file (copy-on-write), new ids go to new fragments
+// sorted by id, and the trailing small fragments merge with the new rows
+// (mergeCount). Every fragment it needs must be loaded in p.head.
+func buildTable(p *tablePlan) builtTable {
+	head := p.head
+	touched := touchedFragments(p)
+	merge := mergeCount(head.frags, uint64(len(p.inserts)))
+	out := builtTable{}
+	var tail []rowSrc
+	for i := range head.frags {
+		inTail := i >= len(head.frags)-merge
+		switch {
+		case !touched[i] && !inTail:
+			out.frags = append(out.frags, builtFragment{keep: &head.frags[i]})
+			out.rows += head.frags[i].Rows
+		case inTail:
+			tail = append(tail, survivors(p, i)...)
+		default:
+			if rows := survivors(p, i); len(rows) > 0 {
+				out.frags = append(out.frags, builtFragment{rec: gather(p.t, rows)})
+				out.rows += uint64(len(rows))
+			}
+		}
+	}
+	for _, ref := range p.inserts {
+		w := p.st.writes[ref.w]
+		tail = append(tail, rowSrc{w.rec, ref.row})
+	}
+	sort.SliceStable(tail, func(a, b int) bool { return srcID(tail[a]) < srcID(tail[b]) })
+	for len(tail) > 0 {
+		n := min(len(tail), MaxFragmentRows)
+		out.frags = append(out.frags, builtFragment{rec: gather(p.t, tail[:n])})
+		out.rows += uint64(n)
+		tail = tail[n:]
+	}
+	checkBuilt(p, out)
+	return out
+}
+
+// touchedFragments marks the HEAD fragments holding a replaced or deleted id.
+func touchedFragments(p *tablePlan) map[int]bool {
+	touched := map[int]bool{}
+	for _, ids := range [2][]string{keys(p.replace), keys(p.deletes)} {
+		for _, id := range ids {
+			ref, ok := p.head.lookup(id)
+			if !ok {
+				panic(fmt.Sprintf("data: planned id %q of %s is not in its HEAD view", id, p.t.Name))
+			}
+			touched[ref.frag] = true
+		}
+	}
+	return touched
+}
+
+// survivors lists the rows of HEAD fragment i after the plan: deleted rows
+// dropped, replaced rows taken from the pending write, in id order.
+func survivors(p *tablePlan, i int) []rowSrc {
+	rec := p.head.recs[i]
+	if rec == nil {
+		panic(fmt.Sprintf("data: fragment %s of %s must be loaded to be rewritten", p.head.frags[i].Name, p.t.Name))
+	}
+	ids := rec.Column(colID).(*array.String)
+	out := make([]rowSrc, 0, ids.Len())
+	for r := 0; r < ids.Len(); r++ {
+		id := ids.Value(r)
+		if p.deletes[id] {
+			continue
+		}
+		if ref, ok := p.replace[id]; ok {
+			out = append(out, rowSrc{p.st.writes[ref.w].rec, ref.row})
+			continue
+		}
+		out = append(out, rowSrc{rec, r})
+	}
+	return out
+}
+
+func srcID(s rowSrc) string { return s.rec.Column(colID).(*array.String).Value(s.row) }
+
+// checkBuilt asserts the row arithmetic of a build: the new row count is
+// the HEAD's minus deletions plus insertions.
+func checkBuilt(p *tablePlan, b builtTable) {
+	want := p.head.rows - uint64(len(p.deletes)) + uint64(len(p.inserts))
+	if b.rows != want {
+		panic(fmt.Sprintf("data: build of %s has %d rows, want %d (head %d - deleted %d + inserted %d)",
+			p.t.Name, b.rows, want, p.head.rows, len(p.deletes), len(p.inserts)))
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// gather builds one record with t's schema from rows of records that have
+// t's schema, in the given order.
+func gather(t *Table, rows []rowSrc) arrow.Record {
+	b := array.NewRecordBuilder(goAlloc, t.arrow)
+	defer b.Release()
+	b.Reserve(len(rows))
+	for c := range t.arrow.Fields() {
+		copyColumn(b.Field(c), kindOf(t, c), c, rows)
+	}
+	return b.NewRecord()
+}
+
+// kindOf returns the schema kind of column c (key columns are strings).
+func kindOf(t *Table, c int) schema.Kind {
+	if c < t.firstProp() {
+		return schema.String
+	}
+	return t.Props[c-t.firstProp()].Kind
+}
+
+func copyColumn(fb array.Builder, k schema.Kind, c int, rows []rowSrc) {
+	for _, r := range rows {
+		col := r.rec.Column(c)
+		if col.IsNull(r.row) {
+			fb.AppendNull()
+			continue
+		}
+		switch k {
+		case schema.String:
+			fb.(*array.StringBuilder).Append(col.(*array.String).Value(r.row))
+		case schema.Int64:
+			fb.(*array.Int64Builder).Append(col.(*array.Int64).Value(r.row))
+		case schema.Float64:
+			fb.(*array.Float64Builder).Append(col.(*array.Float64).Value(r.row))
+		case schema.Bool:
+			fb.(*array.BooleanBuilder).Append(col.(*array.Boolean).Value(r.row))
+		case schema.Timestamp:
+			fb.(*array.TimestampBuilder).Append(col.(*array.Timestamp).Value(r.row))
+		case schema.Bytes:
+			fb.(*array.BinaryBuilder).Append(col.(*array.Binary).Value(r.row))
+		default:
+			panic(fmt.Sprintf("data: copy of unchecked kind %v", k))
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package data
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+)
+
+// tableView is the committed content of one table at one version, as far as
+// it was loaded: the fragment list of the version and the decoded records of
+// the fragments some question needs. It does no I/O: a loader fills it
+// first, and asking about an id whose candidate fragment was not loaded is
+// an internal bug (panic), never a silent "absent".
+type tableView struct {
+	t     *Table
+	frags []FragmentInfo
+	recs  []arrow.Record // parallel to frags; nil = not loaded
+	rows  uint64
+
+	bySource map[string][]string // edge tables: from -> edge ids; built on demand
+	byNode   map[string][]string // edge tables: from or to -> edge ids
+}
+
+func newTableView(t *Table, frags []FragmentInfo, rows uint64) *tableView {
+	return &tableView{t: t, frags: frags, recs: make([]arrow.Record, len(frags)), rows: rows}
+}
+
+// candidates returns the indexes of fragments whose id range covers id.
+func (v *tableView) candidates(id string, visit func(i int) bool) {
+	for i, f := range v.frags {
+		if f.mayContain(id) && !visit(i) {
+			return
+		}
+	}
+}
+
+// rowRef locates one committed row: fragment index and row index.
+type rowRef struct{ frag, row int }
+
+// lookup finds id. Every fragment whose range covers id must be loaded.
+func (v *tableView) lookup(id string) (rowRef, bool) {
+	ref, found := rowRef{}, false
+	v.candidates(id, func(i int) bool {
+		rec := v.recs[i]
+		if rec == nil {
+			panic(fmt.Sprintf("data: lookup of %s id %q in fragment %s which was not loaded", v.t.Name, id, v.frags[i].Name))
+		}
+		ids := rec.Column(colID).(*array.String)
+		j := sort.Search(ids.Len(), func(k int) bool { return ids.Value(k) >= id })
+		if j < ids.Len() && ids.Value(j) == id {
+			ref, found = rowRef{i, j}, true
+			return false
+		}
+		return true
+	})
+	return ref, found
+}
+
+// has reports whether id exists in the view.
+func (v *tableView) has(id string) bool {
+	_, ok := v.lookup(id)
+	return ok
+}
+
+// ends returns the endpoints of edge id.
+func (v *tableView) ends(id string) (from, to string, ok bool) {
+	ref, ok := v.lookup(id)
+	if !ok {
+		return "", "", false
+	}
+	rec := v.recs[ref.frag]
+	return rec.Column(colFrom).(*array.String).Value(ref.row), rec.Column(colTo).(*array.String).Value(ref.row), true
+}
+
+// row returns the Row at ref.
+func (v *tableView) row(ref rowRef) Row { return rowAt(v.t, v.recs[ref.frag], ref.row) }
+
+// fullyLoaded reports whether every fragment is loaded.
+func (v *tableView) fullyLoaded() bool {
+	for _, r := range v.recs {
+		if r == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// edgeIndex builds the by-source and by-node indexes of an edge table. The
+// whole table must be loaded.
+func (v *tableView) edgeIndex() {
+	if v.bySource != nil {
+		return
+	}
+	if !v.t.Edge || !v.fullyLoaded() {
+		panic(fmt.Sprintf("data: edge index of %s needs a fully loaded edge table", v.t.Name))
+	}
+	v.bySource, v.byNode = map[string][]string{}, map[string][]string{}
+	for _, rec := range v.recs {
+		ids := rec.Column(colID).(*array.String)
+		from, to := rec.Column(colFrom).(*array.String), rec.Column(colTo).(*array.String)
+		for i := 0; i < ids.Len(); i++ {
+			id, f, t := ids.Value(i), from.Value(i), to.Value(i)
+			v.bySource[f] = append(v.bySource[f], id)
+			v.byNode[f] = append(v.byNode[f], id)
+			if t != f {
+				v.byNode[t] = append(v.byNode[t], id)
+			}
+		}
+	}
+	for _, m := range []map[string][]string{v.bySource, v.byNode} {
+		for _, ids := range m {
+			sort.Strings(ids)
+		}
+	}
+}
+
+// outEdges returns the ids, sorted, of the edges whose source is from.
+func (v *tableView) outEdges(from string) []string {
+	v.edgeIndex()
+	return v.bySource[from]
+}
+
+// incident returns the ids, sorted, of the edges with node as from or to.
+func (v *tableView) incident(node string) []string {
+	v.edgeIndex()
+	return v.byNode[node]
+}
+
+// release drops the loaded records.
+func (v *tableView) release() {
+	for i, r := range v.recs {
+		if r != nil {
+			r.Release()
+			v.recs[i] = nil
+		}
+	}
+}
