@@ -7,18 +7,32 @@ import (
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
+// putCase is one write of testPutGetHead.
+type putCase struct {
+	key  string
+	data string
+	cond objstore.Condition
+}
+
+// nestedPutCases include a key that is also a path-prefix of another key.
+var nestedPutCases = []putCase{
+	{"k1", "hello", objstore.Unconditional},
+	{"k2", "created", objstore.CreateOnly},
+	{"dir/sub/obj", "nested", objstore.Unconditional},
+	{"dir/sub", "a key that is also a prefix of another key", objstore.CreateOnly},
+}
+
+// flatPutCases include a key that is a byte prefix, not a path-prefix, of
+// another key.
+var flatPutCases = []putCase{
+	{"k1", "hello", objstore.Unconditional},
+	{"k2", "created", objstore.CreateOnly},
+	{"dir/sub/obj", "nested", objstore.Unconditional},
+	{"dir/sub/obj-2", "a key whose byte prefix is another key", objstore.CreateOnly},
+}
+
 // testPutGetHead: a write is readable with the ETag Put returned.
-func testPutGetHead(t *testing.T, s objstore.Store) {
-	cases := []struct {
-		key  string
-		data string
-		cond objstore.Condition
-	}{
-		{"k1", "hello", objstore.Unconditional},
-		{"k2", "created", objstore.CreateOnly},
-		{"dir/sub/obj", "nested", objstore.Unconditional},
-		{"dir/sub", "a key that is also a prefix of another key", objstore.CreateOnly},
-	}
+func testPutGetHead(t *testing.T, s objstore.Store, cases []putCase) {
 	for _, tc := range cases {
 		etag := mustPut(t, s, tc.key, []byte(tc.data), tc.cond)
 		wantObject(t, s, tc.key, []byte(tc.data), etag)

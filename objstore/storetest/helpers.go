@@ -195,3 +195,14 @@ func putAll(t *testing.T, s objstore.Store, keys []string) {
 		mustPut(t, s, k, []byte(k), objstore.CreateOnly)
 	}
 }
+
+// deleteAll deletes every key and checks each is gone.
+func deleteAll(t *testing.T, s objstore.Store, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		if err := s.Delete(t.Context(), k); err != nil {
+			t.Fatalf("Delete(%q): %v", short(k), err)
+		}
+		wantMissing(t, s, k)
+	}
+}

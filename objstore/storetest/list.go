@@ -29,10 +29,23 @@ func scrambled(keys []string) []string {
 	return out
 }
 
+// flatOrderKeys are orderKeys' properties in a flat key set: '/' sorts
+// between '-', '.' and '0' inside a segment ("a/b-c" < "a/b.c" < "a/b/c/d" <
+// "a/b/e" < "a/b0"), so a lister that walks directories instead of bytes
+// fails; a key sorts before the keys it is a byte prefix of ("1" < "10",
+// "b" < "b-"); multi-byte UTF-8 after a directory and a sibling ("é-x" <
+// "é/x" < "éx").
+var flatOrderKeys = []string{
+	"a/b/c/d", "a/b/e", "a/bc", "a/b-c", "a/b.c", "a/b0", "a/B", "a/a", "a/c",
+	"A", "B/x", "Z", "a-b", "a.b", "a0", "a9", "aa", "ab", "b", "b-", "1", "10", "2",
+	"é-x", "é/x", "éx", "e", "f", "日本/語", "日本語", "😀", "\u00a0nbsp", "z~", "~tilde",
+	".a", "..a", "a/.hidden", "a/..b", "a b", "a+b", "a%2Fb", "a&b=c", "a?b", "a#b", "a*b", "a'b", "a\\b",
+}
+
 // testListOrder: List returns every key in byte-wise lexicographic order.
-func testListOrder(t *testing.T, s objstore.Store) {
-	putAll(t, s, scrambled(orderKeys))
-	want := sortedWithPrefix(orderKeys, "")
+func testListOrder(t *testing.T, s objstore.Store, keys []string) {
+	putAll(t, s, scrambled(keys))
+	want := sortedWithPrefix(keys, "")
 	p, err := s.List(t.Context(), "", "", 0)
 	if err != nil {
 		t.Fatalf("List: %v", err)
@@ -45,24 +58,33 @@ func testListOrder(t *testing.T, s objstore.Store) {
 }
 
 // testListPagination: walking pages of every size yields exactly the keys.
-func testListPagination(t *testing.T, s objstore.Store) {
-	putAll(t, s, scrambled(orderKeys))
+func testListPagination(t *testing.T, s objstore.Store, keys []string) {
+	putAll(t, s, scrambled(keys))
 	for _, prefix := range []string{"", "a", "a/", "a/b", "日本"} {
-		want := sortedWithPrefix(orderKeys, prefix)
+		want := sortedWithPrefix(keys, prefix)
 		for _, limit := range []int{1, 2, 3, 7, 1000, 0, -5, 5000} {
-			got := listAll(t, s, prefix, "", limit, len(orderKeys))
+			got := listAll(t, s, prefix, "", limit, len(keys))
 			wantKeys(t, fmt.Sprintf("walk prefix %q limit %d", prefix, limit), got, want)
 		}
 	}
 }
 
-// testListPrefix: a prefix is a byte prefix, not a path segment.
-func testListPrefix(t *testing.T, s objstore.Store) {
-	putAll(t, s, []string{"a", "ab", "a/a", "a/b", "a/b-c", "a/b/c", "a/bc", "a/c", "b/a/b", ".a", "..a", "x"})
-	cases := []struct {
-		prefix string
-		want   []string
-	}{
+// prefixSet is the keys testListPrefix writes and the List calls it checks.
+type prefixSet struct {
+	keys  []string
+	cases []prefixCase
+}
+
+// prefixCase is one List(prefix) and the keys it must return, in order.
+type prefixCase struct {
+	prefix string
+	want   []string
+}
+
+// nestedPrefixes include keys that are path-prefixes of others ("a", "a/b").
+var nestedPrefixes = prefixSet{
+	keys: []string{"a", "ab", "a/a", "a/b", "a/b-c", "a/b/c", "a/bc", "a/c", "b/a/b", ".a", "..a", "x"},
+	cases: []prefixCase{
 		{"a/b", []string{"a/b", "a/b-c", "a/b/c", "a/bc"}},
 		{"a/b/", []string{"a/b/c"}},
 		{"a/", []string{"a/a", "a/b", "a/b-c", "a/b/c", "a/bc", "a/c"}},
@@ -74,8 +96,35 @@ func testListPrefix(t *testing.T, s objstore.Store) {
 		{"..", []string{"..a"}},
 		{"a/.", nil},
 		{"a/..", nil},
-	}
-	for _, tc := range cases {
+	},
+}
+
+// flatPrefixes are the same checks in a flat key set: "a/b" (a directory,
+// not a key) matches "a/b-c", "a/b-x/y", "a/b/c" and "a/bc"; a prefix that
+// is itself a key ("a/c") matches it and the keys it is a byte prefix of.
+var flatPrefixes = prefixSet{
+	keys: []string{"a-b", "ab", "a/a", "a/b-c", "a/b-x/y", "a/b/c", "a/bc", "a/c", "a/c.d", "b/a/b", ".a", "..a", "x"},
+	cases: []prefixCase{
+		{"a/b", []string{"a/b-c", "a/b-x/y", "a/b/c", "a/bc"}},
+		{"a/b/", []string{"a/b/c"}},
+		{"a/b-x/", []string{"a/b-x/y"}},
+		{"a/c", []string{"a/c", "a/c.d"}},
+		{"a/", []string{"a/a", "a/b-c", "a/b-x/y", "a/b/c", "a/bc", "a/c", "a/c.d"}},
+		{"a", []string{"a-b", "a/a", "a/b-c", "a/b-x/y", "a/b/c", "a/bc", "a/c", "a/c.d", "ab"}},
+		{"a/b/c/d", nil},
+		{"nomatch", nil},
+		{"b/", []string{"b/a/b"}},
+		{".", []string{"..a", ".a"}},
+		{"..", []string{"..a"}},
+		{"a/.", nil},
+		{"a/..", nil},
+	},
+}
+
+// testListPrefix: a prefix is a byte prefix, not a path segment.
+func testListPrefix(t *testing.T, s objstore.Store, set prefixSet) {
+	putAll(t, s, set.keys)
+	for _, tc := range set.cases {
 		got := listAll(t, s, tc.prefix, "", 0, 20)
 		wantKeys(t, fmt.Sprintf("List(%q)", tc.prefix), got, tc.want)
 	}
