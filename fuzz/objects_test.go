@@ -1,0 +1,76 @@
+package fuzz
+
+import (
+	"strings"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+)
+
+// Valid sample objects: the seeds of every decoder's corpus.
+
+func id(b byte) format.ID {
+	var x format.ID
+	for i := range x {
+		x[i] = b + byte(i)
+	}
+	x[0] &= 0x7f
+	return x
+}
+
+var schemaSum = strings.Repeat("ab", 32)
+
+func sampleManifests() map[string]format.Manifest {
+	main := format.BranchIdentity{Name: "main", Incarnation: 1, IncarnationID: id(1)}
+	feat := format.BranchIdentity{Name: "feature-1", Incarnation: 2, IncarnationID: id(2)}
+	fork := &format.ForkPoint{Branch: "main", Incarnation: 1, IncarnationID: id(1), ManifestVersion: 7, CommitID: id(3)}
+	pins := []format.TablePin{{Name: "edges", Fork: id(1), Version: 4, Rows: 10}, {Name: "nodes", Fork: id(2), Version: 9, Rows: 3}}
+	commit := func(kind format.CommitKind, parents ...format.ID) *format.Commit {
+		c := &format.Commit{ID: id(40 + byte(len(kind))), Parents: parents, Actor: "etl <job>", Message: "load \"people\" & more\n",
+			TimeUnixNano: 1735787045000000000, Kind: kind}
+		if kind == format.KindMerge {
+			c.MergedFrom = &format.ManifestRef{Branch: "feature-1", Incarnation: 2, Version: 3}
+		}
+		return c
+	}
+	out := map[string]format.Manifest{
+		"genesis": {Branch: main, Commit: commit(format.KindGenesis), Schema: schemaSum, FormatStamp: format.CurrentFormat},
+		"fork":    {Branch: feat, ForkOf: fork, Tables: pins, Head: fork.CommitID, Schema: schemaSum, FormatStamp: format.CurrentFormat},
+		"commit":  {Version: 8, Branch: main, Tables: pins, Commit: commit(format.KindCommit, id(3)), Schema: schemaSum, FormatStamp: format.CurrentFormat},
+		"merge":   {Version: 9, Branch: feat, ForkOf: fork, Tables: pins, Commit: commit(format.KindMerge, id(3), id(5)), Schema: schemaSum, FormatStamp: format.CurrentFormat},
+		"tombstone": {Version: 10, Branch: feat, ForkOf: fork, Tombstone: true, Tables: pins, Commit: commit(format.KindBranchDelete, id(3)),
+			Schema: schemaSum, FormatStamp: format.CurrentFormat},
+	}
+	for k, m := range out {
+		if m.Commit != nil {
+			m.Head = m.Commit.ID
+			out[k] = m
+		}
+	}
+	return out
+}
+
+func sampleTableVersions() map[string]format.TableVersion {
+	return map[string]format.TableVersion{
+		"first": {Table: "nodes", Fork: id(1), Version: 1, Rows: 0},
+		"full": {Table: "edges", Fork: id(2), Version: 12, Fragments: []string{"data/edges/01J000", "frag-2"}, Rows: 1 << 40,
+			Metadata: []format.KV{{Key: "codec", Value: "arrow"}, {Key: "z", Value: "ünï"}}, BasedOn: &format.TableRef{Fork: id(1), Version: 11}},
+	}
+}
+
+var token = format.Token{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+
+func mustManifest(m format.Manifest) []byte {
+	b, err := format.EncodeManifest(&m, token)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func mustTableVersion(t format.TableVersion) []byte {
+	b, err := format.EncodeTableVersion(&t, token)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
