@@ -14,7 +14,7 @@ type cache[V any] struct {
 }
 
 func newCache[V any](max int) *cache[V] {
-	return &cache[V]{max: max, items: make(map[string]V, max)}
+	return &cache[V]{max: max, items: make(map[string]V)}
 }
 
 func (c *cache[V]) get(key string) (V, bool) {

@@ -1,0 +1,262 @@
+package kernel_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/counting"
+	"github.com/graphkernel/graphkernel/objstore/fs"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// costDepths are the history depths of the cost benchmarks.
+var costDepths = []int{10, 1000, 10000}
+
+// buildHistory initialises a graph on store and publishes depth commits on
+// main, each committing a new version of table "a" (so the manifest chain
+// and the table chain are both depth long), plus a branch "feature" forked
+// at the end. It goes through the public API commit by commit (about 0.5 s
+// for depth 10000 on the sim store), so the history is exactly what real
+// use produces.
+func buildHistory(tb testing.TB, store objstore.Store, depth int) {
+	tb.Helper()
+	g := mustInit(tb, store, 1)
+	main := mustBranch(tb, g, "main")
+	for i := 0; i < depth; i++ {
+		u, err := g.CommitTableVersion(ctx, main, "a", kernel.TableContent{Fragments: []string{fmt.Sprint(i)}, Rows: uint64(i)}, kernel.TableRef{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := g.Publish(ctx, main, []kernel.TableUpdate{u}, kernel.LineageIntent{Actor: "setup"}, nil); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := g.CreateBranch(ctx, "feature", main); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// commitCost is the request and byte cost of one uncontended commit by a
+// handle whose cache does not hold the branch head (another writer moved it).
+type commitCost struct {
+	tableVersion counting.Counts // CommitTableVersion of one table
+	publish      counting.Counts // Publish of that version
+}
+
+func diff(a, b counting.Counts) counting.Counts {
+	sub := func(x, y counting.OpCounts) counting.OpCounts {
+		return counting.OpCounts{Requests: x.Requests - y.Requests, Errors: x.Errors - y.Errors}
+	}
+	return counting.Counts{Get: sub(a.Get, b.Get), Head: sub(a.Head, b.Head), List: sub(a.List, b.List), Put: sub(a.Put, b.Put),
+		Delete: sub(a.Delete, b.Delete), BytesRead: a.BytesRead - b.BytesRead, BytesWritten: a.BytesWritten - b.BytesWritten}
+}
+
+func add(a, b counting.Counts) counting.Counts {
+	sum := func(x, y counting.OpCounts) counting.OpCounts {
+		return counting.OpCounts{Requests: x.Requests + y.Requests, Errors: x.Errors + y.Errors}
+	}
+	return counting.Counts{Get: sum(a.Get, b.Get), Head: sum(a.Head, b.Head), List: sum(a.List, b.List), Put: sum(a.Put, b.Put),
+		Delete: sum(a.Delete, b.Delete), BytesRead: a.BytesRead + b.BytesRead, BytesWritten: a.BytesWritten + b.BytesWritten}
+}
+
+// measureCommit makes one commit through g (on the counting store cs) while
+// other (on the uncounted inner store) advances main before each step.
+func measureCommit(tb testing.TB, g, other *kernel.Graph, cs *counting.Store) commitCost {
+	tb.Helper()
+	main := mustBranch(tb, g, "main")
+	omain := mustBranch(tb, other, "main")
+	bump := func() {
+		if _, err := other.Publish(ctx, omain, nil, kernel.LineageIntent{Actor: "other"}, nil); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	var c commitCost
+	bump()
+	before := cs.Counts()
+	u, err := g.CommitTableVersion(ctx, main, "a", kernel.TableContent{Fragments: []string{"x"}, Rows: 1}, kernel.TableRef{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.tableVersion = diff(cs.Counts(), before)
+	bump()
+	before = cs.Counts()
+	if _, err := g.Publish(ctx, main, []kernel.TableUpdate{u}, kernel.LineageIntent{Actor: "bench", Message: "one table"}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	c.publish = diff(cs.Counts(), before)
+	return c
+}
+
+func costSetup(tb testing.TB, depth int) (g, other *kernel.Graph, cs *counting.Store) {
+	inner := sim.New(sim.Config{Seed: 1})
+	buildHistory(tb, inner, depth)
+	cs = counting.NewWithLogLimit(inner, 0)
+	var err error
+	if g, err = kernel.Open(ctx, cs, root, kernel.Options{Env: testEnv(2)}); err != nil {
+		tb.Fatal(err)
+	}
+	if other, err = kernel.Open(ctx, inner, root, kernel.Options{Env: testEnv(3)}); err != nil {
+		tb.Fatal(err)
+	}
+	return g, other, cs
+}
+
+// BenchmarkCommitCost reports the store requests and bytes of one
+// uncontended commit touching one table, at several history depths. The
+// numbers are identical across depths: a publish is LIST(limit 1) + GET +
+// PUT, and a table-version commit adds LIST + GET (branch head) + LIST
+// (table HEAD) + PUT.
+func BenchmarkCommitCost(b *testing.B) {
+	for _, depth := range costDepths {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			g, other, cs := costSetup(b, depth)
+			b.ResetTimer()
+			var pub, tv counting.Counts
+			for range b.N {
+				c := measureCommit(b, g, other, cs)
+				pub, tv = add(pub, c.publish), add(tv, c.tableVersion)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(pub.Requests())/n, "publish-req/commit")
+			b.ReportMetric(float64(pub.BytesWritten+pub.BytesRead)/n, "publish-bytes/commit")
+			b.ReportMetric(float64(tv.Requests())/n, "tablever-req/commit")
+			b.ReportMetric(float64(tv.BytesWritten+tv.BytesRead)/n, "tablever-bytes/commit")
+		})
+	}
+}
+
+// openCost is the requests to open a graph read-only and take a handle on
+// a branch.
+func openCost(tb testing.TB, cs *counting.Store) counting.Counts {
+	before := cs.Counts()
+	g, err := kernel.Open(ctx, cs, root, kernel.Options{ReadOnly: true, Env: testEnv(4)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := g.Branch(ctx, "feature"); err != nil {
+		tb.Fatal(err)
+	}
+	return diff(cs.Counts(), before)
+}
+
+// BenchmarkOpenCost reports the requests of a read-only Open plus a branch
+// handle, at several history depths: LIST + GET (main head) + LIST + GET
+// (branch head), identical across depths.
+func BenchmarkOpenCost(b *testing.B) {
+	for _, depth := range costDepths {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			_, _, cs := costSetup(b, depth)
+			b.ResetTimer()
+			var sum counting.Counts
+			for range b.N {
+				sum = add(sum, openCost(b, cs))
+			}
+			b.ReportMetric(float64(sum.Requests())/float64(b.N), "req/open")
+			b.ReportMetric(float64(sum.BytesRead)/float64(b.N), "bytes/open")
+		})
+	}
+}
+
+// requestsOnly drops the byte totals, which grow with the decimal width of
+// version numbers in the JSON payloads (a few bytes per tenfold depth), not
+// with history.
+func requestsOnly(c counting.Counts) counting.Counts {
+	c.BytesRead, c.BytesWritten = 0, 0
+	return c
+}
+
+// bytesClose reports whether two byte totals differ by at most slack.
+func bytesClose(a, b, slack uint64) bool { return a <= b+slack && b <= a+slack }
+
+// The request counts of a commit and of an open are exact and identical at
+// every depth (counts, not times); bytes move only with digit widths.
+func TestCostIsFlatAcrossDepths(t *testing.T) {
+	depths := []int{10, 1000}
+	if !testing.Short() {
+		depths = append(depths, 10000)
+	}
+	var first commitCost
+	var firstOpen counting.Counts
+	for i, depth := range depths {
+		g, other, cs := costSetup(t, depth)
+		c := measureCommit(t, g, other, cs)
+		o := openCost(t, cs)
+		if c.publish.List.Requests != 1 || c.publish.Get.Requests != 1 || c.publish.Put.Requests != 1 || c.publish.Requests() != 3 {
+			t.Fatalf("depth %d: publish cost %+v, want LIST+GET+PUT", depth, c.publish)
+		}
+		if c.tableVersion.Requests() != 4 || c.tableVersion.Put.Requests != 1 {
+			t.Fatalf("depth %d: table-version cost %+v, want 4 requests", depth, c.tableVersion)
+		}
+		if o.Requests() != 4 || o.Writes() != 0 {
+			t.Fatalf("depth %d: open cost %+v, want 4 reads", depth, o)
+		}
+		if i == 0 {
+			first, firstOpen = c, o
+			continue
+		}
+		same := requestsOnly(c.publish) == requestsOnly(first.publish) && requestsOnly(c.tableVersion) == requestsOnly(first.tableVersion) &&
+			requestsOnly(o) == requestsOnly(firstOpen)
+		const slack = 32 // bytes: a few version numbers gaining digits
+		close := bytesClose(c.publish.BytesWritten, first.publish.BytesWritten, slack) && bytesClose(c.publish.BytesRead, first.publish.BytesRead, slack) &&
+			bytesClose(o.BytesRead, firstOpen.BytesRead, slack)
+		if !same || !close {
+			t.Fatalf("depth %d: cost %+v / open %+v differs from depth %d: %+v / %+v", depth, c, o, depths[0], first, firstOpen)
+		}
+	}
+}
+
+func fsGraph(b *testing.B) objstore.Store {
+	store, err := fs.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: kernel.SystemEnv()}); err != nil {
+		b.Fatal(err)
+	}
+	return store
+}
+
+// BenchmarkCommitThroughput measures commits per second on the fs store
+// (real time, real entropy): one writer, and the goodput of 8 concurrent
+// writers on one branch touching disjoint tables.
+func BenchmarkCommitThroughput(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			store := fsGraph(b)
+			var next atomic.Int64
+			var failed atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					g, err := kernel.Open(ctx, store, root, kernel.Options{Env: kernel.SystemEnv()})
+					if err != nil {
+						failed.Add(1)
+						return
+					}
+					main, _ := g.Branch(ctx, "main")
+					for next.Add(1) <= int64(b.N) {
+						if _, err := g.Write(ctx, main, []kernel.TableWrite{{Table: fmt.Sprintf("t%d", w), Build: appendFrag("x")}}, kernel.LineageIntent{}); err != nil {
+							failed.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if failed.Load() > 0 {
+				b.Fatalf("%d writes failed", failed.Load())
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
+		})
+	}
+}
