@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // InvertedDigits is the width of an inverted version in a key.
@@ -121,11 +123,37 @@ func (k Keys) Data(table string, fragment ID) string {
 	return k.join("data", table, fragment.String())
 }
 
-// SidecarPrefix is reserved for the recovery issue (R/sidecars/<opID>).
+// SidecarPrefix lists the recovery sidecars (R/sidecars/<opID>) in op-id
+// order, which is creation order (op ids are ULIDs).
 func (k Keys) SidecarPrefix() string { return k.join("sidecars") + "/" }
 
-// AuditPrefix is reserved for the recovery issue (R/audit/<opID>).
+// Sidecar is the key of the recovery sidecar of operation op.
+func (k Keys) Sidecar(op ID) string { return k.join("sidecars", op.String()) }
+
+// ParseSidecarKey returns the operation id of a key under SidecarPrefix.
+func (k Keys) ParseSidecarKey(key string) (ID, error) {
+	rest, ok := strings.CutPrefix(key, k.SidecarPrefix())
+	if !ok {
+		return ID{}, corrupt("key", "%q is not under %q", key, k.SidecarPrefix())
+	}
+	id, err := ulid.ParseStrict(rest)
+	if err != nil || id.String() != rest {
+		return ID{}, corrupt("key", "sidecar key %q does not end in an op id", key)
+	}
+	return id, nil
+}
+
+// AuditPrefix lists the recovery audit records (R/audit/<opID>/record).
 func (k Keys) AuditPrefix() string { return k.join("audit") + "/" }
+
+// AuditOpPrefix lists every audit record of operation op: exactly one,
+// Audit(op), unless a bug wrote a second.
+func (k Keys) AuditOpPrefix(op ID) string { return k.join("audit", op.String()) + "/" }
+
+// Audit is the key of the one audit record of operation op, written
+// create-only. (It ends in a fixed segment so that no key is a path-prefix of
+// another; see storetest.CheckFlatKeys.)
+func (k Keys) Audit(op ID) string { return k.join("audit", op.String(), "record") }
 
 // LegacyPrefix is reserved for v3 legacy objects (R/legacy/...).
 func (k Keys) LegacyPrefix() string { return k.join("legacy") + "/" }
