@@ -21,11 +21,14 @@ const (
 // ChainInput is the input of one commit-chain operation. Key is the branch
 // incarnation (the partition); ID is the commit's identity (for the
 // simulator, the unique tag the writer put in the commit message). IDs must
-// not contain a newline.
+// not contain a newline. Call and Return repeat the operation's interval
+// (the porcupine timestamps): the deferred model (Chain) needs them to check
+// real-time order among commits it orders late; ChainSpec ignores them.
 type ChainInput struct {
-	Key  string
-	Kind ChainOpKind
-	ID   string
+	Key          string
+	Kind         ChainOpKind
+	ID           string
+	Call, Return int64
 }
 
 // PartitionKey implements Keyed.
@@ -102,6 +105,11 @@ func chainStep(state, input, output interface{}) []interface{} {
 // ChainSpec is the nondeterministic commit-chain model, partitioned per
 // branch incarnation (ChainInput.Key). Every partition starts empty: reads
 // must report only the commits made on that incarnation.
+//
+// It is the reference specification: simple, and exponential in the number
+// of concurrent commits between two reads (every order is a distinct state).
+// The checker uses Chain, which is equivalent (a test checks that on random
+// histories) and collapses those orders.
 var ChainSpec = porcupine.NondeterministicModel{
 	Partition:      partitionByKey,
 	PartitionEvent: partitionEventsByKey,
@@ -121,5 +129,6 @@ var ChainSpec = porcupine.NondeterministicModel{
 	},
 }
 
-// Chain is ChainSpec converted to a porcupine.Model (power-set construction).
-func Chain() porcupine.Model { return ChainSpec.ToModel() }
+// ChainReference is ChainSpec converted to a porcupine.Model (power-set
+// construction).
+func ChainReference() porcupine.Model { return ChainSpec.ToModel() }

@@ -76,6 +76,17 @@ func TestChainModel(t *testing.T) {
 			op(1, 1, 2, readChain(b), chain("A")),
 			op(1, 3, 4, readChain(b), chain()),
 		}, false},
+		{"commits read against real time", []porcupine.Operation{
+			op(0, 0, 1, commit(b, "A"), outcome(OK)),
+			op(1, 2, 3, commit(b, "B"), outcome(Ambiguous)),
+			op(2, 4, 5, readChain(b), chain("B", "A")),
+		}, false},
+		{"ambiguous dropped at a read cannot apply later", []porcupine.Operation{
+			op(0, 0, 3, commit(b, "A"), outcome(Ambiguous)),
+			op(1, 0, 1, commit(b, "B"), outcome(OK)),
+			op(2, 4, 5, readChain(b), chain("B")),
+			op(2, 6, 7, readChain(b), chain("B", "A")),
+		}, false},
 		{"partitions are independent", []porcupine.Operation{
 			op(0, 0, 1, commit(b, "A"), outcome(OK)),
 			op(1, 2, 3, commit("dev#1", "B"), outcome(OK)),
@@ -89,12 +100,27 @@ func TestChainModel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := porcupine.CheckOperations(Chain(), tc.history)
-			if got != tc.legal {
-				t.Fatalf("linearizable = %v, want %v", got, tc.legal)
+			h := withIntervals(tc.history)
+			for name, m := range map[string]porcupine.Model{"deferred": Chain(), "reference": ChainReference()} {
+				if got := porcupine.CheckOperations(m, h); got != tc.legal {
+					t.Fatalf("%s model: linearizable = %v, want %v", name, got, tc.legal)
+				}
 			}
 		})
 	}
+}
+
+// withIntervals copies each chain operation's interval into its input, as
+// the simulator's history does.
+func withIntervals(h []porcupine.Operation) []porcupine.Operation {
+	out := append([]porcupine.Operation(nil), h...)
+	for i, op := range out {
+		if in, ok := op.Input.(ChainInput); ok {
+			in.Call, in.Return = op.Call, op.Return
+			out[i].Input = in
+		}
+	}
+	return out
 }
 
 func write(key, v string) ValueInput { return ValueInput{Key: key, Kind: ValueWrite, Value: v} }

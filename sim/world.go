@@ -108,6 +108,7 @@ type World struct {
 	onCrash func(*Actor)
 	tick    int64
 	late    lateRecorder
+	observe func(actor int, c *objsim.Call, applied bool, result error)
 }
 
 // New returns a world at time zero with an empty store whose hook is the
@@ -154,6 +155,11 @@ func (w *World) Stats() Stats {
 	s.Panics = append(s.Panics, w.late.list()...)
 	return s
 }
+
+// Observe installs f, called for every store call once its effect (if any)
+// is durable, on the calling actor's goroutine while it holds the baton.
+// Checkers use it to learn which actor wrote or deleted which key.
+func (w *World) Observe(f func(actor int, c *objsim.Call, applied bool, result error)) { w.observe = f }
 
 // OnCrash installs f, called on the scheduler's goroutine once for every
 // actor that crashed (to spawn its restart, for example).
@@ -336,6 +342,9 @@ func (h worldHook) AfterCall(ctx context.Context, c *objsim.Call, applied bool, 
 		return a.stopErr()
 	}
 	h.w.trace.result(c.Seq, applied, result)
+	if h.w.observe != nil {
+		h.w.observe(a.id, c, applied, result)
+	}
 	p := pointAfter
 	if applied && (c.Op == objstore.OpPut || c.Op == objstore.OpDelete) {
 		p = pointAfterWrite
@@ -361,3 +370,7 @@ func (l *lateRecorder) list() []string {
 	defer l.mu.Unlock()
 	return append([]string(nil), l.panics...)
 }
+
+// Stopped reports whether Stop was called. Actor code checks it before
+// recording anything once its calls start failing.
+func (w *World) Stopped() bool { return w.stopped.Load() }

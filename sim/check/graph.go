@@ -1,0 +1,278 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/model"
+)
+
+// TagPrefix starts the commit message of every simulated commit; the rest of
+// the message is the operation's unique tag.
+const TagPrefix = "sim:"
+
+// MessageFor returns the commit message carrying tag.
+func MessageFor(tag string) string { return TagPrefix + tag }
+
+// TagOf extracts the tag from a commit message.
+func TagOf(message string) (string, bool) {
+	if !strings.HasPrefix(message, TagPrefix) || len(message) == len(TagPrefix) {
+		return "", false
+	}
+	return message[len(TagPrefix):], true
+}
+
+// IncarnationKey is the partition key of one branch incarnation.
+func IncarnationKey(branch string, incarnation uint64) string {
+	return fmt.Sprintf("%s#%d", branch, incarnation)
+}
+
+// Inspector reads a store's durable state without faults, hooks or
+// scheduling: objstore/sim's Peek and Keys, or an adapter over a real store.
+type Inspector interface {
+	Keys(prefix string) []string
+	Peek(key string) ([]byte, bool)
+}
+
+// Incarnation is one branch incarnation's manifest chain as stored.
+type Incarnation struct {
+	Key       string // IncarnationKey
+	Manifests []format.Manifest
+}
+
+// Latest returns the newest manifest.
+func (inc Incarnation) Latest() format.Manifest { return inc.Manifests[len(inc.Manifests)-1] }
+
+// Graph is the durable state of one graph root, decoded.
+type Graph struct {
+	Root         string
+	Incarnations []Incarnation // sorted by branch name, then incarnation
+}
+
+// LoadGraph decodes every manifest chain under root. Undecodable or gapped
+// chains are violations and are left out of the returned graph.
+func LoadGraph(in Inspector, root string) (Graph, []Violation) {
+	keys := format.NewKeys(root)
+	prefix := keys.Root() + "/branches/"
+	type incID struct {
+		name string
+		inc  uint64
+	}
+	byInc := map[incID][]string{}
+	var vs []Violation
+	for _, k := range in.Keys(prefix) {
+		parts := strings.Split(strings.TrimPrefix(k, prefix), "/")
+		if len(parts) != 3 {
+			vs = append(vs, violation("format", "unexpected key %q under branches/", k))
+			continue
+		}
+		inc, v, err := keys.ParseManifestKey(parts[0], k)
+		if err != nil {
+			vs = append(vs, violation("format", "manifest key %q: %v", k, err))
+			continue
+		}
+		_ = v
+		id := incID{parts[0], inc}
+		byInc[id] = append(byInc[id], k)
+	}
+	ids := make([]incID, 0, len(byInc))
+	for id := range byInc {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if ids[i].name != ids[j].name {
+			return ids[i].name < ids[j].name
+		}
+		return ids[i].inc < ids[j].inc
+	})
+	g := Graph{Root: root}
+	for _, id := range ids {
+		inc, ivs := loadIncarnation(in, keys, id.name, id.inc, byInc[id])
+		vs = append(vs, ivs...)
+		if len(ivs) == 0 {
+			g.Incarnations = append(g.Incarnations, inc)
+		}
+	}
+	return g, vs
+}
+
+// loadIncarnation decodes one incarnation's manifests, oldest first, and
+// checks they are versions 0..n without gaps, with one identity.
+func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, ks []string) (Incarnation, []Violation) {
+	inc := Incarnation{Key: IncarnationKey(name, incN)}
+	// Inverted versions: ascending key order is descending version order.
+	for i := len(ks) - 1; i >= 0; i-- {
+		b, ok := in.Peek(ks[i])
+		if !ok {
+			return inc, []Violation{violation("format", "manifest %q listed but missing", ks[i])}
+		}
+		m, _, err := format.DecodeManifest(b)
+		if err != nil {
+			return inc, []Violation{violation("format", "manifest %q: %v", ks[i], err)}
+		}
+		want := uint64(len(inc.Manifests))
+		if m.Version != want || m.Branch.Name != name || m.Branch.Incarnation != incN {
+			return inc, []Violation{violation("linear-chain", "%s: manifest %q holds %s#%d v%d, want v%d (gap or misplaced)",
+				inc.Key, ks[i], m.Branch.Name, m.Branch.Incarnation, m.Version, want)}
+		}
+		if len(inc.Manifests) > 0 && m.Branch.IncarnationID != inc.Manifests[0].Branch.IncarnationID {
+			return inc, []Violation{violation("linear-chain", "%s v%d: incarnation id changed", inc.Key, m.Version)}
+		}
+		inc.Manifests = append(inc.Manifests, m)
+	}
+	return inc, nil
+}
+
+// CheckChains checks every incarnation's manifest chain: one linear chain
+// (each commit's first parent is the previous head; merged parents aside), a
+// tombstone only at the end, and no table pin going backwards.
+func CheckChains(g Graph) []Violation {
+	var vs []Violation
+	for _, inc := range g.Incarnations {
+		for i := 1; i < len(inc.Manifests); i++ {
+			prev, m := inc.Manifests[i-1], inc.Manifests[i]
+			vs = append(vs, checkSuccessor(inc.Key, &prev, &m)...)
+		}
+	}
+	return vs
+}
+
+func checkSuccessor(key string, prev, m *format.Manifest) []Violation {
+	var vs []Violation
+	if prev.Tombstone {
+		vs = append(vs, violation("linear-chain", "%s v%d follows a tombstone", key, m.Version))
+	}
+	if m.Commit == nil || len(m.Commit.Parents) == 0 || m.Commit.Parents[0] != prev.Head {
+		vs = append(vs, violation("linear-chain", "%s v%d: first parent is not the previous head %s", key, m.Version, prev.Head))
+	}
+	own := m.Branch.IncarnationID
+	for _, p := range m.Tables {
+		old, ok := prev.Pin(p.Name)
+		switch {
+		case !ok && p.Fork != own:
+			vs = append(vs, violation("pin-backwards", "%s v%d: new table %q pinned on foreign fork", key, m.Version, p.Name))
+		case ok && p.Fork == old.Fork && p.Version < old.Version:
+			vs = append(vs, violation("pin-backwards", "%s v%d: table %q pin %d < previous %d", key, m.Version, p.Name, p.Version, old.Version))
+		case ok && p.Fork != old.Fork && p.Fork != own:
+			vs = append(vs, violation("pin-backwards", "%s v%d: table %q moved to foreign fork", key, m.Version, p.Name))
+		case ok && old.Fork == own && p.Fork != own:
+			vs = append(vs, violation("pin-backwards", "%s v%d: table %q moved off its own fork", key, m.Version, p.Name))
+		}
+	}
+	for _, old := range prev.Tables {
+		if _, ok := m.Pin(old.Name); !ok {
+			vs = append(vs, violation("pin-backwards", "%s v%d: table %q unpinned", key, m.Version, old.Name))
+		}
+	}
+	return vs
+}
+
+// CheckCommits checks the recorded commits against the stored chains: every
+// commit tag appears at most once in the whole graph and only on the
+// incarnation it targeted; every acknowledged commit appears exactly once; a
+// commit that failed definitely never appears; a tag nobody committed never
+// appears.
+func CheckCommits(g Graph, h *History) []Violation {
+	var vs []Violation
+	seen := map[string][]string{} // tag -> where
+	for _, inc := range g.Incarnations {
+		for _, m := range inc.Manifests {
+			if m.Commit == nil {
+				continue
+			}
+			if tag, ok := TagOf(m.Commit.Message); ok {
+				seen[tag] = append(seen[tag], fmt.Sprintf("%s v%d", inc.Key, m.Version))
+				if info, known := h.Commit(tag); known && info.Key != inc.Key {
+					vs = append(vs, violation("commit-wrong-branch", "commit %s targeted %s, found on %s v%d", tag, info.Key, inc.Key, m.Version))
+				}
+			}
+		}
+	}
+	tags := make([]string, 0, len(seen))
+	for t := range seen {
+		tags = append(tags, t)
+	}
+	sort.Strings(tags)
+	for _, tag := range tags {
+		where := seen[tag]
+		if len(where) > 1 {
+			vs = append(vs, violation("commit-exactly-once", "commit %s present %d times: %s", tag, len(where), strings.Join(where, ", ")))
+		}
+		info, known := h.Commit(tag)
+		switch {
+		case !known:
+			vs = append(vs, violation("unknown-commit", "commit %s at %s was never issued", tag, where[0]))
+		case info.Outcome == model.Failed:
+			vs = append(vs, violation("failed-commit-visible", "commit %s failed definitely but is at %s", tag, where[0]))
+		}
+	}
+	for _, tag := range h.Tags() {
+		info, _ := h.Commit(tag)
+		if info.Outcome == model.OK && len(seen[tag]) == 0 {
+			vs = append(vs, violation("commit-exactly-once", "acknowledged commit %s on %s is missing", tag, info.Key))
+		}
+	}
+	return vs
+}
+
+// CheckTableHeads checks, for the newest manifest of every live incarnation,
+// that each pinned table version exists and is what it claims, and that the
+// table's HEAD on that fork is not behind the pin.
+func CheckTableHeads(in Inspector, g Graph) []Violation {
+	keys := format.NewKeys(g.Root)
+	var vs []Violation
+	for _, inc := range g.Incarnations {
+		m := inc.Latest()
+		if m.Tombstone {
+			continue
+		}
+		for _, p := range m.Tables {
+			vs = append(vs, checkPin(in, keys, inc.Key, p)...)
+		}
+	}
+	return vs
+}
+
+func checkPin(in Inspector, keys format.Keys, incKey string, p format.TablePin) []Violation {
+	k := keys.TableVersion(p.Name, p.Fork, p.Version)
+	b, ok := in.Peek(k)
+	if !ok {
+		return []Violation{violation("table-head", "%s pins %s v%d, which does not exist", incKey, p.Name, p.Version)}
+	}
+	tv, _, err := format.DecodeTableVersion(b)
+	if err != nil {
+		return []Violation{violation("format", "table version %q: %v", k, err)}
+	}
+	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
+		return []Violation{violation("table-head", "%q holds %s/%s v%d", k, tv.Table, tv.Fork, tv.Version)}
+	}
+	heads := in.Keys(keys.TableForkPrefix(p.Name, p.Fork))
+	if len(heads) == 0 {
+		return []Violation{violation("table-head", "%s: table %s fork has no versions", incKey, p.Name)}
+	}
+	head, err := keys.ParseTableVersionKey(p.Name, p.Fork, heads[0])
+	if err != nil {
+		return []Violation{violation("format", "table key %q: %v", heads[0], err)}
+	}
+	if head < p.Version {
+		return []Violation{violation("table-head", "%s: table %s HEAD %d is behind its published version %d", incKey, p.Name, head, p.Version)}
+	}
+	return nil
+}
+
+// TagOfTable returns the simulator tag a table version carries in its
+// metadata (MetaTag), or model.Absent.
+func TagOfTable(tv format.TableVersion) string {
+	for _, kv := range tv.Metadata {
+		if kv.Key == MetaTag {
+			return kv.Value
+		}
+	}
+	return model.Absent
+}
+
+// MetaTag is the table-version metadata key holding the writing operation's
+// tag: the value the table-value model sees.
+const MetaTag = "sim-tag"

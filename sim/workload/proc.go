@@ -1,0 +1,176 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/sim"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// Proc is one simulated process executing an actor plan: it opens the graph
+// (the init process creates it), runs its operations in order until the
+// quiet phase, then, if it is a writer, makes one final commit that must be
+// acknowledged.
+type Proc struct {
+	run  *Run
+	plan *ActorPlan
+	name string
+	gen  int
+	next int // index of the next op to run; a restart resumes here
+	h    host
+	g    *kernel.Graph
+	held []heldSnap
+}
+
+// Graph returns the process's kernel handle.
+func (p *Proc) Graph() *kernel.Graph { return p.g }
+
+// Ctx returns the context of the process's calls.
+func (p *Proc) Ctx() context.Context { return p.h.Context() }
+
+// Rand returns the process's seeded PRNG.
+func (p *Proc) Rand() *rand.Rand { return p.h.Rand() }
+
+// Run returns the run the process belongs to.
+func (p *Proc) Run() *Run { return p.run }
+
+// Name returns the process name (plan name, "~n" after n restarts).
+func (p *Proc) Name() string { return p.name }
+
+// Tag returns the unique tag of op index of this process's plan.
+func (p *Proc) Tag(index int) string { return fmt.Sprintf("%s.%d", p.plan.Name, index) }
+
+// client is the porcupine client id of the process.
+func (p *Proc) client() int { return p.h.ID() }
+
+// env is the kernel environment of the process.
+func (p *Proc) env() kernel.Env {
+	return kernel.Env{Clock: p.run.clock, Entropy: p.h.Entropy(), Failpoints: p.h.Failpoints()}
+}
+
+// Over reports whether err (or the process's state) means the process must
+// end now: its actor crashed or the world stopped. Nothing may be recorded
+// after that.
+func (p *Proc) Over(err error) bool {
+	return p.h.Crashed() || p.run.stopped() || errors.Is(err, sim.ErrStopped) || errors.Is(err, sim.ErrCrashed)
+}
+
+// end returns the error that ends the process.
+func (p *Proc) end(err error) error {
+	if err == nil {
+		return sim.ErrStopped
+	}
+	return err
+}
+
+// Unexpected records err as a violation if it is a kind no correct kernel
+// returns under the simulated faults (corruption, an unsupported format).
+func (p *Proc) Unexpected(what string, err error) {
+	if err == nil || p.Over(err) {
+		return
+	}
+	if errors.Is(err, kernel.ErrCorrupt) || errors.Is(err, kernel.ErrUnsupportedFormat) {
+		p.run.Violate(check.Violation{Check: "kernel-error", Detail: fmt.Sprintf("%s: %s: %v", p.name, what, err)})
+	}
+}
+
+// main is the process's life.
+func (p *Proc) main(a *sim.Actor) error {
+	p.h = a
+	if err := p.open(); err != nil {
+		return err
+	}
+	if p.plan.Name == initActor {
+		return nil
+	}
+	if p.gen > 0 {
+		p.run.recoveries.Add(1)
+	}
+	for p.next < len(p.plan.Ops) && !p.run.quiet() {
+		op := p.plan.Ops[p.next]
+		if err := p.h.Sleep(op.Think); err != nil {
+			return err
+		}
+		if p.run.quiet() {
+			break
+		}
+		idx := p.next
+		p.next++
+		p.run.ops.Add(1)
+		if err := opExec[op.Kind](p, idx, op); err != nil || p.Over(nil) {
+			return p.end(err)
+		}
+	}
+	return p.final()
+}
+
+// open creates (init process) or opens the graph, retrying until it works.
+func (p *Proc) open() error {
+	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
+		var err error
+		if p.plan.Name == initActor {
+			p.g, err = kernel.Init(p.Ctx(), p.run.Store, Root, SchemaContract, kernel.Options{Env: p.env()})
+			if errors.Is(err, kernel.ErrGraphExists) {
+				return nil
+			}
+		} else {
+			p.g, err = kernel.Open(p.Ctx(), p.run.Store, Root, kernel.Options{Env: p.env()})
+		}
+		if err == nil {
+			return nil
+		}
+		if p.Over(err) {
+			return p.end(err)
+		}
+		p.Unexpected("open", err)
+		if err := p.h.Sleep(openRetryDelay); err != nil {
+			return err
+		}
+	}
+	p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("%s could not open the graph in %d attempts", p.name, maxOpenAttempts)})
+	return nil
+}
+
+// final makes a writer's last commit in the quiet phase: with every fault
+// off it must be acknowledged within a few attempts.
+func (p *Proc) final() error {
+	if !p.plan.writes() {
+		return nil
+	}
+	var last error
+	for attempt := 0; attempt < maxFinalAttempts; attempt++ {
+		tag := fmt.Sprintf("%s.final%d", p.plan.Name, attempt)
+		out, err := p.Commit(tag, "main", []string{"fin_" + p.plan.Name}, false)
+		if err != nil {
+			return err
+		}
+		if out.acked {
+			return nil
+		}
+		last = out.err
+		if err := p.h.Sleep(finalRetryDelay); err != nil {
+			return err
+		}
+	}
+	p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf(
+		"%s: final commit not acknowledged in the quiet phase after %d attempts: %v", p.name, maxFinalAttempts, last)})
+	return nil
+}
+
+// writes reports whether the plan commits (so it owes a final commit).
+func (a *ActorPlan) writes() bool {
+	for _, op := range a.Ops {
+		if op.Kind == "commit" {
+			return true
+		}
+	}
+	return false
+}
+
+// sleep is a helper for ops that wait in simulated time.
+func (p *Proc) sleep(d time.Duration) error { return p.h.Sleep(d) }

@@ -1,0 +1,81 @@
+package workload
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Workload is one named family of scenarios: how to generate a scenario from
+// a seed, and which planted bugs it is meant to catch.
+type Workload struct {
+	// Name is the registry key (simrun -workload NAME).
+	Name string
+	// Doc says in one line what the workload exercises.
+	Doc string
+	// Generate builds the scenario of seed under the named fault profile.
+	// It must be a pure function of its arguments.
+	Generate func(seed uint64, faults string) *Scenario
+	// Plants lists the planted bugs this workload must catch (simrun -plant
+	// NAME without -workload picks the workload listing NAME).
+	Plants []string
+	// Pending, if set, says which issue must land before the workload can
+	// run; Execute refuses it with that reason.
+	Pending string
+}
+
+var registry = map[string]*Workload{}
+
+// Register adds w to the registry. It panics on a duplicate or empty name:
+// registration happens in init functions, so that is a programming error.
+func Register(w *Workload) {
+	if w.Name == "" || w.Generate == nil && w.Pending == "" {
+		panic("workload: Register needs a name and a generator")
+	}
+	if _, dup := registry[w.Name]; dup {
+		panic(fmt.Sprintf("workload: %q registered twice", w.Name))
+	}
+	registry[w.Name] = w
+}
+
+// Lookup returns the workload registered as name.
+func Lookup(name string) (*Workload, bool) {
+	w, ok := registry[name]
+	return w, ok
+}
+
+// Names lists the registered workloads, sorted.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ForPlant returns the workload that lists the planted bug name.
+func ForPlant(name string) (*Workload, bool) {
+	for _, n := range Names() {
+		for _, p := range registry[n].Plants {
+			if p == name {
+				return registry[n], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// OpFunc executes one operation of a scenario in a process. It returns an
+// error only when the process must end (its actor crashed or the world
+// stopped); everything else an operation observes is recorded in the run.
+type OpFunc func(p *Proc, index int, op Op) error
+
+var opExec = map[string]OpFunc{}
+
+// RegisterOp makes kind executable in scenarios. It panics on a duplicate.
+func RegisterOp(kind string, f OpFunc) {
+	if _, dup := opExec[kind]; dup {
+		panic(fmt.Sprintf("workload: op %q registered twice", kind))
+	}
+	opExec[kind] = f
+}

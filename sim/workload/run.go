@@ -1,0 +1,281 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/model"
+	"github.com/graphkernel/graphkernel/objstore"
+	objsim "github.com/graphkernel/graphkernel/objstore/sim"
+	"github.com/graphkernel/graphkernel/sim"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// Root is the graph root every simulated graph lives under.
+const Root = "g"
+
+// SchemaContract is the schema contract simulated graphs are created with.
+var SchemaContract = []byte("graphkernel simulator schema v1\n")
+
+// Bounds of a process's lifecycle.
+const (
+	maxOpenAttempts  = 2000
+	openRetryDelay   = 500 * time.Millisecond
+	maxFinalAttempts = 20
+	finalRetryDelay  = time.Second
+	maxHeldSnapshots = 8
+	maxRecordedSnaps = 20000
+	maxLogPages      = 64
+	logPageSize      = 256
+)
+
+// Options tune Execute.
+type Options struct {
+	// TraceLines keeps that many human-readable trace lines (0: none).
+	TraceLines int
+	// LinTimeout bounds porcupine per partition (check.DefaultLinTimeout if
+	// zero).
+	LinTimeout time.Duration
+}
+
+// Result is everything one scenario run produced.
+type Result struct {
+	Scenario       *Scenario
+	TraceHash      [32]byte
+	SimTime        time.Duration
+	Ops            int
+	Commits        int // acknowledged commits
+	FaultsInjected uint64
+	Crashes        int
+	Recoveries     int
+	Migrations     int
+	Cuts           int
+	Reads          int
+	LinChecks      int
+	LinUnknown     int
+	Violations     []check.Violation
+	LinFailures    []check.LinFailure
+	Trace          []string
+}
+
+// Failed reports whether the run found any violation.
+func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// host is what a process needs from the actor it runs on.
+type host interface {
+	Context() context.Context
+	Rand() *rand.Rand
+	Entropy() io.Reader
+	Failpoints() *failpoint.Set
+	Sleep(d time.Duration) error
+	Crashed() bool
+	ID() int
+}
+
+// Run is one scenario in progress.
+type Run struct {
+	S     *Scenario
+	W     *sim.World // nil on a real store
+	Store objstore.Store
+	Insp  check.Inspector
+	H     *check.History
+
+	clock   kernel.Clock
+	quiet   func() bool
+	stopped func() bool
+
+	mu         sync.Mutex
+	violations []check.Violation
+	snaps      []snapRecord
+	procs      map[int]*Proc // by actor id
+	sidecars   map[string]sidecarLife
+
+	ops, recoveries, migrations, cuts atomic.Int64
+}
+
+// Violate records a violation found while the run is in progress.
+func (r *Run) Violate(v check.Violation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.violations = append(r.violations, v)
+}
+
+// AddMigrations and AddCuts let later workloads report their counts.
+func (r *Run) AddMigrations(n int) { r.migrations.Add(int64(n)) }
+
+// AddCuts adds n exercised crash cuts.
+func (r *Run) AddCuts(n int) { r.cuts.Add(int64(n)) }
+
+// Execute runs s on a fresh simulated world and checks it.
+func Execute(s *Scenario, opt Options) *Result {
+	res := &Result{Scenario: s}
+	if err := s.Validate(); err != nil {
+		res.Violations = []check.Violation{{Check: "scenario", Detail: err.Error()}}
+		return res
+	}
+	wl, _ := Lookup(s.Workload)
+	prof, err := sim.Profile(s.Faults)
+	if wl.Pending != "" || err != nil {
+		res.Violations = []check.Violation{{Check: "scenario", Detail: fmt.Sprintf("cannot run: %v%s", err, wl.Pending)}}
+		return res
+	}
+	w := sim.New(prof.Apply(sim.Config{Seed: s.Seed, TraceLines: opt.TraceLines}))
+	r := &Run{S: s, W: w, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick),
+		clock: w.Clock(), quiet: w.Quiet, stopped: w.Stopped,
+		procs: map[int]*Proc{}, sidecars: map[string]sidecarLife{}}
+	w.OnCrash(r.restart)
+	w.Observe(r.observe)
+	r.spawn(&ActorPlan{Name: initActor}, 0, 0, 0)
+	for i := range s.Actors {
+		r.spawn(&s.Actors[i], 0, 0, time.Second+time.Duration(i)*time.Millisecond)
+	}
+	w.RunUntil(s.FaultPhase)
+	w.EnterQuietPhase()
+	if w.RunUntil(s.FaultPhase + s.QuietPhase) {
+		for _, a := range w.Live() {
+			r.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf(
+				"actor %s still running when the quiet phase ended at %v", a.Name(), w.Elapsed())})
+		}
+	}
+	w.Stop()
+	for _, p := range w.Stats().Panics {
+		r.Violate(check.Violation{Check: "panic", Detail: p})
+	}
+	r.finalChecks()
+	return r.result(w, opt)
+}
+
+// result runs porcupine and gathers the counters.
+func (r *Run) result(w *sim.World, opt Options) *Result {
+	lin := check.Linearizable(r.H, opt.LinTimeout)
+	for _, f := range lin.Failures {
+		r.violations = append(r.violations, f.Violation())
+	}
+	_, acked, reads := r.H.Counts()
+	st := w.Stats()
+	return &Result{
+		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
+		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
+		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
+		Cuts: int(r.cuts.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
+		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
+	}
+}
+
+const initActor = "init"
+
+// spawn starts a process running plan from op index next; gen counts its
+// restarts.
+func (r *Run) spawn(plan *ActorPlan, next, gen int, delay time.Duration) {
+	name := plan.Name
+	if gen > 0 {
+		name = fmt.Sprintf("%s~%d", plan.Name, gen)
+	}
+	p := &Proc{run: r, plan: plan, name: name, gen: gen, next: next}
+	a := r.W.SpawnAfter(delay, name, func(a *sim.Actor) error { return p.main(a) })
+	r.procs[a.ID()] = p
+}
+
+// restart is the world's crash callback: a crashed process comes back as a
+// new one after a seeded delay, reopens the graph (which recovers) and goes
+// on with the operations after the one it crashed in.
+func (r *Run) restart(a *sim.Actor) {
+	p, ok := r.procs[a.ID()]
+	if !ok {
+		panic(fmt.Sprintf("workload: crash of unknown actor %d", a.ID()))
+	}
+	delay := 200*time.Millisecond + time.Duration(a.Rand().Int64N(int64(3*time.Second)))
+	r.spawn(p.plan, p.next, p.gen+1, delay)
+}
+
+// finalChecks runs the structural checkers on the durable state.
+func (r *Run) finalChecks() {
+	g, vs := check.LoadGraph(r.Insp, Root)
+	vs = append(vs, check.CheckChains(g)...)
+	vs = append(vs, check.CheckForks(g)...)
+	vs = append(vs, check.CheckCommits(g, r.H)...)
+	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
+	vs = append(vs, r.checkSnapshots(g)...)
+	vs = append(vs, check.CheckNoSidecars(r.Insp, Root)...)
+	vs = append(vs, check.CheckAudits(r.Insp, Root, r.recoveredSidecars())...)
+	for _, v := range vs {
+		r.Violate(v)
+	}
+}
+
+// sidecarLife records who wrote and who removed one recovery sidecar.
+type sidecarLife struct {
+	writer, remover int // actor ids; -1 if none yet
+}
+
+// observe follows sidecar writes and deletes (key layout R/sidecars/<opID>).
+func (r *Run) observe(actor int, c *objsim.Call, applied bool, _ error) {
+	prefix := format.NewKeys(Root).SidecarPrefix()
+	if !applied || !strings.HasPrefix(c.Key, prefix) {
+		return
+	}
+	op := strings.SplitN(strings.TrimPrefix(c.Key, prefix), "/", 2)[0]
+	life, ok := r.sidecars[op]
+	if !ok {
+		life = sidecarLife{writer: -1, remover: -1}
+	}
+	switch c.Op {
+	case objstore.OpPut:
+		if life.writer < 0 {
+			life.writer = actor
+		}
+	case objstore.OpDelete:
+		life.remover = actor
+	}
+	r.sidecars[op] = life
+}
+
+// recoveredSidecars lists the op ids whose sidecar some process other than
+// its writer removed: recovery acted on them, so each needs one audit record.
+func (r *Run) recoveredSidecars() []string {
+	var out []string
+	for op, life := range r.sidecars {
+		if life.remover >= 0 && life.remover != life.writer {
+			out = append(out, op)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Outcome classifies a kernel error for the models: nil is OK; errors the
+// kernel documents as definite (nothing was or will be applied) are Failed;
+// everything else, including a ContentionError marked Ambiguous, an injected
+// failpoint error and a crash, is Ambiguous.
+func Outcome(err error) model.Outcome {
+	if err == nil {
+		return model.OK
+	}
+	var ce *kernel.ContentionError
+	if errors.As(err, &ce) {
+		if ce.Ambiguous {
+			return model.Ambiguous
+		}
+		return model.Failed
+	}
+	for _, definite := range []error{
+		kernel.ErrVersionMismatch, kernel.ErrBranchNotFound, kernel.ErrInvalidArgument,
+		kernel.ErrInvalidName, kernel.ErrReadOnly, kernel.ErrHasDependents, kernel.ErrBranchExists,
+	} {
+		if errors.Is(err, definite) {
+			return model.Failed
+		}
+	}
+	return model.Ambiguous
+}
