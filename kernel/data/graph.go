@@ -1,0 +1,218 @@
+package data
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// Options configure Init and Open.
+type Options struct {
+	// Kernel configures the kernel handle (environment, read-only, retry
+	// budget). Its Env supplies the clock and entropy of fragment names too.
+	Kernel kernel.Options
+	// Limits bound each transaction; zero fields take the defaults.
+	Limits Limits
+}
+
+// maxCatalogs bounds the decoded schemas one handle keeps (schema changes
+// are out of scope, so one is the norm).
+const maxCatalogs = 16
+
+// Graph is a typed property graph on a kernel graph: node and edge tables
+// of Arrow fragments, written through transactions and read through
+// snapshots. It is safe for concurrent use and starts no goroutines.
+type Graph struct {
+	k      *kernel.Graph
+	store  objstore.Store
+	keys   format.Keys
+	clock  kernel.Clock
+	ent    *lockedReader
+	limits Limits
+
+	mu       sync.Mutex
+	catalogs map[string]*catalog // schema hash -> decoded, validated schema
+}
+
+// Init creates a graph under root whose schema contract is s (validated and
+// canonically encoded by s.Contract) and returns a read-write handle.
+func Init(ctx context.Context, store objstore.Store, root string, s schema.Schema, opts Options) (*Graph, error) {
+	contract, err := s.Contract()
+	if err != nil {
+		return nil, fmt.Errorf("data init: %w", err)
+	}
+	g, kopts := newGraph(store, root, opts)
+	k, err := kernel.Init(ctx, store, root, contract, kopts)
+	if err != nil {
+		return nil, fmt.Errorf("data init: %w", err)
+	}
+	g.k = k
+	return g, nil
+}
+
+// Open opens the graph under root.
+func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {
+	g, kopts := newGraph(store, root, opts)
+	k, err := kernel.Open(ctx, store, root, kopts)
+	if err != nil {
+		return nil, fmt.Errorf("data open: %w", err)
+	}
+	g.k = k
+	return g, nil
+}
+
+func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.Options) {
+	kopts := opts.Kernel
+	ent := &lockedReader{r: kopts.Env.Entropy}
+	if kopts.Env.Entropy != nil {
+		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
+	}
+	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
+		limits: opts.Limits.withDefaults(), catalogs: map[string]*catalog{}}, kopts
+}
+
+// Kernel returns the underlying kernel handle (branches, history, ...).
+func (g *Graph) Kernel() *kernel.Graph { return g.k }
+
+// Branch returns a handle on the live incarnation of the branch name.
+func (g *Graph) Branch(ctx context.Context, name string) (kernel.BranchRef, error) {
+	return g.k.Branch(ctx, name)
+}
+
+// catalog returns the decoded schema whose contract has sha256 hex sum:
+// one GET of the contract the first time a handle meets it, then from
+// memory (the contract is content-addressed and immutable).
+func (g *Graph) catalog(ctx context.Context, sum string) (*catalog, error) {
+	g.mu.Lock()
+	c, ok := g.catalogs[sum]
+	g.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	raw, err := g.get(ctx, g.keys.Schema(sum))
+	if err != nil {
+		return nil, fmt.Errorf("read schema %s: %w", sum, err)
+	}
+	contract, _, err := format.DecodeSchema(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read schema %s: %w", sum, err)
+	}
+	if h := sha256.Sum256(contract); hex.EncodeToString(h[:]) != sum {
+		return nil, fmt.Errorf("read schema %s: content does not match its hash: %w", sum, format.ErrCorrupt)
+	}
+	s, err := schema.Decode(contract)
+	if err != nil {
+		return nil, fmt.Errorf("read schema %s: %w", sum, err)
+	}
+	c = newCatalog(s, sum)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.catalogs) >= maxCatalogs {
+		g.catalogs = map[string]*catalog{}
+	}
+	g.catalogs[sum] = c
+	return c, nil
+}
+
+// --- store access with bounded retry ------------------------------------------
+
+// readBackoff is the pause before retry n of a transient read failure.
+func readBackoff(n int) time.Duration {
+	d := time.Millisecond << min(n, 6)
+	return d
+}
+
+// retry runs f until it succeeds, fails with a non-retryable error, or the
+// kernel's retry budget is spent (then the last error, which is retryable).
+func (g *Graph) retry(ctx context.Context, f func() error) error {
+	var err error
+	for n := 0; n < g.k.RetryBudget(); n++ {
+		if n > 0 {
+			if serr := g.clock.Sleep(ctx, readBackoff(n)); serr != nil {
+				return errors.Join(err, serr)
+			}
+		}
+		if err = f(); err == nil || !objstore.IsRetryable(err) || objstore.IsAmbiguous(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("retry budget of %d spent: %w", g.k.RetryBudget(), err)
+}
+
+func (g *Graph) get(ctx context.Context, key string) ([]byte, error) {
+	var obj objstore.Object
+	err := g.retry(ctx, func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	return obj.Data, err
+}
+
+// putFragment stores new fragment bytes create-only. An ambiguous or lost
+// outcome is resolved by reading back: the key is fresh, so finding our
+// exact bytes there means our write landed.
+func (g *Graph) putFragment(ctx context.Context, key string, b []byte) error {
+	err := g.retry(ctx, func() error {
+		_, err := g.store.Put(ctx, key, b, objstore.CreateOnly)
+		if err == nil || !(objstore.IsAmbiguous(err) || errors.Is(err, objstore.ErrPreconditionFailed)) {
+			return err
+		}
+		got, rerr := g.get(ctx, key)
+		switch {
+		case rerr == nil && string(got) == string(b):
+			return nil
+		case errors.Is(rerr, objstore.ErrNotFound) && objstore.IsAmbiguous(err):
+			return objstore.NewError(objstore.OpPut, key, objstore.ErrTransient, errors.New("ambiguous write did not land; retrying"))
+		case rerr == nil:
+			return fmt.Errorf("fragment %s exists with other content: %w", key, format.ErrCorrupt)
+		}
+		return rerr
+	})
+	if err != nil {
+		return fmt.Errorf("write fragment %s: %w", key, err)
+	}
+	return nil
+}
+
+// mintName returns a fresh fragment name: a ULID from the injected clock
+// and entropy.
+func (g *Graph) mintName() (format.ID, error) {
+	id, err := ulid.New(ulid.Timestamp(g.clock.Now()), g.ent)
+	if err != nil {
+		return format.ID{}, fmt.Errorf("mint fragment name: %w", err)
+	}
+	return id, nil
+}
+
+// lockedReader serialises reads of the injected entropy, which the kernel
+// and the data plane share.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}
+
+// sortedKeys returns the keys of a set, sorted.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

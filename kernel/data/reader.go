@@ -1,0 +1,196 @@
+package data
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
+)
+
+// Table-version metadata written by the data plane.
+const (
+	metaKeyFormat   = "data.format"    // "1"
+	metaFragPrefix  = "data.fragment." // + fragment name -> FragmentInfo JSON
+	dataFormatValue = "1"
+)
+
+// tableContent is the kernel content of a table version with these
+// fragments, in order.
+func tableContent(infos []FragmentInfo, rows uint64) kernel.TableContent {
+	md := map[string]string{metaKeyFormat: dataFormatValue}
+	names := make([]string, len(infos))
+	for i, f := range infos {
+		names[i] = f.Name
+		b, err := json.Marshal(f)
+		if err != nil {
+			panic(fmt.Sprintf("data: marshal fragment info: %v", err))
+		}
+		md[metaFragPrefix+f.Name] = string(b)
+	}
+	return kernel.TableContent{Fragments: names, Rows: rows, Metadata: md}
+}
+
+// fragmentInfos reads the fragment list of a table version and checks it
+// describes the version exactly: one info per fragment, none extra, sane
+// ranges, and row counts that add up.
+func fragmentInfos(tv kernel.TableVersion) ([]FragmentInfo, error) {
+	bad := func(f string, a ...any) error {
+		return fmt.Errorf("table %s version %d: %s: %w", tv.Table, tv.Version, fmt.Sprintf(f, a...), format.ErrCorrupt)
+	}
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	if len(tv.Fragments) > 0 && md[metaKeyFormat] != dataFormatValue {
+		return nil, bad("data format %q, want %q", md[metaKeyFormat], dataFormatValue)
+	}
+	infos := make([]FragmentInfo, len(tv.Fragments))
+	var rows uint64
+	for i, name := range tv.Fragments {
+		raw, ok := md[metaFragPrefix+name]
+		if !ok {
+			return nil, bad("fragment %s has no info", name)
+		}
+		if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
+			return nil, bad("fragment %s info: %v", name, err)
+		}
+		infos[i].Name = name
+		f := infos[i]
+		if _, err := ulid.ParseStrict(name); err != nil || f.Rows == 0 || f.Bytes == 0 || f.MinID > f.MaxID {
+			return nil, bad("fragment %s info %+v is not sane", name, f)
+		}
+		rows += f.Rows
+	}
+	frags := 0
+	for k := range md {
+		if strings.HasPrefix(k, metaFragPrefix) {
+			frags++
+		}
+	}
+	if frags != len(tv.Fragments) || rows != tv.Rows {
+		return nil, bad("%d fragment infos for %d fragments, %d rows for %d", frags, len(tv.Fragments), rows, tv.Rows)
+	}
+	return infos, nil
+}
+
+// reader loads table views and fragments for one snapshot or transaction,
+// caching decoded fragments by name (fragments are immutable).
+type reader struct {
+	g     *Graph
+	cat   *catalog
+	frags map[string]arrow.Record
+}
+
+func newReader(g *Graph, cat *catalog) *reader {
+	return &reader{g: g, cat: cat, frags: map[string]arrow.Record{}}
+}
+
+// maxCachedFragments bounds a reader's decoded-fragment cache.
+const maxCachedFragments = 256
+
+// view returns the (unloaded) view of table at pin; ok=false pins nothing
+// (an empty table).
+func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tableView, error) {
+	if pin == (kernel.TableRef{}) {
+		return newTableView(t, nil, 0), nil
+	}
+	tv, err := r.g.k.ReadTable(ctx, t.Name, pin)
+	if err != nil {
+		return nil, fmt.Errorf("open table %s: %w", t.Name, err)
+	}
+	infos, err := fragmentInfos(tv)
+	if err != nil {
+		return nil, err
+	}
+	return newTableView(t, infos, tv.Rows), nil
+}
+
+// load makes fragment i of v available.
+func (r *reader) load(ctx context.Context, v *tableView, i int) error {
+	if v.recs[i] != nil {
+		return nil
+	}
+	info := v.frags[i]
+	if rec, ok := r.frags[info.Name]; ok {
+		v.recs[i] = rec
+		return nil
+	}
+	rec, err := r.fetch(ctx, v.t, info)
+	if err != nil {
+		return err
+	}
+	if len(r.frags) >= maxCachedFragments {
+		r.frags = map[string]arrow.Record{} // views keep their own references
+	}
+	r.frags[info.Name] = rec
+	v.recs[i] = rec
+	v.bySource, v.byNode = nil, nil
+	return nil
+}
+
+// fetch GETs and decodes one fragment.
+func (r *reader) fetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.Record, error) {
+	id, err := ulid.ParseStrict(info.Name)
+	if err != nil {
+		return nil, corruptFragment(info.Name, "name is not a ULID")
+	}
+	b, err := r.g.get(ctx, r.g.keys.Data(t.Name, id))
+	if err != nil {
+		return nil, fmt.Errorf("read fragment %s of %s: %w", info.Name, t.Name, err)
+	}
+	return DecodeFragment(t, info, b)
+}
+
+// loadAll loads every fragment of v.
+func (r *reader) loadAll(ctx context.Context, v *tableView) error {
+	for i := range v.frags {
+		if err := r.load(ctx, v, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadIDs loads every fragment whose id range covers one of ids (sorted
+// or not), so lookups of those ids are answerable.
+func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error {
+	if len(ids) == 0 || len(v.frags) == 0 {
+		return nil
+	}
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	for i, f := range v.frags {
+		j := sort.SearchStrings(sorted, f.MinID)
+		if j < len(sorted) && sorted[j] <= f.MaxID {
+			if err := r.load(ctx, v, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// loadTail loads the last n fragments of v.
+func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
+	for i := len(v.frags) - n; i < len(v.frags); i++ {
+		if err := r.load(ctx, v, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pinRef returns the table ref a snapshot pins for table (zero if none).
+func pinRef(s kernel.Snapshot, table string) kernel.TableRef {
+	if p, ok := s.Table(table); ok {
+		return kernel.TableRef{Fork: p.Fork, Version: p.Version}
+	}
+	return kernel.TableRef{}
+}
