@@ -62,7 +62,17 @@ type Observation struct {
 // Classify returns the class of one observed table. It is total: every
 // observation has exactly one class.
 func Classify(o Observation) Class {
-	return 0
+	switch {
+	case o.Head < o.Pin:
+		return Violation
+	case o.Published:
+		return Published
+	case o.Head == o.Pin:
+		return NoMovement
+	case o.Head == o.Commit && o.HeadOurs && o.Pin == o.Expected:
+		return RolledPast
+	}
+	return Unexpected
 }
 
 // Decision is what the sweep does with one sidecar.
@@ -110,7 +120,28 @@ func (d Decision) String() string {
 // that would roll forward rolls back instead. It panics on an empty class
 // list: a sidecar names at least one table.
 func Decide(classes []Class, abandon bool) Decision {
-	return 0
+	if len(classes) == 0 {
+		panic("recovery: Decide: a sidecar names at least one table")
+	}
+	count := map[Class]int{}
+	for _, c := range classes {
+		if c < NoMovement || c > Published {
+			panic("recovery: Decide: invalid class")
+		}
+		count[c]++
+	}
+	n := len(classes)
+	switch {
+	case count[Violation] > 0:
+		return Fail
+	case count[Published] == n:
+		return Finish
+	case count[Published] > 0:
+		return Defer
+	case count[RolledPast] == n && !abandon:
+		return RollForward
+	}
+	return RollBack
 }
 
 // NeedsRestore reports whether a roll-back must write a restore version on
@@ -119,5 +150,5 @@ func Decide(classes []Class, abandon bool) Decision {
 // restore then occupies that version, so a still-live writer's create-only
 // table write can never land and its publish can never succeed).
 func NeedsRestore(o Observation) bool {
-	return false
+	return o.Head > o.Pin || o.Head < o.Commit
 }
