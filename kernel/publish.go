@@ -79,6 +79,8 @@ type publishReq struct {
 // not retried). Losing the race retries with jittered backoff; exhausting
 // the budget returns *ContentionError. An uncontended publish costs one
 // LIST, one GET (often cached) and one PUT, whatever the history depth.
+// Updates must name versions committed with CommitTableVersion (or pins of
+// another branch being adopted); Publish does not re-read them.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
 	if err := g.checkWritable("publish"); err != nil {
 		return Commit{}, err
