@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -287,6 +286,3 @@ func (g *Graph) walkAncestry(ctx context.Context, start format.ManifestRef, pare
 	}
 	return nil
 }
-
-// errIsNotFound reports a kernel not-found.
-func errIsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
