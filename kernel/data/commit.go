@@ -157,7 +157,9 @@ func (c *committer) load(ctx context.Context) error {
 		e := c.t.cat.tables[name]
 		_, staged := s.tables[name]
 		_, fromStaged := s.tables[e.From]
-		if e.Edge && !e.Card.IsDefault() && (staged || fromStaged) {
+		// A bounded edge type is counted when it is written, or when its
+		// from type gains nodes that need a minimum of out-edges.
+		if e.Edge && !e.Card.IsDefault() && (staged || (fromStaged && e.Card.Min > 0)) {
 			if err := c.loadEdgesFully(ctx, name); err != nil {
 				return err
 			}

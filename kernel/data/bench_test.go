@@ -1,0 +1,268 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/counting"
+	"github.com/graphkernel/graphkernel/objstore/fs"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// Benchmarks (run with -bench; none of them runs under plain go test):
+//
+//	BenchmarkInsertCost  keyed single-row insert on the counting sim store:
+//	                     schema-reads/op (<= 1), table-opens/op (<= 1), requests/op
+//	BenchmarkInsert      one transaction inserting 1, 10k or 1M rows on fs
+//	BenchmarkScan        full scan of 1, 10k or 1M rows on fs, side by side
+//	                     with reading the same Arrow IPC files directly
+const benchSchemaText = `node Item { name: string  qty: int64  price: float64?  at: timestamp? }`
+
+var benchSizes = []int{1, 10_000, 1_000_000}
+
+func benchGraph(b *testing.B, store objstore.Store, root string) *Graph {
+	b.Helper()
+	s, err := schema.Parse([]byte(benchSchemaText))
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := Init(ctx, store, root, s, Options{Kernel: kernel.Options{Env: testEnv(1)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// itemRecord builds n Item rows, ids ascending, every column set.
+func itemRecord(b *testing.B, g *Graph, n int) arrow.Record {
+	b.Helper()
+	cat, err := g.catalog(ctx, mustSnap(b, g).SchemaHash())
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := cat.tables["Item"]
+	rb := array.NewRecordBuilder(goAlloc, t.arrow)
+	defer rb.Release()
+	rb.Reserve(n)
+	for i := 0; i < n; i++ {
+		rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("item-%08d", i))
+		rb.Field(1).(*array.StringBuilder).Append("a fairly ordinary item name")
+		rb.Field(2).(*array.Int64Builder).Append(int64(i))
+		rb.Field(3).(*array.Float64Builder).Append(float64(i) / 4)
+		rb.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000_000 + int64(i)))
+	}
+	return rb.NewRecord()
+}
+
+func mustSnap(b *testing.B, g *Graph) kernel.Snapshot {
+	b.Helper()
+	br, err := g.Branch(ctx, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := g.Kernel().SnapshotAt(ctx, br)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func insertRecord(b *testing.B, g *Graph, rec arrow.Record) {
+	b.Helper()
+	br, err := g.Branch(ctx, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx, err := g.Begin(ctx, br)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.WriteRecord(OpInsert, "Item", rec); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkInsertCost measures a keyed single-table, single-row insert
+// transaction (Begin, Insert, Commit) on a warm handle over the counting sim
+// store, and reports the cost gates.
+func BenchmarkInsertCost(b *testing.B) {
+	cs := counting.New(sim.New(sim.Config{Seed: 1}))
+	g := initGraph(b, cs, Limits{})
+	seedGraph(b, g)
+	br := mainRef(b, g)
+	cs.Reset()
+	var schemaReads, tableOpens int
+	var requests uint64
+	i := 0
+	for b.Loop() {
+		cs.Reset()
+		tx, err := g.Begin(ctx, br)
+		must(b, err)
+		must(b, tx.Insert("Person", person(fmt.Sprintf("bench-%09d", i), "n")))
+		_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+		must(b, err)
+		schemaReads += cs.CountWhere(objstore.OpGet, testRoot+"/schema/")
+		tableOpens += cs.CountWhere(objstore.OpGet, testRoot+"/tables/")
+		requests += cs.Counts().Requests()
+		i++
+	}
+	b.ReportMetric(float64(schemaReads)/float64(b.N), "schema-reads/op")
+	b.ReportMetric(float64(tableOpens)/float64(b.N), "table-opens/op")
+	b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
+}
+
+// BenchmarkInsert inserts a prebuilt record of N rows in one transaction
+// into a fresh graph on the fs store; the record is built once.
+func BenchmarkInsert(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			store, err := fs.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := benchGraph(b, store, "proto")
+			rec := itemRecord(b, g, n)
+			defer rec.Release()
+			b.SetBytes(recordBytes(rec))
+			roots := 0
+			for b.Loop() {
+				b.StopTimer()
+				roots++
+				g := benchGraph(b, store, fmt.Sprintf("g%d", roots))
+				b.StartTimer()
+				insertRecord(b, g, rec)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkScan scans N rows on the fs store through Snapshot.Scan, and,
+// side by side, reads the very same fragment files with the arrow library
+// directly (os.ReadFile + ipc.FileReader), so the 2x target can be checked:
+// graphkernel ns/op <= 2 * arrow-direct ns/op.
+func BenchmarkScan(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			store, err := fs.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := benchGraph(b, store, "g")
+			rec := itemRecord(b, g, n)
+			insertRecord(b, g, rec)
+			rec.Release()
+			snapshot, err := g.SnapshotAt(ctx, mainRef(b, g))
+			if err != nil {
+				b.Fatal(err)
+			}
+			files, size := fragmentFiles(b, snapshot, dir)
+			b.Run("graphkernel", func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					if got := scanRows(b, snapshot); got != n {
+						b.Fatalf("scanned %d rows, want %d", got, n)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+			b.Run("arrow-direct", func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					if got := directRows(b, files); got != n {
+						b.Fatalf("read %d rows, want %d", got, n)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		})
+	}
+}
+
+func scanRows(b *testing.B, s *Snapshot) int {
+	rr, err := s.Scan(ctx, "Item")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rr.Release()
+	n := 0
+	for rr.Next() {
+		n += int(rr.Record().NumRows())
+	}
+	if err := rr.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// fsObjectHeader is the size of the fs store's per-object header (see
+// objstore/fs/object.go); the Arrow IPC file follows it.
+const fsObjectHeader = 36
+
+// fragmentFiles returns the on-disk paths of the snapshot's Item fragments
+// (fs layout: every non-final key segment is "<seg>.d", the final "<seg>.o")
+// and their total size.
+func fragmentFiles(b *testing.B, s *Snapshot, dir string) ([]string, int64) {
+	b.Helper()
+	v, err := s.r.view(ctx, s.cat.tables["Item"], pinRef(s.ks, "Item"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var paths []string
+	var size int64
+	for _, f := range v.frags {
+		key := "g/data/Item/" + f.Name
+		segs := strings.Split(key, "/")
+		for i := range segs[:len(segs)-1] {
+			segs[i] += ".d"
+		}
+		segs[len(segs)-1] += ".o"
+		p := filepath.Join(append([]string{dir}, segs...)...)
+		st, err := os.Stat(p)
+		if err != nil || st.Size() != int64(f.Bytes)+fsObjectHeader {
+			b.Fatalf("fragment file %s: %v (size %v, want %d)", p, err, st, f.Bytes+fsObjectHeader)
+		}
+		paths = append(paths, p)
+		size += int64(f.Bytes)
+	}
+	return paths, size
+}
+
+// directRows reads the fragment files with the arrow library alone.
+func directRows(b *testing.B, files []string) int {
+	n := 0
+	for _, p := range files {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fr, err := ipc.NewFileReader(bytes.NewReader(raw[fsObjectHeader:]), ipc.WithAllocator(goAlloc))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < fr.NumRecords(); i++ {
+			rec, err := fr.Record(i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += int(rec.NumRows())
+		}
+		fr.Close()
+	}
+	return n
+}
