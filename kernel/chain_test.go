@@ -25,6 +25,7 @@ func chainCases() []chainCase {
 		{name: "sim", store: factories[0].new},
 		{name: "sim-faults", store: factories[0].new, faults: sim.Faults{TransientRate: 0.05, ConflictRate: 0.05, LostAckRate: 0.05}},
 		{name: "fs", store: factories[1].new},
+		{name: "s3", store: factories[2].new},
 	}
 }
 

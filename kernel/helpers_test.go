@@ -3,13 +3,16 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/fs"
+	"github.com/graphkernel/graphkernel/objstore/s3/s3test"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -42,6 +45,16 @@ var factories = []storeFactory{
 		}
 		return s
 	}},
+	{"s3", func(t testing.TB) objstore.Store { return s3test.Shared(t).NewStore(t) }},
+}
+
+// TestMain stops the shared S3 test server after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := s3test.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "s3test.StopShared:", err)
+	}
+	os.Exit(code)
 }
 
 // eachStore runs f once per backend.
