@@ -1,0 +1,223 @@
+// Package detlint checks Go source for the nondeterminism sources that house
+// rule 1 bans from kernel and simulator code: wall-clock reads and timers,
+// the global math/rand source, crypto/rand, environment reads, goroutines,
+// and ranging over a map (whose order is random) unless the loop is marked
+// as order-insensitive.
+//
+// It is a test helper: packages call Check from a test so that a violation
+// turns the build red. Map ranges are found with go/types; a loop whose
+// order cannot matter (it only collects keys that are sorted next, or only
+// copies into another map) is allowed by a comment on its line or the line
+// above:
+//
+//	//detlint:ordered <why the order cannot leak>
+package detlint
+
+import (
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Marker is the comment that allows one map range.
+const Marker = "//detlint:ordered"
+
+var forbiddenTime = map[string]bool{
+	"Now": true, "Since": true, "Until": true, "Sleep": true, "After": true,
+	"AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true,
+}
+
+var forbiddenOS = map[string]bool{
+	"Getenv": true, "LookupEnv": true, "Environ": true, "Hostname": true, "Getpid": true,
+}
+
+// seededRand are the math/rand(/v2) names that build an explicitly seeded
+// source rather than touching the global one.
+var seededRand = map[string]bool{
+	"New": true, "NewPCG": true, "NewChaCha8": true, "Rand": true, "PCG": true,
+	"ChaCha8": true, "Source": true, "NewSource": true, "NewZipf": true, "Zipf": true,
+}
+
+// Finding is one violation.
+type Finding struct {
+	Pos  token.Position
+	What string
+}
+
+func (f Finding) String() string { return fmt.Sprintf("%s: %s", f.Pos, f.What) }
+
+// Options tunes a check.
+type Options struct {
+	// AllowFiles names base file names exempt from every rule (the one
+	// place real time and entropy are allowed to enter, for example).
+	AllowFiles []string
+}
+
+// Check parses and type-checks the non-test Go files of the package in dir
+// and returns every violation, sorted by position.
+func Check(dir string, opts Options) ([]Finding, error) {
+	fset := token.NewFileSet()
+	files, err := parseDir(fset, dir, opts.AllowFiles)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("detlint: no Go files in %s", dir)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(error) {}}
+	if _, err := conf.Check(dir, fset, files, info); err != nil {
+		return nil, fmt.Errorf("detlint: type-check %s: %w", dir, err)
+	}
+	var out []Finding
+	for _, f := range files {
+		out = append(out, checkFile(fset, f, info)...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Pos, out[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		return a.Line < b.Line
+	})
+	return out, nil
+}
+
+func parseDir(fset *token.FileSet, dir string, allow []string) ([]*ast.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	skip := map[string]bool{}
+	for _, a := range allow {
+		skip[a] = true
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || skip[name] {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		if !buildsByDefault(f) {
+			continue
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// buildsByDefault drops files behind a build constraint that a plain build
+// excludes (for example //go:build simplant).
+func buildsByDefault(f *ast.File) bool {
+	for _, cg := range f.Comments {
+		if cg.Pos() > f.Package {
+			break
+		}
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//go:build ") && !strings.Contains(c.Text, "!") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func checkFile(fset *token.FileSet, f *ast.File, info *types.Info) []Finding {
+	var out []Finding
+	report := func(p token.Pos, what string) { out = append(out, Finding{Pos: fset.Position(p), What: what}) }
+	imports := importNames(f)
+	if imports["crypto/rand"] != "" {
+		report(f.Package, "imports crypto/rand")
+	}
+	allowed := markedLines(fset, f)
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			report(n.Pos(), "go statement")
+		case *ast.SelectorExpr:
+			checkSelector(n, imports, report)
+		case *ast.RangeStmt:
+			if isMap(info, n.X) && !allowed[fset.Position(n.Pos()).Line] {
+				report(n.Pos(), "range over a map without "+Marker)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func checkSelector(n *ast.SelectorExpr, imports map[string]string, report func(token.Pos, string)) {
+	id, ok := n.X.(*ast.Ident)
+	if !ok {
+		return
+	}
+	switch id.Name {
+	case imports["time"]:
+		if forbiddenTime[n.Sel.Name] {
+			report(n.Pos(), "time."+n.Sel.Name)
+		}
+	case imports["math/rand"], imports["math/rand/v2"]:
+		if !seededRand[n.Sel.Name] {
+			report(n.Pos(), "rand."+n.Sel.Name+" (the global source)")
+		}
+	case imports["os"]:
+		if forbiddenOS[n.Sel.Name] {
+			report(n.Pos(), "os."+n.Sel.Name)
+		}
+	}
+}
+
+// importNames maps an import path to the local name it is used under
+// ("" when not imported).
+func importNames(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if path == "math/rand/v2" {
+			name = "rand"
+		}
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		out[path] = name
+	}
+	return out
+}
+
+// markedLines returns the lines on which a map range is allowed: the line
+// of a Marker comment and the line after it.
+func markedLines(fset *token.FileSet, f *ast.File) map[int]bool {
+	out := map[int]bool{}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, Marker) {
+				line := fset.Position(c.Pos()).Line
+				out[line] = true
+				out[line+1] = true
+			}
+		}
+	}
+	return out
+}
+
+func isMap(info *types.Info, e ast.Expr) bool {
+	tv, ok := info.Types[e]
+	if !ok || tv.Type == nil {
+		return false
+	}
+	_, ok = tv.Type.Underlying().(*types.Map)
+	return ok
+}
