@@ -128,6 +128,7 @@ func sortedMetadata(md map[string]string) []format.KV {
 		return nil
 	}
 	keys := make([]string, 0, len(md))
+	//detlint:ordered collects keys that are sorted next
 	for k := range md {
 		keys = append(keys, k)
 	}
