@@ -50,6 +50,7 @@ func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
 		groups[k] = append(groups[k], op)
 	}
 	keys := make([]string, 0, len(groups))
+	//detlint:ordered collects keys, sorted next
 	for k := range groups {
 		keys = append(keys, k)
 	}
@@ -77,6 +78,7 @@ func partitionEventsByKey(history []porcupine.Event) [][]porcupine.Event {
 		groups[k] = append(groups[k], ev)
 	}
 	keys := make([]string, 0, len(groups))
+	//detlint:ordered collects keys, sorted next
 	for k := range groups {
 		keys = append(keys, k)
 	}

@@ -85,9 +85,12 @@ func (w *World) SpawnAfter(d time.Duration, name string, fn func(*Actor) error) 
 	w.stats.Spawned++
 	w.trace.event("spawn actor=%d name=%s ready=%d", a.id, name, a.readyAt)
 	w.wg.Add(1)
-	go a.main(fn)
+	startGoroutine(a, fn)
 	return a
 }
+
+// startGoroutine starts an actor's goroutine; set in goroutine.go.
+var startGoroutine func(a *Actor, fn func(*Actor) error)
 
 // main is the actor goroutine: wait for the baton, run fn, hand back.
 func (a *Actor) main(fn func(*Actor) error) {

@@ -57,6 +57,7 @@ func Profile(name string) (FaultProfile, error) {
 // ProfileNames lists the fault profiles, sorted.
 func ProfileNames() []string {
 	out := make([]string, 0, len(profiles))
+	//detlint:ordered collects names, sorted next
 	for n := range profiles {
 		out = append(out, n)
 	}

@@ -78,6 +78,7 @@ func LoadGraph(in Inspector, root string) (Graph, []Violation) {
 		byInc[id] = append(byInc[id], k)
 	}
 	ids := make([]incID, 0, len(byInc))
+	//detlint:ordered collects ids, sorted next
 	for id := range byInc {
 		ids = append(ids, id)
 	}
@@ -191,6 +192,7 @@ func CheckCommits(g Graph, h *History) []Violation {
 		}
 	}
 	tags := make([]string, 0, len(seen))
+	//detlint:ordered collects tags, sorted next
 	for t := range seen {
 		tags = append(tags, t)
 	}

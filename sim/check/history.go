@@ -171,6 +171,7 @@ func (h *History) Tags() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]string, 0, len(h.commits))
+	//detlint:ordered collects tags, sorted next
 	for t := range h.commits {
 		out = append(out, t)
 	}
@@ -183,6 +184,7 @@ func (h *History) Tags() []string {
 func (h *History) Counts() (commits, acked, reads int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	//detlint:ordered counts only
 	for _, rec := range h.commits {
 		if rec.done && rec.outcome == model.OK {
 			acked++
@@ -199,6 +201,7 @@ func (h *History) Operations() (chain, value []porcupine.Operation) {
 	defer h.mu.Unlock()
 	end := h.tick() + 1
 	inKey := map[string]map[string]bool{}
+	//detlint:ordered builds a map
 	for tag, rec := range h.commits {
 		if inKey[rec.key] == nil {
 			inKey[rec.key] = map[string]bool{}

@@ -80,8 +80,8 @@ func (p *Proc) Unexpected(what string, err error) {
 }
 
 // main is the process's life.
-func (p *Proc) main(a *sim.Actor) error {
-	p.h = a
+func (p *Proc) main(h host) error {
+	p.h = h
 	if err := p.open(); err != nil {
 		return err
 	}
@@ -114,12 +114,12 @@ func (p *Proc) open() error {
 	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
 		var err error
 		if p.plan.Name == initActor {
-			p.g, err = kernel.Init(p.Ctx(), p.run.Store, Root, SchemaContract, kernel.Options{Env: p.env()})
+			p.g, err = kernel.Init(p.Ctx(), p.run.Store, p.run.Root, SchemaContract, kernel.Options{Env: p.env()})
 			if errors.Is(err, kernel.ErrGraphExists) {
 				return nil
 			}
 		} else {
-			p.g, err = kernel.Open(p.Ctx(), p.run.Store, Root, kernel.Options{Env: p.env()})
+			p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, kernel.Options{Env: p.env()})
 		}
 		if err == nil {
 			return nil

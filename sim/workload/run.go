@@ -90,6 +90,7 @@ type Run struct {
 	Store objstore.Store
 	Insp  check.Inspector
 	H     *check.History
+	Root  string
 
 	clock   kernel.Clock
 	quiet   func() bool
@@ -131,7 +132,7 @@ func Execute(s *Scenario, opt Options) *Result {
 		return res
 	}
 	w := sim.New(prof.Apply(sim.Config{Seed: s.Seed, TraceLines: opt.TraceLines}))
-	r := &Run{S: s, W: w, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick),
+	r := &Run{S: s, W: w, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick), Root: Root,
 		clock: w.Clock(), quiet: w.Quiet, stopped: w.Stopped,
 		procs: map[int]*Proc{}, sidecars: map[string]sidecarLife{}}
 	w.OnCrash(r.restart)
@@ -201,14 +202,14 @@ func (r *Run) restart(a *sim.Actor) {
 
 // finalChecks runs the structural checkers on the durable state.
 func (r *Run) finalChecks() {
-	g, vs := check.LoadGraph(r.Insp, Root)
+	g, vs := check.LoadGraph(r.Insp, r.Root)
 	vs = append(vs, check.CheckChains(g)...)
 	vs = append(vs, check.CheckForks(g)...)
 	vs = append(vs, check.CheckCommits(g, r.H)...)
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
 	vs = append(vs, r.checkSnapshots(g)...)
-	vs = append(vs, check.CheckNoSidecars(r.Insp, Root)...)
-	vs = append(vs, check.CheckAudits(r.Insp, Root, r.recoveredSidecars())...)
+	vs = append(vs, check.CheckNoSidecars(r.Insp, r.Root)...)
+	vs = append(vs, check.CheckAudits(r.Insp, r.Root, r.recoveredSidecars())...)
 	for _, v := range vs {
 		r.Violate(v)
 	}
@@ -221,7 +222,7 @@ type sidecarLife struct {
 
 // observe follows sidecar writes and deletes (key layout R/sidecars/<opID>).
 func (r *Run) observe(actor int, c *objsim.Call, applied bool, _ error) {
-	prefix := format.NewKeys(Root).SidecarPrefix()
+	prefix := format.NewKeys(r.Root).SidecarPrefix()
 	if !applied || !strings.HasPrefix(c.Key, prefix) {
 		return
 	}
@@ -245,6 +246,7 @@ func (r *Run) observe(actor int, c *objsim.Call, applied bool, _ error) {
 // its writer removed: recovery acted on them, so each needs one audit record.
 func (r *Run) recoveredSidecars() []string {
 	var out []string
+	//detlint:ordered collects op ids, sorted next
 	for op, life := range r.sidecars {
 		if life.remover >= 0 && life.remover != life.writer {
 			out = append(out, op)

@@ -75,6 +75,7 @@ func (s *Scenario) Clone() *Scenario {
 		out.Actors[i] = ActorPlan{Name: a.Name, Ops: make([]Op, len(a.Ops))}
 		for j, op := range a.Ops {
 			args := make(map[string]string, len(op.Args))
+			//detlint:ordered copies into a map
 			for k, v := range op.Args {
 				args[k] = v
 			}
@@ -98,6 +99,7 @@ func (s *Scenario) Format(w io.Writer) error {
 		for _, op := range a.Ops {
 			fmt.Fprintf(&b, "  %s %s", op.Think, op.Kind)
 			keys := make([]string, 0, len(op.Args))
+			//detlint:ordered collects keys, sorted next
 			for k := range op.Args {
 				keys = append(keys, k)
 			}

@@ -1,0 +1,191 @@
+// Command simrun is graphkernel's soak harness: it runs many seeds of a
+// simulated workload on the deterministic simulator (or, with -store, on a
+// real filesystem or S3 store), checks every run with the invariant checkers
+// and porcupine, and exits non-zero on any violation.
+//
+//	go run ./cmd/simrun                       # default soak: a few hundred seeds
+//	go run ./cmd/simrun -seeds 200 -json      # machine-readable summary
+//	go run ./cmd/simrun -seed 42 -out art     # replay one seed, keep artifacts
+//	go run ./cmd/simrun -rerun                # check determinism across processes
+//	go run -tags simplant ./cmd/simrun -plant reparent-once
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/sim"
+	"github.com/graphkernel/graphkernel/sim/workload"
+)
+
+// defaultSeeds is the default soak's size: a few hundred seeds, well under
+// two minutes on two cores.
+const defaultSeeds = 300
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// config is the parsed command line.
+type config struct {
+	seeds       int
+	seedsSet    bool
+	seedSet     bool
+	seed        uint64
+	seedBase    uint64
+	duration    time.Duration
+	workload    string
+	faults      string
+	store       string
+	json        bool
+	out         string
+	rerun       bool
+	plant       string
+	parallel    int
+	caseFile    string
+	shrinkRuns  int
+	scale       float64
+	s3PathStyle bool
+	childHashes bool
+	list        bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("simrun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.seeds, "seeds", defaultSeeds, "run `N` seeds")
+	fs.Uint64Var(&c.seed, "seed", 0, "replay one seed `S`")
+	fs.Uint64Var(&c.seedBase, "seed-base", 1, "first seed of a multi-seed run")
+	fs.DurationVar(&c.duration, "duration", 0, "run seeds for wall time `D` (with -seeds: whichever ends first)")
+	fs.StringVar(&c.workload, "workload", "", "workload `NAME` (default core; with -plant, the bug's workload); see -list")
+	fs.StringVar(&c.faults, "faults", "default", "fault `PROFILE`: "+strings.Join(sim.ProfileNames(), ", "))
+	fs.StringVar(&c.store, "store", "sim", "store: sim, fs:`DIR` or s3://bucket/prefix")
+	fs.BoolVar(&c.json, "json", false, "print a machine-readable summary on stdout")
+	fs.StringVar(&c.out, "out", "", "write failure artifacts under `DIR`")
+	fs.BoolVar(&c.rerun, "rerun", false, "run every seed again in a second process and compare trace hashes")
+	fs.StringVar(&c.plant, "plant", "", "enable planted bug `NAME` (needs -tags simplant): "+strings.Join(plant.All(), ", "))
+	fs.IntVar(&c.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once")
+	fs.StringVar(&c.caseFile, "case", "", "replay the scenario in case `FILE` (a shrunk reproduction)")
+	fs.IntVar(&c.shrinkRuns, "shrink-runs", 200, "runs the shrinker may spend per failing seed (with -out)")
+	fs.Float64Var(&c.scale, "scale", 0.02, "time scale of scenarios on a real store")
+	fs.BoolVar(&c.s3PathStyle, "s3-path-style", true, "address S3 buckets path-style")
+	fs.BoolVar(&c.list, "list", false, "list workloads, fault profiles and planted bugs")
+	fs.BoolVar(&c.childHashes, childFlag, false, "internal: print the trace hashes of the seeds read from stdin")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "seed":
+			c.seedSet = true
+		case "seeds":
+			c.seedsSet = true
+		}
+	})
+	return c, c.resolve()
+}
+
+// resolve fills defaults and checks the combination of flags.
+func (c *config) resolve() error {
+	if c.plant != "" {
+		if !plant.Known(c.plant) {
+			return fmt.Errorf("unknown planted bug %q (known: %s)", c.plant, strings.Join(plant.All(), ", "))
+		}
+		if err := plant.Enable(c.plant); err != nil {
+			return err
+		}
+		if c.workload == "" {
+			w, ok := workload.ForPlant(c.plant)
+			if !ok {
+				return fmt.Errorf("no workload catches planted bug %q yet", c.plant)
+			}
+			c.workload = w.Name
+		}
+	}
+	if c.workload == "" {
+		c.workload = "core"
+	}
+	w, ok := workload.Lookup(c.workload)
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown workload %q (known: %s)", c.workload, strings.Join(workload.Names(), ", "))
+	case w.Pending != "":
+		return fmt.Errorf("workload %q cannot run yet: %s", c.workload, w.Pending)
+	}
+	if _, err := sim.Profile(c.faults); err != nil {
+		return err
+	}
+	if c.seeds < 0 || c.parallel < 1 || c.shrinkRuns < 0 || c.scale <= 0 {
+		return fmt.Errorf("-seeds, -parallel, -shrink-runs and -scale must be positive")
+	}
+	if c.rerun && c.store != "sim" {
+		return fmt.Errorf("-rerun checks determinism, a simulator property: it needs -store sim")
+	}
+	return nil
+}
+
+// run is main with its streams: it returns the exit status (0 clean, 1
+// violations or nondeterminism, 2 usage or setup error).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stderr)
+	if err == flag.ErrHelp {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "simrun:", err)
+		return 2
+	}
+	if c.list {
+		printList(stdout)
+		return 0
+	}
+	if c.childHashes {
+		return childMain(c, stdin, stdout, stderr)
+	}
+	sum, err := soak(c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "simrun:", err)
+		return 2
+	}
+	if c.json {
+		if err := writeJSON(stdout, sum); err != nil {
+			fmt.Fprintln(stderr, "simrun:", err)
+			return 2
+		}
+	} else {
+		writeTable(stdout, sum)
+	}
+	if sum.Violations > 0 || (sum.Deterministic != nil && !*sum.Deterministic) {
+		return 1
+	}
+	return 0
+}
+
+func printList(w io.Writer) {
+	fmt.Fprintln(w, "workloads:")
+	for _, n := range workload.Names() {
+		wl, _ := workload.Lookup(n)
+		status := ""
+		if wl.Pending != "" {
+			status = " [pending: " + wl.Pending + "]"
+		}
+		plants := append([]string(nil), wl.Plants...)
+		sort.Strings(plants)
+		fmt.Fprintf(w, "  %-12s %s%s", n, wl.Doc, status)
+		if len(plants) > 0 {
+			fmt.Fprintf(w, " (plants: %s)", strings.Join(plants, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "fault profiles: %s\n", strings.Join(sim.ProfileNames(), ", "))
+	fmt.Fprintf(w, "planted bugs (need -tags simplant; built: %t): %s\n", plant.Built, strings.Join(plant.All(), ", "))
+}

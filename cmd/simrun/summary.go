@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// Summary is the soak's result. The first block of JSON keys is the
+// contract of the simulator issue, spelled exactly; the rest are extras.
+type Summary struct {
+	Seeds          int      `json:"seeds"`
+	Ops            int      `json:"ops"`
+	Commits        int      `json:"commits"`
+	FaultsInjected uint64   `json:"faults_injected"`
+	Crashes        int      `json:"crashes"`
+	Recoveries     int      `json:"recoveries"`
+	Migrations     int      `json:"migrations"`
+	Cuts           int      `json:"cuts"`
+	LinChecks      int      `json:"lin_checks"`
+	LinUnknown     int      `json:"lin_unknown"`
+	Violations     int      `json:"violations"`
+	Deterministic  *bool    `json:"deterministic,omitempty"`
+	TraceHash      string   `json:"trace_hash,omitempty"`
+	SimSeconds     float64  `json:"sim_seconds"`
+	WallSeconds    float64  `json:"wall_seconds"`
+	FailingSeeds   []uint64 `json:"failing_seeds"`
+
+	// Extras.
+	SimWallRatio   float64        `json:"sim_wall_ratio"`
+	SeedsPerMinute float64        `json:"seeds_per_minute"`
+	Parallel       int            `json:"parallel"`
+	Workload       string         `json:"workload"`
+	Faults         string         `json:"faults"`
+	Store          string         `json:"store"`
+	Plant          string         `json:"plant,omitempty"`
+	Reads          int            `json:"reads"`
+	ViolationKinds map[string]int `json:"violation_kinds,omitempty"`
+	FirstViolation string         `json:"first_violation,omitempty"`
+}
+
+// summarize adds up the outcomes. trace_hash is set only for a single seed.
+func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summary {
+	s := &Summary{Seeds: len(outs), WallSeconds: wall.Seconds(), FailingSeeds: []uint64{}, Parallel: c.parallel,
+		Workload: c.workload, Faults: c.faults, Store: c.store, Plant: c.plant}
+	for _, o := range outs {
+		r := o.res
+		s.Ops += r.Ops
+		s.Commits += r.Commits
+		s.FaultsInjected += r.FaultsInjected
+		s.Crashes += r.Crashes
+		s.Recoveries += r.Recoveries
+		s.Migrations += r.Migrations
+		s.Cuts += r.Cuts
+		s.LinChecks += r.LinChecks
+		s.LinUnknown += r.LinUnknown
+		s.Reads += r.Reads
+		s.SimSeconds += r.SimTime.Seconds()
+		s.Violations += len(r.Violations)
+		if r.Failed() {
+			s.FailingSeeds = append(s.FailingSeeds, o.seed)
+			if s.ViolationKinds == nil {
+				s.ViolationKinds = map[string]int{}
+				s.FirstViolation = fmt.Sprintf("seed %d: %s", o.seed, r.Violations[0])
+			}
+			for _, v := range r.Violations {
+				s.ViolationKinds[v.Check]++
+			}
+		}
+	}
+	if single && len(outs) == 1 && c.store == "sim" {
+		s.TraceHash = hex.EncodeToString(outs[0].res.TraceHash[:])
+	}
+	if wall > 0 {
+		s.SimWallRatio = s.SimSeconds / wall.Seconds()
+		s.SeedsPerMinute = float64(s.Seeds) / wall.Minutes()
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, s *Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// writeTable prints the human summary.
+func writeTable(w io.Writer, s *Summary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	row("workload", fmt.Sprintf("%s (faults %s, store %s)", s.Workload, s.Faults, s.Store))
+	if s.Plant != "" {
+		row("planted bug", s.Plant)
+	}
+	row("seeds", s.Seeds)
+	row("ops", s.Ops)
+	row("commits (acknowledged)", s.Commits)
+	row("reads", s.Reads)
+	row("faults injected", s.FaultsInjected)
+	row("crashes", s.Crashes)
+	row("recoveries", s.Recoveries)
+	row("migrations", s.Migrations)
+	row("cuts", s.Cuts)
+	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
+	row("violations", s.Violations)
+	if s.Deterministic != nil {
+		row("deterministic", *s.Deterministic)
+	}
+	if s.TraceHash != "" {
+		row("trace hash", s.TraceHash)
+	}
+	row("simulated time", fmt.Sprintf("%.0fs", s.SimSeconds))
+	row("wall time", fmt.Sprintf("%.1fs on %d workers", s.WallSeconds, s.Parallel))
+	row("sim/wall ratio", fmt.Sprintf("%.0fx", s.SimWallRatio))
+	row("seeds per minute", fmt.Sprintf("%.0f", s.SeedsPerMinute))
+	tw.Flush()
+	if len(s.FailingSeeds) == 0 {
+		fmt.Fprintln(w, "result: clean")
+		return
+	}
+	kinds := make([]string, 0, len(s.ViolationKinds))
+	for k := range s.ViolationKinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(w, "result: FAILED on %d seeds %v\n", len(s.FailingSeeds), s.FailingSeeds)
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-28s %d\n", k, s.ViolationKinds[k])
+	}
+	fmt.Fprintf(w, "first: %s\n", s.FirstViolation)
+	fmt.Fprintf(w, "replay: go run ./cmd/simrun -workload %s -faults %s -seed %d -out DIR\n", s.Workload, s.Faults, s.FailingSeeds[0])
+}
