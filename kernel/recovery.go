@@ -1,0 +1,50 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RecoveryActor is the actor of every commit recovery publishes.
+const RecoveryActor = "recovery"
+
+// RecoveryMessagePrefix starts the message of every recovery commit that
+// publishes no writer's intent (a roll-back). A roll-forward commit carries
+// the original writer's message instead, with actor RecoveryActor and kind
+// recovery.
+const RecoveryMessagePrefix = "graphkernel:recovery "
+
+// WriterKindWrite is the writer kind Write records in its sidecars.
+const WriterKindWrite = "write"
+
+// RecoveryLease is how old (by the injected clock, from the ULID time of
+// its op id) a sidecar must be before a writer's heal-first sweep acts on
+// it. Younger sidecars most likely belong to live writers; acting on them is
+// safe (every recovery action is fenced) but would make concurrent writers
+// undo each other. The open-time sweep acts on every sidecar regardless.
+const RecoveryLease = 30 * time.Second
+
+// ErrRecoveryInvariant matches *RecoveryInvariantError.
+var ErrRecoveryInvariant = errors.New("kernel: recovery found a broken invariant")
+
+// RecoveryInvariantError reports a table whose HEAD is behind its published
+// version: a published table version is missing. Recovery refuses to act;
+// the open (or the write whose heal-first met it) fails, and the sidecar
+// stays for an operator.
+type RecoveryInvariantError struct {
+	Op     string // the sidecar's operation id
+	Branch string
+	Table  string
+	Head   uint64
+	Pin    uint64
+}
+
+// Error implements error.
+func (e *RecoveryInvariantError) Error() string {
+	return fmt.Sprintf("kernel: recovery of op %s on %s: table %q HEAD %d is behind its published version %d (sidecar kept)",
+		e.Op, e.Branch, e.Table, e.Head, e.Pin)
+}
+
+// Is makes errors.Is(err, ErrRecoveryInvariant) hold.
+func (e *RecoveryInvariantError) Is(target error) bool { return target == ErrRecoveryInvariant }
