@@ -43,6 +43,7 @@ func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, int
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
+	run := &writeRun{kind: WriterKindWrite}
 	var last error
 	for round := 0; round < g.budget; round++ {
 		if round > 0 {
@@ -50,7 +51,7 @@ func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, int
 				return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 			}
 		}
-		c, err := g.writeRound(ctx, &req, sorted)
+		c, err := g.writeRound(ctx, &req, sorted, run)
 		if err == nil {
 			return c, nil
 		}
@@ -89,16 +90,15 @@ func strictTable(writes []TableWrite, table string) bool {
 	return false
 }
 
-// writeRound is one attempt: load the head, check strict bases, commit one
-// version per table, publish with expectations.
-func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite) (Commit, error) {
+// writeRound is one attempt: load the head, check strict bases, build every
+// table's content, make the round's sidecar durable, commit one version per
+// table, publish with expectations, delete the sidecar.
+func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite, run *writeRun) (Commit, error) {
 	b := req.branch
 	head, err := g.liveHead(ctx, b)
 	if err != nil {
 		return Commit{}, err
 	}
-	// RECOVERY: heal-first sweep goes here — converge any interrupted write
-	// on b (table HEADs ahead of their pins) before advancing tables.
 	heads := make([]TableRef, len(writes))
 	for i, w := range writes {
 		if heads[i], err = g.tableHead(ctx, b, &head.m, w.Table); err != nil {
@@ -108,17 +108,25 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 			return Commit{}, &VersionMismatchError{Table: w.Table, Expected: w.BaseVersion, Actual: heads[i].Version}
 		}
 	}
-	// RECOVERY: sidecar write goes here — record the intended table
-	// versions durably BEFORE any table HEAD moves (then failpoint
-	// AfterSidecarWrite).
+	plans, err := g.planRound(ctx, &head.m, writes, heads)
+	if err != nil {
+		return Commit{}, err
+	}
+	// Recovery: the sidecar is durable before any table HEAD moves.
+	if err := g.beginSidecar(ctx, run, req, head, plans); err != nil {
+		return Commit{}, err
+	}
+	if err := g.fp.Hit(ctx, failpoint.AfterSidecarWrite); err != nil {
+		return Commit{}, err
+	}
 	req.updates, req.exp = nil, nil
-	for i, w := range writes {
-		u, pinVersion, err := g.commitOne(ctx, b, &head.m, w, heads[i])
+	for _, p := range plans {
+		u, err := g.commitPlanned(ctx, b, p)
 		if err != nil {
 			return Commit{}, err
 		}
 		req.updates = append(req.updates, u)
-		req.exp = append(req.exp, lineage.Expectation{Table: w.Table, Version: pinVersion})
+		req.exp = append(req.exp, lineage.Expectation{Table: p.table, Version: p.pin.Version})
 		if err := g.fp.Hit(ctx, failpoint.AfterTableCommit); err != nil {
 			return Commit{}, err
 		}
@@ -130,28 +138,10 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	if err != nil {
 		return Commit{}, err
 	}
-	// RECOVERY: sidecar delete goes here (after failpoint
-	// AfterPublishBeforeSidecarDelete).
+	if err := g.fp.Hit(ctx, failpoint.AfterPublishBeforeSidecarDelete); err != nil {
+		return Commit{}, err
+	}
+	g.retireSidecar(ctx, run.own)
+	run.own = nil
 	return c, nil
-}
-
-// commitOne builds and commits one table's new version on top of the pin in
-// m, at version th+1. It returns the update and the pinned version the
-// publish must still find.
-func (g *Graph) commitOne(ctx context.Context, b BranchRef, m *format.Manifest, w TableWrite, th TableRef) (TableUpdate, uint64, error) {
-	pinned := TableVersion{Table: w.Table}
-	var base TableRef
-	if pin, ok := m.Pin(w.Table); ok {
-		base = TableRef{Fork: pin.Fork, Version: pin.Version}
-		var err error
-		if pinned, err = g.ReadTable(ctx, w.Table, base); err != nil {
-			return TableUpdate{}, 0, err
-		}
-	}
-	content, err := w.Build(pinned)
-	if err != nil {
-		return TableUpdate{}, 0, fmt.Errorf("build %q: %w", w.Table, err)
-	}
-	u, err := g.commitTableVersionAt(ctx, b, w.Table, content, base, th)
-	return u, base.Version, err
 }
