@@ -40,6 +40,7 @@ const (
 	KindSidecar      Kind = 4 // reserved for the recovery issue
 	KindAudit        Kind = 5 // reserved for the recovery issue
 	KindNameMarker   Kind = 6 // branch-name index marker; payload = the name
+	KindLegacyCommit Kind = 7 // v3 legacy commit object (LegacyCommit JSON); format 3 only
 )
 
 // String names the kind.
@@ -57,6 +58,8 @@ func (k Kind) String() string {
 		return "audit"
 	case KindNameMarker:
 		return "name-marker"
+	case KindLegacyCommit:
+		return "legacy-commit"
 	}
 	return "unknown"
 }
@@ -130,7 +133,7 @@ func DecodeEnvelope(b []byte) (Envelope, error) {
 }
 
 // openCurrent decodes the envelope of an object that must be of kind want at
-// the current stamp.
+// a stamp CheckStamp accepts.
 func openCurrent(b []byte, want Kind) (Envelope, error) {
 	e, err := DecodeEnvelope(b)
 	if err != nil {

@@ -48,24 +48,24 @@ func (e *UnsupportedFormatError) Error() string {
 // Is makes errors.Is(err, ErrUnsupportedFormat) hold.
 func (e *UnsupportedFormatError) Is(target error) bool { return target == ErrUnsupportedFormat }
 
-// CheckStamp returns nil when stamp is the current format and a typed
-// *UnsupportedFormatError otherwise. Stamps older than OldestSupportedFormat
-// or newer than CurrentFormat are refused outright; a stamp inside the range
-// but older than current (the v3 legacy format) is refused too until the
-// legacy reader and migration exist.
+// CheckStamp is the one stamp guard: it returns nil when stamp (an absent,
+// zero stamp reads as OldestSupportedFormat) lies in
+// [OldestSupportedFormat, CurrentFormat], and a typed
+// *UnsupportedFormatError otherwise: TooNew ("upgrade this binary") above
+// the ceiling, TooOld ("migrate forward with an older release first") below
+// the floor. Every read of a manifest (both open modes, every branch) and
+// of every other enveloped object goes through it. A stamp inside the range
+// but older than CurrentFormat is legacy: readable, and migrated forward on
+// a write.
 func CheckStamp(stamp uint16) error {
 	e := &UnsupportedFormatError{Stamp: stamp, Oldest: OldestSupportedFormat, Current: CurrentFormat}
-	switch {
-	case stamp == CurrentFormat:
-		return nil
-	case stamp > CurrentFormat:
-		e.Reason = "written by a newer graphkernel; upgrade this binary"
-	case stamp < OldestSupportedFormat:
-		e.Reason = "too old for this build; migrate with an older release first"
+	switch s := EffectiveStamp(stamp); {
+	case s > CurrentFormat:
+		e.Reason = ReasonTooNew
+	case s < OldestSupportedFormat:
+		e.Reason = ReasonTooOld
 	default:
-		// TODO(issue 6): read the v3 legacy format and migrate it to v4 on a
-		// read-write open. Until then, refuse rather than misread.
-		e.Reason = "legacy format: the v3 reader and v3->v4 migration are not implemented yet"
+		return nil
 	}
 	return e
 }

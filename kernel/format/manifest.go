@@ -91,6 +91,10 @@ type Manifest struct {
 	Head        ID             `json:"head"`             // branch head commit after this manifest
 	Schema      string         `json:"schema"`           // sha256 hex of the schema contract
 	FormatStamp uint16         `json:"format_stamp"`
+	// Legacy is set only on the migration manifest of a branch incarnation
+	// that was written in format 3: the folded v3 lineage (see
+	// stamp_legacy.go). Such a manifest adds no commit.
+	Legacy *LegacyLineage `json:"legacy,omitempty"`
 }
 
 // Pin returns the pin of table and whether it is pinned.
@@ -130,6 +134,9 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 	e, err := openCurrent(b, KindManifest)
 	if err != nil {
 		return Manifest{}, Token{}, err
+	}
+	if EffectiveStamp(e.Stamp) != CurrentFormat {
+		return Manifest{}, Token{}, legacyManifestError(e.Stamp)
 	}
 	var m Manifest
 	if err := decodeCanonical("manifest", e.Payload, &m); err != nil {
@@ -243,6 +250,9 @@ func ValidatePins(pins []TablePin) error {
 }
 
 func validateManifestCommit(m *Manifest) error {
+	if m.Legacy != nil {
+		return validateMigrationManifest(m)
+	}
 	if m.Commit == nil {
 		if m.Version != 0 || m.ForkOf == nil || m.Tombstone {
 			return fmt.Errorf("only the version-0 manifest of a forked incarnation may omit the commit")

@@ -1,0 +1,30 @@
+package format
+
+// FormatV3 is the legacy format: manifests carry table pins but no commit
+// lineage; lineage lives in separate legacy commit objects written after the
+// manifest publish (see stamp_legacy.go and docs/format.md, "Formats and
+// migrations"). A v3 graph is read as is and migrated to v4 per branch.
+const FormatV3 uint16 = 3
+
+// EffectiveStamp is the stamp an object is judged by: an absent (zero)
+// stamp reads as OldestSupportedFormat, every other stamp as itself.
+func EffectiveStamp(stamp uint16) uint16 {
+	if stamp == 0 {
+		return OldestSupportedFormat
+	}
+	return stamp
+}
+
+// TooNew reports that the refused stamp is newer than this build writes:
+// the remedy is to upgrade the binary.
+func (e *UnsupportedFormatError) TooNew() bool { return e.Stamp > e.Current }
+
+// TooOld reports that the refused stamp is older than the oldest this build
+// reads: the remedy is to migrate forward with an older release first.
+func (e *UnsupportedFormatError) TooOld() bool { return e.Stamp != 0 && e.Stamp < e.Oldest }
+
+// Refusal reasons of CheckStamp. Tests and operators match on them.
+const (
+	ReasonTooNew = "written by a newer graphkernel; upgrade this binary"
+	ReasonTooOld = "too old for this build; migrate forward with an older release first"
+)
