@@ -157,7 +157,7 @@ func checkBuilt(p *tablePlan, b builtTable) {
 
 func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
-	for k := range m {
+	for k := range m { //detlint:ordered collects keys that are sorted next
 		out = append(out, k)
 	}
 	sort.Strings(out)

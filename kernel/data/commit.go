@@ -271,7 +271,7 @@ func (c *committer) build(ctx context.Context, name string, on kernel.TableRef) 
 }
 
 func (c *committer) release() {
-	for _, b := range c.built {
+	for _, b := range c.built { //detlint:ordered releases every record; no output
 		b.b.release()
 	}
 }

@@ -210,7 +210,7 @@ func (l *lockedReader) Read(p []byte) (int, error) {
 // sortedKeys returns the keys of a set, sorted.
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
-	for k := range m {
+	for k := range m { //detlint:ordered collects keys that are sorted next
 		out = append(out, k)
 	}
 	sort.Strings(out)

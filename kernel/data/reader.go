@@ -69,7 +69,7 @@ func fragmentInfos(tv kernel.TableVersion) ([]FragmentInfo, error) {
 		rows += f.Rows
 	}
 	frags := 0
-	for k := range md {
+	for k := range md { //detlint:ordered only counts keys
 		if strings.HasPrefix(k, metaFragPrefix) {
 			frags++
 		}

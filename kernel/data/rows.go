@@ -87,7 +87,7 @@ func checkRowShape(t *Table, r *Row) (int, error) {
 // unknown name in sorted order is reported, so the error is deterministic.
 func checkUnknownProps(t *Table, r *Row) error {
 	var unknown []string
-	for name := range r.Props {
+	for name := range r.Props { //detlint:ordered collects names that are sorted next
 		if i, ok := t.column(name); !ok || i < t.firstProp() {
 			unknown = append(unknown, name)
 		}

@@ -70,7 +70,7 @@ func validate(s *staging, vs viewSet) (map[string]*tablePlan, error) {
 		return nil, err
 	}
 	total := 0
-	for _, p := range plans {
+	for _, p := range plans { //detlint:ordered sums counts; order-free
 		total += len(p.replace) + len(p.inserts) + len(p.deletes)
 	}
 	if total > s.limits.MaxRows {
@@ -253,11 +253,11 @@ func cardSources(s *staging, plans map[string]*tablePlan, e *Table) []string {
 				set[p.st.str(ref, colFrom)] = true
 			}
 		}
-		for id := range p.replace {
+		for id := range p.replace { //detlint:ordered fills a set that is sorted next
 			from, _, _ := p.head.ends(id)
 			set[from] = true
 		}
-		for id := range p.deletes {
+		for id := range p.deletes { //detlint:ordered fills a set that is sorted next
 			from, _, _ := p.head.ends(id)
 			set[from] = true
 		}
@@ -268,12 +268,12 @@ func cardSources(s *staging, plans map[string]*tablePlan, e *Table) []string {
 		}
 	}
 	if np := plans[e.From]; np != nil {
-		for id := range np.deletes {
+		for id := range np.deletes { //detlint:ordered removes from a set that is sorted next
 			delete(set, id)
 		}
 	}
 	out := make([]string, 0, len(set))
-	for id := range set {
+	for id := range set { //detlint:ordered collects keys that are sorted next
 		out = append(out, id)
 	}
 	sort.Strings(out)

@@ -110,7 +110,7 @@ func (v *tableView) edgeIndex() {
 		}
 	}
 	for _, m := range []map[string][]string{v.bySource, v.byNode} {
-		for _, ids := range m {
+		for _, ids := range m { //detlint:ordered sorts each slice in place; order-free
 			sort.Strings(ids)
 		}
 	}
