@@ -51,8 +51,4 @@ func TestInsertCostGates(t *testing.T) {
 			t.Fatalf("insert %d: %+v, want no schema read, <= 1 table open", i, c)
 		}
 	}
-	log, _ := cs.Log()
-	for _, r := range log {
-		t.Logf("%s %s", r.Op, r.Key)
-	}
 }
