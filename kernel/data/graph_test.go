@@ -210,6 +210,9 @@ func TestRoundTrip(t *testing.T) {
 			if _, err := s.Out(ctx, "Person", "p1"); !errors.Is(err, ErrUnknownType) {
 				t.Fatalf("Out on a node type = %v", err)
 			}
+			if tb, err := s.Table("WorksAt"); err != nil || !tb.Edge || tb.Schema().NumFields() != 4 {
+				t.Fatalf("Table(WorksAt) = %+v, %v", tb, err)
+			}
 			if _, _, err := s.Get(ctx, "Robot", "x"); !errors.Is(err, ErrUnknownType) {
 				t.Fatalf("Get on an unknown type = %v", err)
 			}

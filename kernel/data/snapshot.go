@@ -67,6 +67,10 @@ func (s *Snapshot) Kernel() kernel.Snapshot { return s.ks }
 // Schema returns the graph's schema.
 func (s *Snapshot) Schema() schema.Schema { return s.cat.schema }
 
+// Table returns the storage view (Arrow schema, columns) of a type, for use
+// with Scan results, EncodeFragment and DecodeFragment.
+func (s *Snapshot) Table(typ string) (*Table, error) { return s.cat.table(typ) }
+
 // view returns the view of a table at this snapshot (lock held).
 func (s *Snapshot) view(ctx context.Context, typ string) (*tableView, error) {
 	if v, ok := s.views[typ]; ok {
