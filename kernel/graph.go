@@ -233,6 +233,11 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 // and one GET) and refuses a format stamp outside what this build reads with
 // *UnsupportedFormatError, in both modes. A read-only handle never writes.
 // A root with no graph returns ErrNotFound.
+//
+// A read-write open then runs the recovery sweep over every sidecar
+// (kernel/recovery_sweep.go): interrupted writes are rolled forward or back,
+// each with one audit record. It fails, keeping the sidecar, on an invariant
+// violation (*RecoveryInvariantError) or a corrupt or newer-format sidecar.
 func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {
 	g, err := newGraph(store, root, opts)
 	if err != nil {
@@ -243,6 +248,11 @@ func Open(ctx context.Context, store objstore.Store, root string, opts Options) 
 		return nil, fmt.Errorf("open %q: %w", root, err)
 	}
 	if found {
+		if !g.readOnly { // recovery: converge interrupted writes (kernel/recovery_sweep.go)
+			if err := g.sweepOpen(ctx); err != nil {
+				return nil, fmt.Errorf("open %q: %w", root, err)
+			}
+		}
 		return g, nil
 	}
 	if err := g.refuseLegacy(ctx); err != nil {

@@ -1,0 +1,527 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/recovery"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// MaxSweepSidecars bounds how many sidecars one sweep resolves; any beyond
+// are left for the next sweep (the open still succeeds).
+const MaxSweepSidecars = 4096
+
+// maxPublishedProbes bounds the manifest reads of one "was this sidecar
+// already published?" search (a binary search: 64 covers any history).
+const maxPublishedProbes = 64
+
+// The sweep. For each sidecar: if its audit record exists, the action is
+// complete and only the sidecar delete remains; otherwise observe every
+// table's live pin and HEAD, classify (package recovery), decide, act
+// (roll forward / roll back / finish / discard), then write the audit record
+// create-only, then delete the sidecar. Every step is idempotent, so a crash
+// anywhere is finished by the next sweep, never repeated with a second
+// record.
+
+// sweepOpen is the open-time sweep: every sidecar, in op-id order. A
+// sidecar that cannot be resolved (an invariant violation, a corrupt or
+// newer-format sidecar, a store failure) is kept and makes the open fail,
+// after the others were processed.
+func (g *Graph) sweepOpen(ctx context.Context) error {
+	keys, err := g.listSidecars(ctx, MaxSweepSidecars)
+	if err != nil {
+		return fmt.Errorf("recovery sweep: %w", err)
+	}
+	var errs []error
+	for _, key := range keys {
+		if err := g.sweepKey(ctx, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("recovery sweep: %w", err)
+	}
+	return nil
+}
+
+// listSidecars lists up to limit sidecar keys in op-id (= key) order.
+func (g *Graph) listSidecars(ctx context.Context, limit int) ([]string, error) {
+	prefix := g.keys.SidecarPrefix()
+	var keys []string
+	after := ""
+	for len(keys) < limit {
+		var page objstore.ListPage
+		err := g.withRetry(ctx, "list sidecars", func() (err error) {
+			page, err = g.store.List(ctx, prefix, after, min(objstore.MaxListLimit, limit-len(keys)))
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, page.Keys...)
+		if !page.Truncated || len(page.Keys) == 0 {
+			break
+		}
+		after = page.Keys[len(page.Keys)-1]
+	}
+	return keys, nil
+}
+
+// sweepKey reads and resolves the sidecar at key.
+func (g *Graph) sweepKey(ctx context.Context, key string) error {
+	s, found, err := g.readSidecar(ctx, key)
+	if err != nil || !found {
+		return err
+	}
+	if _, err := g.resolveSidecar(ctx, &s, false); err != nil {
+		return fmt.Errorf("sidecar %s: %w", key, err)
+	}
+	return nil
+}
+
+// readSidecar GETs and decodes the sidecar at key. A vanished sidecar is
+// found=false (someone resolved it). A corrupt one is ErrCorrupt, a
+// newer-format one *UnsupportedFormatError: both are kept untouched.
+func (g *Graph) readSidecar(ctx context.Context, key string) (format.Sidecar, bool, error) {
+	op, err := g.keys.ParseSidecarKey(key)
+	if err != nil {
+		return format.Sidecar{}, false, fmt.Errorf("sidecar %s: %w", key, err)
+	}
+	var obj objstore.Object
+	err = g.withRetry(ctx, "read sidecar", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if errors.Is(err, objstore.ErrNotFound) {
+		return format.Sidecar{}, false, nil
+	}
+	if err != nil {
+		return format.Sidecar{}, false, fmt.Errorf("read sidecar %s: %w", key, err)
+	}
+	s, _, err := format.DecodeSidecar(obj.Data)
+	if err != nil {
+		return format.Sidecar{}, false, fmt.Errorf("sidecar %s (kept): %w", key, err)
+	}
+	if s.Op != op {
+		return format.Sidecar{}, false, fmt.Errorf("sidecar %s (kept) names op %s: %w", key, s.Op, ErrCorrupt)
+	}
+	return s, true, nil
+}
+
+// resolution is what resolving one sidecar came to.
+type resolution struct {
+	deferred bool   // left for a later pass
+	audit    *format.Audit // the record of the action (ours, or found present)
+}
+
+// resolveSidecar resolves one sidecar: presence check, observe, classify,
+// decide, act, audit, delete. abandon is set when the writer itself gives
+// up on its own write (never roll it forward).
+func (g *Graph) resolveSidecar(ctx context.Context, s *format.Sidecar, abandon bool) (resolution, error) {
+	if !plant.Enabled(plant.DoubleAudit) { // planted bug: skip the presence check
+		a, present, err := g.readAudit(ctx, s.Op)
+		if err != nil {
+			return resolution{}, err
+		}
+		if present { // the action completed; only the delete is left
+			return resolution{audit: &a}, g.deleteSidecar(ctx, s.Op)
+		}
+	}
+	v, err := g.observe(ctx, s)
+	if err != nil {
+		return resolution{}, err
+	}
+	if v.gone {
+		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionDiscard, format.ID{}, false, nil))
+	}
+	classes := make([]recovery.Class, len(v.obs))
+	for i, o := range v.obs {
+		classes[i] = recovery.Classify(o)
+	}
+	switch d := recovery.Decide(classes, abandon); d {
+	case recovery.Fail:
+		return resolution{}, v.violation(s)
+	case recovery.Defer:
+		return resolution{deferred: true}, nil
+	case recovery.Finish:
+		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollForward, v.published.m.Commit.ID, true, nil))
+	case recovery.RollForward:
+		c, err := g.rollForward(ctx, s, v)
+		if err != nil {
+			return resolution{}, err
+		}
+		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollForward, c.ID, false, nil))
+	case recovery.RollBack:
+		c, to, err := g.rollBack(ctx, s, v)
+		if err != nil {
+			return resolution{}, err
+		}
+		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollBack, c.ID, false, to))
+	default:
+		panic(fmt.Sprintf("kernel: recovery: unknown decision %v", d))
+	}
+}
+
+// conclude records a (the action is done), then deletes the sidecar.
+func (g *Graph) conclude(ctx context.Context, s *format.Sidecar, a format.Audit) (resolution, error) {
+	rec, err := g.writeAudit(ctx, a)
+	if err != nil {
+		return resolution{}, err
+	}
+	if err := g.fp.Hit(ctx, failpoint.AfterAuditBeforeSidecarDelete); err != nil {
+		return resolution{}, err
+	}
+	return resolution{audit: &rec}, g.deleteSidecar(ctx, s.Op)
+}
+
+// sidecarView is what the sweep observed of one sidecar's tables.
+type sidecarView struct {
+	gone      bool // the sidecar's branch incarnation no longer exists (deleted, tombstoned, re-created)
+	branch    BranchRef
+	head      loaded
+	obs       []recovery.Observation
+	pins      []TableRef // the live pin of each table (zero: unpinned)
+	published *loaded    // the first manifest that pinned the sidecar's versions, if any
+}
+
+func (v *sidecarView) violation(s *format.Sidecar) error {
+	for i, o := range v.obs {
+		if recovery.Classify(o) == recovery.Violation {
+			return &RecoveryInvariantError{Op: s.Op.String(), Branch: v.branch.String(), Table: s.Tables[i].Table, Head: o.Head, Pin: o.Pin}
+		}
+	}
+	panic("kernel: recovery: Fail decided without a violating table")
+}
+
+// observe loads the sidecar's branch head and, per table, the pin, the live
+// HEAD on the sidecar's fork and whether that HEAD is the sidecar's own
+// version; then whether a manifest since the write's base pinned the
+// sidecar's versions.
+func (g *Graph) observe(ctx context.Context, s *format.Sidecar) (sidecarView, error) {
+	v := sidecarView{branch: BranchRef{name: s.Branch.Name, inc: s.Branch.Incarnation, incID: s.Branch.IncarnationID}}
+	head, found, err := g.latest(ctx, s.Branch.Name)
+	if err != nil {
+		return v, err
+	}
+	if checkLive(v.branch, head, found) != nil {
+		v.gone = true
+		return v, nil
+	}
+	v.head = head
+	maybePublished := false
+	for _, t := range s.Tables {
+		o, pin, err := g.observeTable(ctx, &head.m, t)
+		if err != nil {
+			return v, err
+		}
+		v.obs, v.pins = append(v.obs, o), append(v.pins, pin)
+		maybePublished = maybePublished || o.Pin >= t.Commit
+	}
+	if maybePublished {
+		if v.published, err = g.findPublished(ctx, s, head); err != nil {
+			return v, err
+		}
+	}
+	for i := range v.obs {
+		v.obs[i].Published = v.published != nil
+	}
+	return v, nil
+}
+
+func (g *Graph) observeTable(ctx context.Context, m *format.Manifest, t format.SidecarTable) (recovery.Observation, TableRef, error) {
+	o := recovery.Observation{Expected: t.Expected, Commit: t.Commit}
+	var pin TableRef
+	if p, ok := m.Pin(t.Table); ok {
+		pin = TableRef{Fork: p.Fork, Version: p.Version}
+		o.Pin = p.Version
+	}
+	forkHead, err := g.forkHead(ctx, t.Table, t.Fork)
+	if err != nil {
+		return o, pin, err
+	}
+	o.Head = forkHead
+	if pin.Fork != t.Fork && forkHead < pin.Version {
+		o.Head = pin.Version // the fork has nothing above an inherited pin
+	}
+	if forkHead == t.Commit {
+		if o.HeadOurs, err = g.versionIsOurs(ctx, t); err != nil {
+			return o, pin, err
+		}
+	}
+	return o, pin, nil
+}
+
+// forkHead is the newest version of table on fork (LIST limit 1), 0 if none.
+func (g *Graph) forkHead(ctx context.Context, table string, fork format.ID) (uint64, error) {
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "table head", func() (err error) {
+		page, err = g.store.List(ctx, g.keys.TableForkPrefix(table, fork), "", 1)
+		return err
+	})
+	if err != nil || len(page.Keys) == 0 {
+		return 0, err
+	}
+	return g.keys.ParseTableVersionKey(table, fork, page.Keys[0])
+}
+
+// versionIsOurs reports whether the version t.Commit on t.Fork exists and
+// carries the sidecar's writer token.
+func (g *Graph) versionIsOurs(ctx context.Context, t format.SidecarTable) (bool, error) {
+	want, err := t.TokenOf()
+	if err != nil {
+		return false, err
+	}
+	key := g.keys.TableVersion(t.Table, t.Fork, t.Commit)
+	var obj objstore.Object
+	err = g.withRetry(ctx, "read table version", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if errors.Is(err, objstore.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	env, err := format.DecodeEnvelope(obj.Data)
+	if err != nil {
+		return false, fmt.Errorf("read table version %s: %w", key, err)
+	}
+	return env.Token == want, nil
+}
+
+// findPublished returns the first manifest after the sidecar's base that
+// pinned exactly the sidecar's versions (with its tokens), or nil. Pins
+// never go backwards, so the first manifest whose pin of the first table
+// reaches the sidecar's version is found by binary search; the sidecar's
+// versions were published iff that manifest pins all of them exactly.
+func (g *Graph) findPublished(ctx context.Context, s *format.Sidecar, head loaded) (*loaded, error) {
+	t0 := s.Tables[0]
+	reached := func(l loaded) bool { p, _ := l.m.Pin(t0.Table); return p.Version >= t0.Commit }
+	lo, hi := s.BaseManifest+1, head.m.Version
+	if hi < lo || !reached(head) {
+		return nil, nil
+	}
+	for probes := 0; lo < hi; probes++ {
+		if probes >= maxPublishedProbes {
+			return nil, fmt.Errorf("find published manifest of op %s: search exceeded %d probes: %w", s.Op, maxPublishedProbes, ErrCorrupt)
+		}
+		mid := lo + (hi-lo)/2
+		l, err := g.manifestAt(ctx, format.ManifestRef{Branch: s.Branch.Name, Incarnation: s.Branch.Incarnation, Version: mid})
+		if err != nil {
+			return nil, err
+		}
+		if reached(l) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	l, err := g.manifestAt(ctx, format.ManifestRef{Branch: s.Branch.Name, Incarnation: s.Branch.Incarnation, Version: lo})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range s.Tables {
+		if p, ok := l.m.Pin(t.Table); !ok || p.Fork != t.Fork || p.Version != t.Commit {
+			return nil, nil
+		}
+		if ours, err := g.versionIsOurs(ctx, t); err != nil || !ours {
+			return nil, err
+		}
+	}
+	if l.m.Commit == nil {
+		panic(fmt.Sprintf("kernel: recovery: manifest v%d after a base pins a sidecar's versions but has no commit", lo))
+	}
+	return &l, nil
+}
+
+// rollForward publishes the sidecar's versions in one recovery commit that
+// carries the writer's message, expecting every pin to still be the one the
+// write was planned on: it can never overwrite a newer publish.
+func (g *Graph) rollForward(ctx context.Context, s *format.Sidecar, v sidecarView) (Commit, error) {
+	var updates []TableUpdate
+	var exp []Expectation
+	for _, t := range s.Tables {
+		tv, err := g.ReadTable(ctx, t.Table, TableRef{Fork: t.Fork, Version: t.Commit})
+		if err != nil {
+			return Commit{}, err
+		}
+		updates = append(updates, TableUpdate{Table: t.Table, Fork: t.Fork, Version: t.Commit, Rows: tv.Rows})
+		exp = append(exp, Expectation{Table: t.Table, Version: t.Expected})
+	}
+	if err := g.fp.Hit(ctx, failpoint.BeforeRollForwardPublish); err != nil {
+		return Commit{}, err
+	}
+	return g.publishRecovery(ctx, v.branch, updates, exp, s.Message)
+}
+
+// rollBack writes a restore version on top of every table that needs one
+// (recovery.NeedsRestore): the pinned content again (an empty fence for a
+// table that was never published), create-only. Restores of published
+// tables are pinned by one recovery commit expecting the pins it restored,
+// so it can never overwrite a newer publish. It returns the pin each table
+// has after the commit.
+func (g *Graph) rollBack(ctx context.Context, s *format.Sidecar, v sidecarView) (Commit, []uint64, error) {
+	var updates []TableUpdate
+	var exp []Expectation
+	to := make([]uint64, len(s.Tables))
+	for i, t := range s.Tables {
+		to[i] = v.obs[i].Pin
+		if !recovery.NeedsRestore(v.obs[i]) {
+			continue
+		}
+		u, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i])
+		if err != nil {
+			return Commit{}, nil, err
+		}
+		if v.pins[i] != (TableRef{}) {
+			updates = append(updates, u)
+			exp = append(exp, Expectation{Table: t.Table, Version: v.pins[i].Version})
+			to[i] = u.Version
+		}
+	}
+	if err := g.fp.Hit(ctx, failpoint.BeforeRollBackPublish); err != nil {
+		return Commit{}, nil, err
+	}
+	msg := fmt.Sprintf("%sroll-back of op %s (%s by %s)", RecoveryMessagePrefix, s.Op, s.WriterKind, s.Actor)
+	c, err := g.publishRecovery(ctx, v.branch, updates, exp, msg)
+	return c, to, err
+}
+
+// errRestoreRace: a restore lost its create-only write (someone wrote that
+// version first); the sidecar must be observed again.
+var errRestoreRace = errors.New("kernel: recovery: restore version taken concurrently")
+
+// writeRestore writes version at of t's table on t's fork: a copy of the
+// pinned content (pin zero: an empty fence).
+func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint64, pin TableRef) (TableUpdate, error) {
+	tv := format.TableVersion{Table: t.Table, Fork: t.Fork, Version: at}
+	if pin != (TableRef{}) {
+		src, err := g.ReadTable(ctx, t.Table, pin)
+		if err != nil {
+			return TableUpdate{}, err
+		}
+		base := pin
+		tv.Fragments, tv.Rows, tv.Metadata, tv.BasedOn = src.Fragments, src.Rows, src.Metadata, &base
+	}
+	tok, err := g.token()
+	if err != nil {
+		return TableUpdate{}, err
+	}
+	data, err := format.EncodeTableVersion(&tv, tok)
+	if err != nil {
+		panic(fmt.Sprintf("kernel: recovery: invalid restore version: %v", err))
+	}
+	key := g.keys.TableVersion(t.Table, t.Fork, at)
+	ours, err := g.putCreateOnly(ctx, "write restore version", key, data)
+	if err != nil {
+		return TableUpdate{}, err
+	}
+	if !ours {
+		return TableUpdate{}, fmt.Errorf("%w: %s", errRestoreRace, key)
+	}
+	g.tables.put(key, tv)
+	return TableUpdate{Table: t.Table, Fork: t.Fork, Version: at, Rows: tv.Rows}, nil
+}
+
+// publishRecovery publishes through the one door with actor RecoveryActor
+// and commit kind recovery.
+func (g *Graph) publishRecovery(ctx context.Context, b BranchRef, updates []TableUpdate, exp []Expectation, msg string) (Commit, error) {
+	req, err := g.newPublishReq(ctx, b, updates, LineageIntent{Actor: RecoveryActor, Message: msg}, exp)
+	if err != nil {
+		return Commit{}, err
+	}
+	req.commit.Kind = format.KindRecovery
+	return g.publish(ctx, req)
+}
+
+// auditOf builds the audit record of an action on s. to (nil: the pins the
+// view saw, or the sidecar's versions for a roll-forward) is the pin of each
+// table after the action.
+func (g *Graph) auditOf(s *format.Sidecar, v sidecarView, d format.AuditDecision, commit format.ID, converged bool, to []uint64) format.Audit {
+	a := format.Audit{Op: s.Op, Branch: s.Branch, WriterKind: s.WriterKind, Actor: s.Actor, Decision: d,
+		Converged: converged, RecoveryCommit: commit, TimeUnixNano: g.clock.Now().UnixNano()}
+	for i, t := range s.Tables {
+		at := format.AuditTable{Table: t.Table, Fork: t.Fork}
+		if !v.gone {
+			at.FromPinned, at.FromHead = v.obs[i].Pin, v.obs[i].Head
+		}
+		switch {
+		case d == format.DecisionRollForward:
+			at.To = t.Commit
+		case to != nil:
+			at.To = to[i]
+		default:
+			at.To = at.FromPinned
+		}
+		a.Tables = append(a.Tables, at)
+	}
+	return a
+}
+
+// readAudit returns the audit record of op, if present.
+func (g *Graph) readAudit(ctx context.Context, op format.ID) (format.Audit, bool, error) {
+	key := g.keys.Audit(op)
+	var obj objstore.Object
+	err := g.withRetry(ctx, "read audit", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if errors.Is(err, objstore.ErrNotFound) {
+		return format.Audit{}, false, nil
+	}
+	if err != nil {
+		return format.Audit{}, false, fmt.Errorf("read audit %s: %w", key, err)
+	}
+	a, _, err := format.DecodeAudit(obj.Data)
+	if err != nil {
+		return format.Audit{}, false, fmt.Errorf("read audit %s: %w", key, err)
+	}
+	if a.Op != op {
+		return format.Audit{}, false, fmt.Errorf("audit %s names op %s: %w", key, a.Op, ErrCorrupt)
+	}
+	return a, true, nil
+}
+
+// writeAudit writes a create-only at the one audit key of its op. If a
+// record is already there (a concurrent or crashed recoverer of the same
+// sidecar finished first), it is read back and kept: the first record wins
+// and no second one can exist. It returns the record now stored.
+func (g *Graph) writeAudit(ctx context.Context, a format.Audit) (format.Audit, error) {
+	tok, err := g.token()
+	if err != nil {
+		return format.Audit{}, err
+	}
+	data, err := format.EncodeAudit(&a, tok)
+	if err != nil {
+		panic(fmt.Sprintf("kernel: recovery: built an invalid audit record: %v", err))
+	}
+	key := g.keys.Audit(a.Op)
+	if plant.Enabled(plant.DoubleAudit) { // planted bug: a fresh key per record
+		id, err := g.mintID()
+		if err != nil {
+			return format.Audit{}, err
+		}
+		key = g.keys.AuditOpPrefix(a.Op) + id.String()
+	}
+	ours, err := g.putCreateOnly(ctx, "write audit", key, data)
+	if err != nil {
+		return format.Audit{}, err
+	}
+	if ours {
+		return a, nil
+	}
+	prev, present, err := g.readAudit(ctx, a.Op)
+	if err != nil {
+		return format.Audit{}, err
+	}
+	if !present || prev.Branch != a.Branch {
+		return format.Audit{}, fmt.Errorf("audit %s: the record already there is not this sidecar's: %w", key, ErrCorrupt)
+	}
+	return prev, nil
+}
+
+// deleteSidecar removes the sidecar of op (absent is fine).
+func (g *Graph) deleteSidecar(ctx context.Context, op format.ID) error {
+	key := g.keys.Sidecar(op)
+	if err := g.withRetry(ctx, "delete sidecar", func() error { return g.store.Delete(ctx, key) }); err != nil {
+		return fmt.Errorf("delete sidecar %s: %w", key, err)
+	}
+	return nil
+}
