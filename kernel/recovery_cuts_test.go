@@ -14,7 +14,7 @@ import (
 func TestCrashCutSweep(t *testing.T) {
 	for _, sc := range kerneltest.WriterScenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			rep, err := kerneltest.SweepCuts(recCtx, sc, kerneltest.CutOptions{Seed: 1, SingleOpenerOnly: true})
+			rep, err := kerneltest.SweepCuts(recCtx, sc, kerneltest.CutOptions{Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
