@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"time"
@@ -76,9 +77,10 @@ func (w *World) SpawnAfter(d time.Duration, name string, fn func(*Actor) error) 
 		readyAt: w.now.Load() + int64(max(d, 0)),
 		point:   pointStart,
 		state:   stateParked,
-		rng:     rand.New(rand.NewPCG(w.rng.Uint64(), w.rng.Uint64())),
-		entropy: &entropyReader{r: rand.New(rand.NewPCG(w.rng.Uint64(), w.rng.Uint64()))},
 	}
+	s1, s2 := w.actorSeeds(name)
+	a.rng = rand.New(rand.NewPCG(s1, 0x776f726b6c6f6164))                      // "workload"
+	a.entropy = &entropyReader{r: rand.New(rand.NewPCG(s2, 0x656e74726f7079))} // "entropy"
 	a.ctx = context.WithValue(w.ctx, actorKey{}, a)
 	a.fp = w.newFailpoints(a)
 	w.actors = append(w.actors, a)
@@ -91,6 +93,18 @@ func (w *World) SpawnAfter(d time.Duration, name string, fn func(*Actor) error) 
 
 // startGoroutine starts an actor's goroutine; set in goroutine.go.
 var startGoroutine func(a *Actor, fn func(*Actor) error)
+
+// actorSeeds derives an actor's two PRNG seeds from the world seed and the
+// actor's name (and how many actors had that name before), not from the
+// scheduler's stream: removing one actor from a scenario (shrinking) leaves
+// every other actor's random choices unchanged.
+func (w *World) actorSeeds(name string) (uint64, uint64) {
+	w.names[name]++
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%d", w.cfg.Seed, name, w.names[name])
+	s := h.Sum64()
+	return s, s ^ 0x9e3779b97f4a7c15
+}
 
 // main is the actor goroutine: wait for the baton, run fn, hand back.
 func (a *Actor) main(fn func(*Actor) error) {

@@ -109,6 +109,7 @@ type World struct {
 	tick    int64
 	late    lateRecorder
 	observe func(actor int, c *objsim.Call, applied bool, result error)
+	names   map[string]int // spawns per actor name
 }
 
 // New returns a world at time zero with an empty store whose hook is the
@@ -126,6 +127,7 @@ func New(cfg Config) *World {
 		ctx:    ctx,
 		cancel: cancel,
 		trace:  newTracer(cfg.TraceLines),
+		names:  map[string]int{},
 	}
 	w.store = objsim.New(objsim.Config{Seed: cfg.Seed, Faults: cfg.Faults, Hook: worldHook{w}})
 	w.sites = chooseSites(w.rng, cfg.Buggify)

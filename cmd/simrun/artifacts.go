@@ -44,7 +44,7 @@ func writeArtifacts(c *config, exec executor, outs []outcome, stderr io.Writer) 
 func seedArtifacts(c *config, exec executor, o outcome, dir string, stderr io.Writer) error {
 	s, res := o.res.Scenario, o.res
 	if c.store == "sim" {
-		traced := exec(s, workload.Options{TraceLines: traceLines})
+		traced := exec(s, c.opts(traceLines))
 		if traced.TraceHash != res.TraceHash {
 			fmt.Fprintf(stderr, "simrun: seed %d: traced re-run hash differs: NONDETERMINISM\n", o.seed)
 		}
@@ -86,7 +86,7 @@ func seedArtifacts(c *config, exec executor, o outcome, dir string, stderr io.Wr
 		return nil
 	}
 	shrunk, sres, runs := workload.Shrink(s, res, c.shrinkRuns, func(sc *workload.Scenario) *workload.Result {
-		return exec(sc, workload.Options{})
+		return exec(sc, c.opts(0))
 	})
 	text := shrunk.String() + fmt.Sprintf("# shrunk from %d actors / %d ops to %d actors / %d ops in %d runs\n",
 		len(s.Actors), s.Ops(), len(shrunk.Actors), shrunk.Ops(), runs)

@@ -30,6 +30,7 @@ func rerunInChild(c *config, outs []outcome, stderr io.Writer) (bool, error) {
 	if c.plant != "" {
 		args = append(args, "-plant", c.plant)
 	}
+	args = append(args, "-recovery-checks="+strconv.FormatBool(c.recovery))
 	if c.caseFile != "" {
 		args = append(args, "-case", c.caseFile)
 	}
@@ -101,7 +102,7 @@ func childMain(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 				if s == nil {
 					s = scenarioFor(c, seeds[i])
 				}
-				h := workload.Execute(s, workload.Options{}).TraceHash
+				h := workload.Execute(s, c.opts(0)).TraceHash
 				hashes[i] = hex.EncodeToString(h[:])
 			}
 		}()

@@ -85,9 +85,9 @@ func soak(c *config, stdout, stderr io.Writer) (*Summary, error) {
 			return nil, err
 		}
 		c.workload, c.faults = s.Workload, s.Faults
-		outs = []outcome{{seed: s.Seed, res: exec(s, workload.Options{})}}
+		outs = []outcome{{seed: s.Seed, res: exec(s, c.opts(0))}}
 	} else if c.seedSet {
-		outs = []outcome{{seed: c.seed, res: exec(scenarioFor(c, c.seed), workload.Options{})}}
+		outs = []outcome{{seed: c.seed, res: exec(scenarioFor(c, c.seed), c.opts(0))}}
 	} else {
 		outs = runSeeds(c, exec, start, progressTo(c, stdout))
 	}
@@ -143,7 +143,7 @@ func runSeeds(c *config, exec executor, start time.Time, progress func(done, tot
 				seed := c.seedBase + next
 				next++
 				mu.Unlock()
-				res := exec(scenarioFor(c, seed), workload.Options{})
+				res := exec(scenarioFor(c, seed), c.opts(0))
 				res.LinFailures = trimLin(res.LinFailures)
 				mu.Lock()
 				outs = append(outs, outcome{seed: seed, res: res})

@@ -135,5 +135,9 @@ func writeTable(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "  %-28s %d\n", k, s.ViolationKinds[k])
 	}
 	fmt.Fprintf(w, "first: %s\n", s.FirstViolation)
-	fmt.Fprintf(w, "replay: go run ./cmd/simrun -workload %s -faults %s -seed %d -out DIR\n", s.Workload, s.Faults, s.FailingSeeds[0])
+	tags, pl := "", ""
+	if s.Plant != "" {
+		tags, pl = " -tags simplant", " -plant "+s.Plant
+	}
+	fmt.Fprintf(w, "replay: go run%s ./cmd/simrun -workload %s -faults %s -seed %d%s -out DIR\n", tags, s.Workload, s.Faults, s.FailingSeeds[0], pl)
 }

@@ -71,17 +71,22 @@ func Linearizable(h *History, timeout time.Duration) LinResult {
 func checkModel(res *LinResult, name string, ops []porcupine.Operation, timeout time.Duration) {
 	m := modelNamed(name)
 	for _, part := range m.Partition(ops) {
-		res.Checks++
-		r := porcupine.CheckOperationsTimeout(noPartition(m), part, timeout)
-		if r == porcupine.Ok {
-			continue
-		}
-		if r == porcupine.Unknown {
-			res.Unknown++
-		}
-		key := part[0].Input.(model.Keyed).PartitionKey()
-		res.Failures = append(res.Failures, LinFailure{Model: name, Partition: key, Result: r, Ops: part})
+		record(res, name, part, porcupine.CheckOperationsTimeout(noPartition(m), part, timeout))
 	}
+}
+
+// record adds one partition's verdict to res: anything but Ok is a failure,
+// and Unknown (timed out) is counted as such.
+func record(res *LinResult, name string, part []porcupine.Operation, r porcupine.CheckResult) {
+	res.Checks++
+	if r == porcupine.Ok {
+		return
+	}
+	if r == porcupine.Unknown {
+		res.Unknown++
+	}
+	key := part[0].Input.(model.Keyed).PartitionKey()
+	res.Failures = append(res.Failures, LinFailure{Model: name, Partition: key, Result: r, Ops: part})
 }
 
 // noPartition returns m checking its input as one partition (it already is).

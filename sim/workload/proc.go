@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/sim"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
@@ -24,6 +25,7 @@ type Proc struct {
 	next int // index of the next op to run; a restart resumes here
 	h    host
 	g    *kernel.Graph
+	data *data.Graph
 	held []heldSnap
 }
 
@@ -82,10 +84,16 @@ func (p *Proc) Unexpected(what string, err error) {
 // main is the process's life.
 func (p *Proc) main(h host) error {
 	p.h = h
+	if p.plan.Name == janitorActor {
+		return p.janitor()
+	}
 	if err := p.open(); err != nil {
 		return err
 	}
 	if p.plan.Name == initActor {
+		if p.run.wl.Seed != nil {
+			return p.run.wl.Seed(p)
+		}
 		return nil
 	}
 	if p.gen > 0 {
@@ -114,9 +122,13 @@ func (p *Proc) open() error {
 	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
 		var err error
 		if p.plan.Name == initActor {
-			p.g, err = kernel.Init(p.Ctx(), p.run.Store, p.run.Root, SchemaContract, kernel.Options{Env: p.env()})
+			contract := p.run.wl.Contract
+			if contract == nil {
+				contract = SchemaContract
+			}
+			p.g, err = kernel.Init(p.Ctx(), p.run.Store, p.run.Root, contract, kernel.Options{Env: p.env()})
 			if errors.Is(err, kernel.ErrGraphExists) {
-				return nil
+				p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, kernel.Options{Env: p.env()})
 			}
 		} else {
 			p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, kernel.Options{Env: p.env()})
@@ -133,6 +145,31 @@ func (p *Proc) open() error {
 		}
 	}
 	p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("%s could not open the graph in %d attempts", p.name, maxOpenAttempts)})
+	return nil
+}
+
+// janitorPolls bounds how long the janitor waits for the other processes.
+const janitorPolls = 600
+
+// janitor runs in the quiet phase: once every other process has ended it
+// opens the graph read-write (the open-time recovery sweep resolves what
+// crashed processes left) and runs the workload's final check.
+func (p *Proc) janitor() error {
+	for poll := 0; !p.run.othersDone(); poll++ {
+		if poll >= janitorPolls {
+			p.run.Violate(check.Violation{Check: "liveness", Detail: "processes still running when the janitor gave up waiting"})
+			return nil
+		}
+		if err := p.sleep(time.Second); err != nil {
+			return err
+		}
+	}
+	if err := p.open(); err != nil {
+		return err
+	}
+	if p.run.wl.Final != nil {
+		return p.run.wl.Final(p)
+	}
 	return nil
 }
 

@@ -48,7 +48,8 @@ func ExecuteReal(s *Scenario, env RealEnv, opt Options) *Result {
 	}
 	var tick atomic.Int64
 	var quiet, stopped atomic.Bool
-	r := &Run{S: s, Store: env.Store, Insp: storeInspector{env.Store}, Root: env.Root,
+	wl, _ := Lookup(s.Workload)
+	r := &Run{S: s, wl: wl, opt: opt, Store: env.Store, Insp: storeInspector{env.Store}, Root: env.Root,
 		H:     check.NewHistory(func() int64 { return tick.Add(1) }),
 		clock: env.Clock, quiet: quiet.Load, stopped: stopped.Load,
 		procs: map[int]*Proc{}, sidecars: map[string]sidecarLife{}}
@@ -82,6 +83,12 @@ func ExecuteReal(s *Scenario, env RealEnv, opt Options) *Result {
 	}
 	if !waitBounded(ctx, &wg, env.Clock, bound) {
 		r.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("processes still running %v into the quiet phase", bound)})
+	}
+	if !stopped.Load() {
+		start(len(s.Actors)+1, &ActorPlan{Name: janitorActor}, 0)
+		if !waitBounded(ctx, &wg, env.Clock, bound) {
+			r.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("janitor still running after %v", bound)})
+		}
 	}
 	stopped.Store(true)
 	cancel()

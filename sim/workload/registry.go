@@ -21,6 +21,15 @@ type Workload struct {
 	// Pending, if set, says which issue must land before the workload can
 	// run; Execute refuses it with that reason.
 	Pending string
+	// Contract is the schema contract the init process creates the graph
+	// with (SchemaContract if nil).
+	Contract []byte
+	// Seed, if set, runs in the init process once the graph exists (to
+	// create base data); it must retry until acknowledged.
+	Seed func(p *Proc) error
+	// Final, if set, runs in the janitor process in the quiet phase, after
+	// every other process ended and the janitor's read-write open swept.
+	Final func(p *Proc) error
 }
 
 var registry = map[string]*Workload{}

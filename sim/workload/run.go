@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/model"
@@ -47,6 +48,11 @@ type Options struct {
 	// LinTimeout bounds porcupine per partition (check.DefaultLinTimeout if
 	// zero).
 	LinTimeout time.Duration
+	// NoRecoveryChecks turns off the two checkers that need the recovery
+	// sweep (no sidecar left after the quiet phase, one audit record per
+	// recovery): until the open-time sweep lands, every interrupted write
+	// leaves its sidecar for good.
+	NoRecoveryChecks bool
 }
 
 // Result is everything one scenario run produced.
@@ -86,6 +92,7 @@ type host interface {
 // Run is one scenario in progress.
 type Run struct {
 	S     *Scenario
+	wl    *Workload
 	W     *sim.World // nil on a real store
 	Store objstore.Store
 	Insp  check.Inspector
@@ -99,6 +106,7 @@ type Run struct {
 	mu         sync.Mutex
 	violations []check.Violation
 	snaps      []snapRecord
+	opt        Options
 	procs      map[int]*Proc // by actor id
 	sidecars   map[string]sidecarLife
 
@@ -132,7 +140,7 @@ func Execute(s *Scenario, opt Options) *Result {
 		return res
 	}
 	w := sim.New(prof.Apply(sim.Config{Seed: s.Seed, TraceLines: opt.TraceLines}))
-	r := &Run{S: s, W: w, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick), Root: Root,
+	r := &Run{S: s, wl: wl, W: w, opt: opt, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick), Root: Root,
 		clock: w.Clock(), quiet: w.Quiet, stopped: w.Stopped,
 		procs: map[int]*Proc{}, sidecars: map[string]sidecarLife{}}
 	w.OnCrash(r.restart)
@@ -141,6 +149,7 @@ func Execute(s *Scenario, opt Options) *Result {
 	for i := range s.Actors {
 		r.spawn(&s.Actors[i], 0, 0, time.Second+time.Duration(i)*time.Millisecond)
 	}
+	r.spawn(&ActorPlan{Name: janitorActor}, 0, 0, s.FaultPhase)
 	w.RunUntil(s.FaultPhase)
 	w.EnterQuietPhase()
 	if w.RunUntil(s.FaultPhase + s.QuietPhase) {
@@ -174,7 +183,20 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 	}
 }
 
-const initActor = "init"
+// The harness's own processes; scenario actor names cannot start with '_'.
+const (
+	initActor    = "_init"
+	janitorActor = "_janitor"
+)
+
+// othersDone reports whether every process but the running janitor ended
+// (done or crashed with no restart pending).
+func (r *Run) othersDone() bool {
+	if r.W == nil {
+		return true // real stores start the janitor after the others
+	}
+	return len(r.W.Live()) <= 1
+}
 
 // spawn starts a process running plan from op index next; gen counts its
 // restarts.
@@ -208,8 +230,10 @@ func (r *Run) finalChecks() {
 	vs = append(vs, check.CheckCommits(g, r.H)...)
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
 	vs = append(vs, r.checkSnapshots(g)...)
-	vs = append(vs, check.CheckNoSidecars(r.Insp, r.Root)...)
-	vs = append(vs, check.CheckAudits(r.Insp, r.Root, r.recoveredSidecars())...)
+	if !r.opt.NoRecoveryChecks {
+		vs = append(vs, check.CheckNoSidecars(r.Insp, r.Root)...)
+		vs = append(vs, check.CheckAudits(r.Insp, r.Root, r.recoveredSidecars())...)
+	}
 	for _, v := range vs {
 		r.Violate(v)
 	}
@@ -274,6 +298,7 @@ func Outcome(err error) model.Outcome {
 	for _, definite := range []error{
 		kernel.ErrVersionMismatch, kernel.ErrBranchNotFound, kernel.ErrInvalidArgument,
 		kernel.ErrInvalidName, kernel.ErrReadOnly, kernel.ErrHasDependents, kernel.ErrBranchExists,
+		data.ErrValidation,
 	} {
 		if errors.Is(err, definite) {
 			return model.Failed

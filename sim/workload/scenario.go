@@ -223,7 +223,7 @@ func (s *Scenario) Validate() error {
 	}
 	names := map[string]bool{}
 	for _, a := range s.Actors {
-		if a.Name == "" || strings.ContainsAny(a.Name, " \t=~.") || names[a.Name] {
+		if a.Name == "" || strings.HasPrefix(a.Name, "_") || strings.ContainsAny(a.Name, " \t=~.") || names[a.Name] {
 			return fmt.Errorf("simcase: bad or repeated actor name %q", a.Name)
 		}
 		names[a.Name] = true

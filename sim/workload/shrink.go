@@ -26,22 +26,12 @@ func Shrink(s *Scenario, orig *Result, maxRuns int, run func(*Scenario) *Result)
 		}
 		return false
 	}
-	for i := len(best.Actors) - 1; i >= 0 && runs < maxRuns; i-- {
-		c := best.Clone()
-		c.Actors = append(c.Actors[:i], c.Actors[i+1:]...)
-		try(c)
-	}
-	for i := 0; i < len(best.Actors) && runs < maxRuns; i++ {
-		for chunk := len(best.Actors[i].Ops) / 2; chunk >= 1 && runs < maxRuns; chunk /= 2 {
-			for start := 0; start < len(best.Actors[i].Ops) && runs < maxRuns; {
-				c := best.Clone()
-				ops := c.Actors[i].Ops
-				end := min(start+chunk, len(ops))
-				c.Actors[i].Ops = append(ops[:start:start], ops[end:]...)
-				if !try(c) {
-					start += chunk
-				}
-			}
+	for pass := 0; pass < maxShrinkPasses && runs < maxRuns; pass++ {
+		before := best
+		shrinkActors(&best, &runs, maxRuns, try)
+		shrinkOps(&best, &runs, maxRuns, try)
+		if best == before {
+			break
 		}
 	}
 	for runs < maxRuns && best.FaultPhase > 0 {
@@ -52,4 +42,34 @@ func Shrink(s *Scenario, orig *Result, maxRuns int, run func(*Scenario) *Result)
 		}
 	}
 	return best, bestRes, runs
+}
+
+// maxShrinkPasses bounds the actor-then-ops passes: removing ops can make an
+// actor removable, and removing an actor can make ops removable.
+const maxShrinkPasses = 4
+
+// shrinkActors tries removing each actor, last first.
+func shrinkActors(best **Scenario, runs *int, maxRuns int, try func(*Scenario) bool) {
+	for i := len((*best).Actors) - 1; i >= 0 && *runs < maxRuns; i-- {
+		c := (*best).Clone()
+		c.Actors = append(c.Actors[:i], c.Actors[i+1:]...)
+		try(c)
+	}
+}
+
+// shrinkOps removes ever smaller chunks of each actor's ops.
+func shrinkOps(best **Scenario, runs *int, maxRuns int, try func(*Scenario) bool) {
+	for i := 0; i < len((*best).Actors) && *runs < maxRuns; i++ {
+		for chunk := len((*best).Actors[i].Ops) / 2; chunk >= 1 && *runs < maxRuns; chunk /= 2 {
+			for start := 0; start < len((*best).Actors[i].Ops) && *runs < maxRuns; {
+				c := (*best).Clone()
+				ops := c.Actors[i].Ops
+				end := min(start+chunk, len(ops))
+				c.Actors[i].Ops = append(ops[:start:start], ops[end:]...)
+				if !try(c) {
+					start += chunk
+				}
+			}
+		}
+	}
 }

@@ -1,0 +1,297 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"math/rand/v2"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// dataSchema is the data workload's graph: people working at (at most one)
+// company, and knowing each other.
+const dataSchema = `node Person { name: string }
+node Company { name: string }
+edge WorksAt: Person -> Company @card(0..1) {}
+edge Knows: Person -> Person {}
+`
+
+// The data workload's fixed node ids, created by the init process.
+var (
+	dataPeople    = []string{"p0", "p1", "p2", "p3"}
+	dataCompanies = []string{"c0", "c1", "c2"}
+)
+
+func mustContract(text string) []byte {
+	s, err := schema.Parse([]byte(text))
+	if err != nil {
+		panic(fmt.Sprintf("workload: data schema: %v", err))
+	}
+	c, err := s.Contract()
+	if err != nil {
+		panic(fmt.Sprintf("workload: data schema: %v", err))
+	}
+	return c
+}
+
+func init() {
+	Register(&Workload{
+		Name: "data",
+		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
+			"writers, updates, cascading deletes, and readers checking cardinality and dangling edges",
+		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
+		Plants:   []string{plant.StaleCard},
+		Contract: mustContract(dataSchema),
+		Seed:     seedData,
+		Final:    func(p *Proc) error { return opDataRead(p, 0, Op{Args: map[string]string{"branch": "main"}}) },
+	})
+	Register(&Workload{
+		Name: "data-drops",
+		Doc: "the data workload plus cascading deletes of people racing new edges to them " +
+			"(finds dangling edges: endpoints are validated on the pinned base, see the simulator report)",
+		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, true) },
+		Contract: mustContract(dataSchema),
+		Seed:     seedData,
+		Final:    func(p *Proc) error { return opDataRead(p, 0, Op{Args: map[string]string{"branch": "main"}}) },
+	})
+	RegisterOp("dtx", opDataTx)
+	RegisterOp("dread", opDataRead)
+}
+
+// dg returns the process's data-plane handle, opening it on first use.
+func (p *Proc) dg() (*data.Graph, error) {
+	if p.data != nil {
+		return p.data, nil
+	}
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: kernel.Options{Env: p.env()}})
+	if err != nil {
+		return nil, err
+	}
+	p.data = g
+	return g, nil
+}
+
+// seedData upserts the fixed people and companies until acknowledged (the
+// init process runs it once the graph exists).
+func seedData(p *Proc) error {
+	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
+		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
+			for _, id := range dataPeople {
+				if err := tx.Upsert("Person", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {
+					return err
+				}
+			}
+			for _, id := range dataCompanies {
+				if err := tx.Upsert("Company", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			return nil
+		}
+		if p.Over(err) {
+			return p.end(err)
+		}
+		if err := p.sleep(openRetryDelay); err != nil {
+			return err
+		}
+	}
+	p.run.Violate(check.Violation{Check: "liveness", Detail: "data seed never acknowledged"})
+	return nil
+}
+
+// dataCommit begins a transaction on branch, stages it with stage and
+// commits it with a message carrying tag, recording the commit in the chain
+// history. It returns the commit error (nil when acknowledged).
+func (p *Proc) dataCommit(tag, branch string, stage func(*data.Txn) error) error {
+	g, err := p.dg()
+	if err != nil {
+		return err
+	}
+	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, branch)
+	if err != nil {
+		return err
+	}
+	tx, err := g.Begin(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if err := stage(tx); err != nil {
+		tx.Discard()
+		return err
+	}
+	pc := p.run.H.BeginCommit(p.client(), check.IncarnationKey(branch, ref.Incarnation()), tag, nil)
+	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: p.name, Message: check.MessageFor(tag)})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	out := Outcome(err)
+	pc.End(out)
+	p.run.note("%s dtx %s -> %v (%v)", p.name, tag, out, errText(err))
+	return err
+}
+
+// opDataTx runs one data transaction: kind=link (person works at company),
+// unlink (delete the person's WorksAt edges), rename (strict update),
+// know (a Knows edge), drop (cascading delete of a person, re-created by
+// the next upsert) or upsert (re-create a person).
+func opDataTx(p *Proc, idx int, op Op) error {
+	tag := p.Tag(idx)
+	person, company := op.Arg("person"), op.Arg("company")
+	err := p.dataCommit(tag, op.Arg("branch"), func(tx *data.Txn) error {
+		switch op.Arg("kind") {
+		case "link":
+			return tx.Insert("WorksAt", data.Row{ID: "e-" + tag, From: person, To: company})
+		case "know":
+			return tx.Insert("Knows", data.Row{ID: "k-" + tag, From: person, To: op.Arg("other")})
+		case "unlink":
+			edges, err := tx.Out(p.Ctx(), "WorksAt", person)
+			if err != nil || len(edges) == 0 {
+				return errNothingToDo
+			}
+			return tx.Delete("WorksAt", edges[0].ID)
+		case "rename":
+			return tx.Update("Person", data.Row{ID: person, Props: map[string]any{"name": tag}})
+		case "drop":
+			return tx.DeleteCascade("Person", person)
+		case "upsert":
+			return tx.Upsert("Person", data.Row{ID: person, Props: map[string]any{"name": tag}})
+		}
+		return fmt.Errorf("workload: unknown dtx kind %q", op.Arg("kind"))
+	})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if err != nil && !errors.Is(err, errNothingToDo) {
+		p.Unexpected("dtx", err)
+	}
+	return nil
+}
+
+// errNothingToDo skips a transaction that has nothing to stage.
+var errNothingToDo = errors.New("workload: nothing to do")
+
+// opDataRead reads a branch's snapshot and checks the data invariants: no
+// person works at more than one company, and no edge dangles.
+func opDataRead(p *Proc, _ int, op Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("dread: open", err)
+	}
+	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, op.Arg("branch"))
+	if err != nil {
+		return p.readFailed("dread: branch", err)
+	}
+	snap, err := g.SnapshotAt(ctx, ref)
+	if err != nil {
+		return p.readFailed("dread: snapshot", err)
+	}
+	for _, person := range dataPeople {
+		for _, et := range []string{"WorksAt", "Knows"} {
+			edges, err := snap.Out(ctx, et, person)
+			if err != nil {
+				return p.readFailed("dread: out", err)
+			}
+			if et == "WorksAt" && len(edges) > 1 {
+				p.run.Violate(check.Violation{Check: "cardinality", Detail: fmt.Sprintf(
+					"%s at %s v%d: %s works at %d companies (@card 0..1): %v", p.name, ref, snap.Kernel().ManifestVersion(), person, len(edges), edgeIDs(edges))})
+			}
+			if err := p.checkEndpoints(snap, ref, et, edges); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkEndpoints reports edges whose endpoints do not exist in snap.
+func (p *Proc) checkEndpoints(snap *data.Snapshot, ref kernel.BranchRef, et string, edges []data.Row) error {
+	to := "Company"
+	if et == "Knows" {
+		to = "Person"
+	}
+	for _, e := range edges {
+		for _, end := range []struct{ typ, id string }{{"Person", e.From}, {to, e.To}} {
+			_, ok, err := snap.Get(p.Ctx(), end.typ, end.id)
+			if err != nil {
+				return p.readFailed("dread: get", err)
+			}
+			if !ok {
+				p.run.Violate(check.Violation{Check: "dangling-edge", Detail: fmt.Sprintf(
+					"%s at %s v%d: %s edge %s points at missing %s %s", p.name, ref, snap.Kernel().ManifestVersion(), et, e.ID, end.typ, end.id)})
+			}
+		}
+	}
+	return nil
+}
+
+func edgeIDs(rows []data.Row) string {
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return strings.Join(ids, ",")
+}
+
+var dataShape = shape{faultPhase: 3 * time.Minute, quietPhase: time.Minute}
+
+// genData generates a data-workload scenario: writers racing to link the
+// same few people to companies, with renames, unlinks and cascading drops,
+// and readers checking the invariants.
+func genData(seed uint64, faults string, drops bool) *Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x64617461)) // "data"
+	name := "data"
+	if drops {
+		name = "data-drops"
+	}
+	s := &Scenario{Workload: name, Seed: seed, Faults: faults, FaultPhase: dataShape.faultPhase, QuietPhase: dataShape.quietPhase}
+	think := [2]time.Duration{500 * time.Millisecond, 5 * time.Second}
+	nw := 3 + rng.IntN(3)
+	for i := 0; i < nw; i++ {
+		a := ActorPlan{Name: fmt.Sprintf("d%d", i)}
+		for n := opsFor(dataShape, think); n > 0; n-- {
+			a.Ops = append(a.Ops, genDataTx(rng, think, drops))
+		}
+		s.Actors = append(s.Actors, a)
+	}
+	for i := 0; i < 2; i++ {
+		a := ActorPlan{Name: fmt.Sprintf("q%d", i)}
+		for n := opsFor(dataShape, [2]time.Duration{2 * time.Second, 8 * time.Second}); n > 0; n-- {
+			a.Ops = append(a.Ops, Op{Kind: "dread", Think: 2*time.Second + time.Duration(rng.Int64N(int64(6*time.Second))),
+				Args: map[string]string{"branch": "main"}})
+		}
+		s.Actors = append(s.Actors, a)
+	}
+	return s
+}
+
+func genDataTx(rng *rand.Rand, think [2]time.Duration, drops bool) Op {
+	op := Op{Kind: "dtx", Think: think[0] + time.Duration(rng.Int64N(int64(think[1]-think[0]))),
+		Args: map[string]string{"branch": "main", "person": dataPeople[rng.IntN(len(dataPeople))]}}
+	switch x := rng.Float64(); {
+	case x < 0.45:
+		op.Args["kind"], op.Args["company"] = "link", dataCompanies[rng.IntN(len(dataCompanies))]
+	case x < 0.65:
+		op.Args["kind"] = "unlink"
+	case x < 0.75:
+		op.Args["kind"] = "rename"
+	case x < 0.85:
+		op.Args["kind"], op.Args["other"] = "know", dataPeople[rng.IntN(len(dataPeople))]
+	case x < 0.92 && drops:
+		op.Args["kind"] = "drop"
+	default:
+		op.Args["kind"] = "upsert"
+	}
+	return op
+}
