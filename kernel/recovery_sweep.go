@@ -112,14 +112,45 @@ func (g *Graph) readSidecar(ctx context.Context, key string) (format.Sidecar, bo
 
 // resolution is what resolving one sidecar came to.
 type resolution struct {
-	deferred bool   // left for a later pass
+	deferred bool          // left for a later pass
 	audit    *format.Audit // the record of the action (ours, or found present)
 }
 
 // resolveSidecar resolves one sidecar: presence check, observe, classify,
 // decide, act, audit, delete. abandon is set when the writer itself gives
 // up on its own write (never roll it forward).
+//
+// Convergence: an action that loses its race (its publish finds a pin
+// moved, or a restore finds its version number taken) re-reads and decides
+// again. If the winner already resolved the sidecar, the presence check
+// sees its audit record and only the delete is left; if the sidecar's
+// intent is fully visible the decision is Finish (audit, then delete, never
+// a second record); if it is only partly visible, Defer: the sidecar stays
+// for the next pass and the caller still succeeds. Passes are bounded by
+// the handle's retry budget; running out also defers.
 func (g *Graph) resolveSidecar(ctx context.Context, s *format.Sidecar, abandon bool) (resolution, error) {
+	for pass := 0; pass < g.budget; pass++ {
+		if pass > 0 {
+			if err := g.backoff(ctx, pass); err != nil {
+				return resolution{}, err
+			}
+		}
+		r, err := g.resolvePass(ctx, s, abandon)
+		if !lostRace(err) {
+			return r, err
+		}
+	}
+	return resolution{deferred: true}, nil
+}
+
+// lostRace reports an action that lost to a concurrent writer or
+// recoverer: decide again on fresh state.
+func lostRace(err error) bool {
+	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, errRestoreRace)
+}
+
+// resolvePass is one observe-decide-act pass over a sidecar.
+func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool) (resolution, error) {
 	if !plant.Enabled(plant.DoubleAudit) { // planted bug: skip the presence check
 		a, present, err := g.readAudit(ctx, s.Op)
 		if err != nil {
