@@ -13,6 +13,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/kernel/migrate"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/oklog/ulid/v2"
 )
@@ -69,6 +70,7 @@ type Graph struct {
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
 	locations *cache[format.ManifestRef]
+	legacy    *cache[*migrate.Lineage] // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
 }
 
 // loaded is one decoded manifest with its writer token and location.
@@ -103,6 +105,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),
+		legacy:    newCache[*migrate.Lineage](legacyCacheEntries),
 	}, nil
 }
 
@@ -231,8 +234,11 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 
 // Open opens the graph under root. It reads main's head manifest (one LIST
 // and one GET) and refuses a format stamp outside what this build reads with
-// *UnsupportedFormatError, in both modes. A read-only handle never writes.
-// A root with no graph returns ErrNotFound.
+// *UnsupportedFormatError, in both modes (format.CheckStamp, the one guard).
+// A read-write open of a graph whose main is in an older supported format
+// migrates main forward (kernel/migration.go); a read-only handle never
+// writes and reads the older format as is. A root with no graph returns
+// ErrNotFound.
 //
 // A read-write open then runs the recovery sweep over every sidecar
 // (kernel/recovery_sweep.go): interrupted writes are rolled forward or back,
@@ -243,41 +249,22 @@ func Open(ctx context.Context, store objstore.Store, root string, opts Options) 
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	_, found, err := g.latest(ctx, format.MainBranch)
+	head, found, err := g.latest(ctx, format.MainBranch)
 	if err != nil {
 		return nil, fmt.Errorf("open %q: %w", root, err)
 	}
-	if found {
-		if !g.readOnly { // recovery: converge interrupted writes (kernel/recovery_sweep.go)
-			if err := g.sweepOpen(ctx); err != nil {
-				return nil, fmt.Errorf("open %q: %w", root, err)
-			}
+	if !found {
+		return nil, fmt.Errorf("open %q: no graph: %w", root, ErrNotFound)
+	}
+	if err := g.migrateOnOpen(ctx, head); err != nil {
+		return nil, fmt.Errorf("open %q: %w", root, err)
+	}
+	if !g.readOnly { // recovery: converge interrupted writes (kernel/recovery_sweep.go)
+		if err := g.sweepOpen(ctx); err != nil {
+			return nil, fmt.Errorf("open %q: %w", root, err)
 		}
-		return g, nil
 	}
-	if err := g.refuseLegacy(ctx); err != nil {
-		return nil, fmt.Errorf("open %q: %w", root, err)
-	}
-	return nil, fmt.Errorf("open %q: no graph: %w", root, ErrNotFound)
-}
-
-// refuseLegacy reports a v3 legacy graph (objects under R/legacy/ and no v4
-// manifest chain) as unsupported until the migration exists.
-func (g *Graph) refuseLegacy(ctx context.Context) error {
-	var page objstore.ListPage
-	err := g.withRetry(ctx, "probe legacy", func() (err error) {
-		page, err = g.store.List(ctx, g.keys.LegacyPrefix(), "", 1)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if len(page.Keys) == 0 {
-		return nil
-	}
-	// TODO(issue 6): read the v3 layout and migrate it on a read-write open.
-	return &UnsupportedFormatError{Stamp: 3, Oldest: format.OldestSupportedFormat, Current: format.CurrentFormat,
-		Reason: "v3 legacy graph: the v3 reader and v3->v4 migration are not implemented yet"}
+	return g, nil
 }
 
 // Schema returns the schema contract bytes main's head manifest names.
@@ -438,9 +425,20 @@ func (g *Graph) latest(ctx context.Context, name string) (loaded, bool, error) {
 	return l, err == nil, err
 }
 
-// manifestAt GETs and decodes the manifest at ref, checking that its
-// content names the location it was stored at.
+// manifestAt returns the manifest at ref (see rawManifestAt), with the head
+// of a v3 manifest filled in from its legacy lineage.
 func (g *Graph) manifestAt(ctx context.Context, ref format.ManifestRef) (loaded, error) {
+	l, err := g.rawManifestAt(ctx, ref)
+	if err != nil || !isV3(l) {
+		return l, err
+	}
+	return g.withLegacyHead(ctx, l)
+}
+
+// rawManifestAt GETs and decodes the manifest at ref, of any format the
+// stamp guard accepts, checking that its content names the location it was
+// stored at. A v3 manifest comes back with a zero head.
+func (g *Graph) rawManifestAt(ctx context.Context, ref format.ManifestRef) (loaded, error) {
 	key := g.keys.Manifest(ref.Branch, ref.Incarnation, ref.Version)
 	if l, ok := g.manifests.get(key); ok {
 		return l, nil
@@ -450,7 +448,7 @@ func (g *Graph) manifestAt(ctx context.Context, ref format.ManifestRef) (loaded,
 	if err != nil {
 		return loaded{}, storeNotFound("read manifest "+key, err)
 	}
-	m, tok, err := format.DecodeManifest(obj.Data)
+	m, tok, err := format.DecodeManifestAnyStamp(obj.Data)
 	if err != nil {
 		return loaded{}, fmt.Errorf("read manifest %s: %w", key, err)
 	}

@@ -46,6 +46,11 @@ func (g *Graph) headCommit(ctx context.Context, l loaded) (Commit, error) {
 		if l.m.Commit != nil {
 			return commitOf(l), nil
 		}
+		if isLegacy(l) { // v3 history: the head is a legacy commit or the fork commit
+			if c, own, err := g.legacyOwnHead(ctx, l); err != nil || own {
+				return c, err
+			}
+		}
 		f := l.m.ForkOf
 		next, err := g.manifestAt(ctx, format.ManifestRef{Branch: f.Branch, Incarnation: f.Incarnation, Version: f.ManifestVersion})
 		if err != nil {
@@ -111,9 +116,9 @@ func (g *Graph) Log(ctx context.Context, b BranchRef, cursor LogCursor, limit in
 	if err != nil {
 		return LogPage{}, fmt.Errorf("log: %w", err)
 	}
-	at, more := head.ref(), true
+	at, more, off := head.ref(), true, 0
 	if cursor != "" {
-		if at, err = decodeCursor(cursor); err != nil {
+		if at, off, err = decodeLogCursor(cursor); err != nil {
 			return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
 		}
 	}
@@ -126,13 +131,22 @@ func (g *Graph) Log(ctx context.Context, b BranchRef, cursor LogCursor, limit in
 		if err != nil {
 			return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
 		}
+		if isLegacy(l) { // a legacy segment, then the incarnation's fork point
+			if at, more, off, err = g.logLegacy(ctx, l, off, limit, &page); err != nil {
+				return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
+			}
+			continue
+		}
+		if off != 0 {
+			return LogPage{}, fmt.Errorf("log of %s: %w: cursor offset outside a legacy segment", b, ErrInvalidArgument)
+		}
 		if l.m.Commit != nil {
 			page.Commits = append(page.Commits, commitOf(l))
 		}
 		at, more = previous(l)
 	}
 	if more {
-		page.Next = encodeCursor(at)
+		page.Next = encodeLogCursor(at, off)
 	}
 	return page, nil
 }
@@ -149,7 +163,11 @@ func (g *Graph) Commit(ctx context.Context, id CommitID) (Commit, error) {
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit %s: %w", id, err)
 	}
-	return commitOf(l), nil
+	c, err := g.commitIn(ctx, l, id)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", id, err)
+	}
+	return c, nil
 }
 
 // locate returns the manifest that introduced commit id. It consults the
@@ -177,6 +195,7 @@ func (g *Graph) locate(ctx context.Context, id CommitID) (format.ManifestRef, er
 // looking for commit id.
 func (g *Graph) scanName(ctx context.Context, name string, id CommitID, budget *int) (format.ManifestRef, bool, error) {
 	after := ""
+	searched := make(map[uint64]bool) // incarnations whose legacy lineage was searched
 	for {
 		var page objstore.ListPage
 		err := g.withRetry(ctx, "scan "+name, func() (err error) {
@@ -194,9 +213,19 @@ func (g *Graph) scanName(ctx context.Context, name string, id CommitID, budget *
 			if err != nil {
 				return format.ManifestRef{}, false, err
 			}
+			if searched[inc] {
+				continue // older than a legacy manifest: covered by its lineage
+			}
 			l, err := g.manifestAt(ctx, format.ManifestRef{Branch: name, Incarnation: inc, Version: v})
 			if err != nil {
 				return format.ManifestRef{}, false, err
+			}
+			if isLegacy(l) {
+				searched[inc] = true
+				if r, found, err := g.findLegacy(ctx, l, id); err != nil || found {
+					return r, found, err
+				}
+				continue
 			}
 			if l.m.Commit != nil && l.m.Commit.ID == id {
 				return l.ref(), true, nil
@@ -247,7 +276,11 @@ func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) 
 	if err != nil {
 		return Commit{}, fmt.Errorf("merge base: %w", err)
 	}
-	return commitOf(l), nil
+	c, err := g.commitIn(ctx, l, base)
+	if err != nil {
+		return Commit{}, fmt.Errorf("merge base: %w", err)
+	}
+	return c, nil
 }
 
 // walkAncestry loads every commit reachable from the manifest at start into
@@ -270,6 +303,12 @@ func (g *Graph) walkAncestry(ctx context.Context, start format.ManifestRef, pare
 		l, err := g.manifestAt(ctx, at)
 		if err != nil {
 			return err
+		}
+		if isLegacy(l) { // a legacy segment: its commits, fork point and outside parents
+			if err := g.walkLegacy(ctx, l, parents, where, &queue, budget); err != nil {
+				return err
+			}
+			continue
 		}
 		if c := l.m.Commit; c != nil {
 			if _, dup := where[c.ID]; dup {

@@ -153,6 +153,11 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	if err != nil {
 		return final(err), Commit{}, err
 	}
+	// The first write on a branch still in an older format migrates it
+	// (kernel/migration.go); its exhausted budget is retried like a lost race.
+	if head, err = g.migrateForWrite(ctx, req.branch, head, found); err != nil {
+		return !migrationRetryable(err), Commit{}, err
+	}
 	if len(*pending) > 0 {
 		l, landed, err := g.resolvePending(ctx, req, head, found, pending)
 		if err != nil {

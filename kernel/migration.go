@@ -1,0 +1,210 @@
+package kernel
+
+// On-store format migrations. A graph's format stamp rides every manifest;
+// each branch incarnation migrates on its own: main on a read-write Open,
+// every other branch on its first write (inside the publisher's retry
+// loop). Reads never migrate: a read-only handle reads legacy history as is
+// (kernel/legacy.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/migrate"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// migrationV3ToV4From is the source stamp of the v3->v4 lineage fold
+// (migrateV3ToV4). It lives with that migration: delete them together.
+const migrationV3ToV4From = format.FormatV3
+
+// LowestRegisteredMigrationSource is the lowest source stamp of the
+// migrations this build carries (the minimum over the registry below). It
+// must equal format.OldestSupportedFormat; the two constant declarations
+// after it fail the build otherwise ("constant ... overflows uint16").
+//
+// Retirement runbook (raising the floor from N to N+1):
+//  1. Ship, and give users time to run, a release that still reads N and
+//     migrates every branch forward (main migrates on a read-write open,
+//     other branches on their first write; a write on each branch, or a
+//     read-write open of every branch, completes it).
+//  2. Raise format.OldestSupportedFormat to N+1. The build now fails here.
+//  3. Delete the migration whose source is N (its constant, its registry
+//     entry, its planning code in kernel/migrate, the N-format reader
+//     paths and their tests), and point this constant at the next lowest
+//     registered source (or at format.CurrentFormat when none is left).
+//     The build passes again.
+//
+// Conversely, deleting a migration without raising the floor also fails the
+// build, so dead migration code and the floor can never drift apart.
+const LowestRegisteredMigrationSource = migrationV3ToV4From
+
+// The tripwire: both differences must be representable as uint16, so the
+// two constants are equal or the package does not compile.
+const (
+	_ uint16 = LowestRegisteredMigrationSource - format.OldestSupportedFormat
+	_ uint16 = format.OldestSupportedFormat - LowestRegisteredMigrationSource
+)
+
+// registeredMigration is one entry of the migration registry.
+type registeredMigration struct {
+	From, To uint16
+	Name     string
+}
+
+// migrations is the registry, ascending by source stamp; each step moves a
+// branch incarnation from From to To, and the chain ends at CurrentFormat.
+var migrations = []registeredMigration{
+	{From: migrationV3ToV4From, To: format.CurrentFormat, Name: "v3->v4 lineage fold"},
+}
+
+// migrateOnOpen migrates main on a read-write open.
+func (g *Graph) migrateOnOpen(ctx context.Context, head loaded) error {
+	if g.readOnly || !isV3(head) {
+		return nil
+	}
+	_, err := g.migrateIncarnation(ctx, format.MainBranch, head.m.Branch.IncarnationID)
+	return err
+}
+
+// migrateForWrite migrates b's incarnation before its first write when head
+// (just loaded by the publisher) is a v3 manifest of it, and returns the
+// branch's head after the migration. Anything else returns head unchanged.
+func (g *Graph) migrateForWrite(ctx context.Context, b BranchRef, head loaded, found bool) (loaded, error) {
+	if !found || !isV3(head) || head.m.Branch.IncarnationID != b.incID {
+		return head, nil
+	}
+	return g.migrateIncarnation(ctx, b.name, b.incID)
+}
+
+// migrationRetryable reports whether the publisher may retry after a
+// migration error: contention (the migration's own budget ran out) or a
+// retryable store fault. Legacy-read and corruption errors are final.
+func migrationRetryable(err error) bool { return errors.Is(err, ErrContention) || retryable(err) }
+
+// migrateIncarnation brings the incarnation incID of branch name to the
+// current format and returns the branch head afterwards. Each attempt:
+//  1. load the newest manifest; stamp 4 (or another incarnation) means
+//     already migrated: done, nothing written;
+//  2. read the legacy commits (loud: only an empty prefix is "no legacy
+//     data"; any other failure aborts without writing the stamp);
+//  3. plan the fold (every legacy commit in id order, then the head);
+//  4. publish it create-only as the next manifest: lineage, head and stamp
+//     land in one write, so the stamp is never visible without them.
+//
+// Losing the write to a concurrent migrator re-reads (and finds stamp 4);
+// exhausting the budget returns *ContentionError, as the publisher does.
+func (g *Graph) migrateIncarnation(ctx context.Context, name string, incID format.ID) (loaded, error) {
+	op := "migrate " + name
+	var last error
+	for attempt := 0; attempt < g.budget; attempt++ {
+		if attempt > 0 {
+			if err := g.backoff(ctx, attempt); err != nil {
+				return loaded{}, fmt.Errorf("%s: %w", op, err)
+			}
+		}
+		head, found, err := g.latest(ctx, name)
+		if err != nil {
+			return loaded{}, fmt.Errorf("%s: %w", op, err)
+		}
+		if !found {
+			return loaded{}, fmt.Errorf("%s: %w", op, ErrBranchNotFound)
+		}
+		if head.m.Branch.IncarnationID != incID || !isV3(head) {
+			return head, nil
+		}
+		l, ours, err := g.migrateStep(ctx, head)
+		if err != nil {
+			return loaded{}, fmt.Errorf("%s#%d: %w", op, head.m.Branch.Incarnation, err)
+		}
+		if ours {
+			return l, nil
+		}
+		last = fmt.Errorf("%s: lost the migration write at version %d", op, head.m.Version+1)
+	}
+	return loaded{}, &ContentionError{Op: op, Attempts: g.budget, Last: last}
+}
+
+// migrateStep dispatches on the source stamp to the registered migration.
+func (g *Graph) migrateStep(ctx context.Context, head loaded) (loaded, bool, error) {
+	switch head.m.FormatStamp {
+	case migrationV3ToV4From:
+		return g.migrateV3ToV4(ctx, head)
+	}
+	return loaded{}, false, &UnsupportedFormatError{Stamp: head.m.FormatStamp, Oldest: format.OldestSupportedFormat,
+		Current: format.CurrentFormat, Reason: "no registered migration from this stamp (build bug)"}
+}
+
+// migrateV3ToV4 is one attempt of the lineage fold on the v3 head manifest.
+// ours=false means another writer took the next version: re-read.
+func (g *Graph) migrateV3ToV4(ctx context.Context, head loaded) (loaded, bool, error) {
+	name, inc := head.m.Branch.Name, head.m.Branch.Incarnation
+	if err := g.fp.Hit(ctx, failpoint.MigrationLegacyRead); err != nil {
+		return loaded{}, false, fmt.Errorf("read legacy lineage (format stamp not written): %w", err)
+	}
+	commits, err := g.readLegacyCommits(ctx, name, inc)
+	if err != nil {
+		return loaded{}, false, fmt.Errorf("read legacy lineage (format stamp not written): %w", err)
+	}
+	if plant.Enabled(plant.StampFirst) {
+		return g.migrateStampFirst(ctx, head, commits)
+	}
+	plan, err := migrate.PlanFold(&head.m, commits)
+	if err != nil {
+		return loaded{}, false, err
+	}
+	if err := g.fp.Hit(ctx, failpoint.MigrationBeforeStamp); err != nil {
+		return loaded{}, false, err
+	}
+	return g.publishFold(ctx, &head.m, &plan)
+}
+
+// migrateStampFirst is the planted bug "stamp-first": it makes the stamp
+// visible (with only the head commit of the lineage) before the backfill,
+// so a stop at MigrationBeforeStamp loses the lineage for good.
+func (g *Graph) migrateStampFirst(ctx context.Context, head loaded, commits []format.LegacyCommit) (loaded, bool, error) {
+	stamp, err := migrate.PlanStampOnly(&head.m, commits)
+	if err != nil {
+		return loaded{}, false, err
+	}
+	l, ours, err := g.publishFold(ctx, &head.m, &stamp)
+	if err != nil || !ours {
+		return l, ours, err
+	}
+	if err := g.fp.Hit(ctx, failpoint.MigrationBeforeStamp); err != nil {
+		return loaded{}, false, err
+	}
+	full, err := migrate.PlanBackfillAfterStamp(&l.m, commits)
+	if err != nil {
+		return loaded{}, false, err
+	}
+	return g.publishFold(ctx, &l.m, &full)
+}
+
+// publishFold asserts the fold's invariants and writes next create-only.
+// A lost write (someone else's manifest at that version) returns ours=false.
+func (g *Graph) publishFold(ctx context.Context, prev, next *format.Manifest) (loaded, bool, error) {
+	if err := migrate.CheckFold(prev, next); err != nil {
+		panic(fmt.Sprintf("kernel: invariant broken: migration of %s#%d would write an invalid fold: %v",
+			prev.Branch.Name, prev.Branch.Incarnation, err))
+	}
+	tok, err := g.token()
+	if err != nil {
+		return loaded{}, false, err
+	}
+	key := g.keys.Manifest(next.Branch.Name, next.Branch.Incarnation, next.Version)
+	ours, err := g.putCreateOnly(ctx, "migrate "+next.Branch.Name, key, mustEncodeManifest(next, tok))
+	if errors.Is(err, objstore.ErrPreconditionFailed) {
+		return loaded{}, false, nil
+	}
+	if err != nil || !ours {
+		return loaded{}, false, err
+	}
+	l := loaded{m: *next, token: tok}
+	g.manifests.put(key, l)
+	return l, true, nil
+}
