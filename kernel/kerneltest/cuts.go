@@ -80,7 +80,8 @@ var recoveryPoints = []failpoint.Name{
 //     pre-state and crash it right after effect c (every later call of its
 //     store fails with no effect);
 //  3. reopen the crashed state read-only (no write may happen, the state
-//     must read as pre or post), then read-write with one opener, with two
+//     must read as pre or post), then read-write — with clocks past
+//     kernel.RecoveryLease, so the crashed write counts as abandoned — with one opener, with two
 //     concurrent openers, and with two openers where one parks at its first
 //     recovery failpoint until the other has finished;
 //  4. after each reopen check: the state is the pre-state or the
@@ -275,7 +276,7 @@ func (h *harness) reopenCheck(where string, store *sim.Store, ops []string, n in
 func (h *harness) openConcurrently(store *sim.Store, n int, staged bool) []error {
 	errs := make([]error, n)
 	if n == 1 {
-		_, errs[0] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{Env: Env(h.nextSeed(), nil)})
+		_, errs[0] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{Env: EnvAt(h.nextSeed(), nil, Later)})
 		return errs
 	}
 	var wg sync.WaitGroup
@@ -293,7 +294,7 @@ func (h *harness) openConcurrently(store *sim.Store, n int, staged bool) []error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{Env: Env(seed, fps)})
+			_, errs[i] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{Env: EnvAt(seed, fps, Later)})
 			if i == 0 {
 				close(done)
 			}
@@ -305,7 +306,7 @@ func (h *harness) openConcurrently(store *sim.Store, n int, staged bool) []error
 		case <-rv.Reached():
 		case <-done:
 		}
-		_, errs[1] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{Env: Env(h.nextSeed(), nil)})
+		_, errs[1] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{Env: EnvAt(h.nextSeed(), nil, Later)})
 		rv.Release()
 	} else {
 		start(1, nil, h.nextSeed())
@@ -353,7 +354,7 @@ func (h *harness) recoveryCuts(where string, crashed *sim.Store, ops []string) {
 	probe := crashed.Clone()
 	hook := &crashHook{cut: -1}
 	probe.SetHook(hook)
-	_, err := kernel.Open(h.ctx, probe, CutRoot, kernel.Options{Env: Env(h.nextSeed(), nil)})
+	_, err := kernel.Open(h.ctx, probe, CutRoot, kernel.Options{Env: EnvAt(h.nextSeed(), nil, Later)})
 	probe.SetHook(nil)
 	if err != nil {
 		return // reported by the 1-opener reopen
@@ -363,7 +364,7 @@ func (h *harness) recoveryCuts(where string, crashed *sim.Store, ops []string) {
 		s := crashed.Clone()
 		k := &crashHook{cut: d}
 		s.SetHook(k)
-		_, _ = kernel.Open(h.ctx, s, CutRoot, kernel.Options{Env: Env(h.nextSeed(), nil)}) // crashes at its cut
+		_, _ = kernel.Open(h.ctx, s, CutRoot, kernel.Options{Env: EnvAt(h.nextSeed(), nil, Later)}) // crashes at its cut
 		s.SetHook(nil)
 		h.reopenCheck(fmt.Sprintf("%s, recovery crashed after effect %d/%d", where, d, len(hook.effects)), s, ops, 1, false)
 	}

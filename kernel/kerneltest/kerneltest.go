@@ -28,13 +28,21 @@ var Epoch = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 // Env returns a deterministic kernel environment: a ManualClock at Epoch,
 // ChaCha8 entropy seeded from seed, and the failpoint set fps (nil:
 // disabled). Handles that must mint distinct ids need distinct seeds.
-func Env(seed uint64, fps *failpoint.Set) kernel.Env {
+func Env(seed uint64, fps *failpoint.Set) kernel.Env { return EnvAt(seed, fps, Epoch) }
+
+// Later is a start time past kernel.RecoveryLease for any sidecar written
+// by an Env handle that has not slept for an hour: handles starting there
+// see every such sidecar as abandoned.
+var Later = Epoch.Add(time.Hour)
+
+// EnvAt is Env with the ManualClock starting at start.
+func EnvAt(seed uint64, fps *failpoint.Set, start time.Time) kernel.Env {
 	var s [32]byte
 	for i := range 8 {
 		s[i] = byte(seed >> (8 * i))
 	}
 	s[31] = 0x5e // keep these streams apart from other test helpers'
-	return kernel.Env{Clock: kernel.NewManualClock(Epoch), Entropy: rand.NewChaCha8(s), Failpoints: fps}
+	return kernel.Env{Clock: kernel.NewManualClock(start), Entropy: rand.NewChaCha8(s), Failpoints: fps}
 }
 
 // Inspector reads a store's durable state without faults or hooks
