@@ -66,7 +66,13 @@ type RecoveryReport struct {
 	Young    int // sidecars younger than RecoveryLease, left to their writers
 }
 
-// Recover runs the recovery sweep now, over every sidecar (see Open).
+// Recover runs the recovery sweep now over every sidecar of the graph, as a
+// read-write Open does: sidecars past RecoveryLease (all of them with
+// IgnoreLease) are rolled forward or back, each with one audit record. It
+// returns a joined error for the sidecars it could not resolve (they stay).
 func (g *Graph) Recover(ctx context.Context, opts RecoverOptions) (RecoveryReport, error) {
-	return RecoveryReport{}, nil
+	if err := g.checkWritable("recover"); err != nil {
+		return RecoveryReport{}, err
+	}
+	return g.sweep(ctx, sweepScope{ignoreLease: opts.IgnoreLease})
 }

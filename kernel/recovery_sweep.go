@@ -10,6 +10,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/recovery"
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/oklog/ulid/v2"
 )
 
 // MaxSweepSidecars bounds how many sidecars one sweep resolves; any beyond
@@ -28,29 +29,85 @@ const maxPublishedProbes = 64
 // anywhere is finished by the next sweep, never repeated with a second
 // record.
 
-// sweepOpen is the open-time sweep: every sidecar, in op-id order. A
-// sidecar that cannot be resolved (an invariant violation, a corrupt or
-// newer-format sidecar, a store failure) is kept and makes the open fail,
-// after the others were processed.
+// sweepOpen is the open-time sweep: every sidecar past the lease, in op-id
+// order. A sidecar that cannot be resolved (an invariant violation, a
+// corrupt or newer-format sidecar, a store failure) is kept and makes the
+// open fail, after the others were processed.
 func (g *Graph) sweepOpen(ctx context.Context) error {
-	keys, err := g.listSidecars(ctx, MaxSweepSidecars)
+	_, err := g.sweep(ctx, sweepScope{})
+	return err
+}
+
+// sweepScope selects the sidecars one sweep acts on.
+type sweepScope struct {
+	// ignoreLease: act on young sidecars too (Recover with IgnoreLease).
+	ignoreLease bool
+	// heal: a writer's heal-first, limited to sidecars of branch naming
+	// one of tables. Sidecars are listed in creation order, so the listing
+	// stops at the first young one.
+	heal   bool
+	branch format.ID
+	tables []string
+}
+
+func (sc *sweepScope) covers(s *format.Sidecar) bool {
+	if !sc.heal {
+		return true
+	}
+	if s.Branch.IncarnationID != sc.branch {
+		return false
+	}
+	for _, t := range sc.tables {
+		if _, ok := s.Table(t); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// young reports whether op's sidecar is younger than the lease by this
+// handle's clock (its op id is a ULID minted from the writer's clock).
+func (g *Graph) young(op format.ID) bool {
+	return g.clock.Now().Sub(ulid.Time(op.Time())) < RecoveryLease
+}
+
+// sweep resolves the sidecars sc selects, in op-id (creation) order.
+func (g *Graph) sweep(ctx context.Context, sc sweepScope) (RecoveryReport, error) {
+	var rep RecoveryReport
+	stopAt := func(key string) bool { return false }
+	if sc.heal && !sc.ignoreLease {
+		stopAt = func(key string) bool {
+			op, err := g.keys.ParseSidecarKey(key)
+			return err == nil && g.young(op)
+		}
+	}
+	keys, err := g.listSidecars(ctx, MaxSweepSidecars, stopAt)
 	if err != nil {
-		return fmt.Errorf("recovery sweep: %w", err)
+		return rep, fmt.Errorf("recovery sweep: %w", err)
 	}
 	var errs []error
 	for _, key := range keys {
-		if err := g.sweepKey(ctx, key); err != nil {
+		outcome, err := g.sweepKey(ctx, key, &sc)
+		switch {
+		case err != nil:
 			errs = append(errs, err)
+		case outcome == sweptYoung:
+			rep.Young++
+		case outcome == sweptDeferred:
+			rep.Deferred++
+		case outcome == sweptResolved:
+			rep.Resolved++
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("recovery sweep: %w", err)
+		return rep, fmt.Errorf("recovery sweep: %w", err)
 	}
-	return nil
+	return rep, nil
 }
 
-// listSidecars lists up to limit sidecar keys in op-id (= key) order.
-func (g *Graph) listSidecars(ctx context.Context, limit int) ([]string, error) {
+// listSidecars lists up to limit sidecar keys in op-id (= key) order,
+// stopping before the first key for which stop holds.
+func (g *Graph) listSidecars(ctx context.Context, limit int, stop func(key string) bool) ([]string, error) {
 	prefix := g.keys.SidecarPrefix()
 	var keys []string
 	after := ""
@@ -63,7 +120,12 @@ func (g *Graph) listSidecars(ctx context.Context, limit int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, page.Keys...)
+		for _, k := range page.Keys {
+			if stop(k) {
+				return keys, nil
+			}
+			keys = append(keys, k)
+		}
 		if !page.Truncated || len(page.Keys) == 0 {
 			break
 		}
@@ -72,16 +134,37 @@ func (g *Graph) listSidecars(ctx context.Context, limit int) ([]string, error) {
 	return keys, nil
 }
 
-// sweepKey reads and resolves the sidecar at key.
-func (g *Graph) sweepKey(ctx context.Context, key string) error {
+// sweepOutcome is what became of one listed sidecar.
+type sweepOutcome uint8
+
+const (
+	sweptSkipped  sweepOutcome = iota // gone already, or out of scope
+	sweptYoung                        // within the lease: left to its writer
+	sweptDeferred                     // left for a later pass
+	sweptResolved                     // audited and deleted
+)
+
+// sweepKey reads and resolves the sidecar at key if sc selects it.
+func (g *Graph) sweepKey(ctx context.Context, key string, sc *sweepScope) (sweepOutcome, error) {
+	op, err := g.keys.ParseSidecarKey(key)
+	if err != nil {
+		return sweptSkipped, fmt.Errorf("sidecar %s: %w", key, err)
+	}
+	if !sc.ignoreLease && g.young(op) {
+		return sweptYoung, nil
+	}
 	s, found, err := g.readSidecar(ctx, key)
-	if err != nil || !found {
-		return err
+	if err != nil || !found || !sc.covers(&s) {
+		return sweptSkipped, err
 	}
-	if _, err := g.resolveSidecar(ctx, &s, false); err != nil {
-		return fmt.Errorf("sidecar %s: %w", key, err)
+	r, err := g.resolveSidecar(ctx, &s, false)
+	switch {
+	case err != nil:
+		return sweptSkipped, fmt.Errorf("sidecar %s: %w", key, err)
+	case r.deferred:
+		return sweptDeferred, nil
 	}
-	return nil
+	return sweptResolved, nil
 }
 
 // readSidecar GETs and decodes the sidecar at key. A vanished sidecar is

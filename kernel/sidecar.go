@@ -143,3 +143,19 @@ func (g *Graph) commitPlanned(ctx context.Context, b BranchRef, p plannedWrite) 
 
 // isStoreNotFound reports a store not-found.
 func isStoreNotFound(err error) bool { return errors.Is(err, objstore.ErrNotFound) }
+
+// healFirst resolves, before a write round advances any table, every
+// abandoned sidecar (older than RecoveryLease) of b's incarnation that
+// names one of the tables, so the round builds on a converged state. Young
+// sidecars are left to their (presumably live) writers: the round then
+// simply builds on the published pin and writes above their versions.
+func (g *Graph) healFirst(ctx context.Context, b BranchRef, writes []TableWrite) error {
+	tables := make([]string, len(writes))
+	for i, w := range writes {
+		tables[i] = w.Table
+	}
+	if _, err := g.sweep(ctx, sweepScope{heal: true, branch: b.incID, tables: tables}); err != nil {
+		return fmt.Errorf("heal first on %s: %w", b, err)
+	}
+	return nil
+}

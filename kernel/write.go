@@ -90,11 +90,15 @@ func strictTable(writes []TableWrite, table string) bool {
 	return false
 }
 
-// writeRound is one attempt: load the head, check strict bases, build every
-// table's content, make the round's sidecar durable, commit one version per
-// table, publish with expectations, delete the sidecar.
+// writeRound is one attempt: heal abandoned writes on the tables first,
+// load the head, check strict bases, build every table's content, make the
+// round's sidecar durable, commit one version per table, publish with
+// expectations, delete the sidecar.
 func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite, run *writeRun) (Commit, error) {
 	b := req.branch
+	if err := g.healFirst(ctx, b, writes); err != nil { // recovery: heal abandoned writes on these tables first
+		return Commit{}, err
+	}
 	head, err := g.liveHead(ctx, b)
 	if err != nil {
 		return Commit{}, err
