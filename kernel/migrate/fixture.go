@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"time"
 
@@ -110,6 +111,33 @@ func (f *Fixture) Branch(name string) (FixtureBranch, bool) {
 		}
 	}
 	return FixtureBranch{}, false
+}
+
+// History returns the history of branch name as a correct reader (or a
+// correct migration) must present it before any v4 commit: its legacy
+// commits, newest first by the v3 head rule, then its source branch's
+// history as of the fork point, recursively. Lost second writes are absent.
+func (f *Fixture) History(name string) ([]format.ID, error) {
+	var out []format.ID
+	upTo := uint64(math.MaxUint64)
+	for hop := 0; hop <= len(f.Branches); hop++ {
+		b, ok := f.Branch(name)
+		if !ok {
+			return nil, fmt.Errorf("fixture has no branch %q", name)
+		}
+		lin, err := b.Lineage()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range lin.UpTo(min(upTo, b.Version)) {
+			out = append(out, c.ID)
+		}
+		if b.ForkOf == nil {
+			return out, nil
+		}
+		name, upTo = b.ForkOf.Branch, b.ForkOf.ManifestVersion
+	}
+	return nil, fmt.Errorf("fixture fork points of %q form a cycle", name)
 }
 
 // WriteV3Fixture writes a v3 graph under root as a v3 writer would have:

@@ -277,6 +277,16 @@ func TestWriteV3Fixture(t *testing.T) {
 	if len(store.Keys(keys.BranchPrefix("main"))) != 4 {
 		t.Fatal("main should have exactly the 4 manifests v0..v3")
 	}
+	hist, err := fx.History("feature")
+	if err != nil || len(hist) != 4 || hist[2] != main.Commits[0].ID && hist[2] != main.Commits[1].ID || hist[3] == hist[2] {
+		t.Fatalf("History(feature) = %v, %v", hist, err)
+	}
+	if h, _ := fx.History("main"); len(h) != 3 || h[0] != main.Head {
+		t.Fatalf("History(main) = %v", h)
+	}
+	if _, err := fx.History("nope"); err == nil {
+		t.Fatal("History of an unknown branch")
+	}
 	// Same spec, same seed: byte-identical store.
 	other := sim.New(sim.Config{Seed: 9})
 	if _, err := migrate.WriteV3Fixture(bg, other, "g", spec(1)); err != nil {
