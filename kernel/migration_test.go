@@ -34,6 +34,7 @@ func TestV3ReadOnlyOpenReadsHistoryWithZeroWrites(t *testing.T) {
 			}
 			checkLegacyHistory(t, ro, fx)
 			checkLegacySnapshots(t, ro, inner, fx)
+			checkLegacyTables(t, ro, fx)
 			before := dumpHistory(t, ro, fx)
 			if _, err := writeOn(ro, "main", "nope"); !errors.Is(err, kernel.ErrReadOnly) {
 				t.Fatalf("write on a read-only handle: %v", err)
@@ -79,6 +80,28 @@ func checkLegacySnapshots(t *testing.T, g *kernel.Graph, store objstore.Store, f
 				fmt.Sprint(s.Tables()) != fmt.Sprint(m.Tables) {
 				t.Fatalf("SnapshotAtCommit(%s) = %s v%d head %s %v; want v%d head %s %v", c.ID, s.Branch(),
 					s.ManifestVersion(), s.Head(), s.Tables(), c.ManifestVersion, head, m.Tables)
+			}
+		}
+	}
+}
+
+// checkLegacyTables: the schema and the v3 table versions a v3 graph pins
+// read through the ordinary table API.
+func checkLegacyTables(t *testing.T, g *kernel.Graph, fx migrate.Fixture) {
+	t.Helper()
+	if s, err := g.Schema(mctx); err != nil || string(s) != string(v3Spec(1).Schema) {
+		t.Fatalf("Schema of a v3 graph = %q, %v", s, err)
+	}
+	for _, br := range fx.Branches {
+		b := mustRef(t, g, br.Name)
+		for _, p := range br.Tables {
+			tv, err := g.ReadTable(mctx, p.Name, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+			if err != nil || tv.Rows != p.Rows || len(tv.Fragments) != 1 {
+				t.Fatalf("ReadTable(%s %s v%d) = %+v, %v", br.Name, p.Name, p.Version, tv, err)
+			}
+			h, err := g.TableHead(mctx, b, p.Name)
+			if err != nil || h.Version != p.Version {
+				t.Fatalf("TableHead(%s, %s) = %+v, %v", br.Name, p.Name, h, err)
 			}
 		}
 	}
