@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
 )
@@ -24,8 +25,9 @@ type plannedWrite struct {
 
 // writeRun is the recovery state of one Write call across its rounds.
 type writeRun struct {
-	kind string
-	own  *format.Sidecar // the durable sidecar of the current round, nil if none
+	kind  string
+	own   *format.Sidecar // the latest durable sidecar of this write, nil if none
+	wrote bool            // a table version of own's round may have been written
 }
 
 // planRound builds every table's new content on its pinned version and
@@ -94,7 +96,7 @@ func (g *Graph) beginSidecar(ctx context.Context, run *writeRun, req *publishReq
 		return fmt.Errorf("write on %s: %w", b, err)
 	}
 	prev := run.own
-	run.own = &s
+	run.own, run.wrote = &s, false
 	if prev != nil {
 		g.retireSidecar(ctx, prev)
 	}
@@ -158,4 +160,127 @@ func (g *Graph) healFirst(ctx context.Context, b BranchRef, writes []TableWrite)
 		return fmt.Errorf("heal first on %s: %w", b, err)
 	}
 	return nil
+}
+
+// ownPublished answers, after the round's publish lost with mismatch, "was
+// my write published anyway?" — a recoverer whose clock judged it abandoned
+// may have rolled it forward (or it was, and someone wrote on top since).
+// Only a mismatch at or past this write's own version can be that.
+func (g *Graph) ownPublished(ctx context.Context, run *writeRun, mm *VersionMismatchError) (Commit, bool, error) {
+	s := run.own
+	if s == nil {
+		return Commit{}, false, nil
+	}
+	if t, ok := s.Table(mm.Table); !ok || mm.Actual < t.Commit {
+		return Commit{}, false, nil
+	}
+	head, found, err := g.latest(ctx, s.Branch.Name)
+	if err != nil || !found || head.m.Branch.IncarnationID != s.Branch.IncarnationID {
+		return Commit{}, false, err
+	}
+	pub, err := g.findPublished(ctx, s, head)
+	if err != nil || pub == nil {
+		return Commit{}, false, err
+	}
+	return commitOf(*pub), true, nil
+}
+
+// abandonWrite ends a Write that failed with cause after (possibly) leaving
+// a sidecar. The writer reports exactly what it knows:
+//   - a crash (or an ended context) returns cause at once: the process is
+//     gone and recovery owns the sidecar;
+//   - a round that wrote no table version deletes its own sidecar (a sweep
+//     would only ever roll it back);
+//   - a definite cause (a version mismatch: some pin moved past the
+//     planned one, or a version number was taken; or the branch is gone)
+//     means the write can never roll forward: the writer writes a restore
+//     version (the pinned content again, unpinned) over every HEAD it left
+//     dangling, so no stray content is left above a pin, then deletes its
+//     sidecar and returns cause. This is the writer's own cleanup, not a
+//     recovery action: no commit, no audit record;
+//   - any other cause (the retry budget, a store or injected error) leaves
+//     the sidecar for recovery, which may still roll the write forward: the
+//     error is returned marked ambiguous (*OutcomeUnknownError, or the
+//     *ContentionError with Ambiguous set).
+func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (Commit, error) {
+	s := run.own
+	if s == nil || errors.Is(cause, failpoint.ErrCrashed) || ctx.Err() != nil {
+		return Commit{}, cause
+	}
+	if !run.wrote {
+		if err := g.deleteSidecar(ctx, s.Op); err == nil {
+			run.own = nil
+		}
+		return Commit{}, cause
+	}
+	if !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
+		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
+	}
+	if err := g.undoDangling(ctx, s); err != nil {
+		return Commit{}, cause // the sidecar stays; a sweep rolls it back, never forward
+	}
+	if err := g.deleteSidecar(ctx, s.Op); err == nil {
+		run.own = nil
+	}
+	return Commit{}, cause
+}
+
+// undoDangling writes, for every table of the writer's own dead sidecar s
+// whose HEAD is still this write's unpublished version, a restore version
+// holding the pinned content (an empty fence if unpinned). A restore that
+// loses its create-only write means someone wrote on top meanwhile; that
+// HEAD is no longer ours to undo.
+func (g *Graph) undoDangling(ctx context.Context, s *format.Sidecar) error {
+	v, err := g.observe(ctx, s)
+	if err != nil || v.gone {
+		return err
+	}
+	for i, t := range s.Tables {
+		if o := v.obs[i]; o.Head <= o.Pin || o.Head != t.Commit || !o.HeadOurs {
+			continue // nothing dangles, or what dangles is not this write's
+		}
+		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i]); err != nil && !errors.Is(err, errRestoreRace) {
+			return err
+		}
+	}
+	return nil
+}
+
+// OutcomeUnknownError says a write failed in a way that leaves its outcome
+// open: its sidecar could not be resolved, so recovery may still roll it
+// forward. It matches objstore.ErrAmbiguous; Commit(CommitID) or a later
+// look at the data tells. (A cause that is a *ContentionError is returned
+// as that error with Ambiguous set instead.)
+type OutcomeUnknownError struct {
+	CommitID CommitID
+	Cause    error // why the write failed
+	Resolve  error // why its sidecar could not be resolved (nil: deferred)
+}
+
+// Error implements error.
+func (e *OutcomeUnknownError) Error() string {
+	msg := fmt.Sprintf("kernel: write %s: outcome unknown (its sidecar is left for recovery): %v", e.CommitID, e.Cause)
+	if e.Resolve != nil {
+		msg += "; resolving it: " + e.Resolve.Error()
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, objstore.ErrAmbiguous) hold.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == objstore.ErrAmbiguous }
+
+// Unwrap exposes the cause.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
+
+func markAmbiguous(cause error, commit CommitID, resolveErr error) error {
+	var ce *ContentionError
+	if errors.As(cause, &ce) {
+		c := *ce
+		c.Ambiguous = true
+		if c.CommitID == (CommitID{}) {
+			c.CommitID = commit
+		}
+		return &c
+	}
+	return &OutcomeUnknownError{CommitID: commit, Cause: cause, Resolve: resolveErr}
 }

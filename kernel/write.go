@@ -31,6 +31,14 @@ type TableWrite struct {
 // still the one Build saw. Non-strict tables that lose a race are rebuilt
 // and retried (bounded by the retry budget); a strict table's mismatch is
 // returned to the caller. The commit id and writer token are minted once.
+//
+// Crash safety (kernel/sidecar.go): each round makes a recovery sidecar
+// durable before any table HEAD moves and deletes it after the publish. A
+// Write that gives up resolves its own sidecar first, so a returned failure
+// is never made visible later; if recovery published the write meanwhile,
+// Write returns that (recovery) commit as its success. A failure whose
+// sidecar could not be resolved is ambiguous (*OutcomeUnknownError, or a
+// *ContentionError with Ambiguous set).
 func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, intent LineageIntent) (Commit, error) {
 	if err := g.checkWritable("write"); err != nil {
 		return Commit{}, err
@@ -48,7 +56,7 @@ func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, int
 	for round := 0; round < g.budget; round++ {
 		if round > 0 {
 			if err := g.backoff(ctx, round); err != nil {
-				return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 			}
 		}
 		c, err := g.writeRound(ctx, &req, sorted, run)
@@ -57,11 +65,11 @@ func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, int
 		}
 		mm, ok := isMismatch(err)
 		if !ok || strictTable(sorted, mm.Table) {
-			return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+			return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 		}
 		last = err // a non-strict table lost a race: rebuild on the new pin
 	}
-	return Commit{}, &ContentionError{Op: "write on " + b.String(), Attempts: g.budget, CommitID: req.commit.ID, Last: last}
+	return g.abandonWrite(ctx, run, &ContentionError{Op: "write on " + b.String(), Attempts: g.budget, CommitID: req.commit.ID, Last: last})
 }
 
 func sortWrites(writes []TableWrite) ([]TableWrite, error) {
@@ -124,6 +132,7 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		return Commit{}, err
 	}
 	req.updates, req.exp = nil, nil
+	run.wrote = true
 	for _, p := range plans {
 		u, err := g.commitPlanned(ctx, b, p)
 		if err != nil {
@@ -139,6 +148,16 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		return Commit{}, err
 	}
 	c, err := g.publish(ctx, *req)
+	if mm, ok := isMismatch(err); ok {
+		// Lost — unless a recoverer published this very write meanwhile.
+		if rc, published, perr := g.ownPublished(ctx, run, mm); perr != nil || published {
+			if published {
+				g.retireSidecar(ctx, run.own)
+				run.own = nil
+			}
+			return rc, perr
+		}
+	}
 	if err != nil {
 		return Commit{}, err
 	}
