@@ -284,3 +284,45 @@ func markAmbiguous(cause error, commit CommitID, resolveErr error) error {
 	}
 	return &OutcomeUnknownError{CommitID: commit, Cause: cause, Resolve: resolveErr}
 }
+
+// headRepeatsPin reports whether base is table's published pin in m and the
+// HEAD above it carries exactly the pinned content (or, unpinned, no
+// content): the restore copies and fences recovery writes, which are no
+// newer state, so a strict writer that read the pin is not stale. (The
+// publish still expects the pin, so this can never let a lost update
+// through.)
+func (g *Graph) headRepeatsPin(ctx context.Context, m *format.Manifest, table string, base uint64, head TableRef) (bool, error) {
+	var pin TableRef
+	if p, ok := m.Pin(table); ok {
+		pin = TableRef{Fork: p.Fork, Version: p.Version}
+	}
+	if pin.Version != base || head.Version <= base {
+		return false, nil
+	}
+	top, err := g.ReadTable(ctx, table, head)
+	if err != nil {
+		return false, err
+	}
+	pinned, err := g.ReadTable(ctx, table, pin)
+	if err != nil {
+		return false, err
+	}
+	return sameContent(top, pinned), nil
+}
+
+func sameContent(a, b TableVersion) bool {
+	if a.Rows != b.Rows || len(a.Fragments) != len(b.Fragments) || len(a.Metadata) != len(b.Metadata) {
+		return false
+	}
+	for i := range a.Fragments {
+		if a.Fragments[i] != b.Fragments[i] {
+			return false
+		}
+	}
+	for i := range a.Metadata {
+		if a.Metadata[i] != b.Metadata[i] {
+			return false
+		}
+	}
+	return true
+}

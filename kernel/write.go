@@ -14,7 +14,10 @@ import (
 type TableWrite struct {
 	Table string
 	// Strict requires the table HEAD to equal BaseVersion (the version the
-	// caller read); otherwise Write fails with *VersionMismatchError.
+	// caller read), or BaseVersion to be the published pin and every
+	// version above it to repeat the pinned content (recovery's restore
+	// versions and fences); otherwise Write fails with
+	// *VersionMismatchError.
 	// Non-strict writes rebase: Build is re-run on the currently published
 	// version and the new version is the live HEAD+1.
 	Strict      bool
@@ -117,7 +120,14 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 			return Commit{}, err
 		}
 		if w.Strict && heads[i].Version != w.BaseVersion {
-			return Commit{}, &VersionMismatchError{Table: w.Table, Expected: w.BaseVersion, Actual: heads[i].Version}
+			// A HEAD above the pin that only repeats the pinned content (a
+			// restore or fence left by recovery) is no newer state.
+			if same, err := g.headRepeatsPin(ctx, &head.m, w.Table, w.BaseVersion, heads[i]); err != nil || !same {
+				if err != nil {
+					return Commit{}, err
+				}
+				return Commit{}, &VersionMismatchError{Table: w.Table, Expected: w.BaseVersion, Actual: heads[i].Version}
+			}
 		}
 	}
 	plans, err := g.planRound(ctx, &head.m, writes, heads)
