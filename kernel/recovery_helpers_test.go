@@ -96,7 +96,7 @@ func recMustWrite(t testing.TB, g *kernel.Graph, branch string, frags map[string
 // recState reads the visible state through a fresh read-only handle.
 func recState(t testing.TB, store objstore.Store) kerneltest.State {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.Env(99, nil)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.EnvAt(99, nil, kerneltest.Later)})
 	if err != nil {
 		t.Fatalf("read-only Open: %v", err)
 	}

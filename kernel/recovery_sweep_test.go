@@ -318,7 +318,7 @@ func TestReadOnlyOpenDoesNotSweep(t *testing.T) {
 
 func recOpenRO(t *testing.T, store *sim.Store) *kernel.Graph {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.Env(98, nil)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.EnvAt(98, nil, kerneltest.Later)})
 	if err != nil {
 		t.Fatal(err)
 	}
