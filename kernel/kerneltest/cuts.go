@@ -95,7 +95,7 @@ var recoveryPoints = []failpoint.Name{
 // A returned error means the harness itself could not run (the uncrashed
 // write failed); check violations in the report. SweepCuts starts goroutines
 // for the concurrent openers; its verdicts must not depend on their
-// interleaving.
+// interleaving (CutOptions.SingleOpenerOnly runs none: fully deterministic).
 func SweepCuts(ctx context.Context, sc CutScenario, opt CutOptions) (CutReport, error) {
 	rep := CutReport{Scenario: sc.Name}
 	h := &harness{ctx: ctx, sc: sc, opt: opt, rep: &rep, seed: opt.Seed*1_000_003 + 1}
@@ -330,7 +330,7 @@ func (h *harness) checkRecovered(where string, store *sim.Store, ops []string) {
 		}
 	}
 	var extra []string
-	for op := range counts {
+	for op := range counts { //detlint:ordered collects ops that are sorted next
 		if !want[op] {
 			extra = append(extra, op)
 		}
