@@ -53,6 +53,9 @@ func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []
 	if err := g.checkWritable("write"); err != nil {
 		return Commit{}, err
 	}
+	if err := format.ValidateWriterKind(kind); err != nil {
+		return Commit{}, fmt.Errorf("write on %s: %w: %v", b, ErrInvalidArgument, err)
+	}
 	sorted, err := sortWrites(writes)
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
@@ -61,7 +64,7 @@ func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
-	run := &writeRun{kind: WriterKindWrite} // TODO: record kind
+	run := &writeRun{kind: kind}
 	var last error
 	for round := 0; round < g.budget; round++ {
 		if round > 0 {

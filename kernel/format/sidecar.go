@@ -153,6 +153,10 @@ func ValidateSidecar(s *Sidecar) error {
 	return nil
 }
 
+// ValidateWriterKind checks a writer kind: 1..MaxWriterKindBytes bytes of
+// [a-z0-9-].
+func ValidateWriterKind(k string) error { return validateWriterKind(k) }
+
 func validateWriterKind(k string) error {
 	if len(k) == 0 || len(k) > MaxWriterKindBytes {
 		return fmt.Errorf("writer kind %q: length not in 1..%d", k, MaxWriterKindBytes)
