@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"sort"
 	"strings"
 
@@ -14,12 +15,19 @@ import (
 // their order.
 //
 // State: the chain as last read (C), the ids of commits linearized since
-// then that certainly applied (sure, acknowledged) and that may have applied
-// (maybe, ambiguous), each with its interval. A read R is legal iff R = C ++
-// S where S holds every sure id, only sure or maybe ids, no id twice, and S
-// respects real time (no id in S returned before an earlier id in S was
-// called). After the read the state is (R, none, none): maybe ids left out
-// of S did not apply.
+// then that certainly applied (sure, acknowledged), and the ambiguous
+// commits not seen yet (maybe), each with its interval. A read R is legal
+// iff R = C ++ S where S holds every sure id, only sure or maybe ids, no id
+// twice, and S respects real time (no id in S returned before an earlier id
+// in S was called). After the read the state is (R, none, maybe minus S).
+//
+// Ambiguous commits float: like Jepsen's indeterminate operations they may
+// take effect at any point after their call, even after they returned (the
+// recovery sweep can roll an interrupted write forward later), so a maybe id
+// left out of one read may still appear in a later one, and it never
+// constrains real-time order after its call. ChainSpec expresses the same
+// semantics when an ambiguous operation's return is set to the end of the
+// history (LateAmbiguous does that).
 //
 // Why it is equivalent: porcupine picks a real-time-consistent order of all
 // operations; between two reads, only the order of the commits that took
@@ -129,6 +137,7 @@ func deferredStep(state, input, output interface{}) (bool, interface{}) {
 		case Failed:
 			return true, s
 		case Ambiguous:
+			p.ret = math.MaxInt64 // floats: may take effect after it returned
 			return true, deferredState{chain: s.chain, key: s.key, sure: s.sure, maybe: withPend(s.maybe, p)}
 		}
 		panic(fmt.Sprintf("model: commit with outcome %v", out.Outcome))
@@ -154,6 +163,7 @@ func deferredRead(s deferredState, r []string) (bool, interface{}) {
 	}
 	suffix := make([]pend, 0, len(r)-len(s.chain))
 	sure := 0
+	used := map[string]bool{}
 	for _, id := range r[len(s.chain):] {
 		if seen[id] {
 			return false, nil // a commit present twice
@@ -164,6 +174,8 @@ func deferredRead(s deferredState, r []string) (bool, interface{}) {
 			sure++
 		} else if p, ok = findPend(s.maybe, id); !ok {
 			return false, nil // not (yet) committed
+		} else {
+			used[id] = true
 		}
 		suffix = append(suffix, p)
 	}
@@ -178,5 +190,37 @@ func deferredRead(s deferredState, r []string) (bool, interface{}) {
 		}
 	}
 	chain := append([]string(nil), r...)
-	return true, deferredState{chain: chain, key: strings.Join(chain, "\n")}
+	var left []pend
+	for _, p := range s.maybe {
+		if !used[p.id] {
+			left = append(left, p)
+		}
+	}
+	return true, deferredState{chain: chain, key: strings.Join(chain, "\n"), maybe: left}
+}
+
+// LateAmbiguous returns a copy of a chain or value history in which every
+// operation that returned an ambiguous outcome returns at the end instead:
+// under the reference specifications that is what "may take effect even
+// after it returned" means. Tests use it to compare Chain and Value with
+// ChainSpec and ValueSpec.
+func LateAmbiguous(h []porcupine.Operation) []porcupine.Operation {
+	var end int64
+	for _, op := range h {
+		end = max(end, op.Return)
+	}
+	out := append([]porcupine.Operation(nil), h...)
+	for i, op := range out {
+		amb := false
+		switch o := op.Output.(type) {
+		case ChainOutput:
+			amb = o.Outcome == Ambiguous
+		case ValueOutput:
+			amb = o.Outcome == Ambiguous
+		}
+		if amb {
+			out[i].Return = end + 1
+		}
+	}
+	return out
 }

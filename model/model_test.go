@@ -61,10 +61,15 @@ func TestChainModel(t *testing.T) {
 			op(0, 0, 1, commit(b, "A"), outcome(Ambiguous)),
 			op(1, 2, 3, readChain(b), chain()),
 		}, true},
-		{"ambiguous commit appears after it returned unseen", []porcupine.Operation{
+		{"ambiguous commit may land after it returned", []porcupine.Operation{
 			op(0, 0, 1, commit(b, "A"), outcome(Ambiguous)),
 			op(1, 2, 3, readChain(b), chain()),
 			op(1, 4, 5, readChain(b), chain("A")),
+		}, true},
+		{"ambiguous commit landed then vanished", []porcupine.Operation{
+			op(0, 0, 1, commit(b, "A"), outcome(Ambiguous)),
+			op(1, 2, 3, readChain(b), chain("A")),
+			op(1, 4, 5, readChain(b), chain()),
 		}, false},
 		{"pending commit may land late", []porcupine.Operation{
 			op(0, 0, 100, commit(b, "A"), outcome(Ambiguous)),
@@ -81,11 +86,16 @@ func TestChainModel(t *testing.T) {
 			op(1, 2, 3, commit(b, "B"), outcome(Ambiguous)),
 			op(2, 4, 5, readChain(b), chain("B", "A")),
 		}, false},
-		{"ambiguous dropped at a read cannot apply later", []porcupine.Operation{
+		{"late ambiguous commit goes after what was read", []porcupine.Operation{
 			op(0, 0, 3, commit(b, "A"), outcome(Ambiguous)),
 			op(1, 0, 1, commit(b, "B"), outcome(OK)),
 			op(2, 4, 5, readChain(b), chain("B")),
-			op(2, 6, 7, readChain(b), chain("B", "A")),
+			op(2, 6, 7, readChain(b), chain("A", "B")),
+		}, false},
+		{"ambiguous commit cannot precede one that returned before it was called", []porcupine.Operation{
+			op(1, 0, 1, commit(b, "B"), outcome(OK)),
+			op(0, 2, 3, commit(b, "A"), outcome(Ambiguous)),
+			op(2, 4, 5, readChain(b), chain("A", "B")),
 		}, false},
 		{"partitions are independent", []porcupine.Operation{
 			op(0, 0, 1, commit(b, "A"), outcome(OK)),
@@ -101,10 +111,11 @@ func TestChainModel(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := withIntervals(tc.history)
-			for name, m := range map[string]porcupine.Model{"deferred": Chain(), "reference": ChainReference()} {
-				if got := porcupine.CheckOperations(m, h); got != tc.legal {
-					t.Fatalf("%s model: linearizable = %v, want %v", name, got, tc.legal)
-				}
+			if got := porcupine.CheckOperations(Chain(), h); got != tc.legal {
+				t.Fatalf("deferred model: linearizable = %v, want %v", got, tc.legal)
+			}
+			if got := porcupine.CheckOperations(ChainReference(), LateAmbiguous(h)); got != tc.legal {
+				t.Fatalf("reference model: linearizable = %v, want %v", got, tc.legal)
 			}
 		})
 	}
@@ -188,6 +199,31 @@ func TestValueModel(t *testing.T) {
 			op(2, 4, 5, write(k, "y"), wrote(OK)),
 			op(1, 6, 7, readValue(k), saw("y")),
 		}, true},
+		{"ambiguous write may land after it returned", []porcupine.Operation{
+			op(1, 0, 1, readValue(k), saw(Absent)),
+			op(0, 2, 3, write(k, "x"), wrote(Ambiguous)),
+			op(1, 4, 5, readValue(k), saw(Absent)),
+			op(1, 6, 7, readValue(k), saw("x")),
+		}, true},
+		{"late write cannot come back after being overwritten and read", []porcupine.Operation{
+			op(3, 0, 0, readValue(k), saw(Absent)),
+			op(0, 0, 1, write(k, "x"), wrote(Ambiguous)),
+			op(1, 2, 3, readValue(k), saw("x")),
+			op(2, 4, 5, write(k, "y"), wrote(OK)),
+			op(1, 6, 7, readValue(k), saw("x")),
+		}, false},
+		{"chain of late strict writes", []porcupine.Operation{
+			op(1, 0, 1, readValue(k), saw("a")),
+			op(0, 2, 3, cas(k, "a", "b"), wrote(Ambiguous)),
+			op(0, 4, 5, cas(k, "b", "c"), wrote(Ambiguous)),
+			op(1, 6, 7, readValue(k), saw("c")),
+		}, true},
+		{"late strict write on a base that never came", []porcupine.Operation{
+			op(1, 0, 1, readValue(k), saw("a")),
+			op(0, 2, 3, cas(k, "a", "b"), wrote(Failed)),
+			op(0, 4, 5, cas(k, "b", "c"), wrote(Ambiguous)),
+			op(1, 6, 7, readValue(k), saw("c")),
+		}, false},
 		{"ambiguous stale strict write cannot apply", []porcupine.Operation{
 			op(0, 0, 1, write(k, "x"), wrote(OK)),
 			op(1, 2, 3, write(k, "z"), wrote(OK)),
@@ -197,9 +233,11 @@ func TestValueModel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := porcupine.CheckOperations(Value(), tc.history)
-			if got != tc.legal {
-				t.Fatalf("linearizable = %v, want %v", got, tc.legal)
+			if got := porcupine.CheckOperations(Value(), tc.history); got != tc.legal {
+				t.Fatalf("floating model: linearizable = %v, want %v", got, tc.legal)
+			}
+			if got := porcupine.CheckOperations(ValueReference(), LateAmbiguous(tc.history)); got != tc.legal {
+				t.Fatalf("reference model: linearizable = %v, want %v", got, tc.legal)
 			}
 		})
 	}

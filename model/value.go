@@ -92,7 +92,9 @@ func valueStep(state, input, output interface{}) []interface{} {
 
 // ValueSpec is the nondeterministic table-value model, partitioned per
 // ValueInput.Key. A partition starts unknown (a forked branch inherits its
-// source's values); the first operation fixes it.
+// source's values); the first operation fixes it. It is the reference
+// specification: an ambiguous write takes effect inside its interval or
+// never. The checker uses Value, whose ambiguous writes float (see there).
 var ValueSpec = porcupine.NondeterministicModel{
 	Partition:      partitionByKey,
 	PartitionEvent: partitionEventsByKey,
@@ -118,5 +120,5 @@ var ValueSpec = porcupine.NondeterministicModel{
 	},
 }
 
-// Value is ValueSpec converted to a porcupine.Model.
-func Value() porcupine.Model { return ValueSpec.ToModel() }
+// ValueReference is ValueSpec converted to a porcupine.Model.
+func ValueReference() porcupine.Model { return ValueSpec.ToModel() }

@@ -56,10 +56,10 @@ type config struct {
 	recovery    bool
 }
 
-// recoveryChecksDefault turns on the sidecar and audit checkers by default.
-// Flip it to true once the recovery issue's open-time sweep lands: before
-// that, every interrupted write leaves its sidecar for good.
-const recoveryChecksDefault = false
+// recoveryChecksDefault turns on the sidecar and audit checkers by default
+// (the recovery issue's sweep has landed; -recovery-checks=false turns them
+// off to soak a kernel without it).
+const recoveryChecksDefault = true
 
 // opts returns the workload options of one run.
 func (c *config) opts(traceLines int) workload.Options {

@@ -196,6 +196,12 @@ func (h *History) Counts() (commits, acked, reads int) {
 // Operations returns the chain and value histories ready for porcupine:
 // pending operations return after everything else, ambiguous; chain reads
 // keep only the tags of commits recorded in the same partition.
+//
+// The models treat an operation that returned an ambiguous outcome like a
+// pending one (Jepsen's indeterminate operations): it may take effect at any
+// point after its call, even after it returned, because the recovery sweep
+// may complete an interrupted write later (roll forward). The operations keep
+// their real return times; the models let ambiguous effects float.
 func (h *History) Operations() (chain, value []porcupine.Operation) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

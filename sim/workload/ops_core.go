@@ -6,7 +6,10 @@ import (
 	"slices"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/model"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -391,6 +394,14 @@ func errText(err error) string {
 		return "invalid"
 	case errors.Is(err, kernel.ErrNotFound):
 		return "not-found"
+	case errors.Is(err, data.ErrValidation):
+		return "validation"
+	case errors.Is(err, kernel.ErrContention):
+		return "contention"
+	case errors.Is(err, failpoint.ErrInjected):
+		return "injected"
+	case errors.Is(err, objstore.ErrTransient):
+		return "transient"
 	}
 	return "error"
 }

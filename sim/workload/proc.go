@@ -167,6 +167,22 @@ func (p *Proc) janitor() error {
 	if err := p.open(); err != nil {
 		return err
 	}
+	// Everyone else is gone: resolve every sidecar, however young (the
+	// open-time sweep leaves those younger than the recovery lease).
+	for attempt := 0; attempt < maxFinalAttempts; attempt++ {
+		rep, err := p.g.Recover(p.Ctx(), kernel.RecoverOptions{IgnoreLease: true})
+		if err == nil {
+			p.run.resolved.Add(int64(rep.Resolved))
+			break
+		}
+		if p.Over(err) {
+			return p.end(err)
+		}
+		p.Unexpected("recover", err)
+		if err := p.sleep(finalRetryDelay); err != nil {
+			return err
+		}
+	}
 	if p.run.wl.Final != nil {
 		return p.run.wl.Final(p)
 	}
@@ -179,9 +195,17 @@ func (p *Proc) final() error {
 	if !p.plan.writes() {
 		return nil
 	}
+	for poll := 0; !p.run.quiet(); poll++ { // a plan that ran out of ops early waits for the quiet phase
+		if poll >= janitorPolls {
+			return nil
+		}
+		if err := p.sleep(time.Second); err != nil {
+			return err
+		}
+	}
 	var last error
 	for attempt := 0; attempt < maxFinalAttempts; attempt++ {
-		tag := fmt.Sprintf("%s.final%d", p.plan.Name, attempt)
+		tag := fmt.Sprintf("%s.final%d", p.name, attempt)
 		out, err := p.Commit(tag, "main", []string{"fin_" + p.plan.Name}, false)
 		if err != nil {
 			return err

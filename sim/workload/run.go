@@ -67,6 +67,7 @@ type Result struct {
 	Recoveries     int
 	Migrations     int
 	Cuts           int
+	Resolved       int // sidecars the janitor's quiescent sweep resolved
 	Reads          int
 	LinChecks      int
 	LinUnknown     int
@@ -110,7 +111,7 @@ type Run struct {
 	procs      map[int]*Proc // by actor id
 	sidecars   map[string]sidecarLife
 
-	ops, recoveries, migrations, cuts atomic.Int64
+	ops, recoveries, migrations, cuts, resolved atomic.Int64
 }
 
 // Violate records a violation found while the run is in progress.
@@ -178,7 +179,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
-		Cuts: int(r.cuts.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
+		Cuts: int(r.cuts.Load()), Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
 	}
 }
