@@ -92,6 +92,7 @@ func (r *Reference) branch(name string) (*refBranch, error) {
 // Branches returns the live branch names, sorted.
 func (r *Reference) Branches() []string {
 	out := make([]string, 0, len(r.branches))
+	//detlint:ordered collects names that are sorted next
 	for n := range r.branches {
 		out = append(out, n)
 	}
@@ -120,6 +121,7 @@ func (r *Reference) Head(name string) (string, error) {
 // CommitIDs returns every commit id ever made, sorted.
 func (r *Reference) CommitIDs() []string {
 	out := make([]string, 0, len(r.commits))
+	//detlint:ordered collects ids that are sorted next
 	for id := range r.commits {
 		out = append(out, id)
 	}
@@ -147,6 +149,7 @@ func (r *Reference) Tables(id string) (map[string]string, error) {
 
 func copyTables(t map[string]string) map[string]string {
 	out := make(map[string]string, len(t))
+	//detlint:ordered copies into another map
 	for k, v := range t {
 		out[k] = v
 	}
@@ -163,6 +166,7 @@ func (r *Reference) CommitOn(name, id string, writes map[string]string) error {
 		return fmt.Errorf("%w: duplicate commit id %s", ErrRefInvalid, id)
 	}
 	tables := copyTables(r.commits[b.head].Tables)
+	//detlint:ordered writes into a map
 	for k, v := range writes {
 		tables[k] = v
 	}

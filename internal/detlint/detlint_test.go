@@ -18,6 +18,11 @@ var deterministic = []struct {
 	{"../../kernel/format", nil},
 	{"../../kernel/lineage", nil},
 	{"../../kernel/failpoint", nil},
+	{"../../kernel/recovery", nil},
+	{"../../kernel/migrate", nil},
+	{"../../kernel/schema", nil},
+	{"../../kernel/data", nil},
+	{"../../model", nil},
 	{"../../objstore/sim", nil},
 }
 
