@@ -49,6 +49,7 @@ type Actor struct {
 	point   point
 	state   actorState
 	crashed bool
+	immune  bool // see World.SuspendFaults
 	rng     *rand.Rand
 	entropy *entropyReader
 	fp      *failpoint.Set

@@ -51,7 +51,7 @@ func (w *World) newFailpoints(a *Actor) *failpoint.Set {
 // decide is the BUGGIFY decider. It runs on the running actor's goroutine,
 // so it may draw from the world's PRNG.
 func (w *World) decide(a *Actor, n failpoint.Name) (failpoint.Action, bool) {
-	if w.stopped.Load() || w.quiet || !w.sites[n] {
+	if w.stopped.Load() || w.quiet || a.immune || !w.sites[n] {
 		return failpoint.Action{}, false
 	}
 	if w.rng.Float64() >= w.cfg.Buggify.FireProb {

@@ -110,6 +110,7 @@ type World struct {
 	late    lateRecorder
 	observe func(actor int, c *objsim.Call, applied bool, result error)
 	names   map[string]int // spawns per actor name
+	immune  *Actor         // see SuspendFaults
 }
 
 // New returns a world at time zero with an empty store whose hook is the
@@ -175,6 +176,30 @@ func (w *World) EnterQuietPhase() {
 	w.store.SetFaults(f)
 	w.quiet = true
 	w.trace.event("quiet at=%d", w.now.Load())
+}
+
+// SuspendFaults turns store faults off (base latency stays) and makes a
+// immune to crashes and failpoints until ResumeFaults: a workload's setup
+// actor writes its pre-existing state exactly.
+func (w *World) SuspendFaults(a *Actor) {
+	f := w.cfg.Faults
+	f.TransientRate, f.ConflictRate, f.LostAckRate, f.SpikeRate = 0, 0, 0, 0
+	w.store.SetFaults(f)
+	a.immune = true
+	w.immune = a
+	w.trace.event("faults suspended for actor=%d", a.id)
+}
+
+// ResumeFaults undoes SuspendFaults (unless the quiet phase began).
+func (w *World) ResumeFaults() {
+	if !w.quiet {
+		w.store.SetFaults(w.cfg.Faults)
+	}
+	if w.immune != nil {
+		w.immune.immune = false
+		w.immune = nil
+	}
+	w.trace.event("faults resumed")
 }
 
 // Tick returns the next value of the world's event counter. Histories use it
@@ -258,7 +283,7 @@ func (w *World) pick(limit int64) *Actor {
 
 // maybeCrash crashes a, parked at a store call, with the configured rate.
 func (w *World) maybeCrash(a *Actor) bool {
-	if w.quiet || w.stats.Crashes >= w.cfg.Crash.Max {
+	if w.quiet || a.immune || w.stats.Crashes >= w.cfg.Crash.Max {
 		return false
 	}
 	var rate float64

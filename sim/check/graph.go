@@ -109,7 +109,7 @@ func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, k
 		if !ok {
 			return inc, []Violation{violation("format", "manifest %q listed but missing", ks[i])}
 		}
-		m, _, err := format.DecodeManifest(b)
+		m, _, err := format.DecodeManifestAnyStamp(b)
 		if err != nil {
 			return inc, []Violation{violation("format", "manifest %q: %v", ks[i], err)}
 		}
@@ -125,6 +125,23 @@ func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, k
 	}
 	return inc, nil
 }
+
+// Migrations counts the migration manifests (the v3->v4 lineage fold of a
+// branch incarnation) in the graph.
+func (g Graph) Migrations() int {
+	n := 0
+	for _, inc := range g.Incarnations {
+		for _, m := range inc.Manifests {
+			if m.Legacy != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// legacy reports a manifest written in the v3 format (no commit, no head).
+func legacy(m *format.Manifest) bool { return m.FormatStamp != format.CurrentFormat }
 
 // CheckChains checks every incarnation's manifest chain: one linear chain
 // (each commit's first parent is the previous head; merged parents aside), a
@@ -145,7 +162,19 @@ func checkSuccessor(key string, prev, m *format.Manifest) []Violation {
 	if prev.Tombstone {
 		vs = append(vs, violation("linear-chain", "%s v%d follows a tombstone", key, m.Version))
 	}
-	if m.Commit == nil || len(m.Commit.Parents) == 0 || m.Commit.Parents[0] != prev.Head {
+	if legacy(m) && !legacy(prev) {
+		vs = append(vs, violation("format", "%s v%d: a v3 manifest after a current one", key, m.Version))
+	}
+	switch {
+	case legacy(m):
+		// v3: lineage lives in separate legacy commits; the migration checks it.
+	case m.Commit == nil && m.Legacy == nil:
+		vs = append(vs, violation("linear-chain", "%s v%d: no commit", key, m.Version))
+	case m.Commit == nil:
+		// the migration fold: it records the legacy lineage and adds no commit
+	case legacy(prev):
+		vs = append(vs, violation("linear-chain", "%s v%d: a commit right after a v3 manifest, without the migration fold", key, m.Version))
+	case len(m.Commit.Parents) == 0 || m.Commit.Parents[0] != prev.Head:
 		vs = append(vs, violation("linear-chain", "%s v%d: first parent is not the previous head %s", key, m.Version, prev.Head))
 	}
 	own := m.Branch.IncarnationID

@@ -87,6 +87,9 @@ func (p *Proc) main(h host) error {
 	if p.plan.Name == janitorActor {
 		return p.janitor()
 	}
+	if p.plan.Name == initActor && p.run.wl.Fixture != nil {
+		return p.fixture()
+	}
 	if err := p.open(); err != nil {
 		return err
 	}
@@ -145,6 +148,21 @@ func (p *Proc) open() error {
 		}
 	}
 	p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("%s could not open the graph in %d attempts", p.name, maxOpenAttempts)})
+	return nil
+}
+
+// fixture runs the workload's setup in the init process: store faults off
+// and the process immune to crashes while it writes, so the pre-existing
+// state is exactly what the workload describes.
+func (p *Proc) fixture() error {
+	w := p.run.W
+	if w != nil {
+		w.SuspendFaults(p.h.(*sim.Actor))
+		defer w.ResumeFaults()
+	}
+	if err := p.run.wl.Fixture(p); err != nil && !p.Over(err) {
+		p.run.Violate(check.Violation{Check: "setup", Detail: fmt.Sprintf("fixture: %v", err)})
+	}
 	return nil
 }
 

@@ -42,6 +42,9 @@ func ExecuteReal(s *Scenario, env RealEnv, opt Options) *Result {
 		res.Violations = []check.Violation{{Check: "scenario", Detail: err.Error()}}
 		return res
 	}
+	if wl, _ := Lookup(s.Workload); wl.Run != nil {
+		return wl.Run(s, opt) // its own harness, on its own stores
+	}
 	scale := env.Scale
 	if scale <= 0 {
 		scale = 1

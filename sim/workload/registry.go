@@ -27,6 +27,16 @@ type Workload struct {
 	// Seed, if set, runs in the init process once the graph exists (to
 	// create base data); it must retry until acknowledged.
 	Seed func(p *Proc) error
+	// Fixture, if set, runs in the init process instead of creating a graph:
+	// it writes the pre-existing state (a v3 graph, say) with store faults
+	// off and the init process immune to crashes, so the setup is exact.
+	Fixture func(p *Proc) error
+	// BuggifyFire, if positive, overrides the fault profile's failpoint
+	// fire rate (workloads whose failpoints are few and decisive).
+	BuggifyFire float64
+	// Run, if set, replaces the simulated world entirely: the workload runs
+	// its own harness (the crash-cut sweep does) and reports a Result.
+	Run func(s *Scenario, opt Options) *Result
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error

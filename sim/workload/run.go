@@ -16,6 +16,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/migrate"
 	"github.com/graphkernel/graphkernel/model"
 	"github.com/graphkernel/graphkernel/objstore"
 	objsim "github.com/graphkernel/graphkernel/objstore/sim"
@@ -108,7 +109,8 @@ type Run struct {
 	violations []check.Violation
 	snaps      []snapRecord
 	opt        Options
-	procs      map[int]*Proc // by actor id
+	fixture    *migrate.Fixture // the migrate workload's v3 graph
+	procs      map[int]*Proc    // by actor id
 	sidecars   map[string]sidecarLife
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
@@ -139,6 +141,12 @@ func Execute(s *Scenario, opt Options) *Result {
 	if wl.Pending != "" || err != nil {
 		res.Violations = []check.Violation{{Check: "scenario", Detail: fmt.Sprintf("cannot run: %v%s", err, wl.Pending)}}
 		return res
+	}
+	if wl.Run != nil {
+		return wl.Run(s, opt)
+	}
+	if wl.BuggifyFire > 0 && prof.Buggify.FireProb > 0 {
+		prof.Buggify.FireProb = wl.BuggifyFire
 	}
 	w := sim.New(prof.Apply(sim.Config{Seed: s.Seed, TraceLines: opt.TraceLines}))
 	r := &Run{S: s, wl: wl, W: w, opt: opt, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick), Root: Root,
@@ -226,6 +234,7 @@ func (r *Run) restart(a *sim.Actor) {
 // finalChecks runs the structural checkers on the durable state.
 func (r *Run) finalChecks() {
 	g, vs := check.LoadGraph(r.Insp, r.Root)
+	r.migrations.Store(int64(g.Migrations()))
 	vs = append(vs, check.CheckChains(g)...)
 	vs = append(vs, check.CheckForks(g)...)
 	vs = append(vs, check.CheckCommits(g, r.H)...)
