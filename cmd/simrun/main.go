@@ -74,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Uint64Var(&c.seed, "seed", 0, "replay one seed `S`")
 	fs.Uint64Var(&c.seedBase, "seed-base", 1, "first seed of a multi-seed run")
 	fs.DurationVar(&c.duration, "duration", 0, "run seeds for wall time `D` (with -seeds: whichever ends first)")
-	fs.StringVar(&c.workload, "workload", "", "workload `NAME` (default core; with -plant, the bug's workload); see -list")
+	fs.StringVar(&c.workload, "workload", "", "workload `NAME` (default mix; with -plant, the bug's workload); see -list")
 	fs.StringVar(&c.faults, "faults", "default", "fault `PROFILE`: "+strings.Join(sim.ProfileNames(), ", "))
 	fs.StringVar(&c.store, "store", "sim", "store: sim, fs:`DIR` or s3://bucket/prefix")
 	fs.BoolVar(&c.json, "json", false, "print a machine-readable summary on stdout")
@@ -124,7 +124,7 @@ func (c *config) resolve() error {
 		}
 	}
 	if c.workload == "" {
-		c.workload = "core"
+		c.workload = "mix"
 	}
 	w, ok := workload.Lookup(c.workload)
 	switch {

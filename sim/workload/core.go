@@ -39,8 +39,8 @@ type shape struct {
 }
 
 var coreShape = shape{
-	faultPhase: 3 * time.Minute, quietPhase: time.Minute,
-	writers: [2]int{3, 5}, readers: 2, branchers: 1,
+	faultPhase: 8 * time.Minute, quietPhase: time.Minute,
+	writers: [2]int{3, 6}, readers: 3, branchers: 1,
 	sideBranchShare: 0.3, sharedTableShare: 0.5, strictShare: 0.3,
 	writerThink:   [2]time.Duration{time.Second, 8 * time.Second},
 	readerThink:   [2]time.Duration{time.Second, 6 * time.Second},
@@ -48,7 +48,7 @@ var coreShape = shape{
 }
 
 var contentionShape = shape{
-	faultPhase: 2 * time.Minute, quietPhase: time.Minute,
+	faultPhase: 3 * time.Minute, quietPhase: time.Minute,
 	writers: [2]int{6, 8}, readers: 2, branchers: 0,
 	sideBranchShare: 0, sharedTableShare: 0.3, strictShare: 0.2,
 	writerThink: [2]time.Duration{100 * time.Millisecond, 2 * time.Second},

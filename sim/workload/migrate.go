@@ -148,7 +148,7 @@ func idList(ids []format.ID) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-var migrateShape = shape{faultPhase: 2 * time.Minute, quietPhase: time.Minute}
+var migrateShape = shape{faultPhase: 4 * time.Minute, quietPhase: time.Minute}
 
 // genMigrate: migrators that open the v3 graph at once, then commit on main
 // and on the feature branch, read, and reopen.

@@ -244,7 +244,7 @@ func edgeIDs(rows []data.Row) string {
 	return strings.Join(ids, ",")
 }
 
-var dataShape = shape{faultPhase: 3 * time.Minute, quietPhase: time.Minute}
+var dataShape = shape{faultPhase: 6 * time.Minute, quietPhase: time.Minute}
 
 // genData generates a data-workload scenario: writers racing to link the
 // same few people to companies, with renames, unlinks and cascading drops,
