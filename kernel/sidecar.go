@@ -28,6 +28,7 @@ type writeRun struct {
 	kind  string
 	own   *format.Sidecar // the latest durable sidecar of this write, nil if none
 	wrote bool            // a table version of own's round may have been written
+	lost  bool            // own's round lost on a version mismatch: own can never roll forward
 }
 
 // planRound builds every table's new content on its pinned version and
@@ -96,7 +97,7 @@ func (g *Graph) beginSidecar(ctx context.Context, run *writeRun, req *publishReq
 		return fmt.Errorf("write on %s: %w", b, err)
 	}
 	prev := run.own
-	run.own, run.wrote = &s, false
+	run.own, run.wrote, run.lost = &s, false, false
 	if prev != nil {
 		g.retireSidecar(ctx, prev)
 	}
@@ -192,8 +193,10 @@ func (g *Graph) ownPublished(ctx context.Context, run *writeRun, mm *VersionMism
 //   - a round that wrote no table version deletes its own sidecar (a sweep
 //     would only ever roll it back);
 //   - a definite cause (a version mismatch: some pin moved past the
-//     planned one, or a version number was taken; or the branch is gone)
-//     means the write can never roll forward: the writer writes a restore
+//     planned one, or a version number was taken; or the branch is gone),
+//     or any cause after own's round already lost on a mismatch (a later
+//     round failed before writing its own sidecar, e.g. in a Build), means
+//     the write can never roll forward: the writer writes a restore
 //     version (the pinned content again, unpinned) over every HEAD it left
 //     dangling, so no stray content is left above a pin, then deletes its
 //     sidecar and returns cause. This is the writer's own cleanup, not a
@@ -213,7 +216,7 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 		}
 		return Commit{}, cause
 	}
-	if !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
+	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if err := g.undoDangling(ctx, s); err != nil {

@@ -80,7 +80,12 @@ func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []
 		if !ok || strictTable(sorted, mm.Table) {
 			return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 		}
-		last = err // a non-strict table lost a race: rebuild on the new pin
+		// A non-strict table lost a race: rebuild on the new pin. The
+		// round's sidecar is dead (pins never go back, so it can never roll
+		// forward): if the write gives up before the next round's sidecar,
+		// abandonWrite undoes it rather than leaving it as an unknown outcome.
+		run.lost = run.own != nil
+		last = err
 	}
 	return g.abandonWrite(ctx, run, &ContentionError{Op: "write on " + b.String(), Attempts: g.budget, CommitID: req.commit.ID, Last: last})
 }
