@@ -29,11 +29,48 @@ type TableWrite struct {
 	Build func(pinned TableVersion) (TableContent, error)
 }
 
+// ReadExpectation is a table a Write read but does not write: its publish
+// additionally requires the table to be pinned at the version the caller's
+// checks read, so a write can never land on top of a concurrent change to
+// data it validated against (for example an edge insert and the endpoint
+// node table, or a node delete and the edge tables it found no edges in).
+type ReadExpectation struct {
+	Table string
+	// Version is the published version the caller read (0: unpinned).
+	Version uint64
+	// Strict fails the write with *VersionMismatchError (refresh and retry)
+	// when the table is pinned at any other version. A non-strict
+	// expectation instead calls Revalidate whenever a round finds the table
+	// pinned at a version other than the one last validated, and from then
+	// on expects that version.
+	Strict bool
+	// Revalidate re-checks the caller's reads against pinned, the table's
+	// currently published version (the zero TableVersion, with Table set,
+	// if unpinned). Required for a non-strict expectation; it runs in the
+	// round, before any Build, and an error ends the write (nothing of that
+	// round is written). It may run once per round.
+	Revalidate func(pinned TableVersion) error
+}
+
+// WriteOptions tune WriteWith.
+type WriteOptions struct {
+	// Kind is the writer kind recorded in sidecars and audit records (1..64
+	// bytes of [a-z0-9-]); empty means WriterKindWrite.
+	Kind string
+	// Expect lists tables the write read but does not write, each at most
+	// once and none of them a written table.
+	Expect []ReadExpectation
+}
+
 // Write commits one new version of every touched table and publishes them
 // together in one commit, with an expectation per table that its pin is
 // still the one Build saw. Non-strict tables that lose a race are rebuilt
 // and retried (bounded by the retry budget); a strict table's mismatch is
 // returned to the caller. The commit id and writer token are minted once.
+//
+// Every round runs every table's Build before it writes anything; a Build
+// error ends the write with no table HEAD moved past its pin and no sidecar
+// left (versions of an earlier, lost round are undone).
 //
 // Crash safety (kernel/sidecar.go): each round makes a recovery sidecar
 // durable before any table HEAD moves and deletes it after the publish. A
@@ -43,20 +80,36 @@ type TableWrite struct {
 // sidecar could not be resolved is ambiguous (*OutcomeUnknownError, or a
 // *ContentionError with Ambiguous set).
 func (g *Graph) Write(ctx context.Context, b BranchRef, writes []TableWrite, intent LineageIntent) (Commit, error) {
-	return g.WriteAs(ctx, WriterKindWrite, b, writes, intent)
+	return g.WriteWith(ctx, b, writes, intent, WriteOptions{Kind: WriterKindWrite})
 }
 
 // WriteAs is Write recording kind (1..64 bytes of [a-z0-9-], e.g. "txn" for
 // the data plane's transactions) as the writer kind of its sidecars and of
 // any audit record recovery writes for them.
 func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []TableWrite, intent LineageIntent) (Commit, error) {
+	return g.WriteWith(ctx, b, writes, intent, WriteOptions{Kind: kind})
+}
+
+// WriteWith is Write with options: the writer kind, and expectations on
+// tables the write read but does not write (ReadExpectation). Each round
+// checks them before any Build, and its publish expects every such table
+// at the version last validated.
+func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite, intent LineageIntent, opts WriteOptions) (Commit, error) {
 	if err := g.checkWritable("write"); err != nil {
 		return Commit{}, err
+	}
+	kind := opts.Kind
+	if kind == "" {
+		kind = WriterKindWrite
 	}
 	if err := format.ValidateWriterKind(kind); err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w: %v", b, ErrInvalidArgument, err)
 	}
 	sorted, err := sortWrites(writes)
+	if err != nil {
+		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
+	}
+	reads, err := sortReads(opts.Expect, sorted)
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
@@ -72,12 +125,12 @@ func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []
 				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 			}
 		}
-		c, err := g.writeRound(ctx, &req, sorted, run)
+		c, err := g.writeRound(ctx, &req, sorted, reads, run)
 		if err == nil {
 			return c, nil
 		}
 		mm, ok := isMismatch(err)
-		if !ok || strictTable(sorted, mm.Table) {
+		if !ok || strictTable(sorted, reads, mm.Table) {
 			return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 		}
 		// A non-strict table lost a race: rebuild on the new pin. The
@@ -93,6 +146,9 @@ func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []
 func sortWrites(writes []TableWrite) ([]TableWrite, error) {
 	sorted := append([]TableWrite(nil), writes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Table < sorted[j].Table })
+	if len(sorted) == 0 || len(sorted) > format.MaxSidecarTables {
+		return nil, fmt.Errorf("%w: %d tables written, want 1..%d", ErrInvalidArgument, len(sorted), format.MaxSidecarTables)
+	}
 	for i, w := range sorted {
 		if err := format.ValidateName(w.Table); err != nil {
 			return nil, err
@@ -107,20 +163,90 @@ func sortWrites(writes []TableWrite) ([]TableWrite, error) {
 	return sorted, nil
 }
 
-func strictTable(writes []TableWrite, table string) bool {
+// readState is one ReadExpectation during a Write: cur is the version last
+// validated, which the round's publish expects.
+type readState struct {
+	ReadExpectation
+	cur uint64
+}
+
+// sortReads validates the read expectations of a write of writes and
+// returns them sorted by table.
+func sortReads(exp []ReadExpectation, writes []TableWrite) ([]readState, error) {
+	reads := make([]readState, len(exp))
+	for i, e := range exp {
+		reads[i] = readState{ReadExpectation: e, cur: e.Version}
+	}
+	sort.Slice(reads, func(i, j int) bool { return reads[i].Table < reads[j].Table })
+	if len(reads) > format.MaxSidecarTables {
+		return nil, fmt.Errorf("%w: %d read expectations, want at most %d", ErrInvalidArgument, len(reads), format.MaxSidecarTables)
+	}
+	for i, r := range reads {
+		if err := format.ValidateName(r.Table); err != nil {
+			return nil, err
+		}
+		if !r.Strict && r.Revalidate == nil {
+			return nil, fmt.Errorf("%w: non-strict read expectation on %q has no Revalidate", ErrInvalidArgument, r.Table)
+		}
+		if i > 0 && reads[i-1].Table == r.Table {
+			return nil, fmt.Errorf("%w: table %q expected twice", ErrInvalidArgument, r.Table)
+		}
+		if j := sort.Search(len(writes), func(k int) bool { return writes[k].Table >= r.Table }); j < len(writes) && writes[j].Table == r.Table {
+			return nil, fmt.Errorf("%w: table %q is both written and read-expected (a write already expects its pin)", ErrInvalidArgument, r.Table)
+		}
+	}
+	return reads, nil
+}
+
+// strictTable reports whether a mismatch on table ends the write: the table
+// is written strictly, or read-expected strictly.
+func strictTable(writes []TableWrite, reads []readState, table string) bool {
 	for _, w := range writes {
 		if w.Table == table {
 			return w.Strict
 		}
 	}
+	for _, r := range reads {
+		if r.Table == table {
+			return r.Strict
+		}
+	}
 	return false
 }
 
+// checkReads compares every read expectation with its pin in m: a strict
+// one must be pinned at its version; a non-strict one pinned elsewhere is
+// revalidated on the pinned version, which it expects from then on.
+func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []readState) error {
+	for i := range reads {
+		r := &reads[i]
+		var pin TableRef
+		if p, ok := m.Pin(r.Table); ok {
+			pin = TableRef{Fork: p.Fork, Version: p.Version}
+		}
+		if pin.Version == r.cur {
+			continue
+		}
+		if r.Strict {
+			return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+		}
+		tv, err := g.ReadTable(ctx, r.Table, pin)
+		if err != nil {
+			return err
+		}
+		if err := r.Revalidate(tv); err != nil {
+			return fmt.Errorf("revalidate read of %q at version %d: %w", r.Table, pin.Version, err)
+		}
+		r.cur = pin.Version
+	}
+	return nil
+}
+
 // writeRound is one attempt: heal abandoned writes on the tables first,
-// load the head, check strict bases, build every table's content, make the
-// round's sidecar durable, commit one version per table, publish with
-// expectations, delete the sidecar.
-func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite, run *writeRun) (Commit, error) {
+// load the head, check strict bases and read expectations, build every
+// table's content, make the round's sidecar durable, commit one version per
+// table, publish with expectations, delete the sidecar.
+func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite, reads []readState, run *writeRun) (Commit, error) {
 	b := req.branch
 	if err := g.healFirst(ctx, b, writes); err != nil { // recovery: heal abandoned writes on these tables first
 		return Commit{}, err
@@ -145,6 +271,9 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 			}
 		}
 	}
+	if err := g.checkReads(ctx, &head.m, reads); err != nil {
+		return Commit{}, err
+	}
 	plans, err := g.planRound(ctx, &head.m, writes, heads)
 	if err != nil {
 		return Commit{}, err
@@ -168,6 +297,9 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		if err := g.fp.Hit(ctx, failpoint.AfterTableCommit); err != nil {
 			return Commit{}, err
 		}
+	}
+	for _, r := range reads {
+		req.exp = append(req.exp, lineage.Expectation{Table: r.Table, Version: r.cur})
 	}
 	if err := g.fp.Hit(ctx, failpoint.BeforePublish); err != nil {
 		return Commit{}, err
