@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/kerneltest"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
@@ -167,5 +169,53 @@ func TestWriteWithRejectsBadOptions(t *testing.T) {
 				t.Fatalf("WriteWith = %v with %d writes, want %v before any I/O", err, store.Counters().Writes()-before, tc.want)
 			}
 		})
+	}
+}
+
+// TestRecoveryHonorsReadExpectations pins that recovery never rolls a
+// crashed write forward over a moved read: the writer crashes after
+// committing its version of a (before its publish) while expecting b; b
+// then moves; the recoverer must roll the write back (its publish could
+// never have succeeded), leaving the state with b's move and without ours.
+// With b unmoved, the same crash rolls forward as usual.
+func TestRecoveryHonorsReadExpectations(t *testing.T) {
+	for _, strict := range []bool{true, false} {
+		for _, moved := range []bool{true, false} {
+			name := map[bool]string{true: "strict", false: "non-strict"}[strict] + map[bool]string{true: "/b moved", false: "/b unmoved"}[moved]
+			t.Run(name, func(t *testing.T) {
+				store := recInit(t)
+				cs := &recCrashStore{Store: store}
+				fps := recCrashingSet(cs)
+				fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
+				g := recOpenNow(t, cs, 11, fps)
+				read := wrPinOf(t, g, "b")
+				exp := kernel.ReadExpectation{Table: "b", Version: read, Strict: strict}
+				if !strict {
+					exp.Revalidate = func(kernel.TableVersion) error { return nil }
+				}
+				_, err := g.WriteWith(recCtx, mustBranch(t, g, "main"), []kernel.TableWrite{{Table: "a", Build: recAppend("a-ours")}},
+					kernel.LineageIntent{Actor: "ours", Message: "crashing"}, kernel.WriteOptions{Expect: []kernel.ReadExpectation{exp}})
+				if !errors.Is(err, failpoint.ErrCrashed) {
+					t.Fatalf("crashing write: %v", err)
+				}
+				if moved {
+					recMustWrite(t, recOpenNow(t, store, 12, nil), "main", map[string]string{"b": "b-other"}, "moves b")
+				}
+				recOpen(t, store, 13, nil) // past the lease: sweeps the crashed write's sidecar
+				recNoSidecars(t, store)
+				a := recOneAudit(t, store)
+				want := format.DecisionRollForward
+				if moved {
+					want = format.DecisionRollBack
+				}
+				if a.Decision != want {
+					t.Fatalf("recovery decided %v, want %v", a.Decision, want)
+				}
+				s := recState(t, store).String()
+				if strings.Contains(s, "a-ours") == moved || strings.Contains(s, "b-other") != moved {
+					t.Fatalf("state after recovery:\n%s", s)
+				}
+			})
+		}
 	}
 }
