@@ -8,6 +8,7 @@ import (
 	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/kernel/recovery"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/oklog/ulid/v2"
@@ -254,7 +255,9 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 	for i, o := range v.obs {
 		classes[i] = recovery.Classify(o)
 	}
-	switch d := recovery.Decide(classes, abandon); d {
+	// A moved read expectation makes the write's own publish impossible:
+	// never roll it forward (roll back, like a writer abandoning it).
+	switch d := recovery.Decide(classes, abandon || v.readMoved); d {
 	case recovery.Fail:
 		return resolution{}, v.violation(s)
 	case recovery.Defer:
@@ -298,6 +301,7 @@ type sidecarView struct {
 	obs       []recovery.Observation
 	pins      []TableRef // the live pin of each table (zero: unpinned)
 	published *loaded    // the first manifest that pinned the sidecar's versions, if any
+	readMoved bool       // some read expectation of the sidecar is no longer pinned at its version
 }
 
 func (v *sidecarView) violation(s *format.Sidecar) error {
@@ -341,6 +345,8 @@ func (g *Graph) observe(ctx context.Context, s *format.Sidecar) (sidecarView, er
 	for i := range v.obs {
 		v.obs[i].Published = v.published != nil
 	}
+	_, readsHold := lineage.CheckExpectations(&head.m, readExpectations(s))
+	v.readMoved = !readsHold
 	return v, nil
 }
 
@@ -462,10 +468,21 @@ func (g *Graph) rollForward(ctx context.Context, s *format.Sidecar, v sidecarVie
 		updates = append(updates, TableUpdate{Table: t.Table, Fork: t.Fork, Version: t.Commit, Rows: tv.Rows})
 		exp = append(exp, Expectation{Table: t.Table, Version: t.Expected})
 	}
+	exp = append(exp, readExpectations(s)...)
 	if err := g.fp.Hit(ctx, failpoint.BeforeRollForwardPublish); err != nil {
 		return Commit{}, err
 	}
 	return g.publishRecovery(ctx, v.branch, updates, exp, s.Message)
+}
+
+// readExpectations are the sidecar's read expectations, as the writer's
+// publish would have expected them.
+func readExpectations(s *format.Sidecar) []Expectation {
+	exp := make([]Expectation, len(s.Reads))
+	for i, r := range s.Reads {
+		exp[i] = Expectation{Table: r.Table, Version: r.Version}
+	}
+	return exp
 }
 
 // rollBack writes a restore version on top of every table that needs one

@@ -26,9 +26,10 @@ type plannedWrite struct {
 // writeRun is the recovery state of one Write call across its rounds.
 type writeRun struct {
 	kind  string
-	own   *format.Sidecar // the latest durable sidecar of this write, nil if none
-	wrote bool            // a table version of own's round may have been written
-	lost  bool            // own's round lost on a version mismatch: own can never roll forward
+	own   *format.Sidecar      // the latest durable sidecar of this write, nil if none
+	wrote bool                 // a table version of own's round may have been written
+	lost  bool                 // own's round lost on a version mismatch: own can never roll forward
+	reads []format.SidecarRead // the round's read expectations, recorded in its sidecar
 }
 
 // planRound builds every table's new content on its pinned version and
@@ -75,6 +76,7 @@ func (g *Graph) beginSidecar(ctx context.Context, run *writeRun, req *publishReq
 	s := format.Sidecar{
 		Op: op, Branch: head.m.Branch, Actor: req.commit.Actor, Message: req.commit.Message, WriterKind: run.kind,
 		CreatedUnixNano: g.clock.Now().UnixNano(), CommitID: req.commit.ID, BaseManifest: head.m.Version,
+		Reads: append([]format.SidecarRead(nil), run.reads...),
 	}
 	for _, p := range plans {
 		s.Tables = append(s.Tables, format.SidecarTable{Table: p.table, Fork: b.incID, Expected: p.pin.Version,

@@ -92,8 +92,9 @@ func (g *Graph) WriteAs(ctx context.Context, kind string, b BranchRef, writes []
 
 // WriteWith is Write with options: the writer kind, and expectations on
 // tables the write read but does not write (ReadExpectation). Each round
-// checks them before any Build, and its publish expects every such table
-// at the version last validated.
+// checks them before any Build, its publish expects every such table at
+// the version last validated, and its sidecar records them, so recovery
+// never rolls the write forward over a moved read.
 func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite, intent LineageIntent, opts WriteOptions) (Commit, error) {
 	if err := g.checkWritable("write"); err != nil {
 		return Commit{}, err
@@ -277,6 +278,10 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	plans, err := g.planRound(ctx, &head.m, writes, heads)
 	if err != nil {
 		return Commit{}, err
+	}
+	run.reads = run.reads[:0]
+	for _, r := range reads {
+		run.reads = append(run.reads, format.SidecarRead{Table: r.Table, Version: r.cur})
 	}
 	// Recovery: the sidecar is durable before any table HEAD moves.
 	if err := g.beginSidecar(ctx, run, req, head, plans); err != nil {

@@ -32,6 +32,17 @@ type Sidecar struct {
 	CommitID        ID             `json:"commit_id"`     // the id the writer's own publish carries
 	BaseManifest    uint64         `json:"base_manifest"` // the branch manifest version the write was planned on
 	Tables          []SidecarTable `json:"tables"`        // sorted by table, unique
+	// Reads are the tables the write read but does not write, at the
+	// versions its publish expects (sorted by table, unique, none of them
+	// in Tables; absent when none). Recovery rolls forward only while every
+	// read is still pinned at its version.
+	Reads []SidecarRead `json:"reads,omitempty"`
+}
+
+// SidecarRead is one read expectation of a sidecar's write.
+type SidecarRead struct {
+	Table   string `json:"table"`
+	Version uint64 `json:"version"` // the pinned version the publish expects (0: unpinned)
 }
 
 // SidecarTable is one table of a sidecar.
@@ -148,6 +159,20 @@ func ValidateSidecar(s *Sidecar) error {
 		}
 		if _, err := t.TokenOf(); err != nil {
 			return err
+		}
+	}
+	if len(s.Reads) > MaxSidecarTables {
+		return bad("%d reads, more than %d", len(s.Reads), MaxSidecarTables)
+	}
+	for i, r := range s.Reads {
+		if err := ValidateName(r.Table); err != nil {
+			return bad("read %d: %v", i, err)
+		}
+		if i > 0 && s.Reads[i-1].Table >= r.Table {
+			return bad("reads not sorted and unique at %q", r.Table)
+		}
+		if _, written := s.Table(r.Table); written {
+			return bad("table %q is both written and read", r.Table)
 		}
 	}
 	return nil
