@@ -15,12 +15,13 @@ func init() {
 		Doc: "writers on main and two side branches (disjoint and overlapping tables, strict and non-strict), " +
 			"readers with snapshots at heads and old commits, a brancher creating, deleting and merging branches",
 		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, coreShape) },
+		Plants:   []string{plant.IgnoreLostAck},
 	})
 	Register(&Workload{
 		Name:     "contention",
 		Doc:      "many writers racing on main with short think times, plus readers: the publish retry loop under faults",
 		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, contentionShape) },
-		Plants:   []string{plant.ReparentOnce, plant.IgnoreLostAck},
+		Plants:   []string{plant.ReparentOnce},
 	})
 }
 
