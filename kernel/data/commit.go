@@ -15,15 +15,25 @@ import (
 // data the rules need, and validates every rule (see validate) against the
 // pinned base (endpoints, remaining edges of deleted nodes) and the tables'
 // live published versions (id existence, cardinality); (3) only then does
-// it write new fragments and hand one TableWrite per table to kernel.Write,
-// which commits the table versions and publishes once. A rejected
-// transaction has written nothing and moved no table HEAD.
+// it write new fragments and hand one TableWrite per table to
+// kernel.WriteWith, which commits the table versions and publishes once. A
+// rejected transaction has written nothing and moved no table HEAD.
 //
 // Strict tables (an Update or Delete, including cascaded edge deletes) must
 // still be at the base version: otherwise Commit returns an error matching
 // kernel.ErrVersionMismatch, and the caller should Begin a new transaction
 // and retry. Non-strict tables rebase onto newer versions and are
 // re-validated against them.
+//
+// Tables the transaction read but does not write are expected too (kernel
+// read expectations), so a concurrent node delete and edge insert can never
+// both publish (no dangling edge): pending edges expect their endpoint node
+// types at the version the endpoints were found in (the base; a node type
+// the transaction also writes is expected by its write) and, when such a
+// type moved, re-check the endpoints on the newer version; a node delete
+// strictly expects every edge type touching the node type at the base
+// version it found no remaining edges in (else a version mismatch: begin a
+// new transaction and retry).
 func (t *Txn) Commit(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -52,6 +62,9 @@ type committer struct {
 	vs    viewSet
 	plans map[string]*tablePlan
 	built map[string]builtAt
+	// ends holds, per node type a pending edge ends at, the view its
+	// endpoints are checked at: the version the publish will expect.
+	ends map[string]*tableView
 }
 
 // builtAt is a table's new content and the published version it was built
@@ -67,7 +80,7 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	if err != nil {
 		return kernel.Commit{}, err
 	}
-	c := &committer{t: t, live: live, built: map[string]builtAt{}}
+	c := &committer{t: t, live: live, built: map[string]builtAt{}, ends: map[string]*tableView{}}
 	if err := c.checkStrict(t.stagedStrict()); err != nil {
 		return kernel.Commit{}, err
 	}
@@ -77,7 +90,13 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	if c.plans, err = validate(t.s, c.vs); err != nil {
 		return kernel.Commit{}, err
 	}
+	if err := c.checkEnds(); err != nil {
+		return kernel.Commit{}, err
+	}
 	if err := c.checkStrict(c.strictPlans()); err != nil {
+		return kernel.Commit{}, err
+	}
+	if err := c.checkStrict(c.deleteReads()); err != nil {
 		return kernel.Commit{}, err
 	}
 	for _, name := range keys(c.plans) {
@@ -86,7 +105,70 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 		}
 	}
 	defer c.release()
-	return t.g.k.Write(ctx, t.branch, c.writes(ctx), intent)
+	opts := kernel.WriteOptions{Kind: kernel.WriterKindWrite, Expect: c.expectations(ctx)}
+	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
+}
+
+// expectations are the kernel read expectations of the transaction: the
+// endpoint node types it does not write (non-strict: re-check the
+// endpoints on a newer version) and the edge types a node delete checked
+// for remaining edges that it does not write (strict).
+func (c *committer) expectations(ctx context.Context) []kernel.ReadExpectation {
+	var out []kernel.ReadExpectation
+	for _, typ := range keys(c.ends) {
+		if _, written := c.plans[typ]; !written {
+			out = append(out, kernel.ReadExpectation{Table: typ, Version: pinRef(c.t.base, typ).Version, Revalidate: c.revalidateEnds(ctx, typ)})
+		}
+	}
+	for _, name := range c.deleteReads() {
+		out = append(out, kernel.ReadExpectation{Table: name, Version: pinRef(c.t.base, name).Version, Strict: true})
+	}
+	return out
+}
+
+// deleteReads lists, sorted, the edge types touching a node type the
+// transaction deletes from that it does not write itself: their base
+// versions are what the remaining-edges rule read.
+func (c *committer) deleteReads() []string {
+	set := map[string]bool{}
+	for _, name := range c.t.s.names() {
+		st := c.t.s.tables[name]
+		if st.t.Edge || len(st.deletes) == 0 {
+			continue
+		}
+		for _, e := range c.t.cat.edgesTouching(name) {
+			if _, written := c.plans[e.Name]; !written {
+				set[e.Name] = true
+			}
+		}
+	}
+	return keys(set)
+}
+
+// checkEnds checks every pending edge's endpoints in c.ends (and the
+// pending writes): at the versions the publish will expect.
+func (c *committer) checkEnds() error {
+	return checkEndpoints(c.t.s, viewSet{base: c.ends})
+}
+
+// revalidateEnds is the Revalidate of endpoint node type typ: load its
+// newly published version and check the endpoints there.
+func (c *committer) revalidateEnds(ctx context.Context, typ string) func(kernel.TableVersion) error {
+	return func(p kernel.TableVersion) error {
+		tb, err := c.t.cat.table(typ)
+		if err != nil {
+			return err
+		}
+		v, err := c.t.r.view(ctx, tb, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+		if err != nil {
+			return err
+		}
+		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(typ)); err != nil {
+			return err
+		}
+		c.ends[typ] = v
+		return c.checkEnds()
+	}
 }
 
 // stagedStrict lists the staged tables with an Update or Delete.
@@ -142,9 +224,6 @@ func (c *committer) load(ctx context.Context) error {
 		if err := c.t.r.loadIDs(ctx, head, pendingIDs(st)); err != nil {
 			return err
 		}
-		if err := c.loadEndpoints(ctx, st); err != nil {
-			return err
-		}
 		if len(st.deletes) > 0 && !st.t.Edge {
 			for _, e := range c.t.cat.edgesTouching(name) {
 				if err := c.loadEdgesFully(ctx, e.Name); err != nil {
@@ -152,6 +231,9 @@ func (c *committer) load(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	if err := c.loadEnds(ctx); err != nil {
+		return err
 	}
 	for _, name := range c.t.cat.names {
 		e := c.t.cat.tables[name]
@@ -205,28 +287,31 @@ func (c *committer) baseView(ctx context.Context, name string) (*tableView, erro
 	return v, nil
 }
 
-// loadEndpoints loads, in the base views of the endpoint node types, the
-// fragments that may hold the endpoints of st's pending edges.
-func (c *committer) loadEndpoints(ctx context.Context, st *stagedTable) error {
-	if !st.t.Edge {
-		return nil
-	}
-	var from, to []string
-	for _, ref := range st.index() {
-		from = append(from, st.str(ref, colFrom))
-		to = append(to, st.str(ref, colTo))
-	}
-	for _, end := range [2]struct {
-		typ string
-		ids []string
-	}{{st.t.From, from}, {st.t.To, to}} {
-		v, err := c.baseView(ctx, end.typ)
+// loadEnds loads, for every node type a pending edge ends at, the fragments
+// that may hold the endpoints: in the base view (validate's rule: the base
+// plus the pending writes) and, as c.ends, in the view of the version the
+// publish will expect — the live version when the transaction writes that
+// node type too (its write expects the version it builds on), else the
+// base (a read expectation that re-checks on a newer version).
+func (c *committer) loadEnds(ctx context.Context) error {
+	for _, typ := range c.t.s.endTypes() {
+		ids := c.t.s.endpointIDs(typ)
+		v, err := c.baseView(ctx, typ)
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, v, end.ids); err != nil {
+		if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
 			return err
 		}
+		if _, staged := c.t.s.tables[typ]; staged {
+			if v, err = c.headView(ctx, typ); err != nil {
+				return err
+			}
+			if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
+				return err
+			}
+		}
+		c.ends[typ] = v
 	}
 	return nil
 }
@@ -319,7 +404,8 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 }
 
 // rebase re-validates the transaction with table name's head view at the
-// newer published version on, and rebuilds that table.
+// newer published version on (and, for an endpoint node type, the
+// endpoints there), and rebuilds that table.
 func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef) error {
 	tb := c.plans[name].t
 	v, err := c.t.r.view(ctx, tb, on)
@@ -335,8 +421,17 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 		}
 	}
 	c.vs.head[name] = v
+	if _, ok := c.ends[name]; ok { // a written endpoint type: check the endpoints on its new version
+		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(name)); err != nil {
+			return err
+		}
+		c.ends[name] = v
+	}
 	plans, err := validate(c.t.s, c.vs)
 	if err != nil {
+		return err
+	}
+	if err := c.checkEnds(); err != nil {
 		return err
 	}
 	c.plans[name] = plans[name]

@@ -110,3 +110,35 @@ func TestNodeDeleteVersusEdgeInsert(t *testing.T) {
 		})
 	}
 }
+
+// TestEdgeToNodeDeletedSinceBegin pins the stale-base side of the same
+// rule: a node deleted (and published) after the edge transaction began is
+// caught at Commit, whether or not the transaction writes the node type
+// too — endpoints are checked at the node type's version the publish will
+// expect, not only in the base the transaction began on.
+func TestEdgeToNodeDeletedSinceBegin(t *testing.T) {
+	for _, withNode := range []bool{false, true} {
+		name := map[bool]string{false: "edge only", true: "edge and a node"}[withNode]
+		t.Run(name, func(t *testing.T) {
+			store := sim.New(sim.Config{Seed: 1})
+			g := initGraph(t, store, Limits{})
+			seedGraph(t, g)
+			tx := begin(t, g)
+			commitTx(t, openGraph(t, store, 3), func(tx *Txn) error { return tx.Delete("Person", "p3") })
+			if withNode {
+				must(t, tx.Insert("Person", person("p9", "new")))
+			}
+			must(t, tx.Insert("Knows", edge("k9", "p1", "p3")))
+			if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "ours"}); !errors.Is(err, ErrDanglingEdge) {
+				t.Fatalf("Commit = %v, want ErrDanglingEdge", err)
+			}
+			s := snap(t, g)
+			if d := danglingEdges(t, s); len(d) != 0 {
+				t.Fatalf("dangling edges visible: %v", d)
+			}
+			if got := scanIDs(t, s, "Person"); got != "p1,p2" {
+				t.Fatalf("persons = %s", got)
+			}
+		})
+	}
+}

@@ -318,3 +318,36 @@ func (st *stagedTable) deleted(id string) bool {
 	}
 	return false
 }
+
+// endTypes returns, sorted and unique, the node types some pending edge
+// starts or ends at.
+func (s *staging) endTypes() []string {
+	set := map[string]bool{}
+	for _, name := range s.names() {
+		if st := s.tables[name]; st.t.Edge && len(st.writes) > 0 {
+			set[st.t.From], set[st.t.To] = true, true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// endpointIDs returns the node ids of type typ that pending edges start or
+// end at (unsorted, possibly repeated).
+func (s *staging) endpointIDs(typ string) []string {
+	var ids []string
+	for _, name := range s.names() {
+		st := s.tables[name]
+		if !st.t.Edge {
+			continue
+		}
+		for _, ref := range st.index() {
+			if st.t.From == typ {
+				ids = append(ids, st.str(ref, colFrom))
+			}
+			if st.t.To == typ {
+				ids = append(ids, st.str(ref, colTo))
+			}
+		}
+	}
+	return ids
+}
