@@ -54,6 +54,10 @@ func (t *Txn) Commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	return c, nil
 }
 
+// WriterKindTxn is the writer kind of every transaction commit: recorded in
+// its recovery sidecars and in any audit record recovery writes for them.
+const WriterKindTxn = "txn"
+
 // committer carries one Commit: the loaded views, the plans and the
 // content built for each table at the version it was validated against.
 type committer struct {
@@ -105,7 +109,7 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 		}
 	}
 	defer c.release()
-	opts := kernel.WriteOptions{Kind: kernel.WriterKindWrite, Expect: c.expectations(ctx)}
+	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx)}
 	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
 }
 
