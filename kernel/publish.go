@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
@@ -68,6 +69,8 @@ type publishReq struct {
 	merged    *format.ID
 	tombstone bool
 	token     format.Token
+
+	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
 
 // Publish is the one door through which a branch changes: a single
@@ -186,6 +189,10 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		g.noteCommit(l)
 		return true, commitOf(l), nil
 	case objstore.IsAmbiguous(err):
+		if plant.Enabled(plant.IgnoreLostAck) { // planted bug: the ambiguous write is taken for a failed one, never read back
+			return true, Commit{}, &ContentionError{Op: "publish on " + req.branch.String(), Attempts: 1,
+				CommitID: req.commit.ID, Last: fmt.Errorf("manifest write failed: %v", err)}
+		}
 		*pending = append(*pending, next.Version)
 		return false, Commit{}, err
 	case errors.Is(err, objstore.ErrPreconditionFailed), retryable(err):
@@ -222,7 +229,26 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 		panic(fmt.Sprintf("kernel: invariant broken: publish would write an invalid successor of %s v%d: %v",
 			head.Branch.Name, head.Version, err))
 	}
+	if plant.Enabled(plant.ReparentOnce) {
+		plantReparentOnce(req, &next)
+	}
 	return next, nil
+}
+
+// plantReparentOnce is the planted bug reparent-once (internal/plant; dead
+// code unless built with -tags simplant and switched on): the parents the
+// first attempt resolved are reused by every later attempt of the same
+// publish, as if resolved once before the retry loop, so a retry after a
+// lost race forks the chain. It runs after the successor check, which
+// would otherwise refuse the manifest.
+func plantReparentOnce(req *publishReq, next *format.Manifest) {
+	if req.onceParents == nil {
+		req.onceParents = append([]format.ID(nil), next.Commit.Parents...)
+		return
+	}
+	c := *next.Commit
+	c.Parents = append([]format.ID(nil), req.onceParents...)
+	next.Commit = &c
 }
 
 // resolvePending answers "did one of my ambiguous writes land?" by reading
