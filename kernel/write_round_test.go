@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,4 +147,39 @@ func TestWriteFailedBuildLeavesNoTrace(t *testing.T) {
 			wrAssertUntouched(t, store, g, before)
 		})
 	}
+}
+
+// TestWriteExhaustedByLostRoundsIsDefinite pins that a Write whose every
+// round lost its publish to a concurrent writer (non-strict: it rebuilt
+// each time) and that ran out of budget returns a *ContentionError that is
+// definite, not ambiguous: each lost round's sidecar can never roll
+// forward, so the writer undoes its dangling versions and deletes the last
+// sidecar itself, leaving no trace.
+func TestWriteExhaustedByLostRoundsIsDefinite(t *testing.T) {
+	store := recInit(t)
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(11, nil), RetryBudget: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := recOpenNow(t, store, 12, nil)
+	var before kerneltest.State
+	racing, races := false, 0
+	store.SetHook(sim.HookFuncs{Before: func(_ context.Context, c *sim.Call) error {
+		if racing || c.Op != objstore.OpPut || !isManifestKey(c.Key) {
+			return nil
+		}
+		racing = true // our publish is about to write: publish a first
+		races++
+		recMustWrite(t, other, "main", map[string]string{"a": "a-other" + strconv.Itoa(races)}, "racer")
+		before = recState(t, store)
+		racing = false
+		return nil
+	}})
+	_, err = g.Write(recCtx, mustBranch(t, g, "main"), []kernel.TableWrite{{Table: "a", Build: recAppend("a-ours")}}, kernel.LineageIntent{Actor: "ours"})
+	store.SetHook(nil)
+	var ce *kernel.ContentionError
+	if !errors.As(err, &ce) || ce.Ambiguous || errors.Is(err, objstore.ErrAmbiguous) || races != 3 {
+		t.Fatalf("Write = %v after %d lost rounds, want a definite *ContentionError after 3", err, races)
+	}
+	wrAssertUntouched(t, store, g, before)
 }
