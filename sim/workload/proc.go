@@ -87,17 +87,14 @@ func (p *Proc) main(h host) error {
 	if p.plan.Name == janitorActor {
 		return p.janitor()
 	}
-	if p.plan.Name == initActor && p.run.wl.Fixture != nil {
-		return p.fixture()
+	if p.plan.Name == initActor {
+		return p.setup()
+	}
+	if err := p.awaitSetup(); err != nil {
+		return err
 	}
 	if err := p.open(); err != nil {
 		return err
-	}
-	if p.plan.Name == initActor {
-		if p.run.wl.Seed != nil {
-			return p.run.wl.Seed(p)
-		}
-		return nil
 	}
 	if p.gen > 0 {
 		p.run.recoveries.Add(1)
@@ -148,6 +145,46 @@ func (p *Proc) open() error {
 		}
 	}
 	p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("%s could not open the graph in %d attempts", p.name, maxOpenAttempts)})
+	return nil
+}
+
+// setup is the init process: create the graph (or write the workload's
+// fixture), seed base data, then let the other processes in.
+func (p *Proc) setup() error {
+	if p.run.wl.Fixture != nil {
+		if err := p.fixture(); err != nil {
+			return err
+		}
+		p.run.setupDone.Store(true)
+		return nil
+	}
+	if err := p.open(); err != nil {
+		return err
+	}
+	if p.run.wl.Seed != nil {
+		if err := p.run.wl.Seed(p); err != nil {
+			return err
+		}
+	}
+	p.run.setupDone.Store(true)
+	return nil
+}
+
+// setupPolls bounds how long a process waits for the init process.
+const setupPolls = 2000
+
+// awaitSetup waits (in simulated or real time) until the init process has
+// finished: nobody may see a half-written fixture.
+func (p *Proc) awaitSetup() error {
+	for poll := 0; !p.run.setupDone.Load(); poll++ {
+		if poll >= setupPolls {
+			p.run.Violate(check.Violation{Check: "liveness", Detail: p.name + ": the graph's setup never finished"})
+			return p.end(nil)
+		}
+		if err := p.sleep(100 * time.Millisecond); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -114,6 +114,7 @@ type Run struct {
 	sidecars   map[string]sidecarLife
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
+	setupDone                                   atomic.Bool
 }
 
 // Violate records a violation found while the run is in progress.
