@@ -29,7 +29,7 @@
 //	core        writers on main and side branches, readers, snapshots, a brancher
 //	contention  many writers racing on main (the publish retry loop)
 //	data        typed data-plane transactions, @card and dangling-edge checks
-//	data-drops  data plus cascading deletes racing new edges (a known gap)
+//	data-drops  data plus cascading deletes racing new edges to the deleted
 //	migrate     concurrent migrators over a v3 fixture, lineage preserved
 //	cuts        the recovery issue's exhaustive crash-cut sweep
 //	mix         the default soak: a rotation of all of the above by seed

@@ -55,7 +55,7 @@ func init() {
 	Register(&Workload{
 		Name: "data-drops",
 		Doc: "the data workload plus cascading deletes of people racing new edges to them " +
-			"(finds dangling edges: endpoints are validated on the pinned base, see the simulator report)",
+			"(dangling edges: the race the simulator found, closed by read expectations)",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, true) },
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
