@@ -39,6 +39,7 @@ type Summary struct {
 	Store          string         `json:"store"`
 	Plant          string         `json:"plant,omitempty"`
 	Reads          int            `json:"reads"`
+	Resolved       int            `json:"sidecars_resolved_quiescent"`
 	ViolationKinds map[string]int `json:"violation_kinds,omitempty"`
 	FirstViolation string         `json:"first_violation,omitempty"`
 }
@@ -59,6 +60,7 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.LinChecks += r.LinChecks
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
+		s.Resolved += r.Resolved
 		s.SimSeconds += r.SimTime.Seconds()
 		s.Violations += len(r.Violations)
 		if r.Failed() {
@@ -105,7 +107,7 @@ func writeTable(w io.Writer, s *Summary) {
 	row("reads", s.Reads)
 	row("faults injected", s.FaultsInjected)
 	row("crashes", s.Crashes)
-	row("recoveries", s.Recoveries)
+	row("recoveries", fmt.Sprintf("%d (restarted processes' recovering opens; %d sidecars left to the quiescent sweep)", s.Recoveries, s.Resolved))
 	row("migrations", s.Migrations)
 	row("cuts", s.Cuts)
 	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
