@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/fs"
+	"github.com/graphkernel/graphkernel/objstore/s3/s3test"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -182,19 +185,42 @@ func readCase(t *testing.T, path string) *Scenario {
 }
 
 // TestRealStore runs one scaled-down core scenario on the filesystem store
-// with real goroutines and time: same checkers, same porcupine.
+// and on S3 (a real versitygw on 127.0.0.1) with real goroutines and time:
+// same checkers, same porcupine.
 func TestRealStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real time")
 	}
-	st, err := fs.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	stores := []struct {
+		name string
+		open func(t *testing.T) objstore.Store
+	}{
+		{"fs", func(t *testing.T) objstore.Store {
+			st, err := fs.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}},
+		{"s3", func(t *testing.T) objstore.Store { return s3test.Shared(t).NewStore(t) }},
 	}
-	w, _ := Lookup("core")
-	r := ExecuteReal(w.Generate(1, "none"), RealEnv{Store: st, Root: "t/g", Clock: kernel.SystemEnv().Clock,
-		Scale: 0.01, QuietBound: time.Minute}, testOpts)
-	if r.Failed() || r.Commits == 0 || r.LinChecks == 0 {
-		t.Fatalf("commits %d lin %d violations %v", r.Commits, r.LinChecks, r.Violations)
+	for _, sc := range stores {
+		t.Run(sc.name, func(t *testing.T) {
+			w, _ := Lookup("core")
+			r := ExecuteReal(w.Generate(1, "none"), RealEnv{Store: sc.open(t), Root: "t/g", Clock: kernel.SystemEnv().Clock,
+				Scale: 0.01, QuietBound: time.Minute}, testOpts)
+			if r.Failed() || r.Commits == 0 || r.LinChecks == 0 {
+				t.Fatalf("commits %d lin %d violations %v", r.Commits, r.LinChecks, r.Violations)
+			}
+		})
 	}
+}
+
+// TestMain stops the shared S3 test server after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := s3test.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "s3test.StopShared:", err)
+	}
+	os.Exit(code)
 }
