@@ -21,51 +21,15 @@ import (
 // DefaultLogLimit is the call-log bound of New.
 const DefaultLogLimit = 1 << 20
 
-// OpCounts counts the calls of one operation.
-type OpCounts struct {
-	// Requests counts calls.
-	Requests uint64
-	// Errors counts calls that returned an error (any kind, including
-	// ErrNotFound and ErrPreconditionFailed).
-	Errors uint64
-}
+// OpCounts counts the calls of one operation. It is objstore.OpCounts: this
+// wrapper counts every call made through it, including calls the inner store
+// rejects before I/O, and counts as an error whatever the inner store
+// returned.
+type OpCounts = objstore.OpCounts
 
-// Counts is a snapshot of the wrapper's totals; == compares snapshots.
-type Counts struct {
-	Get, Head, List, Put, Delete OpCounts
-	// BytesRead sums the data bytes of successful Gets.
-	BytesRead uint64
-	// BytesWritten sums the payload bytes of every Put call, whatever its
-	// outcome: the bytes a client sends.
-	BytesWritten uint64
-}
-
-// Op returns the counts of op. It panics on an unknown op.
-func (c Counts) Op(op objstore.Op) OpCounts { return *c.op(op) }
-
-// Requests returns the calls over all operations.
-func (c Counts) Requests() uint64 {
-	return c.Get.Requests + c.Head.Requests + c.List.Requests + c.Put.Requests + c.Delete.Requests
-}
-
-// Writes returns Put + Delete calls.
-func (c Counts) Writes() uint64 { return c.Put.Requests + c.Delete.Requests }
-
-func (c *Counts) op(op objstore.Op) *OpCounts {
-	switch op {
-	case objstore.OpGet:
-		return &c.Get
-	case objstore.OpHead:
-		return &c.Head
-	case objstore.OpList:
-		return &c.List
-	case objstore.OpPut:
-		return &c.Put
-	case objstore.OpDelete:
-		return &c.Delete
-	}
-	panic(fmt.Sprintf("counting: unknown op %q", op))
-}
+// Counts is a snapshot of the wrapper's totals; == compares snapshots. It is
+// objstore.RequestCounts (Op, Requests and Writes are its methods).
+type Counts = objstore.RequestCounts
 
 // Record is one logged call.
 type Record struct {
@@ -158,14 +122,11 @@ func (s *Store) CountWhere(op objstore.Op, prefix string) int {
 	return n
 }
 
-// start counts and logs one call.
+// start counts and logs one call; size is the Put payload (0 otherwise).
 func (s *Store) start(r Record, size int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.counts.op(r.Op).Requests++
-	if r.Op == objstore.OpPut {
-		s.counts.BytesWritten += uint64(size)
-	}
+	s.counts.CountRequest(r.Op, size)
 	if len(s.log) < s.logLimit {
 		s.log = append(s.log, r)
 	} else {
@@ -178,7 +139,7 @@ func (s *Store) finish(op objstore.Op, err error, bytesRead int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.counts.op(op).Errors++
+		s.counts.CountError(op)
 	}
 	s.counts.BytesRead += uint64(bytesRead)
 }

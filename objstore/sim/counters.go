@@ -1,20 +1,10 @@
 package sim
 
-import (
-	"fmt"
+import "github.com/graphkernel/graphkernel/objstore"
 
-	"github.com/graphkernel/graphkernel/objstore"
-)
-
-// OpCounts counts the executed calls of one operation.
-type OpCounts struct {
-	// Requests counts calls that passed BeforeCall, whatever their outcome.
-	Requests uint64
-	// Errors counts those whose store result was an error (including
-	// ErrNotFound, ErrPreconditionFailed and injected faults), before any
-	// AfterCall replacement.
-	Errors uint64
-}
+// OpCounts counts the executed calls of one operation. It is
+// objstore.OpCounts; see there for what this store counts.
+type OpCounts = objstore.OpCounts
 
 // FaultCounts counts injected faults by kind.
 type FaultCounts struct {
@@ -38,44 +28,16 @@ func (f FaultCounts) Errors() uint64 { return f.Transient + f.Conflict + f.LostA
 
 // Counters is a snapshot of a Store's request accounting. It is a plain
 // value: comparing two snapshots with == is meaningful.
+//
+// The embedded objstore.RequestCounts counts calls that passed key
+// validation and Hook.BeforeCall (see objstore.OpCounts for how that differs
+// from objstore/counting); its Op, Requests and Writes methods are promoted.
 type Counters struct {
-	Get, Head, List, Put, Delete OpCounts
-	// BytesRead sums the data bytes of successful Gets.
-	BytesRead uint64
-	// BytesWritten sums the payload bytes of every Put request that passed
-	// BeforeCall, applied or not: the bytes a client sends.
-	BytesWritten uint64
+	objstore.RequestCounts
 	// Aborted counts calls a Hook aborted in BeforeCall (not in Requests).
 	Aborted uint64
 	// Faults counts injected faults by kind.
 	Faults FaultCounts
-}
-
-// Op returns the counts of op. It panics on an unknown op.
-func (c Counters) Op(op objstore.Op) OpCounts { return *c.op(op) }
-
-// Requests returns the total requests over all operations.
-func (c Counters) Requests() uint64 {
-	return c.Get.Requests + c.Head.Requests + c.List.Requests + c.Put.Requests + c.Delete.Requests
-}
-
-// Writes returns Put + Delete requests.
-func (c Counters) Writes() uint64 { return c.Put.Requests + c.Delete.Requests }
-
-func (c *Counters) op(op objstore.Op) *OpCounts {
-	switch op {
-	case objstore.OpGet:
-		return &c.Get
-	case objstore.OpHead:
-		return &c.Head
-	case objstore.OpList:
-		return &c.List
-	case objstore.OpPut:
-		return &c.Put
-	case objstore.OpDelete:
-		return &c.Delete
-	}
-	panic(fmt.Sprintf("sim: unknown op %q", op))
 }
 
 func (c *Counters) countFault(f fault) {

@@ -105,12 +105,12 @@ func TestCountersPerOp(t *testing.T) {
 	_, _ = s.Head(ctx, "k")
 	_, _ = s.List(ctx, "", "", 0)
 	_ = s.Delete(ctx, "k")
-	want := sim.Counters{
+	want := sim.Counters{RequestCounts: objstore.RequestCounts{
 		Get: sim.OpCounts{Requests: 2, Errors: 1}, Head: sim.OpCounts{Requests: 1},
 		List: sim.OpCounts{Requests: 1}, Put: sim.OpCounts{Requests: 2, Errors: 1},
 		Delete:    sim.OpCounts{Requests: 1},
 		BytesRead: 5, BytesWritten: 7,
-	}
+	}}
 	if got := s.Counters(); got != want {
 		t.Fatalf("counters\n%+v\nwant\n%+v", got, want)
 	}

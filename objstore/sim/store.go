@@ -212,15 +212,15 @@ func execute[T any](ctx context.Context, s *Store, c *Call, effect func() (T, bo
 	var zero T
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cnt := s.counters.op(c.Op)
-	cnt.Requests++
+	payload := 0
 	if c.Op == objstore.OpPut {
-		s.counters.BytesWritten += uint64(c.Size)
+		payload = c.Size
 	}
+	s.counters.CountRequest(c.Op, payload)
 	f := drawFault(s.faultRNG, s.cfg.Faults, c.Op, c.Cond)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// A cancelled call never reaches the store: no effect, no fault.
-		cnt.Errors++
+		s.counters.CountError(c.Op)
 		return zero, false, objstore.NewError(c.Op, c.Key, objstore.ErrTransient, ctxErr)
 	}
 	s.counters.countFault(f)
@@ -235,7 +235,7 @@ func execute[T any](ctx context.Context, s *Store, c *Call, effect func() (T, bo
 		}
 	}
 	if err != nil {
-		cnt.Errors++
+		s.counters.CountError(c.Op)
 	}
 	return res, applied, err
 }
