@@ -18,6 +18,13 @@ var (
 	ErrConflict = errors.New("objstore: conflict")
 	// ErrTransient: timeouts, 5xx, throttling. Retry with backoff.
 	ErrTransient = errors.New("objstore: transient failure")
+	// ErrRejected: the backend refused the request and retrying will not
+	// help: permission denied, bad request, corrupt stored object,
+	// read-only filesystem. Final, not retryable: report it. A read is
+	// never ambiguous; a write is only if the refusal may have come after
+	// the write was applied (no backend here does that: every refusal it
+	// maps is decided before the write takes effect).
+	ErrRejected = errors.New("objstore: request rejected")
 	// ErrInvalidKey: the key breaks the key rules (see ValidateKey).
 	// Returned before any I/O.
 	ErrInvalidKey = errors.New("objstore: invalid key")

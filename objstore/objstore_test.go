@@ -91,6 +91,9 @@ func TestErrorMatching(t *testing.T) {
 		{"not-found is not-found", errors.Is(plain, ErrNotFound), true},
 		{"conflict is retryable", IsRetryable(NewError(OpPut, "k", ErrConflict, nil)), true},
 		{"precondition is final", IsRetryable(NewError(OpPut, "k", ErrPreconditionFailed, nil)), false},
+		{"rejected is final", IsRetryable(NewError(OpPut, "k", ErrRejected, nil)), false},
+		{"rejected is rejected", errors.Is(NewError(OpGet, "k", ErrRejected, cause), ErrRejected), true},
+		{"rejected is not transient", errors.Is(NewError(OpGet, "k", ErrRejected, cause), ErrTransient), false},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

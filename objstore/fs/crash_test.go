@@ -172,11 +172,14 @@ func TestCorruptObjectDetected(t *testing.T) {
 	tests := []struct {
 		name   string
 		damage func(b []byte) []byte
+		// header: the damage shows in the header, which a compare-and-swap
+		// reads (the data checksum is checked by Get only).
+		header bool
 	}{
-		{"truncated", func(b []byte) []byte { return b[:len(b)-1] }},
-		{"flipped data byte", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }},
-		{"bad magic", func(b []byte) []byte { b[0] = 'X'; return b }},
-		{"shorter than header", func(b []byte) []byte { return b[:5] }},
+		{"truncated", func(b []byte) []byte { return b[:len(b)-1] }, true},
+		{"flipped data byte", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, false},
+		{"bad magic", func(b []byte) []byte { b[0] = 'X'; return b }, true},
+		{"shorter than header", func(b []byte) []byte { return b[:5] }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,12 +188,25 @@ func TestCorruptObjectDetected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, tc.damage(b), 0o644); err != nil {
+			damaged := tc.damage(b)
+			if err := os.WriteFile(path, damaged, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			obj, err := s.Get(context.Background(), "k")
-			if !errors.Is(err, errCorrupt) || !errors.Is(err, objstore.ErrTransient) {
-				t.Fatalf("get = %q, %v; want a corrupt-object error", obj.Data, err)
+			if !errors.Is(err, errCorrupt) || !errors.Is(err, objstore.ErrRejected) || objstore.IsRetryable(err) {
+				t.Fatalf("get = %q, %v; want a final corrupt-object error (ErrRejected)", obj.Data, err)
+			}
+			if !tc.header {
+				return
+			}
+			// A compare-and-swap over a damaged header is refused the same
+			// way, and leaves the file as it was.
+			_, err = s.Put(context.Background(), "k", []byte("next"), objstore.IfMatch("whatever"))
+			if !errors.Is(err, errCorrupt) || !errors.Is(err, objstore.ErrRejected) || objstore.IsAmbiguous(err) {
+				t.Fatalf("if-match put over a corrupt object = %v; want an unambiguous ErrRejected", err)
+			}
+			if after, err := os.ReadFile(path); err != nil || string(after) != string(damaged) {
+				t.Fatalf("refused put changed the object file (%v)", err)
 			}
 		})
 	}

@@ -73,9 +73,9 @@ func TestMapError(t *testing.T) {
 		{"get 404 NoSuchKey", objstore.OpGet, false, apiErr("GetObject", 404, "NoSuchKey"), objstore.ErrNotFound, false},
 		{"head 404 NotFound", objstore.OpHead, false, apiErr("HeadObject", 404, "NotFound"), objstore.ErrNotFound, false},
 		{"head 404 no code", objstore.OpHead, false, apiErr("HeadObject", 404, ""), objstore.ErrNotFound, false},
-		{"get NoSuchBucket is not benign", objstore.OpGet, false, apiErr("GetObject", 404, "NoSuchBucket"), objstore.ErrTransient, false},
-		{"list NoSuchBucket", objstore.OpList, false, apiErr("ListObjectsV2", 404, "NoSuchBucket"), objstore.ErrTransient, false},
-		{"put NoSuchBucket", objstore.OpPut, false, apiErr("PutObject", 404, "NoSuchBucket"), objstore.ErrTransient, false},
+		{"get NoSuchBucket is not benign", objstore.OpGet, false, apiErr("GetObject", 404, "NoSuchBucket"), objstore.ErrRejected, false},
+		{"list NoSuchBucket", objstore.OpList, false, apiErr("ListObjectsV2", 404, "NoSuchBucket"), objstore.ErrRejected, false},
+		{"put NoSuchBucket", objstore.OpPut, false, apiErr("PutObject", 404, "NoSuchBucket"), objstore.ErrRejected, false},
 		{"if-match put 404 is precondition", objstore.OpPut, true, apiErr("PutObject", 404, "NoSuchKey"), objstore.ErrPreconditionFailed, false},
 		{"delete 404", objstore.OpDelete, false, apiErr("DeleteObject", 404, "NoSuchKey"), objstore.ErrNotFound, false},
 		{"put 412", objstore.OpPut, false, apiErr("PutObject", 412, "PreconditionFailed"), objstore.ErrPreconditionFailed, false},
@@ -86,8 +86,24 @@ func TestMapError(t *testing.T) {
 		{"delete 502 is ambiguous", objstore.OpDelete, false, apiErr("DeleteObject", 502, ""), objstore.ErrTransient, true},
 		{"get 503 read never ambiguous", objstore.OpGet, false, apiErr("GetObject", 503, "SlowDown"), objstore.ErrTransient, false},
 		{"list 500", objstore.OpList, false, apiErr("ListObjectsV2", 500, "InternalError"), objstore.ErrTransient, false},
-		{"put 429 refused", objstore.OpPut, false, apiErr("PutObject", 429, "TooManyRequests"), objstore.ErrTransient, false},
-		{"put 403 refused", objstore.OpPut, false, apiErr("PutObject", 403, "AccessDenied"), objstore.ErrTransient, false},
+		{"put 429 throttled", objstore.OpPut, false, apiErr("PutObject", 429, "TooManyRequests"), objstore.ErrTransient, false},
+		{"get 429 no code", objstore.OpGet, false, apiErr("GetObject", 429, ""), objstore.ErrTransient, false},
+		{"put 408 timeout", objstore.OpPut, false, apiErr("PutObject", 408, ""), objstore.ErrTransient, false},
+		{"put 400 RequestTimeout", objstore.OpPut, false, apiErr("PutObject", 400, "RequestTimeout"), objstore.ErrTransient, false},
+		{"put 400 SlowDown", objstore.OpPut, false, apiErr("PutObject", 400, "SlowDown"), objstore.ErrTransient, false},
+		{"put 403 refused", objstore.OpPut, false, apiErr("PutObject", 403, "AccessDenied"), objstore.ErrRejected, false},
+		{"head 403 no code", objstore.OpHead, false, apiErr("HeadObject", 403, ""), objstore.ErrRejected, false},
+		{"get 403", objstore.OpGet, false, apiErr("GetObject", 403, "AccessDenied"), objstore.ErrRejected, false},
+		{"list 403", objstore.OpList, false, apiErr("ListObjectsV2", 403, "AccessDenied"), objstore.ErrRejected, false},
+		{"delete 403", objstore.OpDelete, false, apiErr("DeleteObject", 403, "AccessDenied"), objstore.ErrRejected, false},
+		{"put 400 bad request", objstore.OpPut, false, apiErr("PutObject", 400, "InvalidRequest"), objstore.ErrRejected, false},
+		{"put 400 KeyTooLongError", objstore.OpPut, false, apiErr("PutObject", 400, "KeyTooLongError"), objstore.ErrRejected, false},
+		{"put 405", objstore.OpPut, false, apiErr("PutObject", 405, "MethodNotAllowed"), objstore.ErrRejected, false},
+		{"put 411", objstore.OpPut, false, apiErr("PutObject", 411, "MissingContentLength"), objstore.ErrRejected, false},
+		{"put 413", objstore.OpPut, false, apiErr("PutObject", 413, "EntityTooLarge"), objstore.ErrRejected, false},
+		{"get 416", objstore.OpGet, false, apiErr("GetObject", 416, "InvalidRange"), objstore.ErrRejected, false},
+		{"if-match put 501 not implemented", objstore.OpPut, true, apiErr("PutObject", 501, "NotImplemented"), objstore.ErrRejected, false},
+		{"put 501 no code", objstore.OpPut, false, apiErr("PutObject", 501, ""), objstore.ErrRejected, false},
 		{"put 200 unreadable answer", objstore.OpPut, false, deser, objstore.ErrTransient, true},
 		{"put timeout is ambiguous", objstore.OpPut, false, sendErr("PutObject", context.DeadlineExceeded), objstore.ErrTransient, true},
 		{"if-match put timeout is ambiguous", objstore.OpPut, true, sendErr("PutObject", context.DeadlineExceeded), objstore.ErrTransient, true},
@@ -110,6 +126,9 @@ func TestMapError(t *testing.T) {
 			}
 			if !errors.Is(got, tc.kind) || objstore.IsAmbiguous(got) != tc.ambiguous {
 				t.Errorf("errors.Is does not see kind %v / ambiguity %v in %v", tc.kind, tc.ambiguous, got)
+			}
+			if wantRetry := tc.kind == objstore.ErrTransient || tc.kind == objstore.ErrConflict; objstore.IsRetryable(got) != wantRetry {
+				t.Errorf("IsRetryable(%v) = %v, want %v", got, !wantRetry, wantRetry)
 			}
 			if !errors.Is(got, tc.err) {
 				t.Errorf("the SDK error is not reachable through %v", got)

@@ -195,15 +195,47 @@ func TestMissingBucketLive(t *testing.T) {
 	s := s3store.New(s3test.Shared(t).Client(), "gk-no-such-bucket", "")
 	ctx := t.Context()
 	_, err := s.Get(ctx, "k")
-	wantKind(t, err, objstore.OpGet, "k", objstore.ErrTransient, false)
+	wantKind(t, err, objstore.OpGet, "k", objstore.ErrRejected, false)
 	_, err = s.List(ctx, "", "", 0)
-	wantKind(t, err, objstore.OpList, "", objstore.ErrTransient, false)
+	wantKind(t, err, objstore.OpList, "", objstore.ErrRejected, false)
 	_, err = s.Put(ctx, "k", []byte("x"), objstore.CreateOnly)
-	wantKind(t, err, objstore.OpPut, "k", objstore.ErrTransient, false)
+	wantKind(t, err, objstore.OpPut, "k", objstore.ErrRejected, false)
 	err = s.Delete(ctx, "k")
-	wantKind(t, err, objstore.OpDelete, "k", objstore.ErrTransient, false)
+	wantKind(t, err, objstore.OpDelete, "k", objstore.ErrRejected, false)
 	_, err = s.Head(ctx, "k")
 	wantKind(t, err, objstore.OpHead, "k", objstore.ErrNotFound, false)
+}
+
+// TestAccessDeniedLive: a real server's refusal of bad credentials (403)
+// is ErrRejected on every operation, never retryable, and a refused write
+// is unambiguous and left nothing behind.
+func TestAccessDeniedLive(t *testing.T) {
+	srv := s3test.Shared(t)
+	bucket := srv.NewBucket(t)
+	client := awss3.New(awss3.Options{
+		Region:       s3test.Region,
+		BaseEndpoint: aws.String(srv.Endpoint()),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(s3test.AccessKey, "not-the-secret", ""),
+	})
+	s := s3store.New(client, bucket, "p")
+	ctx := t.Context()
+	_, err := s.Put(ctx, "k", []byte("x"), objstore.CreateOnly)
+	wantKind(t, err, objstore.OpPut, "k", objstore.ErrRejected, false)
+	if objstore.IsRetryable(err) {
+		t.Errorf("refused put %v is retryable", err)
+	}
+	_, err = s.Get(ctx, "k")
+	wantKind(t, err, objstore.OpGet, "k", objstore.ErrRejected, false)
+	_, err = s.Head(ctx, "k")
+	wantKind(t, err, objstore.OpHead, "k", objstore.ErrRejected, false)
+	_, err = s.List(ctx, "", "", 0)
+	wantKind(t, err, objstore.OpList, "", objstore.ErrRejected, false)
+	err = s.Delete(ctx, "k")
+	wantKind(t, err, objstore.OpDelete, "k", objstore.ErrRejected, false)
+	if _, err := s3store.New(srv.Client(), bucket, "p").Get(ctx, "k"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("the refused put left something behind: %v", err)
+	}
 }
 
 // isolateAWSEnv points the AWS configuration chain at nothing but the
