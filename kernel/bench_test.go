@@ -163,19 +163,9 @@ func BenchmarkOpenCost(b *testing.B) {
 	}
 }
 
-// requestsOnly drops the byte totals, which grow with the decimal width of
-// version numbers in the JSON payloads (a few bytes per tenfold depth), not
-// with history.
-func requestsOnly(c counting.Counts) counting.Counts {
-	c.BytesRead, c.BytesWritten = 0, 0
-	return c
-}
-
-// bytesClose reports whether two byte totals differ by at most slack.
-func bytesClose(a, b, slack uint64) bool { return a <= b+slack && b <= a+slack }
-
-// The request counts of a commit and of an open are exact and identical at
-// every depth (counts, not times); bytes move only with digit widths.
+// The request and byte counts of a commit and of an open are exact and
+// identical at every depth (counts, not times): payload counters are
+// fixed-width, so object sizes do not grow with history.
 func TestCostIsFlatAcrossDepths(t *testing.T) {
 	depths := []int{10, 1000}
 	if !testing.Short() {
@@ -200,12 +190,7 @@ func TestCostIsFlatAcrossDepths(t *testing.T) {
 			first, firstOpen = c, o
 			continue
 		}
-		same := requestsOnly(c.publish) == requestsOnly(first.publish) && requestsOnly(c.tableVersion) == requestsOnly(first.tableVersion) &&
-			requestsOnly(o) == requestsOnly(firstOpen)
-		const slack = 32 // bytes: a few version numbers gaining digits
-		close := bytesClose(c.publish.BytesWritten, first.publish.BytesWritten, slack) && bytesClose(c.publish.BytesRead, first.publish.BytesRead, slack) &&
-			bytesClose(o.BytesRead, firstOpen.BytesRead, slack)
-		if !same || !close {
+		if c != first || o != firstOpen {
 			t.Fatalf("depth %d: cost %+v / open %+v differs from depth %d: %+v / %+v", depth, c, o, depths[0], first, firstOpen)
 		}
 	}

@@ -1,0 +1,375 @@
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Fixed-width counters.
+//
+// Every uint64 counter in a payload (version numbers, incarnations, row
+// counts, manifest versions) is encoded as a JSON string of exactly
+// CounterDigits zero-padded decimal digits, e.g. "00000000000000000042", so
+// the size of an object does not depend on how deep the history behind it
+// is. The Go fields stay uint64: each struct with counters has a
+// MarshalJSON/UnmarshalJSON pair that goes through a private shadow struct
+// (same fields, same order, counters as fixedU64). Decoding is strict: a
+// counter that is not exactly CounterDigits digits in quotes, or exceeds
+// math.MaxUint64, is rejected, and unknown fields are rejected at every
+// level (decodeCanonical additionally insists on byte-exact re-encoding).
+
+// CounterDigits is the width of an encoded counter: the decimal digits of
+// math.MaxUint64.
+const CounterDigits = 20
+
+// fixedU64 is a uint64 encoded as a quoted CounterDigits-digit decimal.
+type fixedU64 uint64
+
+// MarshalJSON emits the quoted, zero-padded CounterDigits-digit decimal.
+func (f fixedU64) MarshalJSON() ([]byte, error) {
+	return fmt.Appendf(make([]byte, 0, CounterDigits+2), "\"%020d\"", uint64(f)), nil
+}
+
+// UnmarshalJSON accepts exactly what MarshalJSON emits.
+func (f *fixedU64) UnmarshalJSON(b []byte) error {
+	if len(b) != CounterDigits+2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fmt.Errorf("counter %.40q is not a quoted %d-digit decimal", b, CounterDigits)
+	}
+	var v uint64
+	for _, c := range b[1 : len(b)-1] {
+		if c < '0' || c > '9' {
+			return fmt.Errorf("counter %q is not a quoted %d-digit decimal", b, CounterDigits)
+		}
+		d := uint64(c - '0')
+		if v > (^uint64(0)-d)/10 {
+			return fmt.Errorf("counter %q exceeds the uint64 range", b)
+		}
+		v = v*10 + d
+	}
+	*f = fixedU64(v)
+	return nil
+}
+
+// strictUnmarshal decodes one JSON value into v, rejecting unknown fields
+// (json.Unmarshal inside an UnmarshalJSON would not inherit the outer
+// decoder's DisallowUnknownFields) and trailing data.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after a JSON value")
+	}
+	return nil
+}
+
+type branchIdentityJSON struct {
+	Name          string   `json:"name"`
+	Incarnation   fixedU64 `json:"incarnation"`
+	IncarnationID ID       `json:"incarnation_id"`
+}
+
+// MarshalJSON encodes b with a fixed-width incarnation.
+func (b BranchIdentity) MarshalJSON() ([]byte, error) {
+	return json.Marshal(branchIdentityJSON{b.Name, fixedU64(b.Incarnation), b.IncarnationID})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (b *BranchIdentity) UnmarshalJSON(data []byte) error {
+	var s branchIdentityJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*b = BranchIdentity{s.Name, uint64(s.Incarnation), s.IncarnationID}
+	return nil
+}
+
+type forkPointJSON struct {
+	Branch          string   `json:"branch"`
+	Incarnation     fixedU64 `json:"incarnation"`
+	IncarnationID   ID       `json:"incarnation_id"`
+	ManifestVersion fixedU64 `json:"manifest_version"`
+	CommitID        ID       `json:"commit_id"`
+}
+
+// MarshalJSON encodes f with fixed-width counters.
+func (f ForkPoint) MarshalJSON() ([]byte, error) {
+	return json.Marshal(forkPointJSON{f.Branch, fixedU64(f.Incarnation), f.IncarnationID, fixedU64(f.ManifestVersion), f.CommitID})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (f *ForkPoint) UnmarshalJSON(data []byte) error {
+	var s forkPointJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*f = ForkPoint{s.Branch, uint64(s.Incarnation), s.IncarnationID, uint64(s.ManifestVersion), s.CommitID}
+	return nil
+}
+
+type tablePinJSON struct {
+	Name    string   `json:"name"`
+	Fork    ID       `json:"fork"`
+	Version fixedU64 `json:"version"`
+	Rows    fixedU64 `json:"rows"`
+}
+
+// MarshalJSON encodes p with fixed-width counters.
+func (p TablePin) MarshalJSON() ([]byte, error) {
+	return json.Marshal(tablePinJSON{p.Name, p.Fork, fixedU64(p.Version), fixedU64(p.Rows)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (p *TablePin) UnmarshalJSON(data []byte) error {
+	var s tablePinJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*p = TablePin{s.Name, s.Fork, uint64(s.Version), uint64(s.Rows)}
+	return nil
+}
+
+type manifestRefJSON struct {
+	Branch      string   `json:"branch"`
+	Incarnation fixedU64 `json:"incarnation"`
+	Version     fixedU64 `json:"version"`
+}
+
+// MarshalJSON encodes r with fixed-width counters.
+func (r ManifestRef) MarshalJSON() ([]byte, error) {
+	return json.Marshal(manifestRefJSON{r.Branch, fixedU64(r.Incarnation), fixedU64(r.Version)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (r *ManifestRef) UnmarshalJSON(data []byte) error {
+	var s manifestRefJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*r = ManifestRef{s.Branch, uint64(s.Incarnation), uint64(s.Version)}
+	return nil
+}
+
+// manifestJSON mirrors Manifest field for field; keep the two in step.
+type manifestJSON struct {
+	Version     fixedU64       `json:"version"`
+	Branch      BranchIdentity `json:"branch"`
+	ForkOf      *ForkPoint     `json:"fork_of,omitempty"`
+	Tombstone   bool           `json:"tombstone"`
+	Tables      []TablePin     `json:"tables,omitempty"`
+	Commit      *Commit        `json:"commit,omitempty"`
+	Head        ID             `json:"head"`
+	Schema      string         `json:"schema"`
+	FormatStamp uint16         `json:"format_stamp"`
+	Legacy      *LegacyLineage `json:"legacy,omitempty"`
+}
+
+// MarshalJSON encodes m with a fixed-width version.
+func (m Manifest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(manifestJSON{fixedU64(m.Version), m.Branch, m.ForkOf, m.Tombstone, m.Tables, m.Commit, m.Head, m.Schema,
+		m.FormatStamp, m.Legacy})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (m *Manifest) UnmarshalJSON(data []byte) error {
+	var s manifestJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*m = Manifest{uint64(s.Version), s.Branch, s.ForkOf, s.Tombstone, s.Tables, s.Commit, s.Head, s.Schema, s.FormatStamp, s.Legacy}
+	return nil
+}
+
+type tableRefJSON struct {
+	Fork    ID       `json:"fork"`
+	Version fixedU64 `json:"version"`
+}
+
+// MarshalJSON encodes r with a fixed-width version.
+func (r TableRef) MarshalJSON() ([]byte, error) {
+	return json.Marshal(tableRefJSON{r.Fork, fixedU64(r.Version)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (r *TableRef) UnmarshalJSON(data []byte) error {
+	var s tableRefJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*r = TableRef{s.Fork, uint64(s.Version)}
+	return nil
+}
+
+// tableVersionJSON mirrors TableVersion field for field.
+type tableVersionJSON struct {
+	Table     string    `json:"table"`
+	Fork      ID        `json:"fork"`
+	Version   fixedU64  `json:"version"`
+	Fragments []string  `json:"fragments,omitempty"`
+	Rows      fixedU64  `json:"rows"`
+	Metadata  []KV      `json:"metadata,omitempty"`
+	BasedOn   *TableRef `json:"based_on,omitempty"`
+}
+
+// MarshalJSON encodes t with fixed-width counters.
+func (t TableVersion) MarshalJSON() ([]byte, error) {
+	return json.Marshal(tableVersionJSON{t.Table, t.Fork, fixedU64(t.Version), t.Fragments, fixedU64(t.Rows), t.Metadata, t.BasedOn})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (t *TableVersion) UnmarshalJSON(data []byte) error {
+	var s tableVersionJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*t = TableVersion{s.Table, s.Fork, uint64(s.Version), s.Fragments, uint64(s.Rows), s.Metadata, s.BasedOn}
+	return nil
+}
+
+// sidecarJSON mirrors Sidecar field for field.
+type sidecarJSON struct {
+	Op              ID             `json:"op"`
+	Branch          BranchIdentity `json:"branch"`
+	Actor           string         `json:"actor"`
+	Message         string         `json:"message"`
+	WriterKind      string         `json:"writer_kind"`
+	CreatedUnixNano int64          `json:"created_unix_nano"`
+	CommitID        ID             `json:"commit_id"`
+	BaseManifest    fixedU64       `json:"base_manifest"`
+	Tables          []SidecarTable `json:"tables"`
+	Reads           []SidecarRead  `json:"reads,omitempty"`
+}
+
+// MarshalJSON encodes s with fixed-width counters.
+func (s Sidecar) MarshalJSON() ([]byte, error) {
+	return json.Marshal(sidecarJSON{s.Op, s.Branch, s.Actor, s.Message, s.WriterKind, s.CreatedUnixNano, s.CommitID,
+		fixedU64(s.BaseManifest), s.Tables, s.Reads})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (s *Sidecar) UnmarshalJSON(data []byte) error {
+	var j sidecarJSON
+	if err := strictUnmarshal(data, &j); err != nil {
+		return err
+	}
+	*s = Sidecar{j.Op, j.Branch, j.Actor, j.Message, j.WriterKind, j.CreatedUnixNano, j.CommitID, uint64(j.BaseManifest), j.Tables, j.Reads}
+	return nil
+}
+
+type sidecarReadJSON struct {
+	Table   string   `json:"table"`
+	Version fixedU64 `json:"version"`
+}
+
+// MarshalJSON encodes r with a fixed-width version.
+func (r SidecarRead) MarshalJSON() ([]byte, error) {
+	return json.Marshal(sidecarReadJSON{r.Table, fixedU64(r.Version)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (r *SidecarRead) UnmarshalJSON(data []byte) error {
+	var s sidecarReadJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*r = SidecarRead{s.Table, uint64(s.Version)}
+	return nil
+}
+
+type sidecarTableJSON struct {
+	Table    string   `json:"table"`
+	Fork     ID       `json:"fork"`
+	Expected fixedU64 `json:"expected"`
+	Commit   fixedU64 `json:"commit"`
+	Token    string   `json:"token"`
+}
+
+// MarshalJSON encodes t with fixed-width counters.
+func (t SidecarTable) MarshalJSON() ([]byte, error) {
+	return json.Marshal(sidecarTableJSON{t.Table, t.Fork, fixedU64(t.Expected), fixedU64(t.Commit), t.Token})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (t *SidecarTable) UnmarshalJSON(data []byte) error {
+	var s sidecarTableJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*t = SidecarTable{s.Table, s.Fork, uint64(s.Expected), uint64(s.Commit), s.Token}
+	return nil
+}
+
+type auditTableJSON struct {
+	Table      string   `json:"table"`
+	Fork       ID       `json:"fork"`
+	FromPinned fixedU64 `json:"from_pinned"`
+	FromHead   fixedU64 `json:"from_head"`
+	To         fixedU64 `json:"to"`
+}
+
+// MarshalJSON encodes t with fixed-width counters.
+func (t AuditTable) MarshalJSON() ([]byte, error) {
+	return json.Marshal(auditTableJSON{t.Table, t.Fork, fixedU64(t.FromPinned), fixedU64(t.FromHead), fixedU64(t.To)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (t *AuditTable) UnmarshalJSON(data []byte) error {
+	var s auditTableJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*t = AuditTable{s.Table, s.Fork, uint64(s.FromPinned), uint64(s.FromHead), uint64(s.To)}
+	return nil
+}
+
+type legacyCommitJSON struct {
+	ID              ID       `json:"id"`
+	Parents         []ID     `json:"parents,omitempty"`
+	Actor           string   `json:"actor"`
+	Message         string   `json:"message"`
+	TimeUnixNano    int64    `json:"time_unix_nano"`
+	ManifestVersion fixedU64 `json:"manifest_version"`
+}
+
+// MarshalJSON encodes c with a fixed-width manifest version.
+func (c LegacyCommit) MarshalJSON() ([]byte, error) {
+	return json.Marshal(legacyCommitJSON{c.ID, c.Parents, c.Actor, c.Message, c.TimeUnixNano, fixedU64(c.ManifestVersion)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (c *LegacyCommit) UnmarshalJSON(data []byte) error {
+	var s legacyCommitJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*c = LegacyCommit{s.ID, s.Parents, s.Actor, s.Message, s.TimeUnixNano, uint64(s.ManifestVersion)}
+	return nil
+}
+
+// v3ManifestJSON mirrors V3Manifest field for field.
+type v3ManifestJSON struct {
+	Version     fixedU64       `json:"version"`
+	Branch      BranchIdentity `json:"branch"`
+	ForkOf      *ForkPoint     `json:"fork_of,omitempty"`
+	Tables      []TablePin     `json:"tables,omitempty"`
+	Schema      string         `json:"schema"`
+	FormatStamp uint16         `json:"format_stamp,omitempty"`
+}
+
+// MarshalJSON encodes v with a fixed-width version.
+func (v V3Manifest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(v3ManifestJSON{fixedU64(v.Version), v.Branch, v.ForkOf, v.Tables, v.Schema, v.FormatStamp})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (v *V3Manifest) UnmarshalJSON(data []byte) error {
+	var s v3ManifestJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	*v = V3Manifest{uint64(s.Version), s.Branch, s.ForkOf, s.Tables, s.Schema, s.FormatStamp}
+	return nil
+}
