@@ -20,7 +20,8 @@ var (
 	ErrTransient = errors.New("objstore: transient failure")
 	// ErrRejected: the backend refused the request and retrying will not
 	// help: permission denied, bad request, corrupt stored object,
-	// read-only filesystem. Final, not retryable: report it. A read is
+	// read-only filesystem, missing bucket. Final, not retryable: report
+	// it. A read is
 	// never ambiguous; a write is only if the refusal may have come after
 	// the write was applied (no backend here does that: every refusal it
 	// maps is decided before the write takes effect).
@@ -102,7 +103,10 @@ func IsAmbiguous(err error) bool { return errors.Is(err, ErrAmbiguous) }
 
 // IsRetryable reports whether err is a transient kind (conflict or transient)
 // that a caller may retry after backoff. An ambiguous write must be resolved
-// by reading back before it is retried.
+// by reading back before it is retried. Every other kind is final:
+// ErrNotFound and ErrPreconditionFailed are answers, ErrInvalidKey and
+// ErrRejected are refusals that a retry would only repeat, so a caller
+// returns them (wrapped) at once instead of spending its retry budget.
 func IsRetryable(err error) bool {
 	return errors.Is(err, ErrConflict) || errors.Is(err, ErrTransient)
 }

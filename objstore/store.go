@@ -9,6 +9,15 @@
 // rewrite of identical bytes keeps the same ETag. Callers must therefore not
 // rely on ETags for ABA safety: every object the kernel writes carries its own
 // unique writer token, and identity questions are answered by that token.
+//
+// Errors: every Store error is an *Error whose kind says what a caller may
+// do next. ErrNotFound is the only benign absence. ErrPreconditionFailed is
+// final: re-read before acting. ErrConflict and ErrTransient are retryable
+// after backoff (IsRetryable). ErrInvalidKey is returned before any I/O.
+// ErrRejected means the backend refused the request for good (permission
+// denied, bad request, corrupt stored object, read-only filesystem, missing
+// bucket): not retryable, report it. ErrAmbiguous accompanies a write whose
+// outcome is unknown; resolve it by reading back, never by guessing.
 package objstore
 
 import "context"

@@ -60,10 +60,16 @@
 //
 // ENOENT is ErrNotFound; EEXIST on create-only is ErrPreconditionFailed;
 // a symlink or foreign file where the mapping expects a directory or an
-// object (ELOOP, ENOTDIR, EISDIR) is ErrInvalidKey; everything else
-// (EIO, ENOSPC, EACCES, a cancelled ctx, a corrupt file, ...) is
-// ErrTransient with the OS error as its cause. Every error is an
-// *objstore.Error carrying Op and Key.
+// object (ELOOP, ENOTDIR, EISDIR) is ErrInvalidKey; a permanent refusal
+// (EACCES, EPERM, EROFS, or an object file that fails its header or
+// checksum, whether met by Get or by an If-Match Put's compare) is
+// ErrRejected; everything else (EIO, ENOSPC, EDQUOT, a cancelled ctx, a
+// lock wait that timed out, a symlinked bookkeeping directory, ...) is
+// ErrTransient. A full disk is transient on purpose: space can come back
+// (SweepTemp, deletes, other writers finishing) within a retry budget.
+// The OS error stays the cause, visible to errors.Is/As. A failure after
+// the new name is in place is an ambiguous ErrTransient whatever its
+// errno. Every error is an *objstore.Error carrying Op and Key.
 //
 // # Not guaranteed
 //

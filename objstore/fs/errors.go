@@ -22,10 +22,10 @@ var errCorrupt = errors.New("fs: corrupt object file")
 //   - ELOOP, ENOTDIR, EISDIR, ENAMETOOLONG -> ErrInvalidKey: the key cannot
 //     be resolved inside the root without following a symlink or a foreign
 //     file planted there, so the key is unusable in this store.
-//   - everything else (EINTR, EAGAIN, EIO, ENOSPC, EACCES, a cancelled
-//     context, a corrupt file, ...) -> ErrTransient, with the cause kept
-//     visible to errors.Is/As. The contract has no "permanent backend
-//     failure" kind; callers' retry budgets bound these.
+//   - a permanent refusal (see rejected) -> ErrRejected.
+//   - everything else (EINTR, EAGAIN, EIO, ENOSPC, EDQUOT, a cancelled
+//     context, ...) -> ErrTransient, with the cause kept visible to
+//     errors.Is/As; callers' retry budgets bound these.
 func kindOf(err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
@@ -36,8 +36,22 @@ func kindOf(err error) error {
 		errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.EISDIR),
 		errors.Is(err, unix.ENAMETOOLONG):
 		return objstore.ErrInvalidKey
+	case rejected(err):
+		return objstore.ErrRejected
 	}
 	return objstore.ErrTransient
+}
+
+// rejected reports the failures that retrying cannot cure: permission
+// denied (EACCES, EPERM), a read-only filesystem (EROFS), and an object
+// file that fails its header or checksum (errCorrupt). They need an
+// operator. A full disk or quota (ENOSPC, EDQUOT) is deliberately not
+// among them: space comes back when temp files are swept, objects deleted
+// or another writer's temp file is removed, so it stays ErrTransient and
+// the caller's retry budget bounds it.
+func rejected(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) ||
+		errors.Is(err, unix.EROFS) || errors.Is(err, errCorrupt)
 }
 
 // ambiguousError marks a failure after the new name was already in place

@@ -100,10 +100,16 @@ func (s *Store) begin(ctx context.Context, op objstore.Op, key string) (int, err
 }
 
 // storeErr reports a failure to reach the root or a bookkeeping directory
-// as ErrTransient, never as "not found" or "invalid key": it is the store
-// that is broken, not the key.
+// (or to write a temp file or take a lock there) as ErrRejected when it is
+// a permanent refusal (see rejected) and as ErrTransient otherwise, never
+// as "not found" or "invalid key": it is the store that is broken, not the
+// key.
 func storeErr(op objstore.Op, key string, err error) error {
-	return objstore.NewError(op, key, objstore.ErrTransient, err)
+	kind := objstore.ErrTransient
+	if rejected(err) {
+		kind = objstore.ErrRejected
+	}
+	return objstore.NewError(op, key, kind, err)
 }
 
 // Get returns the object's bytes and ETag, read from one open file, or

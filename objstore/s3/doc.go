@@ -23,19 +23,23 @@
 //   - Every error is an *objstore.Error with Op and Key (the caller's key,
 //     without the store prefix). 404 NoSuchKey/NotFound is ErrNotFound,
 //     except on an If-Match PUT where it is ErrPreconditionFailed; 412 is
-//     ErrPreconditionFailed; 409 is ErrConflict; 5xx, throttling and network
-//     failures are ErrTransient. Other refusals (400, 403, ...) are
-//     ErrTransient too, unambiguous: the contract has no kind for a
-//     permanent failure, and the cause keeps the S3 code. A missing bucket (NoSuchBucket) is never
-//     reported as ErrNotFound: it is ErrTransient, so it cannot be mistaken
-//     for an empty store (HEAD responses carry no error code, so a Head on a
-//     missing bucket is indistinguishable from a missing key).
+//     ErrPreconditionFailed; 409 is ErrConflict; 5xx (except 501),
+//     throttling and timeouts (408, 429, and the codes RequestTimeout,
+//     SlowDown, Throttling, ThrottlingException, TooManyRequests,
+//     RequestLimitExceeded on any 4xx) and network failures are
+//     ErrTransient. Every other 4xx (400, 403, 405, 411, 413, 416, ...) and
+//     501 NotImplemented is ErrRejected, unambiguous: a permanent refusal,
+//     decided before the write took effect; the cause keeps the S3 code. A
+//     missing bucket (NoSuchBucket) is never reported as ErrNotFound: it is
+//     ErrRejected, so it cannot be mistaken for an empty store (HEAD
+//     responses carry no error code, so a Head on a missing bucket is
+//     indistinguishable from a missing key).
 //   - Put and Delete report Ambiguous (objstore.ErrAmbiguous) whenever the
 //     request may have reached the server without its answer reaching us: a
-//     timeout, a cancelled context, a reset connection, or any 5xx. Only
+//     timeout, a cancelled context, a reset connection, or any 5xx but 501. Only
 //     failures before the request was sent (refused connection, failed dial
-//     or DNS lookup, a context already done) and definite 4xx answers are
-//     unambiguous. Reads are never ambiguous.
+//     or DNS lookup, a context already done), definite 4xx answers and 501
+//     are unambiguous. Reads are never ambiguous.
 //   - Writes (Put, Delete) are sent exactly once: the SDK retryer is
 //     replaced by aws.NopRetryer for them. The standard retryer would resend
 //     a PUT whose acknowledgement was lost; the resend of a create-only or
@@ -69,6 +73,6 @@
 // The posix backend also stores keys as files and directories, so a key and
 // a key below it ("a" and "a/b") cannot coexist there (the second write
 // fails with 409, ErrConflict), and a path segment longer than 255 bytes is
-// refused (400 KeyTooLongError, ErrTransient). Real S3 has neither
+// refused (400 KeyTooLongError, ErrRejected). Real S3 has neither
 // restriction.
 package s3

@@ -34,7 +34,8 @@ func classify(op objstore.Op, ifMatch bool, err error) (kind error, ambiguous bo
 	switch {
 	case code == "NoSuchBucket":
 		// Never benign: a missing bucket must not look like an empty store.
-		return objstore.ErrTransient, false
+		// Retrying will not create it: a permanent refusal.
+		return objstore.ErrRejected, false
 	case status == 404 || code == "NoSuchKey" || code == "NotFound":
 		if op == objstore.OpPut && ifMatch {
 			return objstore.ErrPreconditionFailed, false
@@ -44,12 +45,21 @@ func classify(op objstore.Op, ifMatch bool, err error) (kind error, ambiguous bo
 		return objstore.ErrPreconditionFailed, false
 	case status == 409 || code == "ConditionalRequestConflict":
 		return objstore.ErrConflict, false
+	case status == 501 || code == "NotImplemented":
+		// The server does not implement what the request needs (e.g.
+		// conditional writes): refused before anything was applied, and
+		// it will refuse again.
+		return objstore.ErrRejected, false
 	case status >= 500:
 		// Conservative: the server may have applied the write before failing.
 		return objstore.ErrTransient, write
-	case status >= 400:
-		// A definite refusal (throttling 429/SlowDown, 400, 403, ...).
+	case status >= 400 && throttledOrTimedOut(status, code):
+		// A definite refusal that a later attempt can pass.
 		return objstore.ErrTransient, false
+	case status >= 400:
+		// A definite, permanent refusal (400, 403, 405, 411, 413, 416, ...):
+		// decided before the write took effect, and retrying will not help.
+		return objstore.ErrRejected, false
 	case status != 0:
 		// A 1xx-3xx answer that still failed, e.g. an unreadable 200 body:
 		// the write was applied or may have been.
@@ -61,6 +71,18 @@ func classify(op objstore.Op, ifMatch bool, err error) (kind error, ambiguous bo
 		// cancellation, reset connection, truncated response.
 		return objstore.ErrTransient, write
 	}
+}
+
+// throttledOrTimedOut reports the 4xx answers that mean "not now" rather
+// than "never": 408 and 429, and the S3 error codes for throttling and for
+// a request the server gave up waiting for (S3 sends RequestTimeout as 400).
+func throttledOrTimedOut(status int, code string) bool {
+	switch code {
+	case "RequestTimeout", "SlowDown", "Throttling", "ThrottlingException",
+		"TooManyRequests", "RequestLimitExceeded":
+		return true
+	}
+	return status == 408 || status == 429
 }
 
 // responseOf returns the HTTP status (0 if no response arrived) and the S3

@@ -243,7 +243,7 @@ func TestDeleteMissingIsNil(t *testing.T) {
 		t.Errorf("Delete of a missing key: %v", err)
 	}
 	code = "NoSuchBucket"
-	wantKind(t, s.Delete(t.Context(), "k"), objstore.OpDelete, "k", objstore.ErrTransient, false)
+	wantKind(t, s.Delete(t.Context(), "k"), objstore.OpDelete, "k", objstore.ErrRejected, false)
 }
 
 // TestIfMatchSendsQuotedETag: IfMatch accepts quoted and bare ETags and

@@ -11,7 +11,7 @@
 // versitygw's posix backend stores keys as files and directories, so on
 // these servers a key and a key below it ("a" and "a/b") cannot coexist
 // (409, ErrConflict) and no path segment may exceed 255 bytes (400,
-// ErrTransient). Real S3 has neither limit; tests that need such keys
+// ErrRejected). Real S3 has neither limit; tests that need such keys
 // cannot run here.
 //
 // No silent skips: if the server cannot be built or started, the calling
