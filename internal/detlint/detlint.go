@@ -52,6 +52,7 @@ type Finding struct {
 	What string
 }
 
+// String renders the finding as "file:line:col: what".
 func (f Finding) String() string { return fmt.Sprintf("%s: %s", f.Pos, f.What) }
 
 // Options tunes a check.
