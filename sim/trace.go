@@ -145,6 +145,8 @@ func errClass(err error) string {
 		class = "transient"
 	case errors.Is(err, objstore.ErrInvalidKey):
 		class = "invalid-key"
+	case errors.Is(err, objstore.ErrRejected):
+		class = "rejected"
 	}
 	if objstore.IsAmbiguous(err) {
 		class += "+ambiguous"
