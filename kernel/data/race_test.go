@@ -79,21 +79,7 @@ func TestNodeDeleteVersusEdgeInsert(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			hook := &raceHook{}
-			store := sim.New(sim.Config{Seed: 1, Hook: sim.HookFuncs{Before: hook.before}})
-			g := initGraph(t, store, Limits{})
-			seedGraph(t, g)
-			other := openGraph(t, store, 3)
-			tx := begin(t, g)
-			must(t, tc.ours(tx))
-			hook.mu.Lock()
-			hook.prefix = testRoot + "/tables/" + tc.raceTable + "/"
-			hook.action = func() { commitTx(t, other, tc.competing) }
-			hook.mu.Unlock()
-			_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "ours"})
-			if !hook.fired {
-				t.Fatal("the competing commit never ran")
-			}
+			g, err := commitRacing(t, tc.ours, tc.competing, tc.raceTable)
 			s := snap(t, g)
 			if d := danglingEdges(t, s); len(d) != 0 {
 				t.Fatalf("dangling edges visible: %v (our Commit = %v)", d, err)

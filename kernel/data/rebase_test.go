@@ -35,6 +35,30 @@ func (h *raceHook) before(_ context.Context, c *sim.Call) error {
 	return nil
 }
 
+// commitRacing commits a transaction staged by ours on a seeded graph,
+// while another handle commits competing, whole, at our Write's first probe
+// of table's versions. It returns our graph and our Commit's error, and
+// fails the test if the competing commit never ran.
+func commitRacing(t *testing.T, ours, competing func(tx *Txn) error, table string) (*Graph, error) {
+	t.Helper()
+	hook := &raceHook{}
+	store := sim.New(sim.Config{Seed: 1, Hook: sim.HookFuncs{Before: hook.before}})
+	g := initGraph(t, store, Limits{})
+	seedGraph(t, g)
+	other := openGraph(t, store, 3)
+	tx := begin(t, g)
+	must(t, ours(tx))
+	hook.mu.Lock()
+	hook.prefix = testRoot + "/tables/" + table + "/"
+	hook.action = func() { commitTx(t, other, competing) }
+	hook.mu.Unlock()
+	_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "ours"})
+	if !hook.fired {
+		t.Fatal("the competing commit never ran")
+	}
+	return g, err
+}
+
 // TestRebaseRevalidates pins the non-strict rebase: when another writer
 // publishes to the table between this transaction's validation and its
 // write, kernel.Write rebuilds on the newer version and the transaction is
@@ -92,21 +116,7 @@ func TestRebaseRevalidates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			hook := &raceHook{}
-			store := sim.New(sim.Config{Seed: 1, Hook: sim.HookFuncs{Before: hook.before}})
-			g := initGraph(t, store, Limits{})
-			seedGraph(t, g)
-			other := openGraph(t, store, 3)
-			tx := begin(t, g)
-			must(t, tc.ours(tx))
-			hook.mu.Lock()
-			hook.prefix = testRoot + "/tables/" + tc.table + "/"
-			hook.action = func() { commitTx(t, other, tc.competing) }
-			hook.mu.Unlock()
-			_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "ours"})
-			if !hook.fired {
-				t.Fatal("the competing commit never ran")
-			}
+			g, err := commitRacing(t, tc.ours, tc.competing, tc.table)
 			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 				t.Fatalf("Commit = %v, want %v", err, tc.want)
 			}
