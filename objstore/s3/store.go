@@ -23,6 +23,10 @@ const DefaultTimeout = 60 * time.Second
 // ErrTransient error rather than an unbounded allocation.
 const MaxObjectBytes = 5 << 30
 
+// getPreallocBytes caps what Get allocates up front from a response's
+// Content-Length; beyond it the buffer grows only as bytes arrive.
+const getPreallocBytes = 1 << 20
+
 // Options configures Open. Every field is optional; anything left empty
 // comes from the standard AWS configuration chain (environment, shared
 // config and credentials files, instance metadata).
@@ -164,7 +168,10 @@ func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
 		return objstore.Object{}, objstore.NewError(objstore.OpGet, key, objstore.ErrTransient,
 			fmt.Errorf("object of %d bytes exceeds the %d-byte limit", size, int64(MaxObjectBytes)))
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)))
+	// The buffer grows as bytes arrive; the announced length is only a
+	// hint, capped so a lying or broken server cannot make Get allocate
+	// more than it sends.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), getPreallocBytes)))
 	n, err := buf.ReadFrom(io.LimitReader(out.Body, MaxObjectBytes+1))
 	if err != nil {
 		return objstore.Object{}, mapError(objstore.OpGet, key, false, err)
@@ -219,7 +226,9 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	case objstore.CondIfMatch:
 		in.IfMatch = aws.String(quoteETag(cond.ETag))
 	default:
-		panic(fmt.Sprintf("s3: Put %q: unknown condition kind %d", key, cond.Kind))
+		// As on fs: a typed refusal before any I/O, never a panic.
+		return "", objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
+			fmt.Errorf("unknown condition kind %d", cond.Kind))
 	}
 	ctx, cancel, err := s.begin(ctx, objstore.OpPut, key)
 	if err != nil {
