@@ -240,8 +240,8 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 // writes and reads the older format as is. A root with no graph returns
 // ErrNotFound.
 //
-// A read-write open then runs the recovery sweep over every sidecar
-// (kernel/recovery_sweep.go): interrupted writes are rolled forward or back,
+// A read-write open then runs the recovery sweep over every sidecar past
+// RecoveryLease (kernel/recovery_sweep.go): interrupted writes are rolled forward or back,
 // each with one audit record. It fails, keeping the sidecar, on an invariant
 // violation (*RecoveryInvariantError) or a corrupt or newer-format sidecar.
 func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {

@@ -23,7 +23,9 @@ const WriterKindWrite = "write"
 // its op id) a sidecar must be before a writer's heal-first sweep acts on
 // it. Younger sidecars most likely belong to live writers; acting on them is
 // safe (every recovery action is fenced) but would make concurrent writers
-// undo each other. The open-time sweep acts on every sidecar regardless.
+// undo each other. Both the open-time sweep and the heal-first sweep honour
+// the lease (a young sidecar is left and counted as Young); only Recover
+// with IgnoreLease acts on every sidecar.
 const RecoveryLease = 30 * time.Second
 
 // ErrRecoveryInvariant matches *RecoveryInvariantError.
