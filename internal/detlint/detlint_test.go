@@ -22,6 +22,7 @@ var deterministic = []struct {
 	{"../../kernel/migrate", nil},
 	{"../../kernel/schema", nil},
 	{"../../kernel/data", nil},
+	{"../../kernel/kerneltest", nil},
 	{"../../model", nil},
 	{"../../objstore/sim", nil},
 }
@@ -30,16 +31,18 @@ var deterministic = []struct {
 // rand, no environment, no goroutines, no unmarked map range in kernel and
 // simulator code.
 func TestDeterministicPackages(t *testing.T) {
-	for _, p := range deterministic {
-		t.Run(strings.TrimPrefix(p.dir, "../../"), func(t *testing.T) {
-			findings, err := Check(p.dir, Options{AllowFiles: p.allow})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range findings {
-				t.Errorf("%s", f)
-			}
-		})
+	for _, tags := range TagSets {
+		for _, p := range deterministic {
+			t.Run(strings.Join(append([]string{strings.TrimPrefix(p.dir, "../../")}, tags...), "+"), func(t *testing.T) {
+				findings, err := Check(p.dir, Options{AllowFiles: p.allow, Tags: tags})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range findings {
+					t.Errorf("%s", f)
+				}
+			})
+		}
 	}
 }
 
@@ -96,5 +99,41 @@ func f(m map[string]int) {
 	}
 	if strings.Contains(joined, "rand.New") {
 		t.Errorf("seeded rand.New flagged: %s", joined)
+	}
+}
+
+// TestCheckLintsEveryTagSet: a file behind a build constraint is linted
+// under the tag set that builds it, and a file that set excludes is not
+// (two files declaring the same name under opposite tags must not clash).
+func TestCheckLintsEveryTagSet(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"on.go":  "//go:build simplant\n\npackage p\n\nimport \"time\"\n\nfunc f() { _ = time.Now() }\n",
+		"off.go": "//go:build !simplant\n\npackage p\n\nimport \"os\"\n\nfunc f() { _ = os.Getenv(\"X\") }\n",
+	}
+	for name, src := range files { //detlint:ordered each file is written independently
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		tags       []string
+		want, miss string
+	}{
+		{nil, "os.Getenv", "time.Now"},
+		{[]string{"simplant"}, "time.Now", "os.Getenv"},
+	} {
+		findings, err := Check(dir, Options{Tags: tc.tags})
+		if err != nil {
+			t.Fatalf("tags %v: %v", tc.tags, err)
+		}
+		var got []string
+		for _, f := range findings {
+			got = append(got, f.What)
+		}
+		joined := strings.Join(got, "\n")
+		if !strings.Contains(joined, tc.want) || strings.Contains(joined, tc.miss) {
+			t.Errorf("tags %v: findings %q, want %q and not %q", tc.tags, joined, tc.want, tc.miss)
+		}
 	}
 }
