@@ -25,15 +25,17 @@ var deterministic = []struct {
 // clock, no global rand, no environment, no goroutines (but the world's
 // actors), no unmarked map range.
 func TestDeterministicPackages(t *testing.T) {
-	for _, p := range deterministic {
-		t.Run(strings.TrimPrefix(p.dir, "../"), func(t *testing.T) {
-			findings, err := detlint.Check(p.dir, detlint.Options{AllowFiles: p.allow})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range findings {
-				t.Errorf("%s", f)
-			}
-		})
+	for _, tags := range detlint.TagSets {
+		for _, p := range deterministic {
+			t.Run(strings.Join(append([]string{strings.TrimPrefix(p.dir, "../")}, tags...), "+"), func(t *testing.T) {
+				findings, err := detlint.Check(p.dir, detlint.Options{AllowFiles: p.allow, Tags: tags})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range findings {
+					t.Errorf("%s", f)
+				}
+			})
+		}
 	}
 }

@@ -16,6 +16,7 @@ package detlint
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/importer"
 	"go/parser"
 	"go/token"
@@ -29,6 +30,11 @@ import (
 
 // Marker is the comment that allows one map range.
 const Marker = "//detlint:ordered"
+
+// GoMarker is the comment that allows one go statement: a deliberate,
+// documented exception (docs/invariants.md lists each), followed by its
+// reason on the same line.
+const GoMarker = "//detlint:goroutine"
 
 var forbiddenTime = map[string]bool{
 	"Now": true, "Since": true, "Until": true, "Sleep": true, "After": true,
@@ -60,13 +66,21 @@ type Options struct {
 	// AllowFiles names base file names exempt from every rule (the one
 	// place real time and entropy are allowed to enter, for example).
 	AllowFiles []string
+	// Tags are the build tags of the build whose files are linted: a file
+	// is linted exactly when `go build -tags Tags` would compile it.
+	Tags []string
 }
+
+// TagSets are the build-tag combinations the repository builds with: the
+// plain build and the planted-bug build. Every deterministic package is
+// linted under each (TestDeterministicPackages and its siblings).
+var TagSets = [][]string{nil, {"simplant"}}
 
 // Check parses and type-checks the non-test Go files of the package in dir
 // and returns every violation, sorted by position.
 func Check(dir string, opts Options) ([]Finding, error) {
 	fset := token.NewFileSet()
-	files, err := parseDir(fset, dir, opts.AllowFiles)
+	files, err := parseDir(fset, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,47 +106,37 @@ func Check(dir string, opts Options) ([]Finding, error) {
 	return out, nil
 }
 
-func parseDir(fset *token.FileSet, dir string, allow []string) ([]*ast.File, error) {
+func parseDir(fset *token.FileSet, dir string, opts Options) ([]*ast.File, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	skip := map[string]bool{}
-	for _, a := range allow {
+	for _, a := range opts.AllowFiles {
 		skip[a] = true
 	}
+	bctx := build.Default
+	bctx.BuildTags = opts.Tags
 	var files []*ast.File
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || skip[name] {
 			continue
 		}
+		match, err := bctx.MatchFile(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if !match {
+			continue
+		}
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
 		if err != nil {
 			return nil, err
 		}
-		if !buildsByDefault(f) {
-			continue
-		}
 		files = append(files, f)
 	}
 	return files, nil
-}
-
-// buildsByDefault drops files behind a build constraint that a plain build
-// excludes (for example //go:build simplant).
-func buildsByDefault(f *ast.File) bool {
-	for _, cg := range f.Comments {
-		if cg.Pos() > f.Package {
-			break
-		}
-		for _, c := range cg.List {
-			if strings.HasPrefix(c.Text, "//go:build ") && !strings.Contains(c.Text, "!") {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func checkFile(fset *token.FileSet, f *ast.File, info *types.Info) []Finding {
@@ -142,11 +146,14 @@ func checkFile(fset *token.FileSet, f *ast.File, info *types.Info) []Finding {
 	if imports["crypto/rand"] != "" {
 		report(f.Package, "imports crypto/rand")
 	}
-	allowed := markedLines(fset, f)
+	allowed := markedLines(fset, f, Marker)
+	allowedGo := markedLines(fset, f, GoMarker)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt:
-			report(n.Pos(), "go statement")
+			if !allowedGo[fset.Position(n.Pos()).Line] {
+				report(n.Pos(), "go statement without "+GoMarker)
+			}
 		case *ast.SelectorExpr:
 			checkSelector(n, imports, report)
 		case *ast.RangeStmt:
@@ -198,13 +205,14 @@ func importNames(f *ast.File) map[string]string {
 	return out
 }
 
-// markedLines returns the lines on which a map range is allowed: the line
-// of a Marker comment and the line after it.
-func markedLines(fset *token.FileSet, f *ast.File) map[int]bool {
+// markedLines returns the lines a marker comment allows a construct on:
+// the line of the comment and the line after it. A marker with no reason
+// after it allows nothing.
+func markedLines(fset *token.FileSet, f *ast.File, marker string) map[int]bool {
 	out := map[int]bool{}
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
-			if strings.HasPrefix(c.Text, Marker) {
+			if strings.HasPrefix(c.Text, marker+" ") && strings.TrimSpace(c.Text[len(marker):]) != "" {
 				line := fset.Position(c.Pos()).Line
 				out[line] = true
 				out[line+1] = true

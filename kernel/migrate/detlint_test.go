@@ -10,11 +10,13 @@ import (
 // (the fixture writer included): no wall clock, global rand, environment,
 // goroutines or order-leaking map ranges.
 func TestDeterministic(t *testing.T) {
-	findings, err := detlint.Check(".", detlint.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range findings {
-		t.Errorf("%s", f)
+	for _, tags := range detlint.TagSets {
+		findings, err := detlint.Check(".", detlint.Options{Tags: tags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range findings {
+			t.Errorf("%v %s", tags, f)
+		}
 	}
 }
