@@ -97,8 +97,30 @@ func (e *ContentionError) Is(target error) bool {
 	return target == ErrContention || (e.Ambiguous && target == objstore.ErrAmbiguous)
 }
 
-// Unwrap exposes the last cause.
-func (e *ContentionError) Unwrap() error { return e.Last }
+// Unwrap exposes the last cause. On a definite error (Ambiguous false) the
+// cause is exposed without its ambiguity, so that Ambiguous and
+// errors.Is(err, objstore.ErrAmbiguous) always agree: a read-back that
+// settled an ambiguous write makes the outcome definite.
+func (e *ContentionError) Unwrap() error {
+	if !e.Ambiguous && e.Last != nil && errors.Is(e.Last, objstore.ErrAmbiguous) {
+		return settled{e.Last}
+	}
+	return e.Last
+}
+
+// settled is a cause whose ambiguity a read-back resolved: it matches every
+// target its cause matches except objstore.ErrAmbiguous.
+type settled struct{ err error }
+
+func (s settled) Error() string { return s.err.Error() }
+
+// Is delegates to the cause, but for objstore.ErrAmbiguous.
+func (s settled) Is(target error) bool {
+	return target != objstore.ErrAmbiguous && errors.Is(s.err, target)
+}
+
+// As delegates to the cause.
+func (s settled) As(target any) bool { return errors.As(s.err, target) }
 
 // Retryable reports true: the whole operation may be retried.
 func (e *ContentionError) Retryable() bool { return true }

@@ -125,20 +125,23 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 		commit: c, merged: intent.MergedParent, token: tok}, nil
 }
 
-// publish runs the bounded attempt loop of one request.
+// publish runs the bounded attempt loop of one request. Every exit with an
+// error while a manifest write of this request is still unresolved reports
+// ambiguity (exitErr): a definite error there would invite a caller to
+// retry a commit that may have landed.
 func (g *Graph) publish(ctx context.Context, req publishReq) (Commit, error) {
 	var pending []uint64 // versions written with an ambiguous outcome
 	var last error
 	for attempt := 0; attempt < g.budget; attempt++ {
 		if attempt > 0 {
 			if err := g.backoff(ctx, attempt); err != nil {
-				return Commit{}, fmt.Errorf("publish on %s: %w", req.branch, err)
+				return Commit{}, exitErr(&req, pending, err)
 			}
 		}
 		done, c, err := g.publishAttempt(ctx, &req, &pending)
 		if done {
 			if err != nil {
-				return Commit{}, fmt.Errorf("publish on %s: %w", req.branch, err)
+				return Commit{}, exitErr(&req, pending, err)
 			}
 			return c, nil
 		}
@@ -148,6 +151,19 @@ func (g *Graph) publish(ctx context.Context, req publishReq) (Commit, error) {
 		return g.resolveAfterBudget(ctx, &req, pending, last)
 	}
 	return Commit{}, &ContentionError{Op: "publish on " + req.branch.String(), Attempts: g.budget, CommitID: req.commit.ID, Last: last}
+}
+
+// exitErr wraps the error a publish ends with. With writes still pending
+// (written, outcome unknown, not settled by a read-back) the error is
+// marked ambiguous whatever its cause: a read failure, a cancelled context,
+// a failpoint, a migration error or a definite refusal computed on a head
+// that does not yet show the pending write.
+func exitErr(req *publishReq, pending []uint64, err error) error {
+	err = fmt.Errorf("publish on %s: %w", req.branch, err)
+	if len(pending) == 0 || errors.Is(err, objstore.ErrAmbiguous) {
+		return err
+	}
+	return markAmbiguous(err, req.commit.ID, nil)
 }
 
 // publishAttempt is one attempt. done=false with err means "retry".

@@ -218,6 +218,11 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 		}
 		return Commit{}, cause
 	}
+	if errors.Is(cause, objstore.ErrAmbiguous) {
+		// The publish may have landed (a mismatch inside an ambiguous
+		// cause was seen on a head that did not yet show it): never undo.
+		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
+	}
 	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
