@@ -124,3 +124,30 @@ func TestContentionAmbiguityAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledWriteWithSidecarIsAmbiguous: a Write whose context ends
+// after it wrote table versions (its sidecar names them) but before its
+// manifest write has an open outcome: recovery may still roll it forward,
+// so the error must match objstore.ErrAmbiguous as well as context.Canceled.
+func TestCancelledWriteWithSidecarIsAmbiguous(t *testing.T) {
+	store := recInit(t)
+	g := recOpenNow(t, store, 31, nil)
+	ctx, cancel := context.WithCancel(recCtx)
+	defer cancel()
+	store.SetHook(sim.HookFuncs{Before: func(ctx context.Context, c *sim.Call) error {
+		if c.Op == objstore.OpPut && strings.Contains(c.Key, "/branches/") {
+			cancel()
+			return ctx.Err()
+		}
+		return nil
+	}})
+	b := mustRecBranch(t, g)
+	_, err := g.Write(ctx, b, recWrites(map[string]string{"a": "a1"}), kernel.LineageIntent{Actor: "tester", Message: "cancelled"})
+	store.SetHook(nil)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, objstore.ErrAmbiguous) {
+		t.Fatalf("error %v: want both context.Canceled and objstore.ErrAmbiguous (the sidecar may roll forward)", err)
+	}
+	if n := len(recSidecars(t, store)); n != 1 {
+		t.Errorf("%d sidecars, want the write's 1 left for recovery", n)
+	}
+}
