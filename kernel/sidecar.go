@@ -190,8 +190,9 @@ func (g *Graph) ownPublished(ctx context.Context, run *writeRun, mm *VersionMism
 
 // abandonWrite ends a Write that failed with cause after (possibly) leaving
 // a sidecar. The writer reports exactly what it knows:
-//   - a crash (or an ended context) returns cause at once: the process is
-//     gone and recovery owns the sidecar;
+//   - a crash returns cause at once: the process is gone and recovery owns
+//     the sidecar; an ended context does too, marked ambiguous once a table
+//     version was written (recovery may roll the sidecar forward);
 //   - a round that wrote no table version deletes its own sidecar (a sweep
 //     would only ever roll it back);
 //   - a definite cause (a version mismatch: some pin moved past the
@@ -209,7 +210,13 @@ func (g *Graph) ownPublished(ctx context.Context, run *writeRun, mm *VersionMism
 //     *ContentionError with Ambiguous set).
 func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (Commit, error) {
 	s := run.own
-	if s == nil || errors.Is(cause, failpoint.ErrCrashed) || ctx.Err() != nil {
+	if s == nil || errors.Is(cause, failpoint.ErrCrashed) {
+		return Commit{}, cause
+	}
+	if ctx.Err() != nil {
+		if run.wrote { // recovery may still roll the sidecar forward
+			return Commit{}, markAmbiguous(cause, s.CommitID, nil)
+		}
 		return Commit{}, cause
 	}
 	if !run.wrote {
