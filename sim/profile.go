@@ -25,7 +25,7 @@ var profiles = map[string]FaultProfile{
 	"default": {
 		Name: "default",
 		Store: objsim.Faults{
-			TransientRate: 0.02, ConflictRate: 0.01, LostAckRate: 0.01,
+			TransientRate: 0.02, ConflictRate: 0.01, LostAckRate: 0.01, ReadOutageAfterLostAck: 2,
 			LatencyMin: baseLatency.LatencyMin, LatencyMax: baseLatency.LatencyMax,
 			SpikeRate: 0.01, SpikeLatency: 2 * time.Second,
 		},
@@ -35,7 +35,7 @@ var profiles = map[string]FaultProfile{
 	"heavy": {
 		Name: "heavy",
 		Store: objsim.Faults{
-			TransientRate: 0.08, ConflictRate: 0.04, LostAckRate: 0.04,
+			TransientRate: 0.08, ConflictRate: 0.04, LostAckRate: 0.04, ReadOutageAfterLostAck: 12,
 			LatencyMin: baseLatency.LatencyMin, LatencyMax: baseLatency.LatencyMax,
 			SpikeRate: 0.03, SpikeLatency: 5 * time.Second,
 		},

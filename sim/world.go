@@ -172,7 +172,7 @@ func (w *World) OnCrash(f func(*Actor)) { w.onCrash = f }
 // crashes and failpoints. Base latency stays.
 func (w *World) EnterQuietPhase() {
 	f := w.cfg.Faults
-	f.TransientRate, f.ConflictRate, f.LostAckRate, f.SpikeRate = 0, 0, 0, 0
+	f.TransientRate, f.ConflictRate, f.LostAckRate, f.SpikeRate, f.ReadOutageAfterLostAck = 0, 0, 0, 0, 0
 	w.store.SetFaults(f)
 	w.quiet = true
 	w.trace.event("quiet at=%d", w.now.Load())
@@ -183,7 +183,7 @@ func (w *World) EnterQuietPhase() {
 // actor writes its pre-existing state exactly.
 func (w *World) SuspendFaults(a *Actor) {
 	f := w.cfg.Faults
-	f.TransientRate, f.ConflictRate, f.LostAckRate, f.SpikeRate = 0, 0, 0, 0
+	f.TransientRate, f.ConflictRate, f.LostAckRate, f.SpikeRate, f.ReadOutageAfterLostAck = 0, 0, 0, 0, 0
 	w.store.SetFaults(f)
 	a.immune = true
 	w.immune = a

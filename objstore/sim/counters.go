@@ -18,6 +18,9 @@ type FaultCounts struct {
 	Conflict uint64
 	// LostAck counts writes executed whose reply was then lost.
 	LostAck uint64
+	// ReadOutage counts reads failed by the outage after a lost
+	// acknowledgement (Faults.ReadOutageAfterLostAck).
+	ReadOutage uint64
 	// Spike counts latency spikes (not errors).
 	Spike uint64
 }
@@ -51,5 +54,7 @@ func (c *Counters) countFault(f fault) {
 		c.Faults.Conflict++
 	case faultLostAck:
 		c.Faults.LostAck++
+	case faultReadOutage:
+		c.Faults.ReadOutage++
 	}
 }

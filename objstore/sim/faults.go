@@ -29,7 +29,15 @@ type Faults struct {
 	SpikeRate float64
 	// SpikeLatency is the extra latency of a spike.
 	SpikeLatency time.Duration
+	// ReadOutageAfterLostAck is how many reads (Get, Head, List) fail
+	// with ErrTransient and no effect right after each lost acknowledgement:
+	// the outage that drives a writer's read-back into its error exits.
+	// 0 turns it off; at most MaxReadOutage.
+	ReadOutageAfterLostAck int
 }
+
+// MaxReadOutage bounds Faults.ReadOutageAfterLostAck.
+const MaxReadOutage = 1000
 
 // Validate reports whether f is usable: rates in [0, 1] and not NaN,
 // non-negative latencies, LatencyMin <= LatencyMax.
@@ -51,6 +59,9 @@ func (f Faults) Validate() error {
 	if f.LatencyMin < 0 || f.SpikeLatency < 0 {
 		return fmt.Errorf("sim: negative latency (min %v, spike %v)", f.LatencyMin, f.SpikeLatency)
 	}
+	if f.ReadOutageAfterLostAck < 0 || f.ReadOutageAfterLostAck > MaxReadOutage {
+		return fmt.Errorf("sim: ReadOutageAfterLostAck %d outside [0, %d]", f.ReadOutageAfterLostAck, MaxReadOutage)
+	}
 	if f.LatencyMax < f.LatencyMin {
 		return fmt.Errorf("sim: LatencyMax %v < LatencyMin %v", f.LatencyMax, f.LatencyMin)
 	}
@@ -66,6 +77,7 @@ const (
 	faultTransientAmbiguous
 	faultConflict
 	faultLostAck
+	faultReadOutage
 )
 
 // Stream selectors for the two PCG streams derived from Config.Seed.

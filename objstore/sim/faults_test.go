@@ -241,3 +241,29 @@ func mustPut(t *testing.T, s *sim.Store, key, data string) string {
 	}
 	return etag
 }
+
+// TestReadOutageAfterLostAck: after a lost acknowledgement, exactly the
+// configured number of reads fail with ErrTransient and no effect, then
+// reads succeed again; writes are not part of the outage.
+func TestReadOutageAfterLostAck(t *testing.T) {
+	ctx := context.Background()
+	s := sim.New(sim.Config{Seed: 3, Faults: sim.Faults{LostAckRate: 1, ReadOutageAfterLostAck: 3}})
+	if _, err := s.Put(ctx, "k", []byte("v"), objstore.CreateOnly); !objstore.IsAmbiguous(err) {
+		t.Fatalf("Put: %v, want a lost acknowledgement", err)
+	}
+	s.SetFaults(sim.Faults{ReadOutageAfterLostAck: 3}) // no further lost acks; the outage in flight stays
+	for i := range 3 {
+		if _, err := s.Get(ctx, "k"); !errors.Is(err, objstore.ErrTransient) || objstore.IsAmbiguous(err) {
+			t.Fatalf("read %d of the outage: %v, want a plain ErrTransient", i+1, err)
+		}
+	}
+	if obj, err := s.Get(ctx, "k"); err != nil || string(obj.Data) != "v" {
+		t.Fatalf("read after the outage: %q, %v; want the applied write", obj.Data, err)
+	}
+	if n := s.Counters().Faults.ReadOutage; n != 3 {
+		t.Errorf("ReadOutage counter %d, want 3", n)
+	}
+	if err := (sim.Faults{ReadOutageAfterLostAck: sim.MaxReadOutage + 1}).Validate(); err == nil {
+		t.Error("an outage beyond sim.MaxReadOutage validated")
+	}
+}

@@ -35,6 +35,7 @@ type Store struct {
 	cfg        Config // cfg.Faults and cfg.Hook track SetFaults and SetHook
 	latencyRNG *rand.Rand
 	faultRNG   *rand.Rand
+	readOutage int // reads still to fail after the last lost ack
 	objects    map[string]object
 	keys       index
 	etagSeq    uint64
@@ -68,6 +69,7 @@ func (s *Store) SetFaults(f Faults) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.Faults = f
+	s.readOutage = min(s.readOutage, f.ReadOutageAfterLostAck)
 }
 
 // SetHook replaces the hook for later calls (nil removes it).
@@ -218,6 +220,11 @@ func execute[T any](ctx context.Context, s *Store, c *Call, effect func() (T, bo
 	}
 	s.counters.CountRequest(c.Op, payload)
 	f := drawFault(s.faultRNG, s.cfg.Faults, c.Op, c.Cond)
+	isRead := c.Op == objstore.OpGet || c.Op == objstore.OpHead || c.Op == objstore.OpList
+	if isRead && f == faultNone && s.readOutage > 0 {
+		s.readOutage--
+		f = faultReadOutage
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// A cancelled call never reaches the store: no effect, no fault.
 		s.counters.CountError(c.Op)
@@ -226,12 +233,13 @@ func execute[T any](ctx context.Context, s *Store, c *Call, effect func() (T, bo
 	s.counters.countFault(f)
 	res, applied, err := zero, false, error(nil)
 	switch f {
-	case faultTransient, faultTransientAmbiguous, faultConflict:
+	case faultTransient, faultTransientAmbiguous, faultConflict, faultReadOutage:
 		err = injected(c, f)
 	default:
 		res, applied, err = effect()
 		if f == faultLostAck {
 			res, err = zero, injected(c, f)
+			s.readOutage = s.cfg.Faults.ReadOutageAfterLostAck
 		}
 	}
 	if err != nil {
@@ -246,6 +254,9 @@ func injected(c *Call, f fault) error {
 	switch f {
 	case faultTransient:
 		return objstore.NewError(c.Op, c.Key, objstore.ErrTransient, cause)
+	case faultReadOutage:
+		return objstore.NewError(c.Op, c.Key, objstore.ErrTransient,
+			fmt.Errorf("sim: injected read outage after a lost acknowledgement (call %d)", c.Seq))
 	case faultTransientAmbiguous:
 		return objstore.NewAmbiguousError(c.Op, c.Key, objstore.ErrTransient, cause)
 	case faultConflict:
