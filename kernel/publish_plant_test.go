@@ -9,6 +9,7 @@ import (
 	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
 // enablePlant switches one planted bug on for the test.
@@ -44,7 +45,7 @@ func TestPlantedReparentOnceForksTheChain(t *testing.T) {
 // and reports success: TestLostAckPublishIsResolvedByReadBack).
 func TestPlantedIgnoreLostAckLosesCommit(t *testing.T) {
 	enablePlant(t, plant.IgnoreLostAck)
-	_, err, log := pubLostAck(t)
+	_, log, err := pubLostAck(t)
 	var ce *kernel.ContentionError
 	if !errors.As(err, &ce) || ce.Ambiguous || errors.Is(err, objstore.ErrAmbiguous) {
 		t.Fatalf("Publish = %v, want the planted definite failure", err)
@@ -52,4 +53,24 @@ func TestPlantedIgnoreLostAckLosesCommit(t *testing.T) {
 	if countIn(log, ce.CommitID) != 1 {
 		t.Fatalf("the failed commit %s appears %d times in %d commits: the planted bug is not observable", ce.CommitID, countIn(log, ce.CommitID), len(log))
 	}
+}
+
+// pubLostAck runs one Publish whose first manifest write lands but loses
+// its acknowledgement (an ambiguous error), and returns the Publish result
+// and main's whole log. (Only the planted-bug tests use it.)
+func pubLostAck(t *testing.T) (kernel.Commit, []kernel.Commit, error) {
+	t.Helper()
+	base := sim.New(sim.Config{Seed: 1})
+	mustInit(t, base, 1)
+	store := &ackStore{Store: base, match: isManifestKey, remaining: 1, apply: true}
+	g, err := kernel.Open(ctx, store, root, kernel.Options{Env: testEnv(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	c, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "me", Message: "lost ack"}, nil)
+	if store.hits != 1 {
+		t.Fatalf("lost-ack fault fired %d times", store.hits)
+	}
+	return c, fullLog(t, g, main), err
 }

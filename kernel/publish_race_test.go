@@ -50,22 +50,3 @@ func TestPublishRetryReparents(t *testing.T) {
 	assertLinear(t, log)
 }
 
-// pubLostAck runs one Publish whose first manifest write lands but loses
-// its acknowledgement (an ambiguous error), and returns the Publish result
-// and main's whole log.
-func pubLostAck(t *testing.T) (kernel.Commit, error, []kernel.Commit) {
-	t.Helper()
-	base := sim.New(sim.Config{Seed: 1})
-	mustInit(t, base, 1)
-	store := &ackStore{Store: base, match: isManifestKey, remaining: 1, apply: true}
-	g, err := kernel.Open(ctx, store, root, kernel.Options{Env: testEnv(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	main := mustBranch(t, g, "main")
-	c, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "me", Message: "lost ack"}, nil)
-	if store.hits != 1 {
-		t.Fatalf("lost-ack fault fired %d times", store.hits)
-	}
-	return c, err, fullLog(t, g, main)
-}

@@ -146,9 +146,6 @@ func (g *Graph) commitPlanned(ctx context.Context, b BranchRef, p plannedWrite) 
 	return TableUpdate{Table: p.table, Fork: b.incID, Version: p.version, Rows: tv.Rows}, nil
 }
 
-// isStoreNotFound reports a store not-found.
-func isStoreNotFound(err error) bool { return errors.Is(err, objstore.ErrNotFound) }
-
 // healFirst resolves, before a write round advances any table, every
 // abandoned sidecar (older than RecoveryLease) of b's incarnation that
 // names one of the tables, so the round builds on a converged state. Young

@@ -5,8 +5,10 @@
 // depends on them: the S3 tests (objstore/s3/s3test) run
 // `go build github.com/versity/versitygw/cmd/versitygw` with this directory
 // as the working directory, which resolves the pinned version below.
+// scripts/staticcheck.sh builds staticcheck from here the same way.
 package tools
 
 import (
 	_ "github.com/versity/versitygw/cmd/versitygw"
+	_ "honnef.co/go/tools/cmd/staticcheck"
 )

@@ -128,12 +128,3 @@ func (v *tableView) incident(node string) []string {
 	return v.byNode[node]
 }
 
-// release drops the loaded records.
-func (v *tableView) release() {
-	for i, r := range v.recs {
-		if r != nil {
-			r.Release()
-			v.recs[i] = nil
-		}
-	}
-}

@@ -105,7 +105,7 @@ func buildBinary(t testing.TB) (string, error) {
 func goBuild(toolsDir, out string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return fmt.Errorf("s3test: no go binary on PATH to build versitygw with: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
 	defer cancel()
