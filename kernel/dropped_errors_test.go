@@ -74,4 +74,3 @@ func recLogLen(t *testing.T, g *kernel.Graph) int {
 	t.Fatal("log longer than 1000 pages")
 	return 0
 }
-

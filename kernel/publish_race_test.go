@@ -49,4 +49,3 @@ func TestPublishRetryReparents(t *testing.T) {
 	}
 	assertLinear(t, log)
 }
-

@@ -127,4 +127,3 @@ func (v *tableView) incident(node string) []string {
 	v.edgeIndex()
 	return v.byNode[node]
 }
-
