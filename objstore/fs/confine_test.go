@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,10 +70,11 @@ func TestSymlinkedDirectoryConfined(t *testing.T) {
 	long := strings.Repeat("L", chunkMaxBytes)
 	tests := []struct{ link, key string }{
 		{"a.d", "a/b"},
-		{long + ".c", long + "b"},
+		{long + ".c", long + "x/b"}, // a long non-final segment's chunk
+		{"LL.c", long + "b"},        // a final segment's trie chunk
 	}
 	for _, tc := range tests {
-		t.Run(tc.link[:3], func(t *testing.T) {
+		t.Run(tc.link[:2]+strconv.Itoa(len(tc.link)), func(t *testing.T) {
 			s := openT(t)
 			out := newOutside(t)
 			before := out.snapshot(t)
@@ -243,13 +245,13 @@ func TestRootResolvedOnce(t *testing.T) {
 // blocking or reading it.
 func TestForeignObjectFileRefused(t *testing.T) {
 	s := openT(t)
-	if err := unix.Mkfifo(filepath.Join(s.Root(), "fifo.o"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(s.Root(), "ff.o"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(s.Root(), "dir.o"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(s.Root(), "dd.o"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"fifo", "dir"} {
+	for _, key := range []string{"ff", "dd"} {
 		if _, err := s.Get(context.Background(), key); !errors.Is(err, objstore.ErrInvalidKey) {
 			t.Errorf("get %s: %v, want ErrInvalidKey", key, err)
 		}

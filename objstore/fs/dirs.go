@@ -12,6 +12,9 @@ import (
 const (
 	tmpDirName  = ".tmp"
 	lockDirName = ".locks"
+	// layoutMarker marks a root written in the trie layout (see
+	// encodeKey); Open refuses a root with keys but no marker.
+	layoutMarker = ".layout-trie1"
 )
 
 const (

@@ -11,9 +11,28 @@
 // a directory "<seg>.d", the final segment a file "<seg>.o", and a segment
 // longer than 200 bytes is split at rune boundaries into directories
 // "<chunk>.c" followed by its tail. So "a/b" (a.d/b.o) and "a/b/c"
-// (a.d/b.d/c.o) coexist, and a 1024-byte key fits NAME_MAX. Bookkeeping
-// lives in root/.tmp (temp files) and root/.locks (lock files); no key maps
-// there and List never returns them. An object file is a 36-byte header
+// (a.d/b.d/c.o) coexist, and a 1024-byte key fits NAME_MAX.
+//
+// The final segment's first 24 bytes are first stored as a trie of
+// 2-byte chunk directories (one whole rune where a rune is longer), always
+// leaving a non-empty tail: "b/18446744073709551615" is
+// b.d/18.c/44.c/67.c/44.c/07.c/37.c/09.c/55.c/16.c/15.o. Keys that are
+// prefixes of one another coexist ("ab" is ab.o, "abc" ab.c/c.o). This is
+// what keeps history flat: the kernel's versions are fixed-width inverted
+// numbers in the final segment, and no directory on the way to the newest
+// one holds more than 100 of them, so List(prefix, limit 1) reads a
+// bounded number of entries however many versions exist (see
+// TestHeadLookupEntriesFlatAcrossDepths). Empty trie directories a Delete
+// leaves behind are pruned, or skipped by List if a race kept them.
+//
+// Bookkeeping lives in root/.tmp (temp files), root/.locks (lock files)
+// and root/.layout-trie1 (an empty directory marking the trie layout); no
+// key maps there and List never returns them. Open refuses, with
+// ErrLegacyLayout, a root that holds keys but no marker: a store written
+// by an earlier version in the flat layout (final segment one file name)
+// is never read or written, rather than read as if empty. A binary of an
+// earlier version does not know the marker; do not share a root between
+// versions. An object file is a 36-byte header
 // (magic, 128-bit write token, length, CRC-32C) followed by the data; see
 // object.go. The ETag is the write token in hex.
 //

@@ -58,7 +58,41 @@ func Open(root string) (*Store, error) {
 			return nil, fmt.Errorf("fs: open %s: %w", root, err)
 		}
 	}
+	if err := checkLayout(real); err != nil {
+		return nil, fmt.Errorf("fs: open %s: %w", root, err)
+	}
 	return &Store{root: real}, nil
+}
+
+// ErrLegacyLayout is returned by Open for a root that holds objects in the
+// flat layout of earlier versions (a key's final segment one file name),
+// which this version would not find. Such a store is refused, never read
+// or written: migrate it by copying its keys through an older binary's
+// Store into a new root.
+var ErrLegacyLayout = errors.New("fs: store uses the old flat layout (no " + layoutMarker + " marker); refusing to open it")
+
+// checkLayout accepts a root carrying the layout marker, refuses one that
+// holds key entries without it (ErrLegacyLayout), and marks a root that
+// holds no keys yet. Concurrent Opens of a new root all succeed: mkdir of
+// the marker is idempotent, and a root with the marker is never rescanned.
+func checkLayout(root string) error {
+	marker := filepath.Join(root, layoutMarker)
+	if st, err := os.Lstat(marker); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s: %w", marker, errNotStorable)
+		}
+		return nil
+	}
+	names, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range names {
+		if _, _, ok := decodeName(e.Name()); ok {
+			return ErrLegacyLayout
+		}
+	}
+	return ensureBookkeepingDir(marker)
 }
 
 func ensureBookkeepingDir(path string) error {

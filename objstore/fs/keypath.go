@@ -20,15 +20,50 @@ const (
 // so a 1024-byte single-segment key is still storable.
 const chunkMaxBytes = 200
 
+// finalChunkBytes is the chunk length of a key's final segment. The final
+// segment is where history grows (the kernel's inverted 20-digit version
+// numbers), so it is stored as a trie of short chunk directories: every
+// directory on the way to an object holds at most the distinct
+// finalChunkBytes-byte continuations (100 for decimal digits), and a
+// List(prefix, limit 1) reads a bounded number of entries however many
+// versions sit beside the head.
+const finalChunkBytes = 2
+
+// finalTrieBytes bounds the trie part of a final segment (12 levels); the
+// rest of a longer final segment is chunked by chunkMaxBytes like any
+// other segment, so a long key stays a shallow path. The kernel's
+// history-ordered final segments (20-digit inverted versions) lie within it.
+const finalTrieBytes = 24
+
 // encodeKey maps a valid key to the names of its path below the store
 // root: every non-final segment becomes a directory "<seg>.d", the final
-// segment a file "<seg>.o", and a segment longer than chunkMaxBytes is split
-// at rune boundaries into directories "<chunk>.c" followed by its tail.
+// segment a file "<seg>.o". A non-final segment longer than chunkMaxBytes is
+// split at rune boundaries into directories "<chunk>.c" followed by its
+// tail. The final segment's first finalTrieBytes are first split into trie
+// directories "<chunk>.c" of finalChunkBytes each (one whole rune if a
+// rune is longer), always leaving a non-empty tail, then the rest as above.
 // The mapping is injective: decodeNames(encodeKey(k)) == k.
 func encodeKey(key string) []string {
 	segs := strings.Split(key, "/")
 	names := make([]string, 0, len(segs))
 	for i, seg := range segs {
+		if i == len(segs)-1 {
+			// Trie part: short chunks while the segment is longer than one.
+			for used := 0; used < finalTrieBytes && len(seg) > finalChunkBytes; {
+				cut := finalChunkBytes
+				for cut > 0 && !utf8.RuneStart(seg[cut]) {
+					cut--
+				}
+				if cut == 0 {
+					_, cut = utf8.DecodeRuneInString(seg)
+					if cut >= len(seg) {
+						break
+					}
+				}
+				names = append(names, seg[:cut]+sufChunk)
+				seg, used = seg[cut:], used+cut
+			}
+		}
 		for len(seg) > chunkMaxBytes {
 			cut := chunkMaxBytes
 			for cut > 0 && !utf8.RuneStart(seg[cut]) {

@@ -22,15 +22,20 @@ func TestEncodeKeyTable(t *testing.T) {
 		{"a", []string{"a.o"}},
 		{"a/b", []string{"a.d", "b.o"}},
 		{"a/b/c", []string{"a.d", "b.d", "c.o"}},
-		{"a.d/b.o", []string{"a.d.d", "b.o.o"}},
-		{".tmp", []string{".tmp.o"}},
+		{"a.d/b.o", []string{"a.d.d", "b..c", "o.o"}},
+		{".tmp", []string{".t.c", "mp.o"}},
+		{"ab", []string{"ab.o"}},
+		{"abc", []string{"ab.c", "c.o"}},
+		{"x/€€", []string{"x.d", "€.c", "€.o"}},
+		{"18446744073709551615", []string{"18.c", "44.c", "67.c", "44.c", "07.c", "37.c", "09.c", "55.c", "16.c", "15.o"}},
 		{".locks/x", []string{".locks.d", "x.o"}},
 		{"..a/.b", []string{"..a.d", ".b.o"}},
-		{long, []string{strings.Repeat("x", 200) + ".c", strings.Repeat("x", 200) + ".c", strings.Repeat("x", 50) + ".o"}},
+		{long, append(slices.Repeat([]string{"xx.c"}, 12), strings.Repeat("x", 200)+".c", strings.Repeat("x", 200)+".c", strings.Repeat("x", 26)+".o")},
 		{long + "/k", []string{strings.Repeat("x", 200) + ".c", strings.Repeat("x", 200) + ".c", strings.Repeat("x", 50) + ".d", "k.o"}},
-		{strings.Repeat("y", 200), []string{strings.Repeat("y", 200) + ".o"}},
-		// 200 is not a rune boundary in a run of 3-byte runes: cut at 198.
-		{euro, []string{strings.Repeat("€", 66) + ".c", strings.Repeat("€", 34) + ".o"}},
+		{strings.Repeat("y", 224), append(slices.Repeat([]string{"yy.c"}, 12), strings.Repeat("y", 200)+".o")},
+		// Trie chunks of 3-byte runes hold one rune each (8 of them = 24
+		// bytes); then 200 is not a rune boundary: cut at 198.
+		{euro, append(slices.Repeat([]string{"€.c"}, 8), strings.Repeat("€", 66)+".c", strings.Repeat("€", 26)+".o")},
 	}
 	for _, tc := range tests {
 		got := encodeKey(tc.key)

@@ -59,6 +59,7 @@ type lister struct {
 	startAfter string
 	front      frontier
 	expanded   int // directories read, for tests of the pruning
+	entries    int // directory entries read, for tests of history-flat cost
 }
 
 func (w *lister) run(ctx context.Context, want int) ([]string, error) {
@@ -93,6 +94,7 @@ func (w *lister) expand(dir entry) error {
 	if err != nil {
 		return err
 	}
+	w.entries += len(ents)
 	for _, e := range ents {
 		frag, kind, ok := decodeName(e.Name())
 		if !ok || !typeMatches(kind, e.Type()) {
