@@ -3,7 +3,7 @@ package fuzz
 import (
 	"bytes"
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
@@ -117,8 +117,8 @@ func FuzzManifestRoundTrip(f *testing.F) {
 			return
 		}
 		got, tok, err := format.DecodeManifest(data)
-		if err != nil || tok != token || !reflect.DeepEqual(got, m) {
-			t.Fatalf("round trip: %+v, %v\nwant %+v", got, err, m)
+		if err != nil || tok != token || !cmp.Equal(got, m) {
+			t.Fatalf("round trip: %+v, %v\nwant %+v\ndiff (-got +m):\n%s", got, err, m, cmp.Diff(got, m))
 		}
 	})
 }

@@ -2,7 +2,7 @@ package kernel_test
 
 import (
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"sync"
 	"testing"
 
@@ -40,8 +40,8 @@ func TestBranchNameRulesAndMainProtection(t *testing.T) {
 		wantErr(t, err, kernel.ErrBranchExists)
 		wantErr(t, g.DeleteBranch(ctx, "nope"), kernel.ErrBranchNotFound)
 		bs, err := g.ListBranches(ctx)
-		if err != nil || !reflect.DeepEqual(names(bs), []string{"f.1_x-y", "main"}) {
-			t.Fatalf("ListBranches = %v, %v", names(bs), err)
+		if err != nil || !cmp.Equal(names(bs), []string{"f.1_x-y", "main"}) {
+			t.Fatalf("ListBranches = %v, %v\ndiff (-names(bs) +[]string{'f.1_x-y', 'main'}):\n%s", names(bs), err, cmp.Diff(names(bs), []string{"f.1_x-y", "main"}))
 		}
 	})
 }
@@ -103,8 +103,8 @@ func TestDeleteRefusedWithDependents(t *testing.T) {
 		}
 		err = g.DeleteBranch(ctx, "a")
 		var hd *kernel.HasDependentsError
-		if !errors.As(err, &hd) || !errors.Is(err, kernel.ErrHasDependents) || !reflect.DeepEqual(hd.Dependents, []string{"c1", "c2"}) || hd.Branch != "a" {
-			t.Fatalf("got %v", err)
+		if !errors.As(err, &hd) || !errors.Is(err, kernel.ErrHasDependents) || !cmp.Equal(hd.Dependents, []string{"c1", "c2"}) || hd.Branch != "a" {
+			t.Fatalf("got %v\ndiff (-hd.Dependents +[]string{'c1', 'c2'}):\n%s", err, cmp.Diff(hd.Dependents, []string{"c1", "c2"}))
 		}
 		for _, n := range []string{"c1", "c2", "a"} {
 			if err := g.DeleteBranch(ctx, n); err != nil {
@@ -112,8 +112,8 @@ func TestDeleteRefusedWithDependents(t *testing.T) {
 			}
 		}
 		bs, _ := g.ListBranches(ctx)
-		if !reflect.DeepEqual(names(bs), []string{"main", "other"}) {
-			t.Fatalf("branches %v", names(bs))
+		if !cmp.Equal(names(bs), []string{"main", "other"}) {
+			t.Fatalf("branches %v\ndiff (-names(bs) +[]string{'main', 'other'}):\n%s", names(bs), cmp.Diff(names(bs), []string{"main", "other"}))
 		}
 	})
 }
@@ -225,8 +225,8 @@ func TestBranchWriteIsolation(t *testing.T) {
 		}
 		mt, _ := g.ReadTable(ctx, "a", kernelRef(ma))
 		ft, _ := g.ReadTable(ctx, "a", kernelRef(fa))
-		if !reflect.DeepEqual(mt.Fragments, []string{"m1", "m2"}) || !reflect.DeepEqual(ft.Fragments, []string{"m1", "f1"}) {
-			t.Fatalf("contents main %v f %v", mt.Fragments, ft.Fragments)
+		if !cmp.Equal(mt.Fragments, []string{"m1", "m2"}) || !cmp.Equal(ft.Fragments, []string{"m1", "f1"}) {
+			t.Fatalf("contents main %v f %v\ndiff (-mt.Fragments +[]string{'m1', 'm2'}):\n%s\ndiff (-ft.Fragments +[]string{'m1', 'f1'}):\n%s", mt.Fragments, ft.Fragments, cmp.Diff(mt.Fragments, []string{"m1", "m2"}), cmp.Diff(ft.Fragments, []string{"m1", "f1"}))
 		}
 	})
 }

@@ -3,7 +3,7 @@ package kernel_test
 import (
 	"errors"
 	"fmt"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -47,16 +47,16 @@ func TestLogPagination(t *testing.T) {
 				}
 				cur = page.Next
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("limit %d: log %v, want %v", limit, got, want)
+			if !cmp.Equal(got, want) {
+				t.Fatalf("limit %d: log %v, want %v\ndiff (-got +want):\n%s", limit, got, want, cmp.Diff(got, want))
 			}
 		}
 		f, _ := g.CreateBranch(ctx, "f", main)
 		fc := commitTable(t, g, f, "b", "x")
 		commitTable(t, g, main, "a", "after-fork")
 		flog := fullLog(t, g, f)
-		if !reflect.DeepEqual(ids(flog), append([]kernel.CommitID{fc.ID}, want...)) {
-			t.Fatalf("branch log does not end with main's history at the fork")
+		if !cmp.Equal(ids(flog), append([]kernel.CommitID{fc.ID}, want...)) {
+			t.Fatalf("branch log does not end with main's history at the fork\ndiff (-ids(flog) +append([]kernel.CommitID{fc.ID}, want...)):\n%s", cmp.Diff(ids(flog), append([]kernel.CommitID{fc.ID}, want...)))
 		}
 		assertLinear(t, flog)
 		_, err := g.Log(ctx, main, "garbage", 5)
@@ -85,8 +85,8 @@ func TestCommitByID(t *testing.T) {
 	}
 	for _, want := range []kernel.Commit{mc, fc, dc} {
 		got, err := h.Commit(ctx, want.ID)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("Commit(%s) = %+v, %v; want %+v", want.ID, got, err, want)
+		if err != nil || !cmp.Equal(got, want) {
+			t.Fatalf("Commit(%s) = %+v, %v; want %+v\ndiff (-got +want):\n%s", want.ID, got, err, want, cmp.Diff(got, want))
 		}
 	}
 	_, err = h.Commit(ctx, kernel.CommitID{9})
@@ -167,16 +167,25 @@ func TestSnapshotImmutability(t *testing.T) {
 		tables[0].Version = 99
 		commitTable(t, g, main, "a", "2")
 		commitTable(t, g, main, "b", "1")
-		if !reflect.DeepEqual(snap.Tables(), before) || snap.Head() != c1.ID || snap.ManifestVersion() != 1 {
-			t.Fatalf("snapshot changed: %+v", snap.Tables())
+		if !cmp.Equal(snap.Tables(), before) || snap.Head() != c1.ID || snap.ManifestVersion() != 1 {
+			t.Fatalf("snapshot changed: %+v\ndiff (-snap.Tables() +before):\n%s", snap.Tables(), cmp.Diff(snap.Tables(), before))
 		}
 		byCommit, err := g.SnapshotAtCommit(ctx, c1.ID)
-		if err != nil || !reflect.DeepEqual(byCommit.Tables(), before) {
-			t.Fatalf("SnapshotAtCommit %+v %v", byCommit.Tables(), err)
+		if err != nil || !cmp.Equal(byCommit.Tables(), before) {
+			t.Fatalf("SnapshotAtCommit %+v %v\ndiff (-byCommit.Tables() +before):\n%s", byCommit.Tables(), err, cmp.Diff(byCommit.Tables(), before))
 		}
 		byVersion, err := g.SnapshotAtVersion(ctx, main, 1)
-		if err != nil || !reflect.DeepEqual(byVersion, snap) {
-			t.Fatalf("SnapshotAtVersion %+v %v", byVersion, err)
+		if err != nil {
+			t.Fatalf("SnapshotAtVersion: %v", err)
+		}
+		type view struct {
+			Head    kernel.CommitID
+			Version uint64
+			Tables  any
+		}
+		viewOf := func(s kernel.Snapshot) view { return view{s.Head(), s.ManifestVersion(), s.Tables()} }
+		if diff := cmp.Diff(viewOf(snap), viewOf(byVersion)); diff != "" {
+			t.Fatalf("SnapshotAtVersion differs from the head snapshot (-head +byVersion):\n%s", diff)
 		}
 		_, err = g.SnapshotAtVersion(ctx, main, 99)
 		wantErr(t, err, kernel.ErrNotFound)
@@ -219,8 +228,8 @@ func TestWriteStrictAndRebase(t *testing.T) {
 		snap, _ = g.SnapshotAtCommit(ctx, c.ID)
 		pin, _ := snap.Table("a")
 		tv, _ := g.ReadTable(ctx, "a", kernelRef(pin))
-		if pin.Version != 3 || !reflect.DeepEqual(tv.Fragments, []string{"1", "2"}) || tv.BasedOn.Version != 1 {
-			t.Fatalf("rebased pin %+v content %+v", pin, tv)
+		if pin.Version != 3 || !cmp.Equal(tv.Fragments, []string{"1", "2"}) || tv.BasedOn.Version != 1 {
+			t.Fatalf("rebased pin %+v content %+v\ndiff (-tv.Fragments +[]string{'1', '2'}):\n%s", pin, tv, cmp.Diff(tv.Fragments, []string{"1", "2"}))
 		}
 		if err := strict(3); err != nil {
 			t.Fatalf("strict on fresh base: %v", err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"sync"
 	"testing"
@@ -65,8 +65,8 @@ func checkLegacySnapshots(t *testing.T, g *kernel.Graph, store objstore.Store, f
 	t.Helper()
 	for _, br := range fx.Branches {
 		s, err := g.SnapshotAt(mctx, mustRef(t, g, br.Name))
-		if err != nil || s.Head() != br.Head || !reflect.DeepEqual(s.Tables(), br.Tables) && len(br.Tables) > 0 {
-			t.Fatalf("SnapshotAt(%s) = %+v, %v", br.Name, s, err)
+		if err != nil || s.Head() != br.Head || !cmp.Equal(s.Tables(), br.Tables) && len(br.Tables) > 0 {
+			t.Fatalf("SnapshotAt(%s) = %+v, %v\ndiff (-s.Tables() +br.Tables):\n%s", br.Name, s, err, cmp.Diff(s.Tables(), br.Tables))
 		}
 		lin, _ := br.Lineage()
 		for _, c := range br.Commits {
@@ -186,8 +186,8 @@ func checkFold(t *testing.T, store objstore.Store, br migrate.FixtureBranch) {
 	if len(want) == 0 {
 		want = nil
 	}
-	if !reflect.DeepEqual(m.Legacy.Commits, want) || m.Head != br.Head || m.Legacy.Head != br.Head {
-		t.Fatalf("%s fold:\n got %+v head %s\nwant %+v head %s", br.Name, m.Legacy.Commits, m.Head, want, br.Head)
+	if !cmp.Equal(m.Legacy.Commits, want) || m.Head != br.Head || m.Legacy.Head != br.Head {
+		t.Fatalf("%s fold:\n got %+v head %s\nwant %+v head %s\ndiff (-m.Legacy.Commits +want):\n%s", br.Name, m.Legacy.Commits, m.Head, want, br.Head, cmp.Diff(m.Legacy.Commits, want))
 	}
 	if fmt.Sprint(m.Tables) != fmt.Sprint(br.Tables) {
 		t.Fatalf("%s fold changed pins: %v, want %v", br.Name, m.Tables, br.Tables)

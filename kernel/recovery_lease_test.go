@@ -1,7 +1,7 @@
 package kernel_test
 
 import (
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 	"time"
@@ -113,8 +113,8 @@ func TestWriterHealsAbandonedSidecarFirst(t *testing.T) {
 	}
 	recNoSidecars(t, store)
 	tables := recState(t, store).Branches[0].Tables
-	if !reflect.DeepEqual(tables[0].Fragments, []string{"a0", "a1", "a2"}) {
-		t.Fatalf("table a %+v: the write did not build on the healed state", tables[0])
+	if !cmp.Equal(tables[0].Fragments, []string{"a0", "a1", "a2"}) {
+		t.Fatalf("table a %+v: the write did not build on the healed state\ndiff (-tables[0].Fragments +[]string{'a0', 'a1', 'a2'}):\n%s", tables[0], cmp.Diff(tables[0].Fragments, []string{"a0", "a1", "a2"}))
 	}
 }
 
@@ -132,8 +132,8 @@ func TestHealFirstScope(t *testing.T) {
 		t.Fatalf("%d sidecars, %d audits: heal-first acted out of scope", n, recAuditTotal(store))
 	}
 	tables := recState(t, store).Branches[0].Tables
-	if !reflect.DeepEqual(tables[0].Fragments, []string{"a0", "a2"}) || !reflect.DeepEqual(tables[1].Fragments, []string{"b0", "b1"}) {
-		t.Fatalf("tables %+v", tables)
+	if !cmp.Equal(tables[0].Fragments, []string{"a0", "a2"}) || !cmp.Equal(tables[1].Fragments, []string{"b0", "b1"}) {
+		t.Fatalf("tables %+v\ndiff (-tables[0].Fragments +[]string{'a0', 'a2'}):\n%s\ndiff (-tables[1].Fragments +[]string{'b0', 'b1'}):\n%s", tables, cmp.Diff(tables[0].Fragments, []string{"a0", "a2"}), cmp.Diff(tables[1].Fragments, []string{"b0", "b1"}))
 	}
 	// The abandoned write is resolved later, and can no longer roll
 	// forward: table a moved past it.
@@ -141,8 +141,8 @@ func TestHealFirstScope(t *testing.T) {
 	if a := recOneAudit(t, store); a.Decision != format.DecisionRollBack {
 		t.Fatalf("audit %+v", a)
 	}
-	if got := recState(t, store).Branches[0].Tables[0].Fragments; !reflect.DeepEqual(got, []string{"a0", "a2"}) {
-		t.Fatalf("table a after the late roll-back: %v", got)
+	if got := recState(t, store).Branches[0].Tables[0].Fragments; !cmp.Equal(got, []string{"a0", "a2"}) {
+		t.Fatalf("table a after the late roll-back: %v\ndiff (-got +[]string{'a0', 'a2'}):\n%s", got, cmp.Diff(got, []string{"a0", "a2"}))
 	}
 }
 

@@ -3,7 +3,7 @@ package kernel_test
 import (
 	"errors"
 	"fmt"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -88,8 +88,8 @@ func TestWriteSidecarPrecedesEveryTableVersion(t *testing.T) {
 			t.Errorf("table %s: expected %d commit %d, pinned %d", st.Table, st.Expected, st.Commit, want)
 		}
 	}
-	if !reflect.DeepEqual(tables, []string{"a", "b", "n"}) {
-		t.Fatalf("sidecar tables %v", tables)
+	if !cmp.Equal(tables, []string{"a", "b", "n"}) {
+		t.Fatalf("sidecar tables %v\ndiff (-tables +[]string{'a', 'b', 'n'}):\n%s", tables, cmp.Diff(tables, []string{"a", "b", "n"}))
 	}
 	if left := recSidecars(t, store); len(left) != 0 {
 		t.Fatalf("sidecar left after the publish: %+v", left)
@@ -154,8 +154,8 @@ func TestWriteFailpointOrder(t *testing.T) {
 		string(failpoint.PublishBeforeWrite) + " sidecars=1 new-versions=2",
 		string(failpoint.AfterPublishBeforeSidecarDelete) + " sidecars=1 new-versions=2",
 	}
-	if !reflect.DeepEqual(order, want) {
-		t.Fatalf("failpoint order:\n%s\nwant:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
+	if !cmp.Equal(order, want) {
+		t.Fatalf("failpoint order:\n%s\nwant:\n%s\ndiff (-order +want):\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"), cmp.Diff(order, want))
 	}
 }
 

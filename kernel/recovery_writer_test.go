@@ -2,7 +2,7 @@ package kernel_test
 
 import (
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -72,8 +72,8 @@ func TestLiveWriterRolledForwardReportsSuccess(t *testing.T) {
 				t.Fatalf("the write is in the history %d times", n)
 			}
 			tables := recState(t, store).Branches[0].Tables
-			if !reflect.DeepEqual(tables[0].Fragments, []string{"a0", "a1"}) || !reflect.DeepEqual(tables[1].Fragments, []string{"b0", "b1"}) {
-				t.Fatalf("tables %+v", tables)
+			if !cmp.Equal(tables[0].Fragments, []string{"a0", "a1"}) || !cmp.Equal(tables[1].Fragments, []string{"b0", "b1"}) {
+				t.Fatalf("tables %+v\ndiff (-tables[0].Fragments +[]string{'a0', 'a1'}):\n%s\ndiff (-tables[1].Fragments +[]string{'b0', 'b1'}):\n%s", tables, cmp.Diff(tables[0].Fragments, []string{"a0", "a1"}), cmp.Diff(tables[1].Fragments, []string{"b0", "b1"}))
 			}
 			recOneAudit(t, store)
 			recNoSidecars(t, store)
@@ -208,8 +208,8 @@ func recCheckNoStrays(t *testing.T, store *sim.Store) {
 		}
 		head, _ := g.ReadTable(recCtx, table, th)
 		pinned, _ := g.ReadTable(recCtx, table, kernel.TableRef{Fork: pin.Fork, Version: pin.Version})
-		if !reflect.DeepEqual(head.Fragments, pinned.Fragments) || head.Rows != pinned.Rows {
-			t.Fatalf("table %s: HEAD v%d %v dangles above pin v%d %v", table, th.Version, head.Fragments, pin.Version, pinned.Fragments)
+		if !cmp.Equal(head.Fragments, pinned.Fragments) || head.Rows != pinned.Rows {
+			t.Fatalf("table %s: HEAD v%d %v dangles above pin v%d %v\ndiff (-head.Fragments +pinned.Fragments):\n%s", table, th.Version, head.Fragments, pin.Version, pinned.Fragments, cmp.Diff(head.Fragments, pinned.Fragments))
 		}
 	}
 }

@@ -3,7 +3,7 @@ package kernel_test
 import (
 	"errors"
 	"fmt"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -162,8 +162,8 @@ func (m *machine) deleteBranch(t *rapid.T) {
 	deps, rerr := m.ref.DeleteBranch(name)
 	sameOutcome(t, "delete "+name, err, rerr)
 	var hd *kernel.HasDependentsError
-	if errors.As(err, &hd) && !reflect.DeepEqual(hd.Dependents, deps) {
-		t.Fatalf("dependents %v, reference %v", hd.Dependents, deps)
+	if errors.As(err, &hd) && !cmp.Equal(hd.Dependents, deps) {
+		t.Fatalf("dependents %v, reference %v\ndiff (-hd.Dependents +deps):\n%s", hd.Dependents, deps, cmp.Diff(hd.Dependents, deps))
 	}
 	if err == nil {
 		m.stale = append(m.stale, m.handles[name])
@@ -188,8 +188,8 @@ func (m *machine) readAt(t *rapid.T) {
 		got[pin.Name] = tv.Fragments[0]
 	}
 	want, _ := m.ref.Tables(id)
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("tables at %s: kernel %v, reference %v", id, got, want)
+	if !cmp.Equal(got, want) {
+		t.Fatalf("tables at %s: kernel %v, reference %v\ndiff (-got +want):\n%s", id, got, want, cmp.Diff(got, want))
 	}
 	c, err := m.g.Commit(ctx, cid)
 	rc, _ := m.ref.Commit(id)
@@ -254,8 +254,8 @@ func (m *machine) check(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(bs); !reflect.DeepEqual(got, m.ref.Branches()) {
-		t.Fatalf("branches %v, reference %v", got, m.ref.Branches())
+	if got := names(bs); !cmp.Equal(got, m.ref.Branches()) {
+		t.Fatalf("branches %v, reference %v\ndiff (-got +m.ref.Branches()):\n%s", got, m.ref.Branches(), cmp.Diff(got, m.ref.Branches()))
 	}
 	for _, name := range m.ref.Branches() {
 		var got []string
@@ -273,8 +273,8 @@ func (m *machine) check(t *rapid.T) {
 			}
 		}
 		want, _ := m.ref.Log(name)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("log of %s: kernel %v, reference %v", name, got, want)
+		if !cmp.Equal(got, want) {
+			t.Fatalf("log of %s: kernel %v, reference %v\ndiff (-got +want):\n%s", name, got, want, cmp.Diff(got, want))
 		}
 	}
 }

@@ -2,7 +2,7 @@ package model
 
 import (
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 )
 
@@ -43,15 +43,15 @@ func TestReferenceStory(t *testing.T) {
 	if base, _ := r.MergeBase("f", "f"); base != "2f" {
 		t.Fatalf("self base %s", base)
 	}
-	if tabs, _ := r.Tables("4m"); !reflect.DeepEqual(tabs, map[string]string{"t": "z"}) {
-		t.Fatalf("merge tables %v", tabs)
+	if tabs, _ := r.Tables("4m"); !cmp.Equal(tabs, map[string]string{"t": "z"}) {
+		t.Fatalf("merge tables %v\ndiff (-tabs +map[string]string{'t': 'z'}):\n%s", tabs, cmp.Diff(tabs, map[string]string{"t": "z"}))
 	}
-	if log, _ := r.Log("f"); !reflect.DeepEqual(log, []string{"2f", "1a", "0g"}) {
-		t.Fatalf("log %v", log)
+	if log, _ := r.Log("f"); !cmp.Equal(log, []string{"2f", "1a", "0g"}) {
+		t.Fatalf("log %v\ndiff (-log +[]string{'2f', '1a', '0g'}):\n%s", log, cmp.Diff(log, []string{"2f", "1a", "0g"}))
 	}
 	_ = r.CreateBranch("g", "f")
-	if deps, err := r.DeleteBranch("f"); !errors.Is(err, ErrRefHasDependents) || !reflect.DeepEqual(deps, []string{"g"}) {
-		t.Fatalf("delete with dependents: %v %v", deps, err)
+	if deps, err := r.DeleteBranch("f"); !errors.Is(err, ErrRefHasDependents) || !cmp.Equal(deps, []string{"g"}) {
+		t.Fatalf("delete with dependents: %v %v\ndiff (-deps +[]string{'g'}):\n%s", deps, err, cmp.Diff(deps, []string{"g"}))
 	}
 	_ = r.CreateBranchAt("h", "0g") // forked from main's incarnation, not f's
 	if _, err := r.DeleteBranch("g"); err != nil {
@@ -70,7 +70,7 @@ func TestReferenceStory(t *testing.T) {
 	if tabs, err := r.Tables("2f"); err != nil || tabs["u"] != "y" {
 		t.Fatalf("deleted branch's commit: %v %v", tabs, err)
 	}
-	if !reflect.DeepEqual(r.Branches(), []string{"f", "h", "main"}) {
-		t.Fatalf("branches %v", r.Branches())
+	if !cmp.Equal(r.Branches(), []string{"f", "h", "main"}) {
+		t.Fatalf("branches %v\ndiff (-r.Branches() +[]string{'f', 'h', 'main'}):\n%s", r.Branches(), cmp.Diff(r.Branches(), []string{"f", "h", "main"}))
 	}
 }

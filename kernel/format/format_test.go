@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"hash/crc32"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -132,8 +132,8 @@ func TestManifestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		if !reflect.DeepEqual(got, m) || gotTok != tok {
-			t.Fatalf("round trip:\n got %+v\nwant %+v", got, m)
+		if !cmp.Equal(got, m) || gotTok != tok {
+			t.Fatalf("round trip:\n got %+v\nwant %+v\ndiff (-got +m):\n%s", got, m, cmp.Diff(got, m))
 		}
 		again, _ := EncodeManifest(&got, gotTok)
 		if !bytes.Equal(again, b) {
@@ -150,8 +150,8 @@ func TestTableVersionRoundTrip(t *testing.T) {
 			t.Fatalf("encode: %v", err)
 		}
 		got, tok, err := DecodeTableVersion(b)
-		if err != nil || tok != (Token{1}) || !reflect.DeepEqual(got, tv) {
-			t.Fatalf("round trip: %+v %v\nwant %+v", got, err, tv)
+		if err != nil || tok != (Token{1}) || !cmp.Equal(got, tv) {
+			t.Fatalf("round trip: %+v %v\nwant %+v\ndiff (-got +tv):\n%s", got, err, tv, cmp.Diff(got, tv))
 		}
 	})
 }

@@ -2,7 +2,7 @@ package lineage
 
 import (
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"sort"
 	"strings"
 	"testing"
@@ -220,7 +220,7 @@ func TestCheckSuccessorCatchesBrokenSuccessors(t *testing.T) {
 		bc := *next.Commit
 		broken.Commit = &bc
 		mutations[name](&broken)
-		if reflect.DeepEqual(broken, next) {
+		if cmp.Equal(broken, next) {
 			t.Skip("mutation was a no-op")
 		}
 		if err := CheckSuccessor(&prev, &broken); err == nil {
@@ -240,7 +240,7 @@ func TestForkAndGenesisAreValid(t *testing.T) {
 		if err := format.ValidateManifest(&m); err != nil {
 			t.Fatalf("fork manifest invalid: %v", err)
 		}
-		if m.Version != 0 || m.Commit != nil || m.Head != src.Head || !reflect.DeepEqual(m.Tables, src.Tables) ||
+		if m.Version != 0 || m.Commit != nil || m.Head != src.Head || !cmp.Equal(m.Tables, src.Tables) ||
 			m.ForkOf.ManifestVersion != src.Version || m.ForkOf.IncarnationID != src.Branch.IncarnationID {
 			t.Fatalf("fork manifest %+v from %+v", m, src)
 		}

@@ -3,8 +3,8 @@ package migrate_test
 import (
 	"context"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -52,8 +52,8 @@ func TestLineageOrderAndHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(l.Commits()); !reflect.DeepEqual(got, []format.ID{id(1), id(2), id(3), id(4), id(5)}) {
-		t.Fatalf("Commits not in id order: %v", got)
+	if got := ids(l.Commits()); !cmp.Equal(got, []format.ID{id(1), id(2), id(3), id(4), id(5)}) {
+		t.Fatalf("Commits not in id order: %v\ndiff (-got +[]format.ID{id(1), id(2), id(3), id(4), id(5)}):\n%s", got, cmp.Diff(got, []format.ID{id(1), id(2), id(3), id(4), id(5)}))
 	}
 	for _, tc := range []struct {
 		v    uint64
@@ -63,8 +63,8 @@ func TestLineageOrderAndHead(t *testing.T) {
 		{2, []format.ID{id(5), id(3), id(2), id(1)}},
 		{0, []format.ID{id(1)}},
 	} {
-		if got := ids(l.UpTo(tc.v)); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("UpTo(%d) = %v, want %v", tc.v, got, tc.want)
+		if got := ids(l.UpTo(tc.v)); !cmp.Equal(got, tc.want) {
+			t.Errorf("UpTo(%d) = %v, want %v\ndiff (-got +tc.want):\n%s", tc.v, got, tc.want, cmp.Diff(got, tc.want))
 		}
 		if h, ok := l.HeadAt(tc.v); !ok || h != tc.want[0] {
 			t.Errorf("HeadAt(%d) = %v", tc.v, h)
@@ -138,19 +138,19 @@ func TestPlanFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.Version != 4 || m.FormatStamp != format.CurrentFormat || m.Commit != nil || m.Head != id(4) ||
-		!reflect.DeepEqual(m.Tables, latest.Tables) || m.Schema != latest.Schema || m.Branch != latest.Branch {
-		t.Fatalf("plan %+v", m)
+		!cmp.Equal(m.Tables, latest.Tables) || m.Schema != latest.Schema || m.Branch != latest.Branch {
+		t.Fatalf("plan %+v\ndiff (-m.Tables +latest.Tables):\n%s", m, cmp.Diff(m.Tables, latest.Tables))
 	}
-	if got := ids(m.Legacy.Commits); !reflect.DeepEqual(got, []format.ID{id(1), id(2), id(4)}) || m.Legacy.Head != id(4) {
-		t.Fatalf("legacy block %v head %s", got, m.Legacy.Head)
+	if got := ids(m.Legacy.Commits); !cmp.Equal(got, []format.ID{id(1), id(2), id(4)}) || m.Legacy.Head != id(4) {
+		t.Fatalf("legacy block %v head %s\ndiff (-got +[]format.ID{id(1), id(2), id(4)}):\n%s", got, m.Legacy.Head, cmp.Diff(got, []format.ID{id(1), id(2), id(4)}))
 	}
 	if err := migrate.CheckFold(&latest, &m); err != nil {
 		t.Fatalf("CheckFold: %v", err)
 	}
 	// Deterministic: any input order gives the same plan.
 	again, _ := migrate.PlanFold(&latest, []format.LegacyCommit{lc(1, 0), lc(4, 3, 2), lc(2, 1, 1)})
-	if !reflect.DeepEqual(again, m) {
-		t.Fatal("plan depends on input order")
+	if !cmp.Equal(again, m) {
+		t.Fatalf("plan depends on input order\ndiff (-again +m):\n%s", cmp.Diff(again, m))
 	}
 	if _, err := format.EncodeManifest(&m, format.Token{}); err != nil {
 		t.Fatalf("plan does not encode: %v", err)
@@ -269,8 +269,8 @@ func TestWriteV3Fixture(t *testing.T) {
 		for _, c := range br.Commits {
 			b, ok := store.Peek(keys.LegacyCommit(br.Name, 1, c.ID))
 			got, _, err := format.DecodeLegacyCommit(b)
-			if !ok || err != nil || !reflect.DeepEqual(got, c) {
-				t.Fatalf("legacy commit %s of %s: %+v, %v", c.ID, br.Name, got, err)
+			if !ok || err != nil || !cmp.Equal(got, c) {
+				t.Fatalf("legacy commit %s of %s: %+v, %v\ndiff (-got +c):\n%s", c.ID, br.Name, got, err, cmp.Diff(got, c))
 			}
 		}
 	}

@@ -3,7 +3,7 @@ package schema
 import (
 	"errors"
 	"flag"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 )
@@ -52,8 +52,8 @@ edge WorksAt: Person -> Company @card(0..1) {
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	if !reflect.DeepEqual(got, a.Normalized()) {
-		t.Fatalf("Decode =\n%#v\nwant\n%#v", got, a.Normalized())
+	if !cmp.Equal(got, a.Normalized()) {
+		t.Fatalf("Decode =\n%#v\nwant\n%#v\ndiff (-got +a.Normalized()):\n%s", got, a.Normalized(), cmp.Diff(got, a.Normalized()))
 	}
 	// Property order is the column order: it changes the identity.
 	c := social()

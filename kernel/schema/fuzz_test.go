@@ -3,7 +3,7 @@ package schema
 import (
 	"bytes"
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 )
 
@@ -30,8 +30,8 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Decode(Contract): %v\n%s", err, c)
 		}
-		if !reflect.DeepEqual(normNil(back), normNil(s.Normalized())) {
-			t.Fatalf("Decode(Contract(s)) != s:\n%#v\n%#v", back, s.Normalized())
+		if !cmp.Equal(normNil(back), normNil(s.Normalized())) {
+			t.Fatalf("Decode(Contract(s)) != s:\n%#v\n%#v\ndiff (-normNil(back) +normNil(s.Normalized())):\n%s", back, s.Normalized(), cmp.Diff(normNil(back), normNil(s.Normalized())))
 		}
 		c2, err := back.Contract()
 		if err != nil || !bytes.Equal(c, c2) {

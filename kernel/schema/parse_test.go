@@ -3,8 +3,8 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -27,8 +27,8 @@ func TestParseValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if want := social(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Parse =\n%#v\nwant\n%#v", got, want)
+	if want := social(); !cmp.Equal(got, want) {
+		t.Fatalf("Parse =\n%#v\nwant\n%#v\ndiff (-got +want):\n%s", got, want, cmp.Diff(got, want))
 	}
 	all, err := Parse([]byte("node A { s: string b: bytes? t: timestamp f: float64 i: int64 ok: bool? }\n" +
 		"edge E: A -> A @card(2..*) {}\nedge F: A -> A @card(3..3) {}"))
@@ -39,8 +39,8 @@ func TestParseValid(t *testing.T) {
 		Nodes: []NodeType{{Name: "A", Props: []Property{req("s", String), opt("b", Bytes), req("t", Timestamp), req("f", Float64), req("i", Int64), opt("ok", Bool)}}},
 		Edges: []EdgeType{{Name: "E", From: "A", To: "A", Card: Card(2, Unbounded)}, {Name: "F", From: "A", To: "A", Card: Card(3, 3)}},
 	}
-	if !reflect.DeepEqual(all, wantAll) {
-		t.Fatalf("Parse =\n%#v\nwant\n%#v", all, wantAll)
+	if !cmp.Equal(all, wantAll) {
+		t.Fatalf("Parse =\n%#v\nwant\n%#v\ndiff (-all +wantAll):\n%s", all, wantAll, cmp.Diff(all, wantAll))
 	}
 	if empty, err := Parse(nil); err != nil || len(empty.Nodes)+len(empty.Edges) != 0 {
 		t.Fatalf("Parse(nil) = %v, %v", empty, err)

@@ -2,7 +2,7 @@ package schema
 
 import (
 	"errors"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 )
@@ -134,8 +134,8 @@ func TestLookup(t *testing.T) {
 	if e, ok := s.Edge("WorksAt"); !ok || e.Card != Card(0, 1) {
 		t.Fatalf("Edge(WorksAt) = %v, %v", e, ok)
 	}
-	if got, want := s.EdgesTouching("Person"), []string{"Knows", "WorksAt"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("EdgesTouching(Person) = %v, want %v", got, want)
+	if got, want := s.EdgesTouching("Person"), []string{"Knows", "WorksAt"}; !cmp.Equal(got, want) {
+		t.Fatalf("EdgesTouching(Person) = %v, want %v\ndiff (-got +want):\n%s", got, want, cmp.Diff(got, want))
 	}
 	if got := s.EdgesTouching("Nobody"); len(got) != 0 {
 		t.Fatalf("EdgesTouching(Nobody) = %v", got)

@@ -2,9 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +32,8 @@ func TestScenarioRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(s, back) {
-			t.Fatalf("%s: round trip changed the scenario:\n%s\nvs\n%s", name, s, back)
+		if !cmp.Equal(s, back) {
+			t.Fatalf("%s: round trip changed the scenario:\n%s\nvs\n%s\ndiff (-s +back):\n%s", name, s, back, cmp.Diff(s, back))
 		}
 	}
 }
