@@ -82,7 +82,7 @@ func TestAmbiguitySurvivesEveryExit(t *testing.T) {
 			t.Run(call.name+"/"+exit.name, func(t *testing.T) {
 				store := recInit(t)
 				g := recOpenNow(t, store, 21, nil)
-				depth := recLogLen(t, g)
+				depth := len(fullLog(t, g, mustRecBranch(t, g)))
 				ctx, cancel := context.WithCancel(recCtx)
 				defer cancel()
 				lostAckThen(store, exit.after(cancel))
@@ -101,7 +101,8 @@ func TestAmbiguitySurvivesEveryExit(t *testing.T) {
 				if errors.As(err, &ce) && !ce.Ambiguous {
 					t.Errorf("ContentionError.Ambiguous is false on an ambiguous outcome: %v", err)
 				}
-				if d := recLogLen(t, recOpen(t, store, 22, nil)); d != depth+1 {
+				r2 := recOpen(t, store, 22, nil)
+				if d := len(fullLog(t, r2, mustRecBranch(t, r2))); d != depth+1 {
 					t.Fatalf("log has %d commits, want %d: the lost-ack commit should have landed", d, depth+1)
 				}
 			})

@@ -210,21 +210,18 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 	if s == nil || errors.Is(cause, failpoint.ErrCrashed) {
 		return Commit{}, cause
 	}
-	if ctx.Err() != nil {
-		if run.wrote { // recovery may still roll the sidecar forward
-			return Commit{}, markAmbiguous(cause, s.CommitID, nil)
-		}
-		return Commit{}, cause
-	}
 	if !run.wrote {
-		if err := g.deleteSidecar(ctx, s.Op); err == nil {
-			run.own = nil
+		if ctx.Err() == nil {
+			if err := g.deleteSidecar(ctx, s.Op); err == nil {
+				run.own = nil
+			}
 		}
 		return Commit{}, cause
 	}
-	if errors.Is(cause, objstore.ErrAmbiguous) {
-		// The publish may have landed (a mismatch inside an ambiguous
-		// cause was seen on a head that did not yet show it): never undo.
+	if ctx.Err() != nil || errors.Is(cause, objstore.ErrAmbiguous) {
+		// Recovery may still roll the sidecar forward, or the publish may
+		// have landed (a mismatch inside an ambiguous cause was seen on a
+		// head that did not yet show it): never undo.
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
