@@ -269,10 +269,16 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 		if err != nil {
 			return resolution{}, err
 		}
+		if err := g.fp.Hit(ctx, failpoint.AfterRecoveryPublishBeforeAudit); err != nil {
+			return resolution{}, err
+		}
 		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollForward, c.ID, false, nil))
 	case recovery.RollBack:
 		c, to, err := g.rollBack(ctx, s, v)
 		if err != nil {
+			return resolution{}, err
+		}
+		if err := g.fp.Hit(ctx, failpoint.AfterRecoveryPublishBeforeAudit); err != nil {
 			return resolution{}, err
 		}
 		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollBack, c.ID, false, to))

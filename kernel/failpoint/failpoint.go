@@ -41,6 +41,11 @@ const (
 	// BeforeRollBackPublish fires in the recovery sweep after the table
 	// HEADs were restored and before the roll-back publish.
 	BeforeRollBackPublish Name = "recovery.before_roll_back_publish"
+	// AfterRecoveryPublishBeforeAudit fires after a recovery commit (a
+	// roll-forward or a roll-back) landed and before its audit record is
+	// written: a recoverer held here is the one whose racing peer must not
+	// publish a second recovery commit.
+	AfterRecoveryPublishBeforeAudit Name = "recovery.after_recovery_publish_before_audit"
 	// AfterAuditBeforeSidecarDelete fires after the recovery audit record
 	// is durable and before the sidecar is deleted.
 	AfterAuditBeforeSidecarDelete Name = "recovery.after_audit_before_sidecar_delete"
@@ -60,7 +65,7 @@ func All() []Name {
 	names := []Name{
 		AfterSidecarWrite, AfterTableCommit, BeforePublish,
 		AfterPublishBeforeSidecarDelete, BeforeRollForwardPublish,
-		BeforeRollBackPublish, AfterAuditBeforeSidecarDelete,
+		BeforeRollBackPublish, AfterRecoveryPublishBeforeAudit, AfterAuditBeforeSidecarDelete,
 		MigrationLegacyRead, MigrationBeforeStamp, PublishBeforeWrite,
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
