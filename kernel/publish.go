@@ -69,6 +69,10 @@ type publishReq struct {
 	merged    *format.ID
 	tombstone bool
 	token     format.Token
+	// slot, if set, is the one manifest version this publish may write
+	// (a roll-back plan's): a head at any other version is errSlotTaken,
+	// never a re-parent.
+	slot uint64
 
 	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
@@ -188,6 +192,9 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	}
 	if err := checkLive(req.branch, head, found); err != nil {
 		return true, Commit{}, err
+	}
+	if req.slot != 0 && head.m.Version+1 != req.slot {
+		return true, Commit{}, fmt.Errorf("%w: head is v%d, the slot v%d", errSlotTaken, head.m.Version, req.slot)
 	}
 	next, err := buildNext(&head.m, req)
 	if err != nil {

@@ -30,51 +30,116 @@ func recRecoveryCommits(t *testing.T, store *sim.Store) []kernel.Commit {
 	return out
 }
 
+// recoveryRaceCases are the reproductions of R5: a write crashes
+// before its publish; another write publishes on top (so the sidecar can
+// only roll back); recoverer A publishes its roll-back and is held before
+// its audit record; recoverer B recovers the same sidecar.
+var recoveryRaceCases = []struct {
+	name    string
+	frags   map[string]string
+	crashAt failpoint.Name
+}{
+	// The write's only table was written over: nothing is left to restore.
+	{"nothing-to-restore", map[string]string{"a": "a1"}, failpoint.BeforePublish},
+	// Table b was never written: its restore is pinned by the roll-back.
+	{"restore", map[string]string{"a": "a1", "b": "b1"}, failpoint.AfterTableCommit},
+}
+
+// recRaceRecoverers runs one race case and returns the audit record and the
+// recovery commits on main.
+func recRaceRecoverers(t *testing.T, frags map[string]string, crashAt failpoint.Name) (format.Audit, []kernel.Commit) {
+	t.Helper()
+	store := recInit(t)
+	w := recOpenNow(t, store, 34, nil) // a live writer, opened before the crash
+	recCrashWrite(t, store, "main", frags, crashAt, 1)
+	recMustWrite(t, w, "main", map[string]string{"a": "a2"}, "on top")
+	rv := failpoint.NewRendezvous()
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.AfterRecoveryPublishBeforeAudit, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
+	errA := make(chan error, 1)
+	go func() {
+		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
+		errA <- err
+	}()
+	<-rv.Reached()
+	recOpen(t, store, 32, nil) // recoverer B
+	rv.Release()
+	if err := <-errA; err != nil {
+		t.Fatalf("recoverer A: %v", err)
+	}
+	recNoSidecars(t, store)
+	return recOneAudit(t, store), recRecoveryCommits(t, store)
+}
+
 // R5: an abandoned write yields at most one recovery commit and exactly one
-// audit record, which names it, however many recoverers race. The issue's
-// reproduction: a write crashes before its publish; another write publishes
-// on top (so the sidecar can only roll back); recoverer A publishes its
-// roll-back and is held before its audit record; recoverer B recovers the
-// same sidecar. B must find A's commit instead of publishing its own.
+// audit record, which names it, however many recoverers race: B finds A's
+// landed plan and publishes nothing.
 func TestRacingRecoverersPublishOneRecoveryCommit(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		frags   map[string]string
-		crashAt failpoint.Name
-	}{
-		// The write's only table was written over: nothing is left to restore.
-		{"nothing-to-restore", map[string]string{"a": "a1"}, failpoint.BeforePublish},
-		// Table b was never written: its restore is pinned by the roll-back.
-		{"restore", map[string]string{"a": "a1", "b": "b1"}, failpoint.AfterTableCommit},
-	} {
+	for _, tc := range recoveryRaceCases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := recInit(t)
-			w := recOpenNow(t, store, 34, nil) // a live writer, opened before the crash
-			recCrashWrite(t, store, "main", tc.frags, tc.crashAt, 1)
-			recMustWrite(t, w, "main", map[string]string{"a": "a2"}, "on top")
-			rv := failpoint.NewRendezvous()
-			fps := failpoint.NewSet()
-			fps.Arm(failpoint.AfterRecoveryPublishBeforeAudit, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
-			errA := make(chan error, 1)
-			go func() {
-				_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
-				errA <- err
-			}()
-			<-rv.Reached()
-			recOpen(t, store, 32, nil) // recoverer B
-			rv.Release()
-			if err := <-errA; err != nil {
-				t.Fatalf("recoverer A: %v", err)
-			}
-			a := recOneAudit(t, store)
-			rc := recRecoveryCommits(t, store)
+			a, rc := recRaceRecoverers(t, tc.frags, tc.crashAt)
 			if len(rc) != 1 {
 				t.Fatalf("%d recovery commits for one abandoned write, want 1: %+v", len(rc), rc)
 			}
 			if a.Decision != format.DecisionRollBack || a.RecoveryCommit != rc[0].ID {
 				t.Fatalf("audit %+v does not name the one recovery commit %s", a, rc[0].ID)
 			}
-			recNoSidecars(t, store)
 		})
 	}
+}
+
+// A plan whose slot is taken before its publish is dead: the recoverer
+// observes again, replaces it with a plan of the next generation and
+// publishes that one. Still one recovery commit, named by the audit, and
+// the rolled-back tables hold their pinned content.
+func TestDeadPlanIsReplaced(t *testing.T) {
+	store := recInit(t)
+	w := recOpenNow(t, store, 34, nil)
+	recCrashWrite(t, store, "main", map[string]string{"a": "a1", "b": "b1"}, failpoint.AfterTableCommit, 1)
+	rv := failpoint.NewRendezvous()
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.BeforeRollBackPublish, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
+	errA := make(chan error, 1)
+	go func() {
+		// recOpen with a pausing set: the open sweeps (rolls back: a moved under the write).
+		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
+		errA <- err
+	}()
+	<-rv.Reached()
+	recMustWrite(t, w, "main", map[string]string{"c": "c1"}, "takes the slot") // the sidecar is young to w
+	rv.Release()
+	if err := <-errA; err != nil {
+		t.Fatalf("recoverer: %v", err)
+	}
+	recNoSidecars(t, store)
+	a, rc := recOneAudit(t, store), recRecoveryCommits(t, store)
+	if len(rc) != 1 || a.RecoveryCommit != rc[0].ID {
+		t.Fatalf("recovery commits %+v, audit %+v: want one, named by the audit", rc, a)
+	}
+	p := recPlan(t, store, a.Op)
+	if p.Gen != 2 || p.Commit != rc[0].ID {
+		t.Fatalf("plan %+v: want generation 2 naming the recovery commit %s", p, rc[0].ID)
+	}
+	st := recState(t, store)
+	for _, tb := range st.Branches[0].Tables {
+		if tb.Table == "a" || tb.Table == "b" {
+			if got := tb.Fragments; len(got) != 1 || got[0] != tb.Table+"0" {
+				t.Fatalf("table %s after the roll-back holds %v, want its pinned content", tb.Table, got)
+			}
+		}
+	}
+}
+
+// recPlan decodes the stored roll-back plan of op.
+func recPlan(t *testing.T, store *sim.Store, op format.ID) format.RecoveryPlan {
+	t.Helper()
+	b, ok := store.Peek(recKeys.RecoveryPlan(op))
+	if !ok {
+		t.Fatalf("no roll-back plan for op %s", op)
+	}
+	p, _, err := format.DecodeRecoveryPlan(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -230,7 +230,7 @@ func (g *Graph) resolveSidecar(ctx context.Context, s *format.Sidecar, abandon b
 // lostRace reports an action that lost to a concurrent writer or
 // recoverer: decide again on fresh state.
 func lostRace(err error) bool {
-	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, errRestoreRace)
+	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, errRestoreRace) || errors.Is(err, errSlotTaken)
 }
 
 // resolvePass is one observe-decide-act pass over a sidecar.
@@ -281,7 +281,7 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 		if err := g.fp.Hit(ctx, failpoint.AfterRecoveryPublishBeforeAudit); err != nil {
 			return resolution{}, err
 		}
-		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollBack, c.ID, false, to))
+		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollBack, c, false, to))
 	default:
 		panic(fmt.Sprintf("kernel: recovery: unknown decision %v", d))
 	}
@@ -491,46 +491,19 @@ func readExpectations(s *format.Sidecar) []Expectation {
 	return exp
 }
 
-// rollBack writes a restore version on top of every table that needs one
-// (recovery.NeedsRestore): the pinned content again (an empty fence for a
-// table that was never published), create-only. Restores of published
-// tables are pinned by one recovery commit expecting the pins it restored,
-// so it can never overwrite a newer publish. It returns the pin each table
-// has after the commit.
-func (g *Graph) rollBack(ctx context.Context, s *format.Sidecar, v sidecarView) (Commit, []uint64, error) {
-	var updates []TableUpdate
-	var exp []Expectation
-	to := make([]uint64, len(s.Tables))
-	for i, t := range s.Tables {
-		to[i] = v.obs[i].Pin
-		if !recovery.NeedsRestore(v.obs[i]) {
-			continue
-		}
-		u, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i])
-		if err != nil {
-			return Commit{}, nil, err
-		}
-		if v.pins[i] != (TableRef{}) {
-			updates = append(updates, u)
-			exp = append(exp, Expectation{Table: t.Table, Version: v.pins[i].Version})
-			to[i] = u.Version
-		}
-	}
-	if err := g.fp.Hit(ctx, failpoint.BeforeRollBackPublish); err != nil {
-		return Commit{}, nil, err
-	}
-	msg := fmt.Sprintf("%sroll-back of op %s (%s by %s)", RecoveryMessagePrefix, s.Op, s.WriterKind, s.Actor)
-	c, err := g.publishRecovery(ctx, v.branch, updates, exp, msg)
-	return c, to, err
-}
-
 // errRestoreRace: a restore lost its create-only write (someone wrote that
 // version first); the sidecar must be observed again.
 var errRestoreRace = errors.New("kernel: recovery: restore version taken concurrently")
 
+// errSlotTaken: a roll-back plan's publish found its manifest slot taken;
+// the plan is landed (a peer published it) or dead, and the sidecar must be
+// observed again.
+var errSlotTaken = errors.New("kernel: recovery: roll-back plan's manifest slot taken")
+
 // writeRestore writes version at of t's table on t's fork: a copy of the
-// pinned content (pin zero: an empty fence).
-func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint64, pin TableRef) (TableUpdate, error) {
+// pinned content (pin zero: an empty fence), carrying tok (a roll-back
+// plan's token: a peer following the same plan writes the same bytes).
+func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint64, pin TableRef, tok format.Token) (TableUpdate, error) {
 	tv := format.TableVersion{Table: t.Table, Fork: t.Fork, Version: at}
 	if pin != (TableRef{}) {
 		src, err := g.ReadTable(ctx, t.Table, pin)
@@ -539,10 +512,6 @@ func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint
 		}
 		base := pin
 		tv.Fragments, tv.Rows, tv.Metadata, tv.BasedOn = src.Fragments, src.Rows, src.Metadata, &base
-	}
-	tok, err := g.token()
-	if err != nil {
-		return TableUpdate{}, err
 	}
 	data, err := format.EncodeTableVersion(&tv, tok)
 	if err != nil {

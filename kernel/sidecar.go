@@ -250,7 +250,11 @@ func (g *Graph) undoDangling(ctx context.Context, s *format.Sidecar) error {
 		if o := v.obs[i]; o.Head <= o.Pin || o.Head != t.Commit || !o.HeadOurs {
 			continue // nothing dangles, or what dangles is not this write's
 		}
-		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i]); err != nil && !errors.Is(err, errRestoreRace) {
+		tok, err := g.token()
+		if err != nil {
+			return err
+		}
+		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i], tok); err != nil && !errors.Is(err, errRestoreRace) {
 			return err
 		}
 	}

@@ -27,6 +27,10 @@ const (
 	// DoubleAudit: recovery writes its audit record without checking for an
 	// existing one.
 	DoubleAudit = "double-audit"
+	// PrivatePlan: each recoverer of an abandoned write makes and carries
+	// out its own roll-back plan instead of following the stored one, so
+	// racing recoverers publish several recovery commits for one write.
+	PrivatePlan = "private-plan"
 	// StaleCard: cardinality is counted on the pinned base instead of the
 	// table's live HEAD.
 	StaleCard = "stale-card"
@@ -34,7 +38,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, StaleCard}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard}
 	sort.Strings(names)
 	return names
 }

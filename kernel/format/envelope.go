@@ -60,6 +60,8 @@ func (k Kind) String() string {
 		return "name-marker"
 	case KindLegacyCommit:
 		return "legacy-commit"
+	case KindRecoveryPlan:
+		return "recovery-plan"
 	}
 	return "unknown"
 }

@@ -155,5 +155,12 @@ func (k Keys) AuditOpPrefix(op ID) string { return k.join("audit", op.String()) 
 // another; see storetest.CheckFlatKeys.)
 func (k Keys) Audit(op ID) string { return k.join("audit", op.String(), "record") }
 
+// RecoveryPlanPrefix lists the roll-back plans (R/plans/<opID>).
+func (k Keys) RecoveryPlanPrefix() string { return k.join("plans") + "/" }
+
+// RecoveryPlan is the key of the one roll-back plan of operation op: written
+// create-only, replaced only by compare-and-swap, kept with the audit record.
+func (k Keys) RecoveryPlan(op ID) string { return k.join("plans", op.String()) }
+
 // LegacyPrefix is reserved for v3 legacy objects (R/legacy/...).
 func (k Keys) LegacyPrefix() string { return k.join("legacy") + "/" }

@@ -69,7 +69,8 @@ type CutReport struct {
 // recoveryPoints are where a staged opener parks, letting another opener
 // run to completion first.
 var recoveryPoints = []failpoint.Name{
-	failpoint.BeforeRollForwardPublish, failpoint.BeforeRollBackPublish, failpoint.AfterAuditBeforeSidecarDelete,
+	failpoint.BeforeRollForwardPublish, failpoint.BeforeRollBackPublish, failpoint.AfterRecoveryPublishBeforeAudit,
+	failpoint.AfterAuditBeforeSidecarDelete,
 }
 
 // SweepCuts runs the exhaustive crash-cut sweep of one writer kind:
