@@ -57,9 +57,9 @@ type SlotState uint8
 
 // The slot states.
 const (
-	SlotFree   SlotState = iota + 1 // nothing written there yet
-	SlotPlan                        // the plan's own write (its commit id, or its token)
-	SlotTaken                       // someone else's write
+	SlotFree  SlotState = iota + 1 // nothing written there yet
+	SlotPlan                       // the plan's own write (its commit id, or its token)
+	SlotTaken                      // someone else's write
 )
 
 // JudgePlan returns the status of a plan whose manifest slot stands at
