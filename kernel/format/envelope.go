@@ -62,6 +62,8 @@ func (k Kind) String() string {
 		return "legacy-commit"
 	case KindRecoveryPlan:
 		return "recovery-plan"
+	case KindQuarantine:
+		return "quarantine"
 	}
 	return "unknown"
 }

@@ -162,5 +162,12 @@ func (k Keys) RecoveryPlanPrefix() string { return k.join("plans") + "/" }
 // create-only, replaced only by compare-and-swap, kept with the audit record.
 func (k Keys) RecoveryPlan(op ID) string { return k.join("plans", op.String()) }
 
+// QuarantinePrefix lists the quarantine records (R/quarantine/<opID>).
+func (k Keys) QuarantinePrefix() string { return k.join("quarantine") + "/" }
+
+// Quarantine is the key of the quarantine record of operation op's
+// unreadable sidecar, written create-only before the sidecar is deleted.
+func (k Keys) Quarantine(op ID) string { return k.join("quarantine", op.String()) }
+
 // LegacyPrefix is reserved for v3 legacy objects (R/legacy/...).
 func (k Keys) LegacyPrefix() string { return k.join("legacy") + "/" }
