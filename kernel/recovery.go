@@ -66,6 +66,10 @@ type RecoveryReport struct {
 	Resolved int // sidecars resolved (audited and deleted), now or by a concurrent recoverer
 	Deferred int // sidecars left for a later pass (partly visible, or the pass budget ran out)
 	Young    int // sidecars younger than RecoveryLease, left to their writers
+	// Unreadable counts sidecars a heal-first could not read but whose
+	// body shows they concern other branches or tables: left, and not an
+	// error for this write (the open-time sweep still fails on them).
+	Unreadable int
 }
 
 // Recover runs the recovery sweep now over every sidecar of the graph, as a

@@ -52,18 +52,37 @@ type sweepScope struct {
 }
 
 func (sc *sweepScope) covers(s *format.Sidecar) bool {
+	tables := make([]string, len(s.Tables))
+	for i, t := range s.Tables {
+		tables[i] = t.Table
+	}
+	return sc.coversScope(format.SidecarScope{Branch: s.Branch.IncarnationID, Tables: tables})
+}
+
+// coversScope reports whether sc selects a sidecar of scope.
+func (sc *sweepScope) coversScope(scope format.SidecarScope) bool {
 	if !sc.heal {
 		return true
 	}
-	if s.Branch.IncarnationID != sc.branch {
+	if scope.Branch != sc.branch {
 		return false
 	}
 	for _, t := range sc.tables {
-		if _, ok := s.Table(t); ok {
-			return true
+		for _, st := range scope.Tables {
+			if t == st {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// concerns reports whether an unreadable sidecar could concern sc: always
+// for the open-time sweep and Recover; for a heal-first, unless the
+// sidecar's body still shows a scope sc does not select.
+func (sc *sweepScope) concerns(ue *UnreadableSidecarError) bool {
+	scope, ok := format.ProbeSidecarScope(ue.raw)
+	return !ok || sc.coversScope(scope)
 }
 
 // young reports whether op's sidecar is younger than the lease by this
@@ -98,6 +117,8 @@ func (g *Graph) sweep(ctx context.Context, sc sweepScope) (RecoveryReport, error
 			rep.Deferred++
 		case outcome == sweptResolved:
 			rep.Resolved++
+		case outcome == sweptUnreadable:
+			rep.Unreadable++
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -143,6 +164,7 @@ const (
 	sweptYoung                        // within the lease: left to its writer
 	sweptDeferred                     // left for a later pass
 	sweptResolved                     // audited and deleted
+	sweptUnreadable                   // unreadable, but out of a heal-first's scope: left
 )
 
 // sweepKey reads and resolves the sidecar at key if sc selects it.
@@ -155,6 +177,9 @@ func (g *Graph) sweepKey(ctx context.Context, key string, sc *sweepScope) (sweep
 		return sweptYoung, nil
 	}
 	s, found, err := g.readSidecar(ctx, key)
+	if ue, ok := asUnreadable(err); ok && !sc.concerns(ue) {
+		return sweptUnreadable, nil
+	}
 	if err != nil || !found || !sc.covers(&s) {
 		return sweptSkipped, err
 	}
@@ -169,8 +194,9 @@ func (g *Graph) sweepKey(ctx context.Context, key string, sc *sweepScope) (sweep
 }
 
 // readSidecar GETs and decodes the sidecar at key. A vanished sidecar is
-// found=false (someone resolved it). A corrupt one is ErrCorrupt, a
-// newer-format one *UnsupportedFormatError: both are kept untouched.
+// found=false (someone resolved it). One that does not decode is
+// *UnreadableSidecarError (wrapping ErrCorrupt or *UnsupportedFormatError)
+// and is kept untouched.
 func (g *Graph) readSidecar(ctx context.Context, key string) (format.Sidecar, bool, error) {
 	op, err := g.keys.ParseSidecarKey(key)
 	if err != nil {
@@ -185,11 +211,11 @@ func (g *Graph) readSidecar(ctx context.Context, key string) (format.Sidecar, bo
 		return format.Sidecar{}, false, fmt.Errorf("read sidecar %s: %w", key, err)
 	}
 	s, _, err := format.DecodeSidecar(obj.Data)
-	if err != nil {
-		return format.Sidecar{}, false, fmt.Errorf("sidecar %s (kept): %w", key, err)
+	if err == nil && s.Op != op {
+		err = fmt.Errorf("it names op %s: %w", s.Op, ErrCorrupt)
 	}
-	if s.Op != op {
-		return format.Sidecar{}, false, fmt.Errorf("sidecar %s (kept) names op %s: %w", key, s.Op, ErrCorrupt)
+	if err != nil {
+		return format.Sidecar{}, false, &UnreadableSidecarError{Key: key, Op: op.String(), Err: err, raw: obj.Data}
 	}
 	return s, true, nil
 }
