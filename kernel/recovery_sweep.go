@@ -160,11 +160,11 @@ func (g *Graph) listSidecars(ctx context.Context, limit int, stop func(key strin
 type sweepOutcome uint8
 
 const (
-	sweptSkipped  sweepOutcome = iota // gone already, or out of scope
-	sweptYoung                        // within the lease: left to its writer
-	sweptDeferred                     // left for a later pass
-	sweptResolved                     // audited and deleted
-	sweptUnreadable                   // unreadable, but out of a heal-first's scope: left
+	sweptSkipped    sweepOutcome = iota // gone already, or out of scope
+	sweptYoung                          // within the lease: left to its writer
+	sweptDeferred                       // left for a later pass
+	sweptResolved                       // audited and deleted
+	sweptUnreadable                     // unreadable, but out of a heal-first's scope: left
 )
 
 // sweepKey reads and resolves the sidecar at key if sc selects it.
