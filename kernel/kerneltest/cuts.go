@@ -61,6 +61,10 @@ type CutReport struct {
 	WriterCuts, RecoveryCuts, Cuts int
 	// Reopens counts the reopen runs checked.
 	Reopens int
+	// Crashes counts the crashes the sweep caused (one per writer cut
+	// before the acknowledgement and one per recovery cut); Recoveries the
+	// sidecars a reopen resolved with exactly one audit record.
+	Crashes, Recoveries int
 	// Violations lists every check that failed; empty means the scenario
 	// passed at every cut.
 	Violations []string
@@ -235,6 +239,7 @@ func (h *harness) runWriter(store *sim.Store, cut int) ([]Effect, error) {
 // writerCut crashes the write after effect c and checks every reopen.
 func (h *harness) writerCut(base *sim.Store, c int) {
 	h.rep.WriterCuts++
+	h.rep.Crashes++
 	crashed := base.Clone()
 	if _, err := h.runWriter(crashed, c); err == nil && c < len(h.rep.Effects) {
 		h.violate("cut %d: the write succeeded although its store crashed", c)
@@ -329,6 +334,8 @@ func (h *harness) checkRecovered(where string, store *sim.Store, ops []string) {
 		want[op] = true
 		if counts[op] != 1 {
 			h.violate("%s: op %s has %d audit records, want exactly 1", where, op, counts[op])
+		} else {
+			h.rep.Recoveries++
 		}
 	}
 	var extra []string
@@ -340,6 +347,13 @@ func (h *harness) checkRecovered(where string, store *sim.Store, ops []string) {
 	sort.Strings(extra)
 	if len(extra) > 0 {
 		h.violate("%s: audit records of ops whose sidecar the crash did not leave: %v", where, extra)
+	}
+	problems, err := RecoveryCommitProblems(store, CutRoot)
+	if err != nil {
+		h.violate("%s: %v", where, err)
+	}
+	for _, p := range problems {
+		h.violate("%s: %s", where, p)
 	}
 	st, err := h.state(store)
 	switch {
@@ -363,6 +377,7 @@ func (h *harness) recoveryCuts(where string, crashed *sim.Store, ops []string) {
 	}
 	for d := 1; d <= len(hook.effects); d++ {
 		h.rep.RecoveryCuts++
+		h.rep.Crashes++
 		s := crashed.Clone()
 		k := &crashHook{cut: d}
 		s.SetHook(k)

@@ -195,3 +195,42 @@ func readBranch(ctx context.Context, g *kernel.Graph, b kernel.BranchRef) (Branc
 		cur = page.Next
 	}
 }
+
+// RecoveryCommitProblems counts effects, not only records: it lists every
+// recovery commit (kind recovery) under root that no audit record names, or
+// that more than one names, and every audit record naming a commit in no
+// chain. Empty means each recovery commit is named by exactly one audit.
+func RecoveryCommitProblems(in Inspector, root string) ([]string, error) {
+	as, err := Audits(in, root)
+	if err != nil {
+		return nil, err
+	}
+	named := map[format.ID]int{}
+	for _, a := range as {
+		if a.RecoveryCommit != (format.ID{}) {
+			named[a.RecoveryCommit]++
+		}
+	}
+	var problems []string
+	inChain := map[format.ID]bool{}
+	for _, k := range in.Keys(format.NewKeys(root).Root() + "/branches/") {
+		b, _ := in.Peek(k)
+		m, _, err := format.DecodeManifestAnyStamp(b)
+		if err != nil {
+			return nil, fmt.Errorf("manifest %s: %w", k, err)
+		}
+		if m.Commit == nil {
+			continue
+		}
+		inChain[m.Commit.ID] = true
+		if m.Commit.Kind == format.KindRecovery && named[m.Commit.ID] != 1 {
+			problems = append(problems, fmt.Sprintf("recovery commit %s at %s is named by %d audit records, want exactly 1", m.Commit.ID, k, named[m.Commit.ID]))
+		}
+	}
+	for _, a := range as {
+		if a.RecoveryCommit != (format.ID{}) && !inChain[a.RecoveryCommit] {
+			problems = append(problems, fmt.Sprintf("the audit record of op %s names commit %s, which is in no chain", a.Op, a.RecoveryCommit))
+		}
+	}
+	return problems, nil
+}

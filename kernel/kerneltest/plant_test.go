@@ -33,3 +33,31 @@ func TestCutSweepCatchesDoubleAudit(t *testing.T) {
 	}
 	t.Logf("double-audit caught %d times in %d cuts", caught, rep.Cuts)
 }
+
+// TestCutSweepCatchesPrivatePlan: with the planted private-plan bug (each
+// recoverer makes its own roll-back plan), the staged second opener of some
+// cut publishes a second recovery commit that no audit record names, and
+// the cut sweep, which counts commits and not only records, reports it.
+func TestCutSweepCatchesPrivatePlan(t *testing.T) {
+	if err := plant.Enable(plant.PrivatePlan); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = plant.Enable() }()
+	caught, cuts := 0, 0
+	for _, sc := range WriterScenarios() {
+		rep, err := SweepCuts(context.Background(), sc, CutOptions{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cuts += rep.Cuts
+		for _, v := range rep.Violations {
+			if strings.Contains(v, "audit records, want exactly 1") && strings.Contains(v, "recovery commit") {
+				caught++
+			}
+		}
+	}
+	if caught == 0 {
+		t.Fatalf("private-plan not caught in %d cuts", cuts)
+	}
+	t.Logf("private-plan caught %d times in %d cuts", caught, cuts)
+}

@@ -76,3 +76,55 @@ func CheckAudits(in Inspector, root string, recovered []string) []Violation {
 	}
 	return vs
 }
+
+// CheckRecoveryCommits counts effects, not only records: every recovery
+// commit (kind recovery) in the graph must be named by exactly one audit
+// record, and every audit record that names a commit must name one in the
+// graph. Racing recoverers that each publish their own recovery commit for
+// one abandoned write leave a recovery commit no audit names, even when the
+// audit records are exactly one per op. Call it only once every sidecar
+// must be resolved (after the quiet phase).
+func CheckRecoveryCommits(g Graph, in Inspector, root string) []Violation {
+	var vs []Violation
+	named := map[format.ID][]string{} // recovery commit -> the ops whose audits name it
+	var audited []format.Audit
+	for _, k := range in.Keys(format.NewKeys(root).AuditPrefix()) {
+		b, _ := in.Peek(k)
+		a, _, err := format.DecodeAudit(b)
+		if err != nil {
+			vs = append(vs, violation("recovery-once", "audit record %s does not decode: %v", k, err))
+			continue
+		}
+		audited = append(audited, a)
+		if a.RecoveryCommit != (format.ID{}) {
+			named[a.RecoveryCommit] = append(named[a.RecoveryCommit], a.Op.String())
+		}
+	}
+	inGraph := map[format.ID]bool{}
+	for _, inc := range g.Incarnations {
+		for _, m := range inc.Manifests {
+			if m.Commit == nil {
+				continue
+			}
+			inGraph[m.Commit.ID] = true
+			if m.Commit.Kind != format.KindRecovery {
+				continue
+			}
+			switch ops := named[m.Commit.ID]; len(ops) {
+			case 1:
+			case 0:
+				vs = append(vs, violation("recovery-once", "%s v%d: recovery commit %s (%q) is named by no audit record",
+					inc.Key, m.Version, m.Commit.ID, m.Commit.Message))
+			default:
+				vs = append(vs, violation("recovery-once", "%s v%d: recovery commit %s is named by the audit records of %d ops %v",
+					inc.Key, m.Version, m.Commit.ID, len(ops), ops))
+			}
+		}
+	}
+	for _, a := range audited {
+		if a.RecoveryCommit != (format.ID{}) && !inGraph[a.RecoveryCommit] {
+			vs = append(vs, violation("recovery-once", "the audit record of op %s names commit %s, which is in no chain", a.Op, a.RecoveryCommit))
+		}
+	}
+	return vs
+}

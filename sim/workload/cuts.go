@@ -19,7 +19,7 @@ func init() {
 		Generate: func(seed uint64, faults string) *Scenario {
 			return &Scenario{Workload: "cuts", Seed: seed, Faults: faults, QuietPhase: 1}
 		},
-		Plants: []string{plant.DoubleAudit},
+		Plants: []string{plant.DoubleAudit, plant.PrivatePlan},
 		Run:    runCuts,
 	})
 }
@@ -48,6 +48,8 @@ func runCuts(s *Scenario, _ Options) *Result {
 		}
 		res.Cuts += rep.Cuts
 		res.Ops += rep.Reopens
+		res.Crashes += rep.Crashes
+		res.Recoveries += rep.Recoveries
 	}
 	copy(res.TraceHash[:], h.Sum(nil))
 	return res

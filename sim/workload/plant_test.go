@@ -27,6 +27,7 @@ const controlSeeds = 20
 // unreadable, which the migrate workload reports as a kernel error.
 var plantChecks = map[string][]string{
 	plant.DoubleAudit:   {"cuts"},
+	plant.PrivatePlan:   {"cuts"},
 	plant.IgnoreLostAck: {"failed-commit-visible"},
 	plant.ReparentOnce:  {"linear-chain"},
 	plant.StaleCard:     {"cardinality"},

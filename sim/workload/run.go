@@ -244,6 +244,7 @@ func (r *Run) finalChecks() {
 	if !r.opt.NoRecoveryChecks {
 		vs = append(vs, check.CheckNoSidecars(r.Insp, r.Root)...)
 		vs = append(vs, check.CheckAudits(r.Insp, r.Root, r.recoveredSidecars())...)
+		vs = append(vs, check.CheckRecoveryCommits(g, r.Insp, r.Root)...)
 	}
 	for _, v := range vs {
 		r.Violate(v)

@@ -224,3 +224,19 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// The cuts workload reports the crashes and recoveries it really caused:
+// every cut crashes a write or a recovery, and reopens resolve sidecars.
+func TestCutsCountsCrashesAndRecoveries(t *testing.T) {
+	w, ok := Lookup("cuts")
+	if !ok {
+		t.Fatal("no cuts workload")
+	}
+	r := Execute(w.Generate(1, "default"), Options{})
+	if r.Failed() {
+		t.Fatalf("cuts seed 1: %v", r.Violations)
+	}
+	if r.Crashes == 0 || r.Recoveries == 0 || r.Crashes > r.Cuts {
+		t.Fatalf("cuts: crashes %d, recoveries %d, cuts %d: want crashes in 1..cuts and recoveries > 0", r.Crashes, r.Recoveries, r.Cuts)
+	}
+}
