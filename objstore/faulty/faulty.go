@@ -103,11 +103,19 @@ const (
 	lostAck
 )
 
-// draw decides the fault of one call. A call with an invalid key draws
-// none: the inner store refuses it before any I/O, as the contract says.
+// draw decides the fault of one call. A call with an invalid key (for
+// List: an invalid prefix) draws none: the inner store refuses it before
+// any I/O, as the contract says.
 func (s *Store) draw(op objstore.Op, key string, write bool) fault {
 	s.calls.Add(1)
-	if !s.enabled.Load() || objstore.ValidateKey(op, key) != nil {
+	if !s.enabled.Load() {
+		return none
+	}
+	validate := objstore.ValidateKey
+	if op == objstore.OpList {
+		validate = objstore.ValidatePrefix
+	}
+	if validate(op, key) != nil {
 		return none
 	}
 	s.mu.Lock()

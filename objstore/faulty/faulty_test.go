@@ -119,3 +119,24 @@ func TestFaultSequenceIsSeeded(t *testing.T) {
 		t.Fatal("seeds 7 and 8 gave the same 64-call fault sequence")
 	}
 }
+
+// List is faulted for every valid prefix, including the empty prefix and
+// one ending in '/' (which are not valid keys), and an invalid prefix is
+// still refused before any fault.
+func TestListFaultsEveryValidPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		want   error
+	}{
+		{"", objstore.ErrTransient},
+		{"a/", objstore.ErrTransient},
+		{"a/b", objstore.ErrTransient},
+		{"a//", objstore.ErrInvalidKey},
+		{"/a", objstore.ErrInvalidKey},
+	} {
+		s := faulty.New(sim.New(sim.Config{Seed: 5}), faulty.Config{TransientRate: 1})
+		if _, err := s.List(ctx, tc.prefix, "", 0); !errors.Is(err, tc.want) {
+			t.Errorf("List(%q) under TransientRate 1: %v, want %v", tc.prefix, err, tc.want)
+		}
+	}
+}
