@@ -105,10 +105,12 @@ const (
 
 // draw decides the fault of one call. A call with an invalid key (for
 // List: an invalid prefix) draws none: the inner store refuses it before
-// any I/O, as the contract says.
-func (s *Store) draw(op objstore.Op, key string, write bool) fault {
+// any I/O, as the contract says. So does a call whose ctx is already
+// done: the inner store reports the cancellation its own way (as the sim
+// does, a cancelled call never reaches a fault).
+func (s *Store) draw(ctx context.Context, op objstore.Op, key string, write bool) fault {
 	s.calls.Add(1)
-	if !s.enabled.Load() {
+	if !s.enabled.Load() || ctx.Err() != nil {
 		return none
 	}
 	validate := objstore.ValidateKey
@@ -149,7 +151,7 @@ func transientErr(op objstore.Op, key string) error {
 
 // Get implements objstore.Store.
 func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
-	if s.draw(objstore.OpGet, key, false) == transient {
+	if s.draw(ctx, objstore.OpGet, key, false) == transient {
 		return objstore.Object{}, transientErr(objstore.OpGet, key)
 	}
 	return s.inner.Get(ctx, key)
@@ -157,7 +159,7 @@ func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
 
 // Head implements objstore.Store.
 func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
-	if s.draw(objstore.OpHead, key, false) == transient {
+	if s.draw(ctx, objstore.OpHead, key, false) == transient {
 		return objstore.Attrs{}, transientErr(objstore.OpHead, key)
 	}
 	return s.inner.Head(ctx, key)
@@ -165,7 +167,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 
 // List implements objstore.Store.
 func (s *Store) List(ctx context.Context, prefix, after string, limit int) (objstore.ListPage, error) {
-	if s.draw(objstore.OpList, prefix, false) == transient {
+	if s.draw(ctx, objstore.OpList, prefix, false) == transient {
 		return objstore.ListPage{}, transientErr(objstore.OpList, prefix)
 	}
 	return s.inner.List(ctx, prefix, after, limit)
@@ -174,7 +176,7 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) (objs
 // Put implements objstore.Store. A lost acknowledgement is reported only
 // for a write the inner store applied.
 func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
-	f := s.draw(objstore.OpPut, key, true)
+	f := s.draw(ctx, objstore.OpPut, key, true)
 	if f == transient {
 		return "", transientErr(objstore.OpPut, key)
 	}
@@ -189,7 +191,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 // Delete implements objstore.Store. A lost acknowledgement is reported
 // only for a delete the inner store applied.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	f := s.draw(objstore.OpDelete, key, true)
+	f := s.draw(ctx, objstore.OpDelete, key, true)
 	if f == transient {
 		return transientErr(objstore.OpDelete, key)
 	}

@@ -140,3 +140,36 @@ func TestListFaultsEveryValidPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A call whose context is already cancelled gets the inner store's own
+// answer (which wraps the context error), never an injected fault, on
+// every method, and applies nothing.
+func TestCancelledContextIsTheInnerStoresAnswer(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, cfg := range []faulty.Config{
+		{TransientRate: 1},
+		{LostAckRate: 1, ReadOutageAfterLostAck: 5},
+	} {
+		inner := sim.New(sim.Config{Seed: 6})
+		s := faulty.New(inner, cfg)
+		calls := map[string]func() error{
+			"get":    func() error { _, err := s.Get(cancelled, "k"); return err },
+			"head":   func() error { _, err := s.Head(cancelled, "k"); return err },
+			"list":   func() error { _, err := s.List(cancelled, "", "", 0); return err },
+			"put":    func() error { _, err := s.Put(cancelled, "k", []byte("v"), objstore.Unconditional); return err },
+			"delete": func() error { return s.Delete(cancelled, "k") },
+		}
+		for name, call := range calls {
+			if err := call(); !errors.Is(err, context.Canceled) || objstore.IsAmbiguous(err) {
+				t.Errorf("%+v: cancelled %s: %v, want the inner store's unambiguous context.Canceled", cfg, name, err)
+			}
+		}
+		if _, err := inner.Head(ctx, "k"); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("%+v: a cancelled Put was applied: %v", cfg, err)
+		}
+		if st := s.Stats(); st.Calls != 5 || st.Transient+st.LostAcks+st.OutageReads != 0 {
+			t.Errorf("%+v: stats %+v, want 5 calls and no faults", cfg, st)
+		}
+	}
+}
