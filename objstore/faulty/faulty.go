@@ -13,7 +13,10 @@
 //     transiently, so the read-back itself is tested.
 //
 // It never reports a spurious precondition failure, a fake not-found or a
-// write that failed as applied.
+// write that failed as applied. A call with an invalid key (or List prefix)
+// or an already-done ctx is never faulted: it goes to the inner store,
+// which refuses it in its own words. Fault injection can be switched off
+// (SetEnabled) for setup and quiet phases.
 package faulty
 
 import (
@@ -29,8 +32,10 @@ import (
 
 // Config sets the fault rates, each a probability in [0, 1] per call.
 type Config struct {
-	// Seed seeds the fault draws: one goroutine calling the wrapper sees
-	// the same fault sequence for the same seed.
+	// Seed seeds the fault draws (a math/rand/v2 PCG): one goroutine
+	// making the same calls sees the same faults for the same seed,
+	// whatever the inner store. Calls that draw nothing (disabled, an
+	// invalid key, a done ctx) do not shift the sequence.
 	Seed uint64
 	// TransientRate: the call fails with a retryable error and is not
 	// applied (every method).
@@ -45,13 +50,23 @@ type Config struct {
 
 // Stats counts the calls and the faults injected so far.
 type Stats struct {
-	Calls, Transient, LostAcks, OutageReads int64
+	// Calls is every call made through the wrapper, faulted or not,
+	// enabled or not.
+	Calls int64
+	// Transient is the calls failed by TransientRate (not applied).
+	Transient int64
+	// LostAcks is the writes applied and then reported ambiguous.
+	LostAcks int64
+	// OutageReads is the reads failed by a read outage (not applied).
+	OutageReads int64
 }
 
 // Faults is the number of faults of every kind injected.
 func (s Stats) Faults() int64 { return s.Transient + s.LostAcks + s.OutageReads }
 
-// Store is the wrapper. It is safe for concurrent use.
+// Store is the wrapper; it implements objstore.Store with the inner
+// store's semantics plus the injected faults of its Config, each of which
+// is an answer the contract allows. It is safe for concurrent use.
 type Store struct {
 	inner objstore.Store
 	cfg   Config
@@ -86,10 +101,14 @@ func New(inner objstore.Store, cfg Config) *Store {
 }
 
 // SetEnabled switches fault injection on or off; off, the wrapper passes
-// every call through unchanged (for setup and quiet phases).
+// every call through unchanged and draws nothing (for setup and quiet
+// phases). A read outage in progress is paused while off, not cancelled.
+// Safe for concurrent use.
 func (s *Store) SetEnabled(on bool) { s.enabled.Store(on) }
 
-// Stats returns the counts so far.
+// Stats returns the counts so far. Safe for concurrent use; under
+// concurrent calls each count is exact but the four are not read at one
+// instant.
 func (s *Store) Stats() Stats {
 	return Stats{Calls: s.calls.Load(), Transient: s.transient.Load(), LostAcks: s.lostAcks.Load(), OutageReads: s.outageReads.Load()}
 }
@@ -103,11 +122,21 @@ const (
 	lostAck
 )
 
-// draw decides the fault of one call. A call with an invalid key draws
-// none: the inner store refuses it before any I/O, as the contract says.
-func (s *Store) draw(op objstore.Op, key string, write bool) fault {
+// draw decides the fault of one call. A call with an invalid key (for
+// List: an invalid prefix) draws none: the inner store refuses it before
+// any I/O, as the contract says. So does a call whose ctx is already
+// done: the inner store reports the cancellation its own way (as the sim
+// does, a cancelled call never reaches a fault).
+func (s *Store) draw(ctx context.Context, op objstore.Op, key string, write bool) fault {
 	s.calls.Add(1)
-	if !s.enabled.Load() || objstore.ValidateKey(op, key) != nil {
+	if !s.enabled.Load() || ctx.Err() != nil {
+		return none
+	}
+	validate := objstore.ValidateKey
+	if op == objstore.OpList {
+		validate = objstore.ValidatePrefix
+	}
+	if validate(op, key) != nil {
 		return none
 	}
 	s.mu.Lock()
@@ -139,34 +168,39 @@ func transientErr(op objstore.Op, key string) error {
 	return objstore.NewError(op, key, objstore.ErrTransient, errInjected)
 }
 
-// Get implements objstore.Store.
+// Get implements objstore.Store; an injected fault is ErrTransient,
+// unambiguous, and never reaches the inner store.
 func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
-	if s.draw(objstore.OpGet, key, false) == transient {
+	if s.draw(ctx, objstore.OpGet, key, false) == transient {
 		return objstore.Object{}, transientErr(objstore.OpGet, key)
 	}
 	return s.inner.Get(ctx, key)
 }
 
-// Head implements objstore.Store.
+// Head implements objstore.Store; an injected fault is ErrTransient,
+// unambiguous, and never reaches the inner store.
 func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
-	if s.draw(objstore.OpHead, key, false) == transient {
+	if s.draw(ctx, objstore.OpHead, key, false) == transient {
 		return objstore.Attrs{}, transientErr(objstore.OpHead, key)
 	}
 	return s.inner.Head(ctx, key)
 }
 
-// List implements objstore.Store.
+// List implements objstore.Store; an injected fault is ErrTransient,
+// unambiguous, and never reaches the inner store.
 func (s *Store) List(ctx context.Context, prefix, after string, limit int) (objstore.ListPage, error) {
-	if s.draw(objstore.OpList, prefix, false) == transient {
+	if s.draw(ctx, objstore.OpList, prefix, false) == transient {
 		return objstore.ListPage{}, transientErr(objstore.OpList, prefix)
 	}
 	return s.inner.List(ctx, prefix, after, limit)
 }
 
-// Put implements objstore.Store. A lost acknowledgement is reported only
-// for a write the inner store applied.
+// Put implements objstore.Store. A transient fault is ErrTransient,
+// unambiguous, and never reaches the inner store. A lost acknowledgement
+// is reported (ErrTransient, ambiguous) only for a write the inner store
+// applied; an inner error comes back unchanged.
 func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
-	f := s.draw(objstore.OpPut, key, true)
+	f := s.draw(ctx, objstore.OpPut, key, true)
 	if f == transient {
 		return "", transientErr(objstore.OpPut, key)
 	}
@@ -178,10 +212,12 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	return "", objstore.NewAmbiguousError(objstore.OpPut, key, objstore.ErrTransient, errInjected)
 }
 
-// Delete implements objstore.Store. A lost acknowledgement is reported
-// only for a delete the inner store applied.
+// Delete implements objstore.Store. A transient fault is ErrTransient,
+// unambiguous, and never reaches the inner store. A lost acknowledgement
+// is reported (ErrTransient, ambiguous) only for a delete the inner store
+// applied; an inner error comes back unchanged.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	f := s.draw(objstore.OpDelete, key, true)
+	f := s.draw(ctx, objstore.OpDelete, key, true)
 	if f == transient {
 		return transientErr(objstore.OpDelete, key)
 	}

@@ -3,6 +3,7 @@ package faulty_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore"
@@ -117,5 +118,281 @@ func TestFaultSequenceIsSeeded(t *testing.T) {
 	}
 	if same(a, c) {
 		t.Fatal("seeds 7 and 8 gave the same 64-call fault sequence")
+	}
+}
+
+// List is faulted for every valid prefix, including the empty prefix and
+// one ending in '/' (which are not valid keys), and an invalid prefix is
+// still refused before any fault.
+func TestListFaultsEveryValidPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		want   error
+	}{
+		{"", objstore.ErrTransient},
+		{"a/", objstore.ErrTransient},
+		{"a/b", objstore.ErrTransient},
+		{"a//", objstore.ErrInvalidKey},
+		{"/a", objstore.ErrInvalidKey},
+	} {
+		s := faulty.New(sim.New(sim.Config{Seed: 5}), faulty.Config{TransientRate: 1})
+		if _, err := s.List(ctx, tc.prefix, "", 0); !errors.Is(err, tc.want) {
+			t.Errorf("List(%q) under TransientRate 1: %v, want %v", tc.prefix, err, tc.want)
+		}
+	}
+}
+
+// A call whose context is already cancelled gets the inner store's own
+// answer (which wraps the context error), never an injected fault, on
+// every method, and applies nothing.
+func TestCancelledContextIsTheInnerStoresAnswer(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, cfg := range []faulty.Config{
+		{TransientRate: 1},
+		{LostAckRate: 1, ReadOutageAfterLostAck: 5},
+	} {
+		inner := sim.New(sim.Config{Seed: 6})
+		s := faulty.New(inner, cfg)
+		calls := map[string]func() error{
+			"get":    func() error { _, err := s.Get(cancelled, "k"); return err },
+			"head":   func() error { _, err := s.Head(cancelled, "k"); return err },
+			"list":   func() error { _, err := s.List(cancelled, "", "", 0); return err },
+			"put":    func() error { _, err := s.Put(cancelled, "k", []byte("v"), objstore.Unconditional); return err },
+			"delete": func() error { return s.Delete(cancelled, "k") },
+		}
+		for name, call := range calls {
+			if err := call(); !errors.Is(err, context.Canceled) || objstore.IsAmbiguous(err) {
+				t.Errorf("%+v: cancelled %s: %v, want the inner store's unambiguous context.Canceled", cfg, name, err)
+			}
+		}
+		if _, err := inner.Head(ctx, "k"); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("%+v: a cancelled Put was applied: %v", cfg, err)
+		}
+		if st := s.Stats(); st.Calls != 5 || st.Transient+st.LostAcks+st.OutageReads != 0 {
+			t.Errorf("%+v: stats %+v, want 5 calls and no faults", cfg, st)
+		}
+	}
+}
+
+// op is one call through the wrapper, named for the tables below.
+type op struct {
+	name string
+	call func(s objstore.Store) error
+}
+
+// allOps calls each of the five methods once. The writes touch "k" (a
+// Put of "new", then a Delete); the reads read "k".
+var allOps = []op{
+	{"get", func(s objstore.Store) error { _, err := s.Get(ctx, "k"); return err }},
+	{"head", func(s objstore.Store) error { _, err := s.Head(ctx, "k"); return err }},
+	{"list", func(s objstore.Store) error { _, err := s.List(ctx, "", "", 0); return err }},
+	{"put", func(s objstore.Store) error {
+		_, err := s.Put(ctx, "k", []byte("new"), objstore.Unconditional)
+		return err
+	}},
+	{"delete", func(s objstore.Store) error { return s.Delete(ctx, "k") }},
+}
+
+// seeded returns a sim store holding k = "old", and its ETag.
+func seeded(t *testing.T) (*sim.Store, string) {
+	t.Helper()
+	inner := sim.New(sim.Config{Seed: 9})
+	etag, err := inner.Put(ctx, "k", []byte("old"), objstore.CreateOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inner, etag
+}
+
+// With TransientRate 1 every method fails retryably, unambiguously, and
+// applies nothing; with LostAckRate 1 both writes are applied and reported
+// ambiguous, and reads are untouched.
+func TestEveryMethodUnderEachFault(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  faulty.Config
+		op   op
+		// wantErr: the call fails (retryable); ambiguous: and says so.
+		wantErr, ambiguous bool
+		// after: what the inner store holds under "k" afterwards
+		// ("" for absent).
+		after string
+	}{
+		{"transient get", faulty.Config{TransientRate: 1}, allOps[0], true, false, "old"},
+		{"transient head", faulty.Config{TransientRate: 1}, allOps[1], true, false, "old"},
+		{"transient list", faulty.Config{TransientRate: 1}, allOps[2], true, false, "old"},
+		{"transient put", faulty.Config{TransientRate: 1}, allOps[3], true, false, "old"},
+		{"transient delete", faulty.Config{TransientRate: 1}, allOps[4], true, false, "old"},
+		{"lost-ack get", faulty.Config{LostAckRate: 1}, allOps[0], false, false, "old"},
+		{"lost-ack head", faulty.Config{LostAckRate: 1}, allOps[1], false, false, "old"},
+		{"lost-ack list", faulty.Config{LostAckRate: 1}, allOps[2], false, false, "old"},
+		{"lost-ack put", faulty.Config{LostAckRate: 1}, allOps[3], true, true, "new"},
+		{"lost-ack delete", faulty.Config{LostAckRate: 1}, allOps[4], true, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner, etag := seeded(t)
+			s := faulty.New(inner, tc.cfg)
+			err := tc.op.call(s)
+			if (err != nil) != tc.wantErr || (err != nil && !objstore.IsRetryable(err)) {
+				t.Fatalf("%v, want error=%v and retryable", err, tc.wantErr)
+			}
+			if objstore.IsAmbiguous(err) != tc.ambiguous {
+				t.Fatalf("%v: ambiguous %v, want %v", err, objstore.IsAmbiguous(err), tc.ambiguous)
+			}
+			for _, kind := range []error{objstore.ErrNotFound, objstore.ErrPreconditionFailed, objstore.ErrInvalidKey, objstore.ErrRejected} {
+				if errors.Is(err, kind) {
+					t.Fatalf("%v: an injected fault must never be %v", err, kind)
+				}
+			}
+			obj, gerr := inner.Get(ctx, "k")
+			switch {
+			case tc.after == "" && !errors.Is(gerr, objstore.ErrNotFound):
+				t.Fatalf("inner Get: %v, want not found", gerr)
+			case tc.after != "" && (gerr != nil || string(obj.Data) != tc.after):
+				t.Fatalf("inner Get: %q, %v, want %q", obj.Data, gerr, tc.after)
+			case tc.after == "old" && obj.ETag != etag:
+				t.Fatalf("inner ETag %q, want the untouched %q", obj.ETag, etag)
+			}
+		})
+	}
+}
+
+// Stats counts every call (enabled or not) and each fault by kind, exactly.
+func TestStatsCounts(t *testing.T) {
+	inner, _ := seeded(t)
+	s := faulty.New(inner, faulty.Config{LostAckRate: 1, ReadOutageAfterLostAck: 2})
+	steps := []struct {
+		op   op
+		want faulty.Stats
+	}{
+		{allOps[0], faulty.Stats{Calls: 1}},                              // get: no fault
+		{allOps[3], faulty.Stats{Calls: 2, LostAcks: 1}},                 // put: lost ack, outage of 2
+		{allOps[1], faulty.Stats{Calls: 3, LostAcks: 1, OutageReads: 1}}, // head: outage
+		{allOps[2], faulty.Stats{Calls: 4, LostAcks: 1, OutageReads: 2}}, // list: outage
+		{allOps[0], faulty.Stats{Calls: 5, LostAcks: 1, OutageReads: 2}}, // get: outage over
+		{allOps[4], faulty.Stats{Calls: 6, LostAcks: 2, OutageReads: 2}}, // delete: lost ack
+		{allOps[0], faulty.Stats{Calls: 7, LostAcks: 2, OutageReads: 3}}, // get: outage
+	}
+	for i, st := range steps {
+		st.op.call(s)
+		if got := s.Stats(); got != st.want {
+			t.Fatalf("step %d (%s): stats %+v, want %+v", i, st.op.name, got, st.want)
+		}
+	}
+	s2 := faulty.New(sim.New(sim.Config{Seed: 9}), faulty.Config{TransientRate: 1})
+	for _, o := range allOps {
+		o.call(s2)
+	}
+	s2.SetEnabled(false)
+	allOps[0].call(s2)
+	if got, want := s2.Stats(), (faulty.Stats{Calls: 6, Transient: 5}); got != want {
+		t.Fatalf("transient stats %+v, want %+v", got, want)
+	}
+	if got := s2.Stats().Faults(); got != 5 {
+		t.Fatalf("Faults() = %d, want 5", got)
+	}
+}
+
+// Switched off, the wrapper passes every call through even at rate 1,
+// injects nothing and draws nothing; switched on again, faults resume.
+func TestSetEnabledFalsePassesThrough(t *testing.T) {
+	for _, cfg := range []faulty.Config{
+		{TransientRate: 1},
+		{LostAckRate: 1, ReadOutageAfterLostAck: 3},
+	} {
+		inner, _ := seeded(t)
+		s := faulty.New(inner, cfg)
+		s.SetEnabled(false)
+		for _, o := range allOps {
+			if err := o.call(s); err != nil {
+				t.Fatalf("%+v: disabled %s: %v", cfg, o.name, err)
+			}
+		}
+		if _, err := inner.Head(ctx, "k"); !errors.Is(err, objstore.ErrNotFound) {
+			t.Fatalf("%+v: the disabled put and delete did not pass through: %v", cfg, err)
+		}
+		if st := s.Stats(); st.Faults() != 0 || st.Calls != 5 {
+			t.Fatalf("%+v: disabled stats %+v", cfg, st)
+		}
+		s.SetEnabled(true)
+		if err := allOps[3].call(s); err == nil {
+			t.Fatalf("%+v: re-enabled put did not fault", cfg)
+		}
+	}
+}
+
+// The same seed gives the same fault sequence over a mixed workload of all
+// five methods and all three fault kinds, and the sequence is a property
+// of the wrapper, not of the inner store's seed.
+func TestMixedFaultSequenceIsSeeded(t *testing.T) {
+	trace := func(seed, innerSeed uint64) []string {
+		inner := sim.New(sim.Config{Seed: innerSeed})
+		s := faulty.New(inner, faulty.Config{Seed: seed, TransientRate: 0.3, LostAckRate: 0.3, ReadOutageAfterLostAck: 2})
+		var out []string
+		for i := 0; i < 200; i++ {
+			err := allOps[i%len(allOps)].call(s)
+			switch {
+			case err == nil, errors.Is(err, objstore.ErrNotFound):
+				out = append(out, "ok")
+			case objstore.IsAmbiguous(err):
+				out = append(out, "ambiguous")
+			case objstore.IsRetryable(err):
+				out = append(out, "transient")
+			default:
+				t.Fatalf("call %d: unexpected %v", i, err)
+			}
+		}
+		st := s.Stats()
+		if st.Transient == 0 || st.LostAcks == 0 || st.OutageReads == 0 {
+			t.Fatalf("seed %d: not every fault kind was exercised: %+v", seed, st)
+		}
+		return out
+	}
+	a, b, c := trace(11, 1), trace(11, 2), trace(12, 1)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("seed 11: call %d was %s, then %s", i, a[i], b[i])
+		}
+	}
+	differ := false
+	for i := range a {
+		differ = differ || a[i] != c[i]
+	}
+	if !differ {
+		t.Fatal("seeds 11 and 12 gave the same 200-call fault sequence")
+	}
+}
+
+// Concurrent use is safe (run under -race): every call gets a
+// contract-legal answer and Stats adds up.
+func TestConcurrentUse(t *testing.T) {
+	s := faulty.New(sim.New(sim.Config{Seed: 13}), faulty.Config{Seed: 13, TransientRate: 0.2, LostAckRate: 0.2, ReadOutageAfterLostAck: 1})
+	const workers, each = 8, 100
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if i%10 == 0 {
+					s.SetEnabled(i%20 == 0)
+				}
+				_ = s.Stats()
+				err := allOps[(w+i)%len(allOps)].call(s)
+				if err != nil && !errors.Is(err, objstore.ErrNotFound) && !objstore.IsRetryable(err) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("contract-illegal answer: %v", err)
+	}
+	if st := s.Stats(); st.Calls != workers*each {
+		t.Fatalf("stats %+v, want %d calls", st, workers*each)
 	}
 }
