@@ -152,6 +152,24 @@ func (r PendingRead) End(key string, chain []string, tables []TableValue) {
 	}
 }
 
+// EndTables records a read that saw only table values (no chain): the
+// values of tables in one atomic snapshot of branch incarnation key.
+// cmd/simrun's process harness uses it once chains grow too long to read.
+func (r PendingRead) EndTables(key string, tables []TableValue) {
+	h := r.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.tick()
+	h.reads++
+	for _, tv := range tables {
+		h.value = append(h.value, porcupine.Operation{
+			ClientId: r.client, Call: r.call, Return: t,
+			Input:  model.ValueInput{Key: key + "/" + tv.Table, Kind: model.ValueRead},
+			Output: model.ValueOutput{Value: tv.Value},
+		})
+	}
+}
+
 // Commit returns what the history knows about the commit tagged tag.
 func (h *History) Commit(tag string) (CommitInfo, bool) {
 	h.mu.Lock()
