@@ -200,6 +200,15 @@ func buildHistory(segs []*segment) (*check.History, []check.Violation) {
 		}
 		return !evs[i].ret && evs[j].ret
 	})
+	// Commits called after the last chain read returned leave the chain
+	// model (see check.History.BeginValueCommit): porcupine then orders only
+	// the commits some chain read could have seen.
+	lastChainRead := int64(-1 << 62)
+	for _, e := range evs {
+		if e.ret && e.rec.Kind == recRead && !e.rec.NoChain {
+			lastChainRead = max(lastChainRead, e.time)
+		}
+	}
 	var now int64
 	h := check.NewHistory(func() int64 { return now })
 	pending := map[string]check.PendingCommit{}
@@ -216,7 +225,11 @@ func buildHistory(segs []*segment) (*check.History, []check.Violation) {
 					tws[j].Expect = r.Expect[j]
 				}
 			}
-			pending[r.Tag] = h.BeginCommit(e.seg.client, r.Key, r.Tag, tws)
+			if r.Time > lastChainRead {
+				pending[r.Tag] = h.BeginValueCommit(e.seg.client, r.Key, r.Tag, tws)
+			} else {
+				pending[r.Tag] = h.BeginCommit(e.seg.client, r.Key, r.Tag, tws)
+			}
 		case r.Kind == recRead && !e.ret:
 			reads[r] = h.BeginRead(e.seg.client)
 		case r.Kind == recRead:

@@ -35,6 +35,7 @@ const (
 	finalAttempts   = 20
 	finalRetryPause = 500 * time.Millisecond
 	defaultProcsDur = 30 * time.Second
+	procsLinTimeout = 30 * time.Second // per partition: a long run's histories are long
 )
 
 // procStore is where the process harness runs: the parent's store and what
@@ -341,7 +342,7 @@ func (r *procRun) check(c *config) *Summary {
 		}
 	}
 	vs = append(vs, r.storeChecks(c, h, s)...)
-	lin := check.Linearizable(h, 0)
+	lin := check.Linearizable(h, procsLinTimeout)
 	for _, f := range lin.Failures {
 		vs = append(vs, f.Violation())
 	}

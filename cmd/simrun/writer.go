@@ -38,7 +38,7 @@ const (
 	procBranch     = "main"
 	readShare      = 0.2  // of operations
 	strictShare    = 0.25 // of commits
-	chainReadMax   = 1500 // manifest versions up to which reads read the chain
+	chainReadMax   = 600  // manifest versions up to which reads read the chain (porcupine cost)
 	logPage        = 256
 	openRetryPause = 20 * time.Millisecond
 	maxOpenTries   = 3000
