@@ -24,6 +24,7 @@ func (g *Graph) CreateBranch(ctx context.Context, name string, from BranchRef) (
 	if err := g.checkCreate(name); err != nil {
 		return BranchRef{}, err
 	}
+	ctx = g.withOpBudget(ctx, "create branch")
 	src, err := g.liveHead(ctx, from)
 	if err != nil {
 		return BranchRef{}, fmt.Errorf("create branch %q: source: %w", name, err)
@@ -38,6 +39,7 @@ func (g *Graph) CreateBranchAt(ctx context.Context, name string, commit CommitID
 	if err := g.checkCreate(name); err != nil {
 		return BranchRef{}, err
 	}
+	ctx = g.withOpBudget(ctx, "create branch")
 	at, err := g.locate(ctx, commit)
 	if err != nil {
 		return BranchRef{}, fmt.Errorf("create branch %q at %s: %w", name, commit, err)
@@ -134,6 +136,7 @@ func (g *Graph) DeleteBranch(ctx context.Context, name string) error {
 	if err := g.checkWritable("delete branch"); err != nil {
 		return err
 	}
+	ctx = g.withOpBudget(ctx, "delete branch")
 	if name == format.MainBranch {
 		return fmt.Errorf("delete branch: %w", ErrProtectedBranch)
 	}

@@ -54,6 +54,12 @@ type Options struct {
 	Env Env
 	// RetryBudget bounds every retry loop; 0 means DefaultRetryBudget.
 	RetryBudget int
+	// OpRequestBudget bounds the store requests of one public write
+	// operation (Write*, Publish, CommitTableVersion, branch changes,
+	// QuarantineSidecar) and of the resolution of one sidecar by an open or
+	// Recover; 0 means DefaultOpRequestBudget. Spending it is
+	// *RequestBudgetError.
+	OpRequestBudget int
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -66,6 +72,8 @@ type Graph struct {
 	ent      *lockedReader
 	fp       *failpoint.Set
 	budget   int
+	// opRequests is the request budget of one public write operation.
+	opRequests int
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -87,8 +95,8 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if store == nil || opts.Env.Clock == nil || opts.Env.Entropy == nil {
 		return nil, fmt.Errorf("%w: store, Env.Clock and Env.Entropy are required", ErrInvalidArgument)
 	}
-	if opts.RetryBudget < 0 {
-		return nil, fmt.Errorf("%w: negative RetryBudget", ErrInvalidArgument)
+	if opts.RetryBudget < 0 || opts.OpRequestBudget < 0 {
+		return nil, fmt.Errorf("%w: negative RetryBudget or OpRequestBudget", ErrInvalidArgument)
 	}
 	if root != "" {
 		if err := objstore.ValidateKey(objstore.OpList, root); err != nil {
@@ -99,13 +107,18 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if budget == 0 {
 		budget = DefaultRetryBudget
 	}
+	opRequests := opts.OpRequestBudget
+	if opRequests == 0 {
+		opRequests = DefaultOpRequestBudget
+	}
 	return &Graph{
-		store: store, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
+		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		manifests: newCache[loaded](manifestCacheEntries),
-		tables:    newCache[format.TableVersion](tableCacheEntries),
-		locations: newCache[format.ManifestRef](locationCacheEntries),
-		legacy:    newCache[*migrate.Lineage](legacyCacheEntries),
+		opRequests: opRequests,
+		manifests:  newCache[loaded](manifestCacheEntries),
+		tables:     newCache[format.TableVersion](tableCacheEntries),
+		locations:  newCache[format.ManifestRef](locationCacheEntries),
+		legacy:     newCache[*migrate.Lineage](legacyCacheEntries),
 	}, nil
 }
 

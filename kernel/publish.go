@@ -92,6 +92,7 @@ func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate,
 	if err := g.checkWritable("publish"); err != nil {
 		return Commit{}, err
 	}
+	ctx = g.withOpBudget(ctx, "publish")
 	req, err := g.newPublishReq(ctx, b, updates, intent, exp)
 	if err != nil {
 		return Commit{}, fmt.Errorf("publish on %s: %w", b, err)

@@ -50,6 +50,7 @@ func (g *Graph) QuarantineSidecar(ctx context.Context, op CommitID, reason strin
 	if err := g.checkWritable("quarantine sidecar"); err != nil {
 		return err
 	}
+	ctx = g.withOpBudget(ctx, "quarantine sidecar")
 	key := g.keys.Sidecar(op)
 	var obj objstore.Object
 	err := g.withRetry(ctx, "read sidecar", func() (err error) { obj, err = g.store.Get(ctx, key); return err })

@@ -176,6 +176,9 @@ func (g *Graph) sweepKey(ctx context.Context, key string, sc *sweepScope) (sweep
 	if !sc.ignoreLease && g.young(op) {
 		return sweptYoung, nil
 	}
+	if !sc.heal { // a heal-first spends its write's budget
+		ctx = g.freshOpBudget(ctx, "recover sidecar "+op.String())
+	}
 	s, found, err := g.readSidecar(ctx, key)
 	if ue, ok := asUnreadable(err); ok && !sc.concerns(ue) {
 		return sweptUnreadable, nil

@@ -79,6 +79,7 @@ func (g *Graph) CommitTableVersion(ctx context.Context, b BranchRef, table strin
 	if err := g.checkWritable("commit table version"); err != nil {
 		return TableUpdate{}, err
 	}
+	ctx = g.withOpBudget(ctx, "commit table version")
 	if err := format.ValidateName(table); err != nil {
 		return TableUpdate{}, fmt.Errorf("commit table version: %w", err)
 	}

@@ -99,6 +99,7 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 	if err := g.checkWritable("write"); err != nil {
 		return Commit{}, err
 	}
+	ctx = g.withOpBudget(ctx, "write")
 	kind := opts.Kind
 	if kind == "" {
 		kind = WriterKindWrite

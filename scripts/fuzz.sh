@@ -31,9 +31,26 @@ for t in "${targets[@]}"; do
     continue
   fi
   echo "=== $name ($pkg) for $fuzztime"
-  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
-    failed+=("$pkg $name")
+  corpus="${pkg#./}/testdata/fuzz/${name}"
+  before="$(ls "$corpus" 2>/dev/null | sort || true)"
+  if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+    continue
   fi
+  new="$(comm -13 <(echo "$before") <(ls "$corpus" 2>/dev/null | sort || true) | grep -v '^$' || true)"
+  if [ -z "$new" ]; then
+    # No crasher was written: the fuzzing engine itself failed (a worker
+    # hung or was killed on a loaded machine). Try once more before failing.
+    echo "fuzz.sh: $name failed without a crasher; retrying once" >&2
+    if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+      continue
+    fi
+  fi
+  # Print every new crasher so a CI log on a fresh clone keeps the input.
+  for f in $new; do
+    echo "fuzz.sh: crasher $corpus/$f:" >&2
+    cat "$corpus/$f" >&2
+  done
+  failed+=("$pkg $name")
 done
 
 if [ "${#failed[@]}" -gt 0 ]; then
