@@ -22,7 +22,7 @@ func procsRun(t *testing.T, store string) {
 			t.Fatalf("%s = %v\n%s", k, m[k], out)
 		}
 	}
-	for _, k := range []string{"procs", "kills", "restarts", "commits", "lin_checks"} {
+	for _, k := range []string{"procs", "kills", "restarts", "faults_injected", "commits", "lin_checks"} {
 		if v, _ := m[k].(float64); v <= 0 {
 			t.Errorf("%s = %v, want > 0\n%s", k, m[k], out)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/model"
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/faulty"
 	"github.com/graphkernel/graphkernel/sim/check"
 	"github.com/graphkernel/graphkernel/sim/workload"
 )
@@ -283,12 +284,24 @@ func (w *writer) chainOf(ctx context.Context, ref kernel.BranchRef, version uint
 	return nil, fmt.Errorf("log of %s longer than expected", ref)
 }
 
-// faultsWired reports whether writers can inject store faults: false until
-// the fault-injecting wrapper (objstore/faulty) is merged.
-const faultsWired = false
+// faultsWired reports whether writers can inject store faults.
+const faultsWired = true
+
+// Fault rates of a writer's store (objstore/faulty), each writer seeded
+// differently.
+var writerFaults = faulty.Config{TransientRate: 0.02, LostAckRate: 0.01, ReadOutageAfterLostAck: 2}
 
 // wrapFaults returns the store a writer uses and its fault counter (nil
 // without fault injection).
 func wrapFaults(st objstore.Store, wc writerConfig) (objstore.Store, func() [4]int64) {
-	return st, nil
+	if !wc.faults {
+		return st, nil
+	}
+	cfg := writerFaults
+	cfg.Seed = wc.seed ^ (uint64(wc.id)<<32 | uint64(wc.seg)) ^ 0x66617574
+	fs := faulty.New(st, cfg)
+	return fs, func() [4]int64 {
+		s := fs.Stats()
+		return [4]int64{s.Calls, s.Transient, s.LostAcks, s.OutageReads}
+	}
 }
