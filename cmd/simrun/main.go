@@ -54,6 +54,10 @@ type config struct {
 	childHashes bool
 	list        bool
 	recovery    bool
+	procs       int
+	procFaults  bool
+	writerMode  bool
+	writer      writerConfig
 }
 
 // recoveryChecksDefault turns on the sidecar and audit checkers by default
@@ -76,7 +80,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.duration, "duration", 0, "run seeds for wall time `D` (with -seeds: whichever ends first)")
 	fs.StringVar(&c.workload, "workload", "", "workload `NAME` (default mix; with -plant, the bug's workload); see -list")
 	fs.StringVar(&c.faults, "faults", "default", "fault `PROFILE`: "+strings.Join(sim.ProfileNames(), ", "))
-	fs.StringVar(&c.store, "store", "sim", "store: sim, fs:`DIR` or s3://bucket/prefix")
+	fs.StringVar(&c.store, "store", "sim", "store: sim, fs:`DIR`, s3://bucket/prefix or (with -procs) s3test, a local S3 server started as the tests do")
+	fs.IntVar(&c.procs, "procs", 0, "run `N` real writer processes on one graph of -store, SIGKILLing and restarting them, for -duration (default 30s)")
+	fs.BoolVar(&c.procFaults, "proc-faults", true, "with -procs: inject store faults into the writers (objstore/faulty)")
+	fs.BoolVar(&c.writerMode, writerFlag, false, "internal: be one writer process of -procs")
+	fs.StringVar(&c.writer.root, "writer-root", "", "internal: the writer's graph root")
+	fs.IntVar(&c.writer.id, "writer-id", 0, "internal: the writer's id")
+	fs.IntVar(&c.writer.seg, "writer-seg", 0, "internal: the writer's restart count")
+	fs.Uint64Var(&c.writer.seed, "writer-seed", 0, "internal: the writer's seed")
+	fs.StringVar(&c.writer.hist, "writer-hist", "", "internal: the writer's history file")
+	fs.BoolVar(&c.writer.faults, "writer-faults", false, "internal: inject store faults")
 	fs.BoolVar(&c.json, "json", false, "print a machine-readable summary on stdout")
 	fs.StringVar(&c.out, "out", "", "write failure artifacts under `DIR`")
 	fs.BoolVar(&c.rerun, "rerun", false, "run every seed again in a second process and compare trace hashes")
@@ -142,6 +155,16 @@ func (c *config) resolve() error {
 	if c.rerun && c.store != "sim" {
 		return fmt.Errorf("-rerun checks determinism, a simulator property: it needs -store sim")
 	}
+	switch {
+	case c.procs < 0:
+		return fmt.Errorf("-procs must not be negative")
+	case c.procs > 0 && c.store == "sim":
+		return fmt.Errorf("-procs runs real processes: it needs -store fs:DIR, s3://bucket/prefix or s3test")
+	case c.procs > 0 && (c.rerun || c.caseFile != ""):
+		return fmt.Errorf("-procs cannot be combined with -rerun or -case")
+	case c.procs == 0 && c.store == "s3test":
+		return fmt.Errorf("-store s3test needs -procs")
+	}
 	return nil
 }
 
@@ -163,7 +186,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if c.childHashes {
 		return childMain(c, stdin, stdout, stderr)
 	}
-	sum, err := soak(c, stdout, stderr)
+	if c.writerMode {
+		return writerMain(c, stdin, stderr)
+	}
+	var sum *Summary
+	if c.procs > 0 {
+		sum, err = runProcs(c, stdout, stderr)
+	} else {
+		sum, err = soak(c, stdout, stderr)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "simrun:", err)
 		return 2

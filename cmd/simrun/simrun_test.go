@@ -15,7 +15,7 @@ import (
 // TestMain lets -rerun re-execute this test binary as simrun's second
 // process: invoked with the hidden child flag, it is simrun.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "-"+childFlag {
+	if len(os.Args) > 1 && (os.Args[1] == "-"+childFlag || os.Args[1] == "-"+writerFlag) {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -147,6 +147,9 @@ func TestUsageErrors(t *testing.T) {
 		{"-store", "ftp://x"},
 		{"-rerun", "-store", "fs:/tmp/x"},
 		{"-plant", "no-such-bug"},
+		{"-procs", "2"},
+		{"-store", "s3test"},
+		{"-procs", "-1", "-store", "fs:/tmp/x"},
 		{"extra"},
 	}
 	if !plant.Built {

@@ -42,6 +42,18 @@ type Summary struct {
 	Resolved       int            `json:"sidecars_resolved_quiescent"`
 	ViolationKinds map[string]int `json:"violation_kinds,omitempty"`
 	FirstViolation string         `json:"first_violation,omitempty"`
+
+	// The process harness (-procs) only. There, crashes counts the SIGKILLs
+	// too and recoveries the operations recovery audited (R/audit/).
+	Procs            int   `json:"procs,omitempty"`
+	Kills            int   `json:"kills,omitempty"`
+	Restarts         int   `json:"restarts,omitempty"`
+	RecoveringOpens  int   `json:"recovering_opens,omitempty"`
+	TornRecords      int   `json:"torn_records,omitempty"`
+	FaultCalls       int64 `json:"fault_store_calls,omitempty"`
+	FaultTransient   int64 `json:"faults_transient,omitempty"`
+	FaultLostAcks    int64 `json:"faults_lost_acks,omitempty"`
+	FaultOutageReads int64 `json:"faults_outage_reads,omitempty"`
 }
 
 // summarize adds up the outcomes. trace_hash is set only for a single seed.
@@ -95,6 +107,10 @@ func writeJSON(w io.Writer, s *Summary) error {
 
 // writeTable prints the human summary.
 func writeTable(w io.Writer, s *Summary) {
+	if s.Procs > 0 {
+		writeProcsTable(w, s)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
 	row("workload", fmt.Sprintf("%s (faults %s, store %s)", s.Workload, s.Faults, s.Store))
@@ -142,4 +158,38 @@ func writeTable(w io.Writer, s *Summary) {
 		tags, pl = " -tags simplant", " -plant "+s.Plant
 	}
 	fmt.Fprintf(w, "replay: go run%s ./cmd/simrun -workload %s -faults %s -seed %d%s -out DIR\n", tags, s.Workload, s.Faults, s.FailingSeeds[0], pl)
+}
+
+// writeProcsTable prints the process harness's summary.
+func writeProcsTable(w io.Writer, s *Summary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	row("writer processes", fmt.Sprintf("%d (store %s, faults %s)", s.Procs, s.Store, s.Faults))
+	row("kills (SIGKILL)", s.Kills)
+	row("restarts", fmt.Sprintf("%d (%d recovering opens recorded)", s.Restarts, s.RecoveringOpens))
+	row("recoveries", fmt.Sprintf("%d operations audited by recovery (%d sidecars left to the final sweep)", s.Recoveries, s.Resolved))
+	row("faults injected", fmt.Sprintf("%d (transient %d, lost acks %d, outage reads %d; %d store calls; a killed writer's counts since its last return are lost)",
+		s.FaultsInjected, s.FaultTransient, s.FaultLostAcks, s.FaultOutageReads, s.FaultCalls))
+	row("ops", s.Ops)
+	row("commits (acknowledged)", s.Commits)
+	row("reads", s.Reads)
+	row("torn history records", s.TornRecords)
+	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
+	row("violations", s.Violations)
+	row("wall time", fmt.Sprintf("%.1fs", s.WallSeconds))
+	tw.Flush()
+	if s.Violations == 0 {
+		fmt.Fprintln(w, "result: clean")
+		return
+	}
+	kinds := make([]string, 0, len(s.ViolationKinds))
+	for k := range s.ViolationKinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(w, "result: FAILED with %d violations\n", s.Violations)
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-28s %d\n", k, s.ViolationKinds[k])
+	}
+	fmt.Fprintf(w, "first: %s\n", s.FirstViolation)
 }

@@ -71,17 +71,33 @@ type PendingCommit struct {
 // BeginCommit records the call of a commit of tag on the branch incarnation
 // key, writing tables. Tags must be unique in a history.
 func (h *History) BeginCommit(client int, key, tag string, tables []TableWrite) PendingCommit {
+	return h.beginCommit(client, key, tag, tables, true)
+}
+
+// BeginValueCommit is BeginCommit without the chain-model operation, for a
+// commit called after the last read of the chain returned: no chain read
+// can constrain it, so leaving it out of the chain model changes no
+// verdict (its presence, exactly once, is still checked by CheckCommits).
+// cmd/simrun's process harness uses it to keep long runs checkable.
+func (h *History) BeginValueCommit(client int, key, tag string, tables []TableWrite) PendingCommit {
+	return h.beginCommit(client, key, tag, tables, false)
+}
+
+func (h *History) beginCommit(client int, key, tag string, tables []TableWrite, chain bool) PendingCommit {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, dup := h.commits[tag]; dup {
 		panic(fmt.Sprintf("check: commit tag %q recorded twice", tag))
 	}
 	t := h.tick()
-	rec := &commitRec{key: key, chainIdx: len(h.chain)}
-	h.chain = append(h.chain, porcupine.Operation{
-		ClientId: client, Call: t, Return: -1,
-		Input: model.ChainInput{Key: key, Kind: model.ChainCommit, ID: tag},
-	})
+	rec := &commitRec{key: key, chainIdx: -1}
+	if chain {
+		rec.chainIdx = len(h.chain)
+		h.chain = append(h.chain, porcupine.Operation{
+			ClientId: client, Call: t, Return: -1,
+			Input: model.ChainInput{Key: key, Kind: model.ChainCommit, ID: tag},
+		})
+	}
 	for _, tw := range tables {
 		rec.valueIdx = append(rec.valueIdx, len(h.value))
 		h.value = append(h.value, porcupine.Operation{
@@ -106,8 +122,10 @@ func (p PendingCommit) End(out model.Outcome) {
 	}
 	t := h.tick()
 	rec.done, rec.outcome = true, out
-	h.chain[rec.chainIdx].Return = t
-	h.chain[rec.chainIdx].Output = model.ChainOutput{Outcome: out}
+	if rec.chainIdx >= 0 {
+		h.chain[rec.chainIdx].Return = t
+		h.chain[rec.chainIdx].Output = model.ChainOutput{Outcome: out}
+	}
 	for _, i := range rec.valueIdx {
 		h.value[i].Return = t
 		h.value[i].Output = model.ValueOutput{Outcome: out}
@@ -143,6 +161,24 @@ func (r PendingRead) End(key string, chain []string, tables []TableValue) {
 		Input:  model.ChainInput{Key: key, Kind: model.ChainRead},
 		Output: model.ChainOutput{Chain: append([]string(nil), chain...)},
 	})
+	for _, tv := range tables {
+		h.value = append(h.value, porcupine.Operation{
+			ClientId: r.client, Call: r.call, Return: t,
+			Input:  model.ValueInput{Key: key + "/" + tv.Table, Kind: model.ValueRead},
+			Output: model.ValueOutput{Value: tv.Value},
+		})
+	}
+}
+
+// EndTables records a read that saw only table values (no chain): the
+// values of tables in one atomic snapshot of branch incarnation key.
+// cmd/simrun's process harness uses it once chains grow too long to read.
+func (r PendingRead) EndTables(key string, tables []TableValue) {
+	h := r.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.tick()
+	h.reads++
 	for _, tv := range tables {
 		h.value = append(h.value, porcupine.Operation{
 			ClientId: r.client, Call: r.call, Return: t,

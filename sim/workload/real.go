@@ -179,6 +179,11 @@ func (e realEntropy) Read(p []byte) (int, error) {
 // faults a bounded number of times.
 type storeInspector struct{ s objstore.Store }
 
+// StoreInspector returns the inspector ExecuteReal checks a real store
+// with: it panics on a store it cannot read (cmd/simrun's process harness
+// uses it on its final state).
+func StoreInspector(s objstore.Store) check.Inspector { return storeInspector{s} }
+
 const inspectAttempts = 10
 
 func (in storeInspector) Keys(prefix string) []string {

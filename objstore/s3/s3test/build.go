@@ -47,12 +47,17 @@ var (
 // opt-out variable; Start and Shared do.
 func Binary(t testing.TB) (string, error) {
 	t.Helper()
+	return binary(t.Logf)
+}
+
+// binary is Binary logging with logf.
+func binary(logf func(format string, args ...any)) (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if builtPath != "" {
 		return builtPath, nil
 	}
-	path, err := buildBinary(t)
+	path, err := buildBinary(logf)
 	if err != nil {
 		return "", err
 	}
@@ -60,7 +65,7 @@ func Binary(t testing.TB) (string, error) {
 	return path, nil
 }
 
-func buildBinary(t testing.TB) (string, error) {
+func buildBinary(logf func(format string, args ...any)) (string, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -88,7 +93,7 @@ func buildBinary(t testing.TB) (string, error) {
 	}
 	tmp := final + ".tmp" // safe: only the lock holder writes it
 	_ = os.Remove(tmp)
-	t.Logf("s3test: building versitygw %s (a cold build takes about two minutes)", Version)
+	logf("s3test: building versitygw %s (a cold build takes about two minutes)", Version)
 	start := time.Now()
 	if err := goBuild(tools, tmp); err != nil {
 		_ = os.Remove(tmp)
@@ -97,7 +102,7 @@ func buildBinary(t testing.TB) (string, error) {
 	if err := os.Rename(tmp, final); err != nil {
 		return "", fmt.Errorf("s3test: install versitygw binary: %w", err)
 	}
-	t.Logf("s3test: built versitygw %s in %s", Version, time.Since(start).Round(time.Second))
+	logf("s3test: built versitygw %s in %s", Version, time.Since(start).Round(time.Second))
 	return final, nil
 }
 

@@ -93,7 +93,7 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	skipIfOptedOut(t)
-	s, err := start(t)
+	s, err := start(t.Logf)
 	if err != nil {
 		t.Fatalf("s3test: %v (set %s=1 to skip S3 tests)", err, OptOutEnv)
 	}
@@ -120,7 +120,7 @@ func Shared(t testing.TB) *Server {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv == nil && shared.err == nil {
-		shared.srv, shared.err = start(t)
+		shared.srv, shared.err = start(t.Logf)
 	}
 	if shared.err != nil {
 		t.Fatalf("s3test: %v (set %s=1 to skip S3 tests)", shared.err, OptOutEnv)
@@ -160,11 +160,11 @@ func (s *Server) Client() *awss3.Client { return s.client }
 // the name. It fails t on error.
 func (s *Server) NewBucket(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("gk-test-%06d", s.buckets.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := s.client.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("s3test: create bucket %s: %v%s", name, err, s.exitNote())
+	name, err := s.CreateBucket(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return name
 }
@@ -218,10 +218,28 @@ func (s *Server) exitNote() string {
 	}
 }
 
+// StartServer builds (if needed) and starts a server outside a test, as
+// Start does, logging the build's progress with logf. The caller must Stop
+// it. It ignores the opt-out variable: a command asked for S3 explicitly.
+// cmd/simrun uses it for -store s3test.
+func StartServer(logf func(format string, args ...any)) (*Server, error) {
+	return start(logf)
+}
+
+// CreateBucket creates a bucket with a name unique on this server and
+// returns the name (NewBucket without a test).
+func (s *Server) CreateBucket(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("gk-test-%06d", s.buckets.Add(1))
+	if _, err := s.client.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+		return "", fmt.Errorf("s3test: create bucket %s: %w%s", name, err, s.exitNote())
+	}
+	return name, nil
+}
+
 // start builds the binary and starts a server, retrying on a fresh port
 // when the chosen one was taken meanwhile.
-func start(t testing.TB) (*Server, error) {
-	bin, err := Binary(t)
+func start(logf func(format string, args ...any)) (*Server, error) {
+	bin, err := binary(logf)
 	if err != nil {
 		return nil, err
 	}
