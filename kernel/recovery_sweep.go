@@ -277,6 +277,9 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 	if err != nil {
 		return resolution{}, err
 	}
+	if v.gone && v.published != nil { // published (by a recoverer, maybe) before its branch went
+		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollForward, v.published.m.Commit.ID, true, nil))
+	}
 	if v.gone {
 		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionDiscard, format.ID{}, false, nil))
 	}
@@ -360,7 +363,8 @@ func (g *Graph) observe(ctx context.Context, s *format.Sidecar) (sidecarView, er
 	}
 	if checkLive(v.branch, head, found) != nil {
 		v.gone = true
-		return v, nil
+		v.published, err = g.publishedBeforeGone(ctx, s)
+		return v, err
 	}
 	v.head = head
 	maybePublished := false
@@ -442,6 +446,31 @@ func (g *Graph) versionIsOurs(ctx context.Context, t format.SidecarTable) (bool,
 		return false, fmt.Errorf("read table version %s: %w", key, err)
 	}
 	return env.Token == want, nil
+}
+
+// publishedBeforeGone returns the manifest of the sidecar's own (now
+// deleted or replaced) branch incarnation that published the sidecar's
+// versions, if any: a write rolled forward, or published by its writer,
+// before the branch was deleted. Its audit must name that commit, never
+// discard it (R5).
+func (g *Graph) publishedBeforeGone(ctx context.Context, s *format.Sidecar) (*loaded, error) {
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "load incarnation head", func() (err error) {
+		page, err = g.store.List(ctx, g.keys.IncarnationPrefix(s.Branch.Name, s.Branch.Incarnation), "", 1)
+		return err
+	})
+	if err != nil || len(page.Keys) == 0 {
+		return nil, err
+	}
+	_, ver, err := g.keys.ParseManifestKey(s.Branch.Name, page.Keys[0])
+	if err != nil {
+		return nil, err
+	}
+	head, err := g.manifestAt(ctx, format.ManifestRef{Branch: s.Branch.Name, Incarnation: s.Branch.Incarnation, Version: ver})
+	if err != nil || head.m.Branch.IncarnationID != s.Branch.IncarnationID {
+		return nil, err
+	}
+	return g.findPublished(ctx, s, head)
 }
 
 // findPublished returns the first manifest after the sidecar's base that

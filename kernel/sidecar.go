@@ -185,6 +185,24 @@ func (g *Graph) ownPublished(ctx context.Context, run *writeRun, mm *VersionMism
 	return commitOf(*pub), true, nil
 }
 
+// settlePublished ends the sidecar of a write that ownPublished found
+// published by c. If c is a recoverer's roll-forward, that recoverer may
+// have stopped before its audit record: the sidecar is resolved like any
+// other (presence check, then a converged audit naming c, then the delete),
+// so the recovery commit is never left without its audit (R5). A
+// resolution that fails or defers leaves the sidecar to the next sweep;
+// the write still reports c.
+func (g *Graph) settlePublished(ctx context.Context, run *writeRun, c Commit) {
+	if c.Kind != format.KindRecovery {
+		g.retireSidecar(ctx, run.own)
+		run.own = nil
+		return
+	}
+	if r, err := g.resolveSidecar(ctx, run.own, false); err == nil && !r.deferred {
+		run.own = nil
+	}
+}
+
 // abandonWrite ends a Write that failed with cause after (possibly) leaving
 // a sidecar. The writer reports exactly what it knows:
 //   - a crash returns cause at once: the process is gone and recovery owns
@@ -226,6 +244,21 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 	}
 	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
+	}
+	if errors.Is(cause, ErrBranchNotFound) {
+		// A recoverer may have rolled the write forward before the branch
+		// went: then it is committed, and its sidecar is resolved with the
+		// audit naming that commit (R5), never deleted bare.
+		pub, err := g.publishedBeforeGone(ctx, s)
+		if err != nil {
+			return Commit{}, markAmbiguous(cause, s.CommitID, nil)
+		}
+		if pub != nil {
+			if r, err := g.resolveSidecar(ctx, s, false); err == nil && !r.deferred {
+				run.own = nil
+			}
+			return commitOf(*pub), nil
+		}
 	}
 	if err := g.undoDangling(ctx, s); err != nil {
 		return Commit{}, cause // the sidecar stays; a sweep rolls it back, never forward

@@ -315,8 +315,7 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		// Lost — unless a recoverer published this very write meanwhile.
 		if rc, published, perr := g.ownPublished(ctx, run, mm); perr != nil || published {
 			if published {
-				g.retireSidecar(ctx, run.own)
-				run.own = nil
+				g.settlePublished(ctx, run, rc)
 			}
 			return rc, perr
 		}
