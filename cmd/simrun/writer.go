@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -256,32 +255,7 @@ func (w *writer) read(ctx context.Context) error {
 // chainOf returns the tags of the commits of ref's incarnation up to
 // manifest version, oldest first.
 func (w *writer) chainOf(ctx context.Context, ref kernel.BranchRef, version uint64) ([]string, error) {
-	var tags []string
-	cursor := kernel.LogCursor("")
-	for page := 0; page <= chainReadMax/logPage+2; page++ {
-		lp, err := w.g.Log(ctx, ref, cursor, logPage)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range lp.Commits {
-			if c.Branch != ref.Name() || c.Incarnation != ref.Incarnation() {
-				slices.Reverse(tags)
-				return tags, nil
-			}
-			if c.ManifestVersion > version {
-				continue
-			}
-			if tag, ok := check.TagOf(c.Message); ok {
-				tags = append(tags, tag)
-			}
-		}
-		if lp.Next == "" {
-			slices.Reverse(tags)
-			return tags, nil
-		}
-		cursor = lp.Next
-	}
-	return nil, fmt.Errorf("log of %s longer than expected", ref)
+	return workload.ChainTags(ctx, w.g, ref, version, chainReadMax/logPage+3)
 }
 
 // faultsWired reports whether writers can inject store faults.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -150,10 +151,17 @@ func (p *Proc) readFailed(what string, err error) error {
 // chainOf returns the tags of the commits of ref's incarnation up to
 // manifest version, oldest first.
 func (p *Proc) chainOf(ref kernel.BranchRef, version uint64) ([]string, error) {
+	return ChainTags(p.Ctx(), p.g, ref, version, maxLogPages)
+}
+
+// ChainTags returns the tags (check.TagOf) of the commits of ref's
+// incarnation up to manifest version, oldest first, reading at most
+// maxPages pages of the log (a longer log is an error).
+func ChainTags(ctx context.Context, g *kernel.Graph, ref kernel.BranchRef, version uint64, maxPages int) ([]string, error) {
 	var tags []string
 	cursor := kernel.LogCursor("")
-	for page := 0; page < maxLogPages; page++ {
-		lp, err := p.g.Log(p.Ctx(), ref, cursor, logPageSize)
+	for page := 0; page < maxPages; page++ {
+		lp, err := g.Log(ctx, ref, cursor, logPageSize)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +183,7 @@ func (p *Proc) chainOf(ref kernel.BranchRef, version uint64) ([]string, error) {
 		}
 		cursor = lp.Next
 	}
-	return nil, fmt.Errorf("log of %s longer than %d pages", ref, maxLogPages)
+	return nil, fmt.Errorf("log of %s longer than %d pages", ref, maxPages)
 }
 
 // heldSnap is a snapshot a process keeps to check it never changes.
