@@ -245,11 +245,10 @@ func (g *Graph) carryOut(ctx context.Context, s *format.Sidecar, sp storedPlan) 
 	}
 	b := BranchRef{name: s.Branch.Name, inc: s.Branch.Incarnation, incID: s.Branch.IncarnationID}
 	msg := fmt.Sprintf("%sroll-back of op %s (%s by %s)", RecoveryMessagePrefix, s.Op, s.WriterKind, s.Actor)
-	req, err := g.newPublishReq(ctx, b, updates, LineageIntent{Actor: RecoveryActor, Message: msg}, exp)
+	req, err := g.recoveryReq(ctx, b, updates, exp, msg)
 	if err != nil {
 		return err
 	}
-	req.commit.Kind = format.KindRecovery
 	req.commit.ID = p.Commit
 	req.slot = p.Slot
 	_, err = g.publish(ctx, req)

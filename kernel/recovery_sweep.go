@@ -590,12 +590,19 @@ func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint
 // publishRecovery publishes through the one door with actor RecoveryActor
 // and commit kind recovery.
 func (g *Graph) publishRecovery(ctx context.Context, b BranchRef, updates []TableUpdate, exp []Expectation, msg string) (Commit, error) {
-	req, err := g.newPublishReq(ctx, b, updates, LineageIntent{Actor: RecoveryActor, Message: msg}, exp)
+	req, err := g.recoveryReq(ctx, b, updates, exp, msg)
 	if err != nil {
 		return Commit{}, err
 	}
-	req.commit.Kind = format.KindRecovery
 	return g.publish(ctx, req)
+}
+
+// recoveryReq is the publish request of a recovery commit: actor
+// RecoveryActor, kind recovery.
+func (g *Graph) recoveryReq(ctx context.Context, b BranchRef, updates []TableUpdate, exp []Expectation, msg string) (publishReq, error) {
+	req, err := g.newPublishReq(ctx, b, updates, LineageIntent{Actor: RecoveryActor, Message: msg}, exp)
+	req.commit.Kind = format.KindRecovery
+	return req, err
 }
 
 // auditOf builds the audit record of an action on s. to (nil: the pins the

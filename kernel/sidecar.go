@@ -198,6 +198,14 @@ func (g *Graph) settlePublished(ctx context.Context, run *writeRun, c Commit) {
 		run.own = nil
 		return
 	}
+	g.resolveOwn(ctx, run)
+}
+
+// resolveOwn resolves the writer's own sidecar like a sweep would (audit,
+// then delete) once its write is known published. A resolution that fails
+// or defers leaves the sidecar to the next sweep (docs/invariants.md,
+// errors dropped on purpose).
+func (g *Graph) resolveOwn(ctx context.Context, run *writeRun) {
 	if r, err := g.resolveSidecar(ctx, run.own, false); err == nil && !r.deferred {
 		run.own = nil
 	}
@@ -254,9 +262,7 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 			return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 		}
 		if pub != nil {
-			if r, err := g.resolveSidecar(ctx, s, false); err == nil && !r.deferred {
-				run.own = nil
-			}
+			g.resolveOwn(ctx, run)
 			return commitOf(*pub), nil
 		}
 	}
