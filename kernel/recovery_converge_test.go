@@ -3,10 +3,8 @@ package kernel_test
 import (
 	"testing"
 
-	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
-	"github.com/graphkernel/graphkernel/kernel/kerneltest"
 )
 
 // Two sweeps race one sidecar: sweep A parks at its roll-forward (or
@@ -28,15 +26,7 @@ func TestConcurrentSweepsConverge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := recInit(t)
 			recCrashWrite(t, store, "main", map[string]string{"a": "a1", "b": "b1"}, tc.crashAt, 1)
-			rv := failpoint.NewRendezvous()
-			fps := failpoint.NewSet()
-			fps.Arm(tc.parkAt, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
-			errA := make(chan error, 1)
-			go func() {
-				_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
-				errA <- err
-			}()
-			<-rv.Reached()
+			rv, errA := recParkedOpen(store, 31, tc.parkAt)
 			recOpen(t, store, 32, nil) // sweep B: resolves everything
 			afterB := recState(t, store)
 			rv.Release()
@@ -61,15 +51,7 @@ func TestRollForwardRetriesAfterUnrelatedWriter(t *testing.T) {
 	store := recInit(t)
 	w := recOpenNow(t, store, 34, nil) // a live writer in another process, opened before the crash
 	recCrashWrite(t, store, "main", map[string]string{"a": "a1"}, failpoint.BeforePublish, 1)
-	rv := failpoint.NewRendezvous()
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforeRollForwardPublish, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
-	errA := make(chan error, 1)
-	go func() {
-		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(33, fps, kerneltest.Later)})
-		errA <- err
-	}()
-	<-rv.Reached()
+	rv, errA := recParkedOpen(store, 33, failpoint.BeforeRollForwardPublish)
 	// The live writer, on another table, publishes (its heal-first leaves
 	// the young sidecar alone).
 	recMustWrite(t, w, "main", map[string]string{"b": "b1"}, "unrelated")

@@ -30,6 +30,22 @@ func recRecoveryCommits(t *testing.T, store *sim.Store) []kernel.Commit {
 	return out
 }
 
+// recParkedOpen starts a read-write open (a recoverer past the lease) that
+// parks at the first hit of point; the returned channel yields its error
+// once it is released and done.
+func recParkedOpen(store *sim.Store, seed uint64, point failpoint.Name) (*failpoint.Rendezvous, <-chan error) {
+	rv := failpoint.NewRendezvous()
+	fps := failpoint.NewSet()
+	fps.Arm(point, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
+	done := make(chan error, 1)
+	go func() {
+		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(seed, fps, kerneltest.Later)})
+		done <- err
+	}()
+	<-rv.Reached()
+	return rv, done
+}
+
 // recoveryRaceCases are the reproductions of R5: a write crashes
 // before its publish; another write publishes on top (so the sidecar can
 // only roll back); recoverer A publishes its roll-back and is held before
@@ -53,15 +69,7 @@ func recRaceRecoverers(t *testing.T, frags map[string]string, crashAt failpoint.
 	w := recOpenNow(t, store, 34, nil) // a live writer, opened before the crash
 	recCrashWrite(t, store, "main", frags, crashAt, 1)
 	recMustWrite(t, w, "main", map[string]string{"a": "a2"}, "on top")
-	rv := failpoint.NewRendezvous()
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.AfterRecoveryPublishBeforeAudit, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
-	errA := make(chan error, 1)
-	go func() {
-		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
-		errA <- err
-	}()
-	<-rv.Reached()
+	rv, errA := recParkedOpen(store, 31, failpoint.AfterRecoveryPublishBeforeAudit)
 	recOpen(t, store, 32, nil) // recoverer B
 	rv.Release()
 	if err := <-errA; err != nil {
@@ -96,16 +104,7 @@ func TestDeadPlanIsReplaced(t *testing.T) {
 	store := recInit(t)
 	w := recOpenNow(t, store, 34, nil)
 	recCrashWrite(t, store, "main", map[string]string{"a": "a1", "b": "b1"}, failpoint.AfterTableCommit, 1)
-	rv := failpoint.NewRendezvous()
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforeRollBackPublish, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
-	errA := make(chan error, 1)
-	go func() {
-		// recOpen with a pausing set: the open sweeps (rolls back: a moved under the write).
-		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)})
-		errA <- err
-	}()
-	<-rv.Reached()
+	rv, errA := recParkedOpen(store, 31, failpoint.BeforeRollBackPublish)      // the open sweeps: a moved under the write, so it rolls back
 	recMustWrite(t, w, "main", map[string]string{"c": "c1"}, "takes the slot") // the sidecar is young to w
 	rv.Release()
 	if err := <-errA; err != nil {
