@@ -143,16 +143,8 @@ func writeTable(w io.Writer, s *Summary) {
 		fmt.Fprintln(w, "result: clean")
 		return
 	}
-	kinds := make([]string, 0, len(s.ViolationKinds))
-	for k := range s.ViolationKinds {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
 	fmt.Fprintf(w, "result: FAILED on %d seeds %v\n", len(s.FailingSeeds), s.FailingSeeds)
-	for _, k := range kinds {
-		fmt.Fprintf(w, "  %-28s %d\n", k, s.ViolationKinds[k])
-	}
-	fmt.Fprintf(w, "first: %s\n", s.FirstViolation)
+	writeViolationKinds(w, s)
 	tags, pl := "", ""
 	if s.Plant != "" {
 		tags, pl = " -tags simplant", " -plant "+s.Plant
@@ -182,12 +174,18 @@ func writeProcsTable(w io.Writer, s *Summary) {
 		fmt.Fprintln(w, "result: clean")
 		return
 	}
+	fmt.Fprintf(w, "result: FAILED with %d violations\n", s.Violations)
+	writeViolationKinds(w, s)
+}
+
+// writeViolationKinds prints the count of each violation kind, sorted, and
+// the first violation.
+func writeViolationKinds(w io.Writer, s *Summary) {
 	kinds := make([]string, 0, len(s.ViolationKinds))
 	for k := range s.ViolationKinds {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
-	fmt.Fprintf(w, "result: FAILED with %d violations\n", s.Violations)
 	for _, k := range kinds {
 		fmt.Fprintf(w, "  %-28s %d\n", k, s.ViolationKinds[k])
 	}
