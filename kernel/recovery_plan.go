@@ -62,17 +62,13 @@ func (g *Graph) livePlan(ctx context.Context, s *format.Sidecar, v sidecarView) 
 		return sp, 0, err
 	}
 	for round := 0; round < maxPlanRounds; round++ {
-		if !sp.found {
-			if sp, err = g.storePlan(ctx, s, v, sp); err != nil {
-				return sp, 0, err
+		if sp.found {
+			status, err := g.judgePlan(ctx, s, &sp)
+			if err != nil || status != recovery.PlanDead {
+				return sp, status, err
 			}
-			continue
 		}
-		status, err := g.judgePlan(ctx, s, &sp)
-		if err != nil || status != recovery.PlanDead {
-			return sp, status, err
-		}
-		if sp, err = g.storePlan(ctx, s, v, sp); err != nil {
+		if sp, err = g.storePlan(ctx, s, v, sp); err != nil { // none stored, or the stored one is dead
 			return sp, 0, err
 		}
 	}
