@@ -78,7 +78,8 @@ type Graph struct {
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
 	locations *cache[format.ManifestRef]
-	legacy    *cache[*migrate.Lineage] // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
+	indexes   *cache[format.CommitIndex] // verified commit indexes (kernel/commitindex.go)
+	legacy    *cache[*migrate.Lineage]   // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
 }
 
 // loaded is one decoded manifest with its writer token and location.
@@ -118,6 +119,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 		manifests:  newCache[loaded](manifestCacheEntries),
 		tables:     newCache[format.TableVersion](tableCacheEntries),
 		locations:  newCache[format.ManifestRef](locationCacheEntries),
+		indexes:    newCache[format.CommitIndex](indexCacheEntries),
 		legacy:     newCache[*migrate.Lineage](legacyCacheEntries),
 	}, nil
 }
@@ -229,6 +231,11 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 		return err
 	}
 	m := lineage.Genesis(format.BranchIdentity{Name: format.MainBranch, Incarnation: 1, IncarnationID: incID}, c, schema)
+	at := format.ManifestRef{Branch: format.MainBranch, Incarnation: 1, Version: 0}
+	x := format.CommitIndex{ID: c.ID, At: at, Complete: true, Reach: []format.ManifestRef{at}}
+	if err := g.writeCommitIndex(ctx, &x); err != nil {
+		return err
+	}
 	tok, err := g.token()
 	if err != nil {
 		return err

@@ -171,12 +171,27 @@ func (g *Graph) Commit(ctx context.Context, id CommitID) (Commit, error) {
 }
 
 // locate returns the manifest that introduced commit id. It consults the
-// handle's location cache, then scans every branch name's manifests (all
-// incarnations, newest first), noting every commit it passes.
+// handle's location cache, then the commit's index (verified against the
+// manifest it names: two GETs whatever the depth), and only when there is
+// no usable index scans the manifests (scanHistory).
 func (g *Graph) locate(ctx context.Context, id CommitID) (format.ManifestRef, error) {
 	if r, ok := g.locations.get(id.String()); ok {
 		return r, nil
 	}
+	x, ok, err := g.verifiedIndex(ctx, id)
+	if err != nil {
+		return format.ManifestRef{}, err
+	}
+	if ok {
+		return x.At, nil
+	}
+	return g.scanHistory(ctx, id)
+}
+
+// scanHistory finds the manifest that introduced commit id without any aid:
+// it scans every branch name's manifests (all incarnations, newest first),
+// noting every commit it passes. O(history), bounded by MaxWalkManifests.
+func (g *Graph) scanHistory(ctx context.Context, id CommitID) (format.ManifestRef, error) {
 	names, err := g.branchNames(ctx)
 	if err != nil {
 		return format.ManifestRef{}, err
@@ -254,8 +269,70 @@ func (g *Graph) MergeBase(ctx context.Context, a, b BranchRef) (Commit, error) {
 }
 
 // MergeBaseOf returns the best common ancestor of commits a and b, or
-// ErrNotFound if they share none.
+// ErrNotFound if they share none. With commit indexes (kernel/commitindex.go)
+// it costs O(incarnations the two share) requests, not O(depth); without,
+// it walks both ancestries.
 func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) {
+	c, ok, err := g.mergeBaseByReach(ctx, a, b)
+	if err != nil {
+		return Commit{}, fmt.Errorf("merge base: %w", err)
+	}
+	if ok {
+		return c, nil
+	}
+	return g.mergeBaseByWalk(ctx, a, b)
+}
+
+// mergeBaseByReach answers MergeBaseOf from the reaches of a, b and the tips
+// of their common reach (lineage.BestTip). ok=false, with no error, when
+// some commit on the way has no complete verified reach: the caller walks.
+func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bool, error) {
+	ra, ok, err := g.commitReach(ctx, a)
+	if err != nil || !ok {
+		return Commit{}, false, err
+	}
+	rb, ok, err := g.commitReach(ctx, b)
+	if err != nil || !ok {
+		return Commit{}, false, err
+	}
+	var tips []lineage.Tip
+	for _, at := range lineage.CommonReach(ra, rb) {
+		l, err := g.manifestAt(ctx, at)
+		if err != nil {
+			return Commit{}, false, err
+		}
+		if l.m.Commit == nil {
+			continue // a branch's commit-less version 0: its head is its fork commit, a tip of another incarnation
+		}
+		r, ok, err := g.manifestReach(ctx, l)
+		if err != nil || !ok {
+			return Commit{}, false, err
+		}
+		tips = append(tips, lineage.Tip{At: at, ID: l.m.Commit.ID, Reach: r})
+	}
+	best, ok := lineage.BestTip(tips)
+	if !ok {
+		return Commit{}, false, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNotFound)
+	}
+	l, err := g.manifestAt(ctx, best.At)
+	if err != nil {
+		return Commit{}, false, err
+	}
+	return commitOf(l), true, nil
+}
+
+// commitReach returns the verified complete reach of commit id, if any.
+func (g *Graph) commitReach(ctx context.Context, id CommitID) ([]format.ManifestRef, bool, error) {
+	x, ok, err := g.verifiedIndex(ctx, id)
+	if err != nil || !ok || !x.Complete {
+		return nil, false, err
+	}
+	return x.Reach, true, nil
+}
+
+// mergeBaseByWalk is MergeBaseOf without aids: it loads the full ancestry of
+// both commits from the manifests and applies lineage.MergeBase.
+func (g *Graph) mergeBaseByWalk(ctx context.Context, a, b CommitID) (Commit, error) {
 	parents := make(map[format.ID][]format.ID)
 	where := make(map[format.ID]format.ManifestRef)
 	budget := MaxWalkManifests

@@ -85,7 +85,9 @@ type publishReq struct {
 // expectations are checked against each loaded head (*VersionMismatchError,
 // not retried). Losing the race retries with jittered backoff; exhausting
 // the budget returns *ContentionError. An uncontended publish costs one
-// LIST, one GET (often cached) and one PUT, whatever the history depth.
+// LIST, two GETs (the head manifest and its commit index, often cached)
+// and two PUTs (the new commit's index, then the manifest), whatever the
+// history depth.
 // Updates must name versions committed with CommitTableVersion (or pins of
 // another branch being adopted); Publish does not re-read them.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
@@ -201,6 +203,13 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	if err != nil {
 		return true, Commit{}, err
 	}
+	x, err := g.commitIndexFor(ctx, head, &next)
+	if err != nil {
+		return final(err), Commit{}, fmt.Errorf("commit index: %w", err)
+	}
+	if err := g.writeCommitIndex(ctx, &x); err != nil {
+		return final(err), Commit{}, err
+	}
 	if err := g.fp.Hit(ctx, failpoint.PublishBeforeWrite); err != nil {
 		return true, Commit{}, err
 	}
@@ -211,6 +220,7 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		l := loaded{m: next, token: req.token}
 		g.manifests.put(key, l)
 		g.noteCommit(l)
+		g.indexes.put(x.ID.String(), x)
 		return true, commitOf(l), nil
 	case objstore.IsAmbiguous(err):
 		if plant.Enabled(plant.IgnoreLostAck) { // planted bug: the ambiguous write is taken for a failed one, never read back

@@ -285,8 +285,13 @@ func TestPublishFailpoint(t *testing.T) {
 	if _, err := g.Publish(ctx, main, nil, kernel.LineageIntent{}, nil); !errors.Is(err, failpoint.ErrInjected) {
 		t.Fatalf("got %v", err)
 	}
-	if store.Counters().Writes() != before || fps.Hits(failpoint.PublishBeforeWrite) != 1 {
+	// The one write before the failpoint is the commit's index, an aid
+	// that no reader trusts without the manifest.
+	if store.Counters().Writes() != before+1 || fps.Hits(failpoint.PublishBeforeWrite) != 1 {
 		t.Fatal("failpoint did not stop the write")
+	}
+	if h, err := g.Head(ctx, main); err != nil || h.ManifestVersion != 0 {
+		t.Fatalf("head after the failpoint: %+v, %v; want the genesis", h, err)
 	}
 	if _, err := g.Publish(ctx, main, nil, kernel.LineageIntent{}, nil); err != nil {
 		t.Fatalf("after the failpoint: %v", err)

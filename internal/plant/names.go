@@ -34,11 +34,19 @@ const (
 	// StaleCard: cardinality is counted on the pinned base instead of the
 	// table's live HEAD.
 	StaleCard = "stale-card"
+	// TrustCommitIndex: a commit index (a lineage aid) is used without
+	// checking that the manifest it names holds its commit, so a stale
+	// index from a publish attempt that lost its race misplaces the commit.
+	TrustCommitIndex = "trust-commit-index"
+	// ReachDropsMerge: a merge commit's reach leaves out its merged
+	// parent's ancestry, so a merge base computed from reaches misses
+	// the ancestors gained by merging.
+	ReachDropsMerge = "reach-drops-merge"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge}
 	sort.Strings(names)
 	return names
 }

@@ -169,5 +169,11 @@ func (k Keys) QuarantinePrefix() string { return k.join("quarantine") + "/" }
 // unreadable sidecar, written create-only before the sidecar is deleted.
 func (k Keys) Quarantine(op ID) string { return k.join("quarantine", op.String()) }
 
+// CommitIndexPrefix is the prefix of the commit indexes (lineage aids).
+func (k Keys) CommitIndexPrefix() string { return k.join("index", "commits") + "/" }
+
+// CommitIndex is the key of commit id's index (format.CommitIndex).
+func (k Keys) CommitIndex(id ID) string { return k.join("index", "commits", id.String()) }
+
 // LegacyPrefix is reserved for v3 legacy objects (R/legacy/...).
 func (k Keys) LegacyPrefix() string { return k.join("legacy") + "/" }

@@ -7,8 +7,8 @@ import (
 )
 
 // SweepCuts over the two-table write of the recovery issue: it records the
-// write's durable effects (sidecar, two table versions, manifest, sidecar
-// delete), exercises every cut plus the acknowledgement cut and the cuts
+// write's durable effects (sidecar, two table versions, the commit index,
+// manifest, sidecar delete), exercises every cut plus the acknowledgement cut and the cuts
 // inside each recovery, and finds nothing wrong.
 func TestSweepCutsTwoTable(t *testing.T) {
 	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3})
@@ -18,10 +18,10 @@ func TestSweepCutsTwoTable(t *testing.T) {
 	if len(rep.Violations) > 0 {
 		t.Fatalf("violations: %v", rep.Violations)
 	}
-	if len(rep.Effects) != 5 || rep.WriterCuts != len(rep.Effects)+2 || rep.RecoveryCuts == 0 || rep.Cuts != rep.WriterCuts+rep.RecoveryCuts {
+	if len(rep.Effects) != 6 || rep.WriterCuts != len(rep.Effects)+2 || rep.RecoveryCuts == 0 || rep.Cuts != rep.WriterCuts+rep.RecoveryCuts {
 		t.Fatalf("report %+v", rep)
 	}
-	for i, want := range []string{"put", "put", "put", "put", "delete"} {
+	for i, want := range []string{"put", "put", "put", "put", "put", "delete"} {
 		if string(rep.Effects[i].Op) != want {
 			t.Fatalf("effect %d is %+v, want a %s", i, rep.Effects[i], want)
 		}
