@@ -220,6 +220,36 @@ func (m *machine) mergeBase(t *rapid.T) {
 	}
 }
 
+// coldLookup asks a fresh read-only handle (nothing cached, as after an
+// open on S3) for a commit, the snapshot at it and the merge base of two
+// commits: the commit indexes answer, or the manifest walk where a lost
+// acknowledgement left one missing or stale.
+func (m *machine) coldLookup(t *rapid.T) {
+	m.seed++
+	g, err := kernel.Open(ctx, m.store, root, kernel.Options{Env: testEnv(m.seed), ReadOnly: true})
+	if err != nil {
+		t.Fatalf("cold open: %v", err)
+	}
+	ids := m.ref.CommitIDs()
+	a := rapid.SampledFrom(ids).Draw(t, "a")
+	b := rapid.SampledFrom(ids).Draw(t, "b")
+	ca, cb := toIDs(t, []string{a})[0], toIDs(t, []string{b})[0]
+	c, err := g.Commit(ctx, ca)
+	rc, _ := m.ref.Commit(a)
+	if err != nil || fmt.Sprint(c.Parents) != fmt.Sprint(toIDs(t, rc.Parents)) {
+		t.Fatalf("cold commit %s: parents %v (%v), reference %v", a, c.Parents, err, rc.Parents)
+	}
+	snap, err := g.SnapshotAtCommit(ctx, ca)
+	if err != nil || snap.ManifestVersion() != c.ManifestVersion || snap.Branch() != c.Branch {
+		t.Fatalf("cold snapshot at %s: %s v%d (%v), commit at %s v%d", a, snap.Branch(), snap.ManifestVersion(), err, c.Branch, c.ManifestVersion)
+	}
+	mb, err := g.MergeBaseOf(ctx, ca, cb)
+	want, rerr := m.ref.MergeBaseOf(a, b)
+	if err != nil || rerr != nil || mb.ID.String() != want {
+		t.Fatalf("cold MergeBaseOf(%s,%s) = %s (%v), reference %s (%v)", a, b, mb.ID, err, want, rerr)
+	}
+}
+
 // staleHandle uses a handle of a deleted incarnation: always refused.
 func (m *machine) staleHandle(t *rapid.T) {
 	if len(m.stale) == 0 {
@@ -280,8 +310,9 @@ func (m *machine) check(t *rapid.T) {
 }
 
 // The public API agrees with the reference model over random sequences of
-// commits, merges, branch creates/deletes, reads at commits, merge bases and
-// stale-handle uses, on the sim store with and without faults.
+// commits, merges, branch creates/deletes, reads at commits, merge bases
+// (also from cold handles) and stale-handle uses, on the sim store with and
+// without faults.
 func TestKernelMatchesReferenceModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := newMachine(t)
@@ -293,6 +324,7 @@ func TestKernelMatchesReferenceModel(t *testing.T) {
 			"deleteBranch":   m.deleteBranch,
 			"readAt":         m.readAt,
 			"mergeBase":      m.mergeBase,
+			"coldLookup":     m.coldLookup,
 			"staleHandle":    m.staleHandle,
 			"reopen":         m.reopen,
 			"":               m.check,

@@ -305,6 +305,18 @@ func (r *Reference) MergeBase(a, b string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return r.MergeBaseOf(ha, hb)
+}
+
+// MergeBaseOf returns the best common ancestor of commits ha and hb, by the
+// rule of MergeBase, or ErrRefNoCommit.
+func (r *Reference) MergeBaseOf(ha, hb string) (string, error) {
+	if _, ok := r.commits[ha]; !ok {
+		return "", ErrRefNoCommit
+	}
+	if _, ok := r.commits[hb]; !ok {
+		return "", ErrRefNoCommit
+	}
 	inA, inB := r.ancestors(ha), r.ancestors(hb)
 	var common []string
 	for _, id := range r.CommitIDs() {
