@@ -13,9 +13,9 @@ func init() {
 	Register(&Workload{
 		Name: "core",
 		Doc: "writers on main and two side branches (disjoint and overlapping tables, strict and non-strict), " +
-			"readers with snapshots at heads and old commits, a brancher creating, deleting and merging branches",
+			"readers with snapshots at heads and old commits and cold-handle lineage lookups, a brancher creating, deleting and merging branches",
 		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, coreShape) },
-		Plants:   []string{plant.IgnoreLostAck},
+		Plants:   []string{plant.IgnoreLostAck, plant.TrustCommitIndex, plant.ReachDropsMerge},
 	})
 	Register(&Workload{
 		Name:     "contention",
@@ -147,6 +147,11 @@ func genReader(rng *rand.Rand, sh shape, i int, tables []string) ActorPlan {
 			op.Kind, op.Args["at"] = "snap", "head"
 		case x < 0.8:
 			op.Kind, op.Args["at"] = "snap", "old"
+		case x < 0.88:
+			op.Kind, op.Args["other"] = "lookup", "main"
+			if sh.branchers > 0 {
+				op.Args["other"] = sideBranches[rng.IntN(len(sideBranches))]
+			}
 		default:
 			op.Kind, op.Args = "recheck", map[string]string{}
 		}
