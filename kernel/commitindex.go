@@ -38,7 +38,7 @@ func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitI
 	if err != nil {
 		return format.CommitIndex{}, false, fmt.Errorf("read commit index %s: %w", key, err)
 	}
-	x, err := format.DecodeCommitIndex(obj.Data)
+	x, _, err := format.DecodeCommitIndex(obj.Data)
 	if err != nil {
 		return format.CommitIndex{}, false, fmt.Errorf("read commit index %s: %w", key, err)
 	}

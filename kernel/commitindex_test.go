@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
@@ -110,6 +111,8 @@ func lookupAnswers(t *rapid.T, g *kernel.Graph, h aidHistory) []string {
 		out = append(out, fmt.Sprintf("commit %s: %+v %v", id, c, err))
 		s, err := g.SnapshotAtCommit(ctx, id)
 		out = append(out, fmt.Sprintf("snapshot %s: %s#%d v%d %v %v", id, s.Branch(), s.Incarnation(), s.ManifestVersion(), s.Tables(), err))
+		p, err := g.LogFrom(ctx, id, "", 5)
+		out = append(out, fmt.Sprintf("log from %s: %v %q %v", id, p.Commits, p.Next, err))
 	}
 	for _, a := range h.forks {
 		for _, b := range h.forks {
@@ -134,6 +137,15 @@ func TestLineageAidsMatchTheWalk(t *testing.T) {
 			want, werr := g.LocateByScanForTest(ctx, id)
 			if err != nil || werr != nil || !cmp.Equal(got, want) {
 				t.Fatalf("commit %s: index %+v (%v), scan %+v (%v)\n%s", id, got, err, want, werr, cmp.Diff(got, want))
+			}
+			page, err := g.LogFrom(ctx, id, "", 4) // id, then its first-parent chain
+			if err != nil || len(page.Commits) == 0 || page.Commits[0].ID != id {
+				t.Fatalf("LogFrom(%s) = %+v, %v", id, page, err)
+			}
+			for i := 1; i < len(page.Commits); i++ {
+				if page.Commits[i].ID != page.Commits[i-1].Parents[0] {
+					t.Fatalf("LogFrom(%s): entry %d is %s, not the first parent of %s", id, i, page.Commits[i].ID, page.Commits[i-1].ID)
+				}
 			}
 		}
 		for _, a := range h.forks {
@@ -242,4 +254,68 @@ func TestColdLookupCostIsFlat(t *testing.T) {
 				depths[0], firstCommit.Requests(), firstBase.Requests())
 		}
 	}
+}
+
+// A commit index left by a publish attempt that never landed (here stopped
+// by a failpoint after the index write) names a slot another commit then
+// took: a cold handle must not take that commit for the orphan, so every
+// lookup of the orphan id is ErrNotFound. Without the verification against
+// the manifest, SnapshotAtCommit would return the other commit's snapshot
+// (the planted bug trust-commit-index).
+func TestStaleCommitIndexMisplacesNothing(t *testing.T) {
+	store := sim.New(sim.Config{Seed: 1})
+	mustInit(t, store, 1)
+	fps := failpoint.NewSet()
+	env := testEnv(2)
+	env.Failpoints = fps
+	g, err := kernel.Open(ctx, store, root, kernel.Options{Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	fps.Arm(failpoint.PublishBeforeWrite, failpoint.Action{Kind: failpoint.ReturnError, Times: 1})
+	if _, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "orphan"}, nil); !errors.Is(err, failpoint.ErrInjected) {
+		t.Fatalf("publish: %v", err)
+	}
+	other, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "other"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := orphanIndex(t, store, other)
+	cold := coldHandle(t, store)
+	if s, err := cold.SnapshotAtCommit(ctx, orphan); !errors.Is(err, kernel.ErrNotFound) {
+		t.Fatalf("SnapshotAtCommit(orphan) = %s v%d (head %s), %v; want ErrNotFound", s.Branch(), s.ManifestVersion(), s.Head(), err)
+	}
+	if c, err := cold.Commit(ctx, orphan); !errors.Is(err, kernel.ErrNotFound) {
+		t.Fatalf("Commit(orphan) = %+v, %v; want ErrNotFound", c, err)
+	}
+	if _, err := cold.MergeBaseOf(ctx, orphan, other.ID); !errors.Is(err, kernel.ErrNotFound) {
+		t.Fatalf("MergeBaseOf(orphan, other) = %v; want ErrNotFound", err)
+	}
+}
+
+// orphanIndex returns the one commit index that names landed's slot but
+// not landed's commit.
+func orphanIndex(t *testing.T, store *sim.Store, landed kernel.Commit) kernel.CommitID {
+	t.Helper()
+	keys := format.NewKeys(root)
+	page, err := store.List(ctx, keys.CommitIndexPrefix(), "", objstore.MaxListLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range page.Keys {
+		obj, err := store.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _, err := format.DecodeCommitIndex(obj.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.ID != landed.ID && x.At.Branch == landed.Branch && x.At.Version == landed.ManifestVersion {
+			return x.ID
+		}
+	}
+	t.Fatalf("no orphan index at %s v%d among %v", landed.Branch, landed.ManifestVersion, page.Keys)
+	return kernel.CommitID{}
 }

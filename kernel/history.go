@@ -122,23 +122,85 @@ func (g *Graph) Log(ctx context.Context, b BranchRef, cursor LogCursor, limit in
 			return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
 		}
 	}
+	page, err := g.logPage(ctx, at, more, off, limit)
+	if err != nil {
+		return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
+	}
+	return page, nil
+}
+
+// LogFrom is Log from an arbitrary commit instead of a branch head: up to
+// limit commits of id's history, newest first and id first, continuing at
+// cursor when it is not "" (a Next of an earlier LogFrom or Log page). It
+// works for commits of deleted branches too. The commit is found through
+// its commit index (O(1) requests in depth on a cold handle), then a page
+// costs O(limit) reads like Log.
+func (g *Graph) LogFrom(ctx context.Context, id CommitID, cursor LogCursor, limit int) (LogPage, error) {
+	if limit <= 0 {
+		limit = DefaultLogLimit
+	}
+	limit = min(limit, MaxLogLimit)
+	var at format.ManifestRef
+	var off int
+	var err error
+	if cursor != "" {
+		at, off, err = decodeLogCursor(cursor)
+	} else {
+		at, off, err = g.logStart(ctx, id)
+	}
+	if err != nil {
+		return LogPage{}, fmt.Errorf("log from %s: %w", id, err)
+	}
+	page, err := g.logPage(ctx, at, true, off, limit)
+	if err != nil {
+		return LogPage{}, fmt.Errorf("log from %s: %w", id, err)
+	}
+	return page, nil
+}
+
+// logStart returns the log position of commit id: its manifest, and for a
+// commit of a legacy segment its offset in that segment.
+func (g *Graph) logStart(ctx context.Context, id CommitID) (format.ManifestRef, int, error) {
+	at, err := g.locate(ctx, id)
+	if err != nil {
+		return format.ManifestRef{}, 0, err
+	}
+	l, err := g.manifestAt(ctx, at)
+	if err != nil || !isLegacy(l) {
+		return at, 0, err
+	}
+	lin, err := g.lineageOf(ctx, l)
+	if err != nil {
+		return format.ManifestRef{}, 0, err
+	}
+	for off, c := range lin.UpTo(l.m.Version) {
+		if c.ID == id {
+			return at, off, nil
+		}
+	}
+	return format.ManifestRef{}, 0, fmt.Errorf("commit %s is not in the legacy segment of %s v%d: %w", id, at.Branch, at.Version, ErrNotFound)
+}
+
+// logPage collects up to limit commits walking back from at (at offset off
+// of a legacy segment); more=false means there is nothing to walk.
+func (g *Graph) logPage(ctx context.Context, at format.ManifestRef, more bool, off, limit int) (LogPage, error) {
 	var page LogPage
 	for steps := 0; more && len(page.Commits) < limit; steps++ {
 		if steps > limit+MaxForkHops {
-			return LogPage{}, fmt.Errorf("log of %s: walk exceeded %d steps: %w", b, limit+MaxForkHops, ErrCorrupt)
+			return LogPage{}, fmt.Errorf("walk exceeded %d steps: %w", limit+MaxForkHops, ErrCorrupt)
 		}
 		l, err := g.manifestAt(ctx, at)
 		if err != nil {
-			return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
+			return LogPage{}, err
 		}
 		if isLegacy(l) { // a legacy segment, then the incarnation's fork point
 			if at, more, off, err = g.logLegacy(ctx, l, off, limit, &page); err != nil {
-				return LogPage{}, fmt.Errorf("log of %s: %w", b, err)
+				return LogPage{}, err
 			}
 			continue
 		}
 		if off != 0 {
-			return LogPage{}, fmt.Errorf("log of %s: %w: cursor offset outside a legacy segment", b, ErrInvalidArgument)
+			return LogPage{}, fmt.Errorf("%w: cursor offset outside a legacy segment", ErrInvalidArgument)
 		}
 		if l.m.Commit != nil {
 			page.Commits = append(page.Commits, commitOf(l))

@@ -150,6 +150,29 @@ func logIDs(t testing.TB, g *kernel.Graph, b kernel.BranchRef, pageSize int) []k
 	}
 }
 
+// logFromIDs pages through LogFrom(id) with pages of pageSize.
+func logFromIDs(t testing.TB, g *kernel.Graph, id kernel.CommitID, pageSize int) []kernel.CommitID {
+	t.Helper()
+	var out []kernel.CommitID
+	cur := kernel.LogCursor("")
+	for i := 0; ; i++ {
+		page, err := g.LogFrom(mctx, id, cur, pageSize)
+		if err != nil {
+			t.Fatalf("LogFrom(%s, %q): %v", id, cur, err)
+		}
+		for _, c := range page.Commits {
+			out = append(out, c.ID)
+		}
+		if page.Next == "" {
+			return out
+		}
+		if i > 10000 {
+			t.Fatal("log does not end")
+		}
+		cur = page.Next
+	}
+}
+
 func sameIDs(a, b []kernel.CommitID) bool {
 	return fmt.Sprint(a) == fmt.Sprint(b)
 }
@@ -188,6 +211,11 @@ func checkLegacyHistory(t testing.TB, g *kernel.Graph, fx migrate.Fixture) {
 		for _, size := range []int{1, 3, 100} {
 			if got := logIDs(t, g, b, size); !sameIDs(got, want) {
 				t.Fatalf("Log(%s, page %d):\n got %v\nwant %v", br.Name, size, got, want)
+			}
+		}
+		for k, id := range want { // the log from any of its commits is its tail
+			if got := logFromIDs(t, g, id, 2); !sameIDs(got, want[k:]) {
+				t.Fatalf("LogFrom(%s) on %s:\n got %v\nwant %v", id, br.Name, got, want[k:])
 			}
 		}
 		for _, c := range br.Commits {

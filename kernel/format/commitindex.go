@@ -54,19 +54,19 @@ func EncodeCommitIndex(x *CommitIndex, token Token) ([]byte, error) {
 }
 
 // DecodeCommitIndex decodes and validates an enveloped commit index.
-func DecodeCommitIndex(b []byte) (CommitIndex, error) {
+func DecodeCommitIndex(b []byte) (CommitIndex, Token, error) {
 	e, err := openCurrent(b, KindCommitIndex)
 	if err != nil {
-		return CommitIndex{}, err
+		return CommitIndex{}, Token{}, err
 	}
 	var x CommitIndex
 	if err := decodeCanonical("commit-index", e.Payload, &x); err != nil {
-		return CommitIndex{}, err
+		return CommitIndex{}, Token{}, err
 	}
 	if err := ValidateCommitIndex(&x); err != nil {
-		return CommitIndex{}, err
+		return CommitIndex{}, Token{}, err
 	}
-	return x, nil
+	return x, e.Token, nil
 }
 
 // ValidateCommitIndex checks the structural rules of a commit index: a

@@ -81,7 +81,7 @@ func (p *Proc) storedIndexes() (all, stale []kernel.CommitID) {
 		}
 		all = append(all, id)
 		b, _ := p.run.Insp.Peek(k)
-		x, err := format.DecodeCommitIndex(b)
+		x, _, err := format.DecodeCommitIndex(b)
 		if err != nil {
 			p.run.Violate(check.Violation{Check: "format", Detail: fmt.Sprintf("%s: commit index %s: %v", p.name, k, err)})
 			continue
