@@ -130,46 +130,35 @@ func expectedMergeBase(fx migrate.Fixture, a, b kernel.CommitID) kernel.CommitID
 
 func logIDs(t testing.TB, g *kernel.Graph, b kernel.BranchRef, pageSize int) []kernel.CommitID {
 	t.Helper()
-	var out []kernel.CommitID
-	cur := kernel.LogCursor("")
-	for i := 0; ; i++ {
-		page, err := g.Log(mctx, b, cur, pageSize)
-		if err != nil {
-			t.Fatalf("Log(%s, %q): %v", b, cur, err)
-		}
-		for _, c := range page.Commits {
-			out = append(out, c.ID)
-		}
-		if page.Next == "" {
-			return out
-		}
-		if i > 10000 {
-			t.Fatal("log does not end")
-		}
-		cur = page.Next
-	}
+	return pageIDs(t, func(cur kernel.LogCursor) (kernel.LogPage, error) { return g.Log(mctx, b, cur, pageSize) })
 }
 
 // logFromIDs pages through LogFrom(id) with pages of pageSize.
 func logFromIDs(t testing.TB, g *kernel.Graph, id kernel.CommitID, pageSize int) []kernel.CommitID {
 	t.Helper()
+	return pageIDs(t, func(cur kernel.LogCursor) (kernel.LogPage, error) { return g.LogFrom(mctx, id, cur, pageSize) })
+}
+
+// pageIDs follows a log's cursors to the end, collecting the commit ids.
+func pageIDs(t testing.TB, page func(kernel.LogCursor) (kernel.LogPage, error)) []kernel.CommitID {
+	t.Helper()
 	var out []kernel.CommitID
 	cur := kernel.LogCursor("")
 	for i := 0; ; i++ {
-		page, err := g.LogFrom(mctx, id, cur, pageSize)
+		p, err := page(cur)
 		if err != nil {
-			t.Fatalf("LogFrom(%s, %q): %v", id, cur, err)
+			t.Fatalf("log page at %q: %v", cur, err)
 		}
-		for _, c := range page.Commits {
+		for _, c := range p.Commits {
 			out = append(out, c.ID)
 		}
-		if page.Next == "" {
+		if p.Next == "" {
 			return out
 		}
 		if i > 10000 {
 			t.Fatal("log does not end")
 		}
-		cur = page.Next
+		cur = p.Next
 	}
 }
 
