@@ -10,8 +10,12 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/schema"
 )
 
-// MaxFragmentRows bounds the rows of a fragment a commit writes.
-const MaxFragmentRows = 1 << 17
+// MaxFragmentRows bounds the rows of a fragment a commit writes. It is
+// also the granularity of copy-on-write: an update or delete of one row
+// rewrites the one fragment holding it, and a diff or merge reads the
+// fragments that differ, so their cost is bounded by this, never by the
+// table's size.
+const MaxFragmentRows = 1 << 13
 
 // builtFragment is one entry of a new table version: an existing fragment
 // kept as is (keep != nil), or the content of a new fragment (rec).
