@@ -92,12 +92,38 @@ func (c *chain) close() {
 	c.fds = nil
 }
 
+// createMode says whether walk makes missing directories, and whether it
+// fsyncs their parents.
+type createMode uint8
+
+const (
+	noCreate       createMode = iota // a missing directory is ENOENT
+	createSynced                     // make it, then fsync its parent
+	createUnsynced                   // make it (Options.NoSync)
+)
+
+// createMode is how this store's writes make directories.
+func (s *Store) createMode() createMode {
+	if s.noSync {
+		return createUnsynced
+	}
+	return createSynced
+}
+
+// fsync syncs fd unless the store skips fsync (Options.NoSync).
+func (s *Store) fsync(fd int) error {
+	if s.noSync {
+		return nil
+	}
+	return unix.Fsync(fd)
+}
+
 // walk opens dirs one component at a time below root, never following a
 // symlink (openat with O_NOFOLLOW|O_DIRECTORY on every component), so no
 // path it returns can leave the root. With create it makes a missing
 // directory and fsyncs its parent, so the new entry is durable before
 // anything is placed inside it. With full it keeps every level open.
-func walk(root int, dirs []string, create, full bool) (*chain, error) {
+func walk(root int, dirs []string, create createMode, full bool) (*chain, error) {
 	c := &chain{root: root, names: dirs, full: full}
 	for _, name := range dirs {
 		fd, err := openChild(c.leaf(), name, create)
@@ -116,12 +142,12 @@ func walk(root int, dirs []string, create, full bool) (*chain, error) {
 
 // openChild opens directory name inside parent, first making it (durably)
 // if it is missing and create is set.
-func openChild(parent int, name string, create bool) (int, error) {
+func openChild(parent int, name string, create createMode) (int, error) {
 	fd, err := openDir(parent, name)
-	if err == nil || !create || !errors.Is(err, unix.ENOENT) {
+	if err == nil || create == noCreate || !errors.Is(err, unix.ENOENT) {
 		return fd, err
 	}
-	if err := mkdirDurable(parent, name); err != nil {
+	if err := mkdirDurable(parent, name, create == createSynced); err != nil {
 		return -1, err
 	}
 	return openDir(parent, name)
@@ -129,13 +155,16 @@ func openChild(parent int, name string, create bool) (int, error) {
 
 // mkdirDurable makes directory name inside parent if it is missing and
 // fsyncs parent when it did.
-func mkdirDurable(parent int, name string) error {
+func mkdirDurable(parent int, name string, sync bool) error {
 	err := unix.Mkdirat(parent, name, dirPerm)
 	if errors.Is(err, unix.EEXIST) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("mkdir %q: %w", name, err)
+	}
+	if !sync {
+		return nil
 	}
 	if err := unix.Fsync(parent); err != nil {
 		return fmt.Errorf("fsync parent of %q: %w", name, err)

@@ -60,7 +60,9 @@
 //     a new directory's parent is fsynced after mkdir, and the parent
 //     directory is fsynced after every publish or delete, before the call
 //     returns. A failed fsync after the name was placed returns an
-//     ambiguous ErrTransient.
+//     ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
+//     every fsync and keeps every other rule; it exists to build large
+//     benchmark fixtures and is not durable across an OS crash.
 //   - Crash safety: a writer killed at any point leaves the old object or
 //     the new one, never a torn one. Its temp file stays in root/.tmp,
 //     invisible to Get, Head and List; SweepTemp reclaims it. A CRC-32C over

@@ -16,6 +16,8 @@ import (
 // open files between calls and needs no Close.
 type Store struct {
 	root string
+	// noSync skips every fsync (Options.NoSync): fixtures only.
+	noSync bool
 	// hook, when set by a test, is called at the crash points below.
 	hook func(point string)
 }
@@ -38,7 +40,22 @@ var _ objstore.Store = (*Store)(nil)
 // bookkeeping subdirectories .tmp and .locks) if needed. root is resolved
 // once to an absolute, symlink-free path; every later access is relative to
 // it and never follows a symlink below it.
-func Open(root string) (*Store, error) {
+func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
+
+// Options tune a Store. The zero value is the durable default.
+type Options struct {
+	// NoSync skips every fsync (temp files, new directories, parents after
+	// a publish or delete). Writes keep their atomicity and visibility
+	// rules (link, rename, flock), so every other process sees exactly what
+	// it would see with fsync, but an OS crash or power loss may lose or
+	// tear recent writes. It exists only to build large fixtures (a 10^5
+	// commit history for the depth benchmarks) in reasonable time; never use
+	// it for a graph whose data matters.
+	NoSync bool
+}
+
+// OpenWith is Open with options (see Options).
+func OpenWith(root string, opts Options) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("fs: open: empty root")
 	}
@@ -61,7 +78,7 @@ func Open(root string) (*Store, error) {
 	if err := checkLayout(real); err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	return &Store{root: real}, nil
+	return &Store{root: real, noSync: opts.NoSync}, nil
 }
 
 // ErrLegacyLayout is returned by Open for a root that holds objects in the
@@ -178,7 +195,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 // readKey opens key's object file below root and reads it.
 func readKey(root int, key string, wantData bool) (header, []byte, error) {
 	names := encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], false, false)
+	c, err := walk(root, names[:len(names)-1], noCreate, false)
 	if err != nil {
 		return header{}, nil, err
 	}

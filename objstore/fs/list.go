@@ -142,7 +142,7 @@ func isCanonical(key string, path []string) bool {
 // readDir lists the directory at path below the root without following
 // symlinks.
 func (w *lister) readDir(path []string) ([]os.DirEntry, error) {
-	c, err := walk(w.root, path, false, false)
+	c, err := walk(w.root, path, noCreate, false)
 	if err != nil {
 		return nil, err
 	}

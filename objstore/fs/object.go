@@ -75,7 +75,7 @@ func parseHeader(b []byte) (header, error) {
 // writeTemp writes data as a complete object file under a fresh name in the
 // temp directory and fsyncs it, so the file is durable before any link or
 // rename makes it visible. It returns the temp name and the object's header.
-func writeTemp(tmpDir int, data []byte) (string, header, error) {
+func writeTemp(tmpDir int, data []byte, sync bool) (string, header, error) {
 	tok, err := newToken()
 	if err != nil {
 		return "", header{}, err
@@ -88,7 +88,7 @@ func writeTemp(tmpDir int, data []byte) (string, header, error) {
 	}
 	f := os.NewFile(uintptr(fd), name)
 	hdr := encodeHeader(tok, data)
-	err = writeAll(f, hdr, data)
+	err = writeAll(f, hdr, data, sync)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close temp: %w", cerr)
 	}
@@ -103,12 +103,15 @@ func writeTemp(tmpDir int, data []byte) (string, header, error) {
 	return name, h, nil
 }
 
-func writeAll(f *os.File, hdr, data []byte) error {
+func writeAll(f *os.File, hdr, data []byte, sync bool) error {
 	if _, err := f.Write(hdr); err != nil {
 		return fmt.Errorf("write temp: %w", err)
 	}
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write temp: %w", err)
+	}
+	if !sync {
+		return nil
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync temp: %w", err)

@@ -39,7 +39,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 		return "", storeErr(op, key, err)
 	}
 	defer unix.Close(tmpDir)
-	tmp, h, err := writeTemp(tmpDir, data)
+	tmp, h, err := writeTemp(tmpDir, data, !s.noSync)
 	if err != nil {
 		return "", storeErr(op, key, err) // never "not found": the temp dir is ours
 	}
@@ -121,7 +121,7 @@ func placeRename(src source, dir int, name string) error {
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
-		c, err := walk(root, dirs, true, false)
+		c, err := walk(root, dirs, s.createMode(), false)
 		if errors.Is(err, unix.ENOENT) {
 			continue
 		}
@@ -139,7 +139,7 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 			return err
 		}
 		s.hit(pointPlaced)
-		err = unix.Fsync(c.leaf())
+		err = s.fsync(c.leaf())
 		c.close()
 		if err != nil {
 			return &ambiguousError{fmt.Errorf("fsync dir after publish: %w", err)}
@@ -165,7 +165,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return storeErr(op, key, err)
 	}
-	c, err := unlinkLocked(root, key)
+	c, err := s.unlinkLocked(root, key)
 	release()
 	if c != nil {
 		prune(c)
@@ -176,9 +176,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 
 // unlinkLocked removes key's file; the caller holds the key's lock. It
 // returns the open parent chain for pruning when a file was removed.
-func unlinkLocked(root int, key string) (*chain, error) {
+func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
 	names := encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], false, true)
+	c, err := walk(root, names[:len(names)-1], noCreate, true)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil
 	}
@@ -194,7 +194,7 @@ func unlinkLocked(root int, key string) (*chain, error) {
 		c.close()
 		return nil, fmt.Errorf("unlink: %w", err)
 	}
-	if err := unix.Fsync(c.leaf()); err != nil {
+	if err := s.fsync(c.leaf()); err != nil {
 		c.close()
 		return nil, &ambiguousError{fmt.Errorf("fsync dir after unlink: %w", err)}
 	}

@@ -20,3 +20,15 @@ func init() {
 		return s
 	}, storetest.RunOptions{UniqueETags: true})
 }
+
+// The fixture-building fs store (fs.Options.NoSync): it skips fsync only,
+// so it must keep every rule of the contract.
+func init() {
+	register("fs-nosync", func(t *testing.T) objstore.Store {
+		s, err := fs.OpenWith(t.TempDir(), fs.Options{NoSync: true})
+		if err != nil {
+			t.Fatalf("fs.OpenWith: %v", err)
+		}
+		return s
+	}, storetest.RunOptions{UniqueETags: true})
+}
