@@ -188,9 +188,9 @@ func TestDeletedAidsChangeNoAnswer(t *testing.T) {
 // coldCost builds a main of depth commits with branches x and y forked at
 // the start (y with one commit of its own), then counts the requests of a
 // cold handle's Commit of the middle commit and MergeBase(x, y).
-func coldCost(t *testing.T, depth int) (commit, base counting.Counts) {
+func coldCost(t testing.TB, depth int) (commit, base counting.Counts) {
 	t.Helper()
-	cs := counting.New(sim.New(sim.Config{Seed: 1}))
+	cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
 	g := mustInit(t, cs, 1)
 	main := mustBranch(t, g, "main")
 	x, err := g.CreateBranch(ctx, "x", main)
