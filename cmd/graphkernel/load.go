@@ -1,0 +1,4 @@
+package main
+
+// ioCommands are load and export (not built yet).
+func ioCommands() []command { return nil }
