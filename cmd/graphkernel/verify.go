@@ -216,6 +216,9 @@ func (v *verifier) readProblem(key string, err error) {
 	v.problem(key, ruleRead, "%v", err)
 }
 
+// branchesPrefix is R/branches/ (every manifest of every branch).
+func branchesPrefix(k format.Keys) string { return strings.TrimSuffix(k.BranchPrefix("x"), "x/") }
+
 // manifestKey is a parsed manifest key.
 type manifestKey struct {
 	name     string
@@ -223,7 +226,7 @@ type manifestKey struct {
 }
 
 func (v *verifier) parseManifestKey(key string) (manifestKey, bool) {
-	rest := strings.TrimPrefix(key, v.keys.BranchPrefix(""))
+	rest := strings.TrimPrefix(key, branchesPrefix(v.keys))
 	parts := strings.Split(rest, "/")
 	if len(parts) != 3 {
 		return manifestKey{}, false
@@ -253,7 +256,7 @@ type chainState struct {
 func (v *verifier) walkManifests(ctx context.Context) error {
 	var cs chainState
 	lastName := ""
-	err := listKeys(ctx, v.st, v.keys.BranchPrefix(""), func(key string) error {
+	err := listKeys(ctx, v.st, branchesPrefix(v.keys), func(key string) error {
 		mk, ok := v.parseManifestKey(key)
 		if !ok {
 			v.problem(key, ruleLocation, "not a manifest key (want branches/<name>/<inv(inc)>/<inv(version)>)")
