@@ -128,7 +128,11 @@ func TestVerifyNamesEachDamage(t *testing.T) {
 		}, func(k damageKeys) [][2]string { return [][2]string{{k.frag, ruleMissing}} }},
 		{"flip-fragment-byte", func(f *fixture, k damageKeys) { b := get(f, k.frag); put(f, k.frag, flip(b, len(b)/2)) },
 			func(k damageKeys) [][2]string { return [][2]string{{k.frag, ruleFragment}} }},
-		{"swap-manifests", func(f *fixture, k damageKeys) { b1, b2 := get(f, k.m1), get(f, k.m2); put(f, k.m1, b2); put(f, k.m2, b1) },
+		{"swap-manifests", func(f *fixture, k damageKeys) {
+			b1, b2 := get(f, k.m1), get(f, k.m2)
+			put(f, k.m1, b2)
+			put(f, k.m2, b1)
+		},
 			func(k damageKeys) [][2]string { return [][2]string{{k.m1, ruleLocation}, {k.m2, ruleLocation}} }},
 	}
 	for _, be := range backends {
