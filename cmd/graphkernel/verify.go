@@ -39,6 +39,7 @@ const (
 	ruleCard         = "card"               // a source node's out-edge count outside @card
 	ruleSidecar      = "sidecar-unreadable" // a pending sidecar that does not decode
 	ruleSchema       = "schema"             // schema contract object
+	ruleCommitIndex  = "commit-index"       // a commit index (lineage aid) that does not decode or names another commit
 )
 
 // Per-object read bounds: an object larger than this is reported, never
@@ -99,6 +100,8 @@ type verifier struct {
 	refHeads []format.ID
 	refFrom  []string
 	live     []liveHead
+
+	indexMissing, indexStale int
 }
 
 // liveHead is the newest manifest of a live branch incarnation.
@@ -152,6 +155,9 @@ func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel
 		return nil, err
 	}
 	v.checkRefs(ctx)
+	if v.indexMissing > 0 || v.indexStale > 0 {
+		v.note("commit indexes (lineage aids, never authoritative): %d commits have none, %d name another location", v.indexMissing, v.indexStale)
+	}
 	for _, h := range v.live {
 		if err := v.checkHead(ctx, h); err != nil {
 			return nil, err
@@ -307,6 +313,9 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 		cs.prev = &m
 		v.collectRefs(key, &m)
 		v.checkPins(ctx, key, &m)
+		if m.Commit != nil {
+			v.checkIndex(ctx, mk, m.Commit.ID)
+		}
 	}
 }
 
@@ -332,6 +341,42 @@ func (v *verifier) readManifest(ctx context.Context, key string, mk manifestKey)
 	}
 	v.checkSchema(ctx, m.Schema)
 	return m, true
+}
+
+// checkIndex checks the commit index of a published commit, if there is
+// one (histories from before the aid have none). An index is never
+// authoritative (readers verify it against the manifest it names), so one
+// naming another location is only counted in a note; one that does not
+// decode, or names another commit, is a problem.
+func (v *verifier) checkIndex(ctx context.Context, mk manifestKey, id format.ID) {
+	key := v.keys.CommitIndex(id)
+	at, err := v.st.Head(ctx, key)
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		v.indexMissing++
+		return
+	case err != nil:
+		v.readProblem(key, err)
+		return
+	case at.Size > maxEnvelopeBytes:
+		v.problem(key, ruleTooLarge, "%d bytes, more than %d", at.Size, maxEnvelopeBytes)
+		return
+	}
+	obj, err := v.st.Get(ctx, key)
+	if err != nil {
+		v.readProblem(key, err)
+		return
+	}
+	b := obj.Data
+	x, _, err := format.DecodeCommitIndex(b)
+	switch {
+	case err != nil:
+		v.problem(key, ruleCommitIndex, "%v", err)
+	case x.ID != id:
+		v.problem(key, ruleCommitIndex, "index of commit %s is stored under %s", x.ID, id)
+	case x.At != (format.ManifestRef{Branch: mk.name, Incarnation: mk.inc, Version: mk.ver}):
+		v.indexStale++
+	}
 }
 
 // collectRefs remembers the fork point and merged-from manifest m names.

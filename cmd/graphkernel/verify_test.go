@@ -68,6 +68,7 @@ type damageKeys struct {
 	m1, m2, head string // main manifests v1, v2 and the head (v3)
 	tv           string // the Person table version main's head pins
 	frag         string // a fragment of that version
+	index        string // the commit index of main v1's commit
 }
 
 func (f *fixture) damageKeys(g *data.Graph) damageKeys {
@@ -89,7 +90,8 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 		f.t.Fatal(err)
 	}
 	return damageKeys{m1: keys.Manifest("main", 1, 1), m2: keys.Manifest("main", 1, 2), head: keys.Manifest("main", 1, 3),
-		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id)}
+		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id),
+		index: keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID)}
 }
 
 // TestVerifyNamesEachDamage damages one object at a time and asserts that
@@ -143,6 +145,8 @@ func TestVerifyNamesEachDamage(t *testing.T) {
 				}
 			})
 		}, func(k damageKeys) [][2]string { return [][2]string{{k.head, ruleChain}} }},
+		{"flip-commit-index-byte", func(f *fixture, k damageKeys) { b := get(f, k.index); put(f, k.index, flip(b, len(b)/2)) },
+			func(k damageKeys) [][2]string { return [][2]string{{k.index, ruleCommitIndex}} }},
 		{"swap-manifests", func(f *fixture, k damageKeys) {
 			b1, b2 := get(f, k.m1), get(f, k.m2)
 			put(f, k.m1, b2)
