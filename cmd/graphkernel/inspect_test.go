@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -113,5 +115,23 @@ func TestUsage(t *testing.T) {
 	// A missing graph is a failure (1), not a usage error.
 	if code, _, errs := f.run("branches", f.spec, "nograph"); code != 1 || !strings.Contains(errs, "nograph") {
 		t.Errorf("missing graph: exit %d\n%s", code, errs)
+	}
+}
+
+// TestProgressOnlyOnTerminal: the progress line is drawn only when stderr
+// is a terminal; otherwise export writes nothing to stderr.
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.buildGraph()
+	for _, tty := range []bool{false, true} {
+		var out, errb bytes.Buffer
+		a := f.app(&out, &errb)
+		a.tty = tty
+		if code := a.run(context.Background(), []string{"export", f.spec, testRoot, "main", t.TempDir()}); code != 0 {
+			t.Fatalf("export: exit %d\n%s", code, errb.String())
+		}
+		if drawn := strings.Contains(errb.String(), "[#"); drawn != tty {
+			t.Errorf("tty %t: progress drawn %t:\n%q", tty, drawn, errb.String())
+		}
 	}
 }

@@ -92,10 +92,9 @@ type verifier struct {
 	rep      *verifyReport
 	tables   map[string]*data.Table // by type, from the schema (nil: fragments get size and CRC checks only)
 	sch      schema.Schema
-	schemas  map[string]bool // schema hashes checked
-	seenTV   map[string]bool // table-version keys checked
-	seenFrag map[string]bool // fragment keys checked
-	tvCache  map[string][]data.FragmentInfo
+	schemas  map[string]bool      // schema hashes checked
+	tvRows   map[string]uint64    // table-version keys checked -> rows held (tvUnreadable if not)
+	seenFrag map[string]bool      // fragment keys checked
 	refs     []format.ManifestRef // fork points and merged-from refs to check at the end
 	refHeads []format.ID
 	refFrom  []string
@@ -149,7 +148,7 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time) (*verifyReport, error) {
 	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now,
 		rep:     &verifyReport{LiveBranches: []string{}, Problems: []problem{}, ProblemCount: map[string]int{}, Sidecars: []pendingSidecar{}},
-		schemas: map[string]bool{}, seenTV: map[string]bool{}, seenFrag: map[string]bool{}, tvCache: map[string][]data.FragmentInfo{}}
+		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}}
 	v.loadTables(ctx, env)
 	if err := v.walkManifests(ctx); err != nil {
 		return nil, err
@@ -438,9 +437,9 @@ func (v *verifier) checkSchema(ctx context.Context, hash string) {
 // checkPins checks every table version m pins (once per version).
 func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifest) {
 	for _, p := range m.Tables {
-		infos, ok := v.tableVersion(ctx, p)
-		if ok && sumRows(infos) != p.Rows {
-			v.problem(mkey, ruleRows, "pins %s version %d with %d rows; its fragments hold %d", p.Name, p.Version, p.Rows, sumRows(infos))
+		rows, ok := v.tableVersion(ctx, p)
+		if ok && rows != p.Rows {
+			v.problem(mkey, ruleRows, "pins %s version %d with %d rows; its fragments hold %d", p.Name, p.Version, p.Rows, rows)
 		}
 	}
 }
@@ -453,43 +452,64 @@ func sumRows(infos []data.FragmentInfo) uint64 {
 	return n
 }
 
-// tableVersion reads and checks one table version and its fragments, once.
-func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) ([]data.FragmentInfo, bool) {
+// tableVersion checks one table version and its fragments once, and
+// returns the rows its fragments hold. Only that count is kept per version
+// (memory grows with distinct versions, never with their fragment lists).
+func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) (uint64, bool) {
 	key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
-	if v.seenTV[key] {
-		infos, ok := v.tvCache[key]
-		return infos, ok
+	if rows, seen := v.tvRows[key]; seen {
+		return rows, rows != tvUnreadable
 	}
-	v.seenTV[key] = true
 	v.rep.TableVersions++
-	b, ok := v.getBounded(ctx, key, maxEnvelopeBytes)
-	if !ok {
-		return nil, false
-	}
-	if _, err := format.DecodeEnvelope(b); err != nil {
-		v.problem(key, ruleEnvelope, "%v", err)
-		return nil, false
-	}
-	tv, _, err := format.DecodeTableVersion(b)
-	if err != nil {
-		v.problem(key, ruleDecode, "table version: %v", err)
-		return nil, false
-	}
-	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
-		v.problem(key, ruleLocation, "table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)
-		return nil, false
-	}
-	infos, err := fragmentInfos(tv)
-	if err != nil {
-		v.problem(key, ruleDecode, "%v", err)
-		return nil, false
+	v.tvRows[key] = tvUnreadable
+	infos, pr := v.readInfos(ctx, key, p)
+	if pr != nil {
+		v.problem(pr.Key, pr.Rule, "%s", pr.Detail)
+		return 0, false
 	}
 	for _, f := range infos {
 		v.checkFragment(ctx, p.Name, f)
 	}
-	v.tvCache[key] = infos
+	v.tvRows[key] = sumRows(infos)
 	v.headNotBehind(ctx, key, p)
-	return infos, true
+	return v.tvRows[key], true
+}
+
+// tvUnreadable marks a table version that did not read or decode.
+const tvUnreadable = ^uint64(0)
+
+// readInfos reads a table version (bounded), checks its envelope, decode
+// and location, and returns its fragment infos, or the problem.
+func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin) ([]data.FragmentInfo, *problem) {
+	at, err := v.st.Head(ctx, key)
+	if err == nil && at.Size > maxEnvelopeBytes {
+		return nil, &problem{key, ruleTooLarge, fmt.Sprintf("%d bytes, more than %d", at.Size, maxEnvelopeBytes)}
+	}
+	var obj objstore.Object
+	if err == nil {
+		obj, err = v.st.Get(ctx, key)
+	}
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		return nil, &problem{key, ruleMissing, "referenced object does not exist"}
+	case err != nil:
+		return nil, &problem{key, ruleRead, err.Error()}
+	}
+	if _, err := format.DecodeEnvelope(obj.Data); err != nil {
+		return nil, &problem{key, ruleEnvelope, err.Error()}
+	}
+	tv, _, err := format.DecodeTableVersion(obj.Data)
+	if err != nil {
+		return nil, &problem{key, ruleDecode, "table version: " + err.Error()}
+	}
+	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
+		return nil, &problem{key, ruleLocation, fmt.Sprintf("table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)}
+	}
+	infos, err := fragmentInfos(tv)
+	if err != nil {
+		return nil, &problem{key, ruleDecode, err.Error()}
+	}
+	return infos, nil
 }
 
 // headNotBehind checks that the fork's newest version of the table is not

@@ -50,7 +50,10 @@ type rowFn func(key, id, from, to string)
 
 // streamRows decodes the fragments of table's pinned version one at a time.
 func (v *verifier) streamRows(ctx context.Context, p format.TablePin, edge bool, fn rowFn) {
-	infos := v.tvCache[v.keys.TableVersion(p.Name, p.Fork, p.Version)]
+	infos, pr := v.readInfos(ctx, v.keys.TableVersion(p.Name, p.Fork, p.Version), p)
+	if pr != nil {
+		return // reported by the integrity pass
+	}
 	t := v.tables[p.Name]
 	for _, f := range infos {
 		key := v.fragKey(p.Name, f.Name)
