@@ -23,7 +23,7 @@ func (a *app) openGraph(ctx context.Context, spec, root string, rw bool) (*data.
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := data.Open(ctx, st, root, data.Options{Kernel: kernel.Options{ReadOnly: !rw, Env: a.env}})
+	g, err := data.Open(ctx, st, root, data.Options{Kernel: kernel.Options{ReadOnly: !rw, Env: a.env}, Limits: a.limits})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open graph %q: %w", root, err)
 	}

@@ -142,7 +142,7 @@ func (a *app) loadGraph(ctx context.Context, o *opts, spec, root string) (*data.
 	if err != nil {
 		return nil, err
 	}
-	opts := data.Options{Kernel: kernel.Options{Env: a.env}}
+	opts := data.Options{Kernel: kernel.Options{Env: a.env}, Limits: a.limits}
 	g, err := data.Init(ctx, st, root, s, opts)
 	if !errors.Is(err, kernel.ErrGraphExists) {
 		return g, err

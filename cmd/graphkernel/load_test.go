@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -220,5 +221,27 @@ func TestLoadRejectsAndResumes(t *testing.T) {
 			}
 			f.mustRun(0, "verify", f.spec, "g")
 		})
+	}
+}
+
+// TestLoadSplitsAtTheByteLimit: rows that would push a transaction past
+// the data plane's byte limit go into the next transaction; every row
+// lands, and each transaction stays within the limit.
+func TestLoadSplitsAtTheByteLimit(t *testing.T) {
+	f := newFixture(t, "sim")
+	var out, errb bytes.Buffer
+	a := f.app(&out, &errb)
+	a.limits = data.Limits{MaxBytes: 120}
+	code := a.run(context.Background(), []string{"load", f.spec, "g", "main", "testdata/people.jsonl", "--schema", "testdata/people.schema", "--json"})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	var rep loadReport
+	decodeJSON(t, out.String(), &rep)
+	if rep.Rows != peopleRows || len(rep.Transactions) < 3 {
+		t.Fatalf("%d rows in %d transactions, want %d rows split in 3 or more", rep.Rows, len(rep.Transactions), peopleRows)
+	}
+	if got := f.canonicalRows("g"); len(got) != peopleRows {
+		t.Fatalf("%d rows visible", len(got))
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -56,7 +57,8 @@ type app struct {
 	open           func(ctx context.Context, spec string) (objstore.Store, error)
 	env            kernel.Env
 	now            func() time.Time
-	tty            bool // stderr is a terminal: progress bars are drawn
+	tty            bool        // stderr is a terminal: progress bars are drawn
+	limits         data.Limits // transaction limits of load (zero: the data plane's defaults)
 }
 
 // command is one subcommand.
