@@ -101,6 +101,7 @@ type verifier struct {
 	live     []liveHead
 
 	indexMissing, indexStale int
+	opaque                   map[string]bool // tables outside the schema seen
 }
 
 // liveHead is the newest manifest of a live branch incarnation.
@@ -148,12 +149,20 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time) (*verifyReport, error) {
 	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now,
 		rep:     &verifyReport{LiveBranches: []string{}, Problems: []problem{}, ProblemCount: map[string]int{}, Sidecars: []pendingSidecar{}},
-		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}}
+		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}, opaque: map[string]bool{}}
 	v.loadTables(ctx, env)
 	if err := v.walkManifests(ctx); err != nil {
 		return nil, err
 	}
 	v.checkRefs(ctx)
+	if len(v.opaque) > 0 {
+		names := make([]string, 0, len(v.opaque))
+		for n := range v.opaque { //detlint:ordered sorted below
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		v.note("tables outside the schema (the kernel's opaque tables) checked as kernel objects only: %s", strings.Join(names, ", "))
+	}
 	if v.indexMissing > 0 || v.indexStale > 0 {
 		v.note("commit indexes (lineage aids, never authoritative): %d commits have none, %d name another location", v.indexMissing, v.indexStale)
 	}
@@ -302,7 +311,9 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 		v.live = append(v.live, liveHead{key: key, m: m})
 		v.rep.LiveBranches = append(v.rep.LiveBranches, fmt.Sprintf("%s#%d", mk.name, mk.inc))
 	}
-	if ok && cs.prev != nil {
+	// Format-3 manifests carry no lineage, and a migration manifest (no
+	// commit) follows one: the successor rules apply from format 4 on.
+	if ok && cs.prev != nil && m.FormatStamp >= format.CurrentFormat && cs.prev.Commit != nil {
 		if err := lineage.CheckSuccessor(&m, cs.prev); err != nil {
 			v.problem(cs.prevKey, ruleChain, "successor of %s: %v", key, err)
 		}
@@ -404,7 +415,7 @@ func (v *verifier) checkRefs(ctx context.Context) {
 		if err != nil {
 			continue // reported by the walk
 		}
-		if m.Head != v.refHeads[i] {
+		if m.FormatStamp >= format.CurrentFormat && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
 			v.problem(v.refFrom[i], ruleForkPoint, "names %s whose head is %s, want %s", key, m.Head, v.refHeads[i])
 		}
 	}
@@ -471,8 +482,24 @@ func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) (uint64,
 		v.checkFragment(ctx, p.Name, f)
 	}
 	v.tvRows[key] = sumRows(infos)
+	if !v.dataTable(p.Name) {
+		v.opaque[p.Name] = true
+		v.tvRows[key] = p.Rows // the kernel's own count is all there is
+	}
 	v.headNotBehind(ctx, key, p)
 	return v.tvRows[key], true
+}
+
+// dataTable reports whether table is a type of the schema (its fragments
+// are the data plane's Arrow files). Other tables are the kernel's opaque
+// tables (written through the kernel API directly): checked as kernel
+// objects only. Without a schema every table is taken as a data table.
+func (v *verifier) dataTable(table string) bool {
+	if v.tables == nil {
+		return true
+	}
+	_, ok := v.tables[table]
+	return ok
 }
 
 // tvUnreadable marks a table version that did not read or decode.
@@ -504,6 +531,9 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	}
 	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
 		return nil, &problem{key, ruleLocation, fmt.Sprintf("table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)}
+	}
+	if !v.dataTable(p.Name) {
+		return nil, nil // opaque to the data plane: its fragments are not ours to read
 	}
 	infos, err := fragmentInfos(tv)
 	if err != nil {
