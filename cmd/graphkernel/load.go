@@ -161,8 +161,9 @@ func (a *app) loadGraph(ctx context.Context, o *opts, spec, root string) (*data.
 	return g, nil
 }
 
-// run loads node rows first (pass 1), then edge rows (pass 2), so edges
-// find their endpoints whatever the file order.
+// run stages node rows first (pass 1), then edge rows (pass 2), so edges
+// find their endpoints whatever the file order; a transaction fills up
+// across the passes (a small load is one transaction).
 func (l *loader) run(ctx context.Context, files []string) error {
 	contract, err := l.g.Kernel().Schema(ctx)
 	if err != nil {
@@ -189,11 +190,8 @@ func (l *loader) run(ctx context.Context, files []string) error {
 				return err
 			}
 		}
-		if err := l.flush(ctx); err != nil {
-			return err
-		}
 	}
-	return nil
+	return l.flush(ctx)
 }
 
 // stage adds one row to the current transaction, committing first when it
