@@ -298,3 +298,23 @@ func TestForkIndexBackfillInterruptedAndConcurrent(t *testing.T) {
 	}
 	wantDependents(t, g, "a", "c")
 }
+
+// BenchmarkBranchOpCost reports the store requests of one listing page of
+// 10 names (page-requests), of a delete of a branch forked from main
+// (delete-requests) and of a delete of a branch whose own forks were all
+// deleted (parent-delete-requests), after churn branches from main and
+// churn forks of that parent were created and deleted. The figures are
+// identical at every churn (TestBranchOpsCostIsBounded pins 10 vs 500).
+// Run with -benchtime=1x: the setup builds 2*churn branches.
+func BenchmarkBranchOpCost(b *testing.B) {
+	for _, churn := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("deleted=%d", 2*churn), func(b *testing.B) {
+			for range b.N {
+				page, del, parent := branchOpCosts(b, churn)
+				b.ReportMetric(float64(page.Get+page.List), "page-requests")
+				b.ReportMetric(float64(del.Get+del.List+del.Put+del.Delete), "delete-requests")
+				b.ReportMetric(float64(parent.Get+parent.List+parent.Put+parent.Delete), "parent-delete-requests")
+			}
+		})
+	}
+}
