@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/branchindex"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
@@ -82,8 +83,10 @@ func (g *Graph) createFrom(ctx context.Context, name string, src loaded) (Branch
 		return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
 	}
 	marker := format.ForkMarker{Source: src.m.Branch.IncarnationID, Child: name, ChildIncarnationID: incID}
-	if err := g.writeForkMarker(ctx, &marker); err != nil {
-		return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
+	if !plant.Enabled(plant.SkipForkMarker) { // planted bug: the create is never indexed
+		if err := g.writeForkMarker(ctx, &marker); err != nil {
+			return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
+		}
 	}
 	for attempt := 0; attempt < g.budget; attempt++ {
 		if attempt > 0 {
