@@ -241,7 +241,7 @@ func (g *Graph) ListBranchesPage(ctx context.Context, cursor BranchCursor, limit
 func (g *Graph) ListBranches(ctx context.Context) ([]BranchRef, error) {
 	var out []BranchRef
 	cursor := BranchCursor("")
-	for pages := 0; pages <= MaxBranchNames/branchindex.MaxPageNames; pages++ {
+	for pages := 0; pages < MaxBranchNames/branchindex.MaxPageNames; pages++ {
 		page, err := g.ListBranchesPage(ctx, cursor, branchindex.MaxPageNames)
 		if err != nil {
 			return nil, err
