@@ -42,11 +42,15 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// SkipForkMarker: a branch create writes no fork marker, so a delete
+	// of its source, trusting the complete fork index, misses it as a
+	// dependent.
+	SkipForkMarker = "skip-fork-marker"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker}
 	sort.Strings(names)
 	return names
 }
