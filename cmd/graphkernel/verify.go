@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/branchindex"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
@@ -40,6 +41,7 @@ const (
 	ruleSidecar      = "sidecar-unreadable" // a pending sidecar that does not decode
 	ruleSchema       = "schema"             // schema contract object
 	ruleCommitIndex  = "commit-index"       // a commit index (lineage aid) that does not decode or names another commit
+	ruleForkIndex    = "fork-index"         // a live fork without its marker under a complete fork index, or a marker that does not decode
 )
 
 // Per-object read bounds: an object larger than this is reported, never
@@ -166,6 +168,7 @@ func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel
 	if v.indexMissing > 0 || v.indexStale > 0 {
 		v.note("commit indexes (lineage aids, never authoritative): %d commits have none, %d name another location", v.indexMissing, v.indexStale)
 	}
+	v.checkForkIndex(ctx)
 	for _, h := range v.live {
 		if err := v.checkHead(ctx, h); err != nil {
 			return nil, err
@@ -386,6 +389,47 @@ func (v *verifier) checkIndex(ctx context.Context, mk manifestKey, id format.ID)
 		v.problem(key, ruleCommitIndex, "index of commit %s is stored under %s", x.ID, id)
 	case x.At != (format.ManifestRef{Branch: mk.name, Incarnation: mk.inc, Version: mk.ver}):
 		v.indexStale++
+	}
+}
+
+// checkForkIndex checks the fork index's one load-bearing rule: once the
+// graph carries the fork-index flag, every live forked incarnation has its
+// fork marker (a delete relies on the absence of markers to find no
+// dependents). The flag and each live fork's marker must decode.
+func (v *verifier) checkForkIndex(ctx context.Context) {
+	key := v.keys.ForkIndexFlagKey()
+	obj, err := v.st.Get(ctx, key)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return // a graph from before the fork index: nothing relies on markers yet
+	}
+	if err != nil {
+		v.readProblem(key, err)
+		return
+	}
+	if _, _, err := format.DecodeForkIndexFlag(obj.Data); err != nil {
+		v.problem(key, ruleForkIndex, "%v", err)
+		return
+	}
+	for _, h := range v.live {
+		if !branchindex.NeedsMarker(&h.m) {
+			continue
+		}
+		mk, _ := branchindex.MarkerFor(&h.m)
+		mkey := v.keys.ForkMarker(mk.Source, mk.Child, mk.ChildIncarnationID)
+		obj, err := v.st.Get(ctx, mkey)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			v.problem(mkey, ruleForkIndex, "live fork %s#%d has no fork marker, yet the graph's fork index says it is complete (a delete of its source would not see it)",
+				h.m.Branch.Name, h.m.Branch.Incarnation)
+		case err != nil:
+			v.readProblem(mkey, err)
+		default:
+			if got, _, err := format.DecodeForkMarker(obj.Data); err != nil {
+				v.problem(mkey, ruleForkIndex, "%v", err)
+			} else if got != mk {
+				v.problem(mkey, ruleForkIndex, "marker names %+v, want %+v", got, mk)
+			}
+		}
 	}
 }
 

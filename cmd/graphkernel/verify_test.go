@@ -69,6 +69,7 @@ type damageKeys struct {
 	tv           string // the Person table version main's head pins
 	frag         string // a fragment of that version
 	index        string // the commit index of main v1's commit
+	marker       string // the fork marker of feature#1
 }
 
 func (f *fixture) damageKeys(g *data.Graph) damageKeys {
@@ -91,7 +92,8 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 	}
 	return damageKeys{m1: keys.Manifest("main", 1, 1), m2: keys.Manifest("main", 1, 2), head: keys.Manifest("main", 1, 3),
 		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id),
-		index: keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID)}
+		index:  keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID),
+		marker: f.forkMarkerKey(keys)}
 }
 
 // TestVerifyNamesEachDamage damages one object at a time and asserts that
@@ -147,6 +149,11 @@ func TestVerifyNamesEachDamage(t *testing.T) {
 		}, func(k damageKeys) [][2]string { return [][2]string{{k.head, ruleChain}} }},
 		{"flip-commit-index-byte", func(f *fixture, k damageKeys) { b := get(f, k.index); put(f, k.index, flip(b, len(b)/2)) },
 			func(k damageKeys) [][2]string { return [][2]string{{k.index, ruleCommitIndex}} }},
+		{"delete-fork-marker", func(f *fixture, k damageKeys) {
+			if err := f.store.Inner().Delete(ctx, k.marker); err != nil {
+				f.t.Fatal(err)
+			}
+		}, func(k damageKeys) [][2]string { return [][2]string{{k.marker, ruleForkIndex}} }},
 		{"swap-manifests", func(f *fixture, k damageKeys) {
 			b1, b2 := get(f, k.m1), get(f, k.m2)
 			put(f, k.m1, b2)
@@ -290,4 +297,11 @@ func (f *fixture) rewriteManifest(key string, edit func(m *format.Manifest)) {
 	if _, err := f.store.Inner().Put(context.Background(), key, b, objstore.Unconditional); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// forkMarkerKey is the fork marker key of feature#1.
+func (f *fixture) forkMarkerKey(keys format.Keys) string {
+	f.t.Helper()
+	m := f.readManifest(keys.Manifest("feature", 1, 0))
+	return keys.ForkMarker(m.ForkOf.IncarnationID, "feature", m.Branch.IncarnationID)
 }
