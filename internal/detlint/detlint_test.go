@@ -23,6 +23,7 @@ var deterministic = []struct {
 	{"../../kernel/schema", nil},
 	{"../../kernel/data", nil},
 	{"../../kernel/kerneltest", nil},
+	{"../../kernel/feed", nil},
 	{"../../model", nil},
 	{"../../objstore/sim", nil},
 }

@@ -42,6 +42,10 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// FeedSkip: the change feed's cursor advances past a commit that a page
+	// delivered only partly, so a consumer that resumes from it never sees
+	// the rest of that commit.
+	FeedSkip = "feed-skip"
 )
 
 // All lists every planted bug, sorted.
