@@ -26,9 +26,9 @@ func TestExactImages(t *testing.T) {
 	})
 	c := commitOn(t, g, "main", func(tx *data.Txn) error {
 		return tx.Update("Person",
-			data.Row{ID: "a", Props: map[string]any{"name": "A", "nick": ""}},         // null -> ""
+			data.Row{ID: "a", Props: map[string]any{"name": "A", "nick": ""}},                // null -> ""
 			data.Row{ID: "b", Props: map[string]any{"name": "B", "nick": "", "avatar": nil}}, // [] -> null
-			data.Row{ID: "c", Props: map[string]any{"name": "C", "nick": "x"}})        // identical
+			data.Row{ID: "c", Props: map[string]any{"name": "C", "nick": "x"}})               // identical
 	})
 	cause, got, _ := allChanges(t, f, c.ID, feed.Filter{}, feed.Limits{})
 	if cause.ID != c.ID || cause.Actor != "test" || cause.Message != "commit on main" || !cause.Time.Equal(c.Time) || len(cause.Parents) != 1 {

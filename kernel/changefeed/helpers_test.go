@@ -41,9 +41,16 @@ func newStore() objstore.Store { return sim.New(sim.Config{Seed: 1}) }
 
 func initGraph(t testing.TB, store objstore.Store, root string) *data.Graph {
 	t.Helper()
+	return initGraphSeed(t, store, root, 1)
+}
+
+// initGraphSeed creates a graph whose ids come from entropy seed (two
+// graphs need two seeds to have two identities).
+func initGraphSeed(t testing.TB, store objstore.Store, root string, seed uint64) *data.Graph {
+	t.Helper()
 	s, err := schema.Parse([]byte(testSchemaText))
 	must(t, err)
-	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: testEnv(1)}})
+	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: testEnv(seed)}})
 	must(t, err)
 	return g
 }
