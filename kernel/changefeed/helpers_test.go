@@ -2,6 +2,7 @@ package changefeed
 
 import (
 	"context"
+	"sort"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -142,3 +143,7 @@ func firstCommit(t testing.TB, g *data.Graph) kernel.CommitID {
 	must(t, err)
 	return s.Head()
 }
+
+type storeT = objstore.Store
+
+func sortStrings(s []string) { sort.Strings(s) }
