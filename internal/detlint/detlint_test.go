@@ -24,6 +24,7 @@ var deterministic = []struct {
 	{"../../kernel/data", nil},
 	{"../../kernel/kerneltest", nil},
 	{"../../kernel/feed", nil},
+	{"../../kernel/changefeed", nil},
 	{"../../model", nil},
 	{"../../objstore/sim", nil},
 }

@@ -2,8 +2,8 @@ package changefeed
 
 import (
 	"context"
-	"sort"
 	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 
