@@ -182,6 +182,13 @@ func (c *chain) check(ctx context.Context, id kernel.CommitID, claimed *feed.Poi
 	return p, nil
 }
 
+// atCut reports, without reading, whether last is the chain's last
+// manifest of the branch's own incarnation (a branch without commits of
+// its own learns it is caught up from the next poll).
+func (c *chain) atCut(last feed.Point) bool {
+	return c.own.from <= c.own.to && c.own.holds(last) && last.Version == c.own.to
+}
+
 // headPoint returns the commit at the chain's cut.
 func (c *chain) headPoint(ctx context.Context) (feed.Point, error) {
 	s, err := c.g.Kernel().SnapshotAtVersion(ctx, c.own.ref, c.own.to)

@@ -241,6 +241,7 @@ func (p *poller) run(ctx context.Context, filter feed.Filter, lim feed.Limits) (
 		}
 	}
 	if p.tok.Kind == feed.KindCursor {
+		page.CaughtUp = page.CaughtUp || p.chain.atCut(p.tok.Last)
 		page.Cursor = p.tok.Encode()
 	} else {
 		page.PageToken = p.tok.Encode()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/feed"
 )
@@ -219,4 +220,35 @@ func forge(t *testing.T, s string, edit func(*feed.Token)) string {
 	must(t, err)
 	edit(&tok)
 	return tok.Encode()
+}
+
+// TestPollCommitLimitAndCaughtUp: a page holds at most MaxCommits blocks
+// and ends at a boundary; CaughtUp is set only once the head (as of the
+// poll's start) is delivered; a zero Position and out-of-range limits are
+// refused.
+func TestPollCommitLimitAndCaughtUp(t *testing.T) {
+	g := initGraph(t, newStore(), "g")
+	f := New(g)
+	for i := range 4 {
+		commitOn(t, g, "main", func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprintf("p%d", i), "x")) })
+	}
+	p, err := f.Poll(ctx, "main", Beginning(), feed.Filter{}, feed.Limits{MaxCommits: 2})
+	must(t, err)
+	if len(p.Blocks) != 2 || p.CaughtUp || p.Cursor == "" {
+		t.Fatalf("first page: %v caught-up=%v", blockIDs(p.Blocks), p.CaughtUp)
+	}
+	p, err = f.Poll(ctx, "main", FromToken(p.Cursor), feed.Filter{}, feed.Limits{MaxCommits: 3})
+	must(t, err)
+	if len(p.Blocks) != 3 || !p.CaughtUp || p.Blocks[2].Changes[0].ID != "p3" {
+		t.Fatalf("second page: %v caught-up=%v", blockIDs(p.Blocks), p.CaughtUp)
+	}
+	if _, err := f.Poll(ctx, "main", Position{}, feed.Filter{}, feed.Limits{}); !errors.Is(err, kernel.ErrInvalidArgument) {
+		t.Fatalf("zero position: %v", err)
+	}
+	if _, err := f.Poll(ctx, "main", Beginning(), feed.Filter{}, feed.Limits{MaxChanges: feed.HardMaxChanges + 1}); err == nil {
+		t.Fatal("limit above the hard maximum accepted")
+	}
+	if _, err := f.Poll(ctx, "nope", Beginning(), feed.Filter{}, feed.Limits{}); !errors.Is(err, kernel.ErrBranchNotFound) {
+		t.Fatalf("missing branch: %v", err)
+	}
 }
