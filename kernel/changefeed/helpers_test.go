@@ -117,26 +117,6 @@ func (m model) apply(c Change) {
 	m[c.Type][c.ID] = *c.After
 }
 
-// snapshotModel reads every row of every type of s.
-func snapshotModel(t testing.TB, g *data.Graph, s *data.Snapshot) model {
-	t.Helper()
-	m := model{}
-	genesis, err := g.SnapshotAtCommit(ctx, firstCommit(t, g))
-	must(t, err)
-	d, err := Diff(genesis, s, feed.Filter{})
-	must(t, err)
-	for {
-		p, err := d.Next(ctx, feed.Limits{})
-		must(t, err)
-		for _, c := range p.Changes {
-			m.apply(c)
-		}
-		if p.Done {
-			return m
-		}
-	}
-}
-
 func firstCommit(t testing.TB, g *data.Graph) kernel.CommitID {
 	t.Helper()
 	s, err := g.Kernel().SnapshotAtVersion(ctx, branch(t, g, "main"), 0)

@@ -312,8 +312,18 @@ func genToken(rt *rapid.T) Token {
 		}
 		t.Resume.Type = rapid.StringMatching(`([A-Z][a-z]{0,8})?`).Draw(rt, "rtype")
 		if t.Resume.Type != "" {
-			t.Resume.After = rapid.String().Draw(rt, "after")
+			t.Resume.After = rapid.StringN(0, 300, maxResumeIDBytes).Draw(rt, "after")
 		}
 	}
 	return t
+}
+
+// TestGapErrorMatchesBoth: a gap names its cause and matches ErrGap and
+// the cause (the store's reclaimed-history error, once GC exists).
+func TestGapErrorMatchesBoth(t *testing.T) {
+	cause := errors.New("reclaimed")
+	err := error(&GapError{Commit: "c1", Cause: cause})
+	if !errors.Is(err, ErrGap) || !errors.Is(err, cause) || errors.Is(err, ErrBadCursor) {
+		t.Fatalf("%v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -17,10 +18,6 @@ const TokenVersion = 1
 // MaxTokenBytes bounds an encoded token; a longer string is refused before
 // decoding.
 const MaxTokenBytes = 4096
-
-// maxNameBytes bounds a branch name in a token (format.MaxNameBytes is 64;
-// the codec allows up to 255 so the limit stays the format's to change).
-const maxNameBytes = 255
 
 // maxResumeIDBytes bounds the resume id (data.MaxIDBytes is 256).
 const maxResumeIDBytes = 1024
@@ -118,12 +115,20 @@ const (
 	checksumBytes = 8
 )
 
+// putStr8 writes a string of at most 255 bytes (branch names are at most
+// 64, type names are schema names); a longer one is a caller's bug.
 func putStr8(b *bytes.Buffer, s string) {
+	if len(s) > 255 {
+		panic(fmt.Sprintf("feed: token string of %d bytes", len(s)))
+	}
 	b.WriteByte(byte(len(s)))
 	b.WriteString(s)
 }
 
 func putStr16(b *bytes.Buffer, s string) {
+	if len(s) > maxResumeIDBytes {
+		panic(fmt.Sprintf("feed: token resume id of %d bytes", len(s)))
+	}
 	b.Write(binary.BigEndian.AppendUint16(nil, uint16(len(s))))
 	b.WriteString(s)
 }
