@@ -40,6 +40,10 @@ var (
 	ErrReadOnly = errors.New("kernel: graph opened read-only")
 	// ErrGraphExists: Init found an existing graph at the root.
 	ErrGraphExists = errors.New("kernel: graph already exists")
+	// ErrTooManyBranches: an operation that enumerates branch names or
+	// fork markers met more than its bound (MaxBranchNames,
+	// MaxForkMarkers). Page with ListBranchesPage instead.
+	ErrTooManyBranches = errors.New("kernel: too many branches")
 	// ErrInvalidArgument: a malformed request (bad options, updates,
 	// commit text, cursor, ...). Retrying cannot help.
 	ErrInvalidArgument = errors.New("kernel: invalid argument")

@@ -19,6 +19,7 @@ var deterministic = []struct {
 	{"../../kernel/lineage", nil},
 	{"../../kernel/failpoint", nil},
 	{"../../kernel/recovery", nil},
+	{"../../kernel/branchindex", nil},
 	{"../../kernel/migrate", nil},
 	{"../../kernel/schema", nil},
 	{"../../kernel/data", nil},

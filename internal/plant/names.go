@@ -42,6 +42,10 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// SkipForkMarker: a branch create writes no fork marker, so a delete
+	// of its source, trusting the complete fork index, misses it as a
+	// dependent.
+	SkipForkMarker = "skip-fork-marker"
 	// FeedSkip: the change feed's cursor advances past a commit that a page
 	// delivered only partly, so a consumer that resumes from it never sees
 	// the rest of that commit.
@@ -50,7 +54,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, FeedSkip}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip}
 	sort.Strings(names)
 	return names
 }
