@@ -252,3 +252,23 @@ func TestPollCommitLimitAndCaughtUp(t *testing.T) {
 		t.Fatalf("missing branch: %v", err)
 	}
 }
+
+// TestPageEndsAtBoundaryWhenNextCommitDoesNotFit: when not one change of
+// the next commit fits after the commits already on the page, the page
+// ends at their boundary with a cursor, not with an empty partial block.
+func TestPageEndsAtBoundaryWhenNextCommitDoesNotFit(t *testing.T) {
+	g := initGraph(t, newStore(), "g")
+	commitOn(t, g, "main", func(tx *data.Txn) error { return tx.Insert("Person", person("a", "x")) })
+	commitOn(t, g, "main", func(tx *data.Txn) error {
+		return tx.Insert("Person", data.Row{ID: "b", Props: map[string]any{"name": strings.Repeat("y", 300)}})
+	})
+	p, err := New(g).Poll(ctx, "main", Beginning(), feed.Filter{}, feed.Limits{MaxBytes: 200})
+	must(t, err)
+	if d := cmp.Diff([]string{"genesis[]", "commit on main[a]"}, blockIDs(p.Blocks)); d != "" || p.Cursor == "" {
+		t.Fatalf("page (-want +got):\n%s cursor=%q", d, p.Cursor)
+	}
+	rest, _ := pollAll(t, New(g), "main", FromToken(p.Cursor), feed.Limits{MaxBytes: 200})
+	if d := cmp.Diff([]string{"commit on main[b]"}, blockIDs(rest)); d != "" {
+		t.Fatalf("rest (-want +got):\n%s", d)
+	}
+}
