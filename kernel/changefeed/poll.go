@@ -234,6 +234,9 @@ func (p *poller) run(ctx context.Context, filter feed.Filter, lim feed.Limits) (
 		if err != nil {
 			return Page{}, fmt.Errorf("commit %s: %w", c.ID, err)
 		}
+		if !done && len(changes) == 0 {
+			break // not one change fits after the blocks before it: end at their boundary
+		}
 		page.Blocks = append(page.Blocks, Block{Commit: c, Changes: changes, Continued: continued, Complete: done})
 		p.tok = feed.Delivered(p.tok, at, done, next)
 		if !done {
