@@ -134,8 +134,18 @@ func (p *Proc) feedFailed(name string, err error) error {
 	return nil
 }
 
+// argInt reads a non-negative integer argument ("" is 0, the feed's
+// default); anything else is a malformed scenario, a programming or case
+// file error, and panics.
 func argInt(op Op, key string) int {
-	n, _ := strconv.Atoi(op.Arg(key))
+	v := op.Arg(key)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		panic(fmt.Sprintf("workload: %s: argument %s=%q is not a non-negative integer", op.Kind, key, v))
+	}
 	return n
 }
 
