@@ -92,6 +92,9 @@ func (c *chain) ancestors(ctx context.Context) ([]segment, error) {
 			return nil, fmt.Errorf("%s's version 0 holds its own commit: %w", cur, kernel.ErrCorrupt)
 		}
 		src, err := k.Branch(ctx, fc.Branch)
+		if err != nil && !errors.Is(err, kernel.ErrBranchNotFound) {
+			return nil, fmt.Errorf("source of %s: %w", cur, err)
+		}
 		if err != nil || src.Incarnation() != fc.Incarnation {
 			return nil, fmt.Errorf("%s was forked from %s#%d, which is no longer live (the feed reads history through live incarnations): %w",
 				cur, fc.Branch, fc.Incarnation, kernel.ErrBranchNotFound)

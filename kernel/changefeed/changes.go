@@ -92,7 +92,7 @@ func (s span) fillType(ctx context.Context, t feed.TypeRef, after string, p *fee
 		after = rc.ID
 		return nil
 	})
-	if full {
+	if full && errors.Is(err, errPageFull) {
 		return out, after, true, nil
 	}
 	if err != nil {
