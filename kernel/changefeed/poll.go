@@ -230,6 +230,9 @@ func (p *poller) run(ctx context.Context, filter feed.Filter, lim feed.Limits) (
 		if err != nil {
 			return Page{}, fmt.Errorf("commit %s: %w", kernel.CommitID(at.Commit), err)
 		}
+		if err := followsOnChain(c, p.tok.Last); err != nil {
+			return Page{}, err
+		}
 		changes, next, done, err := s.fill(ctx, resume, pk, nil)
 		if err != nil {
 			return Page{}, fmt.Errorf("commit %s: %w", c.ID, err)
@@ -250,4 +253,18 @@ func (p *poller) run(ctx context.Context, filter feed.Filter, lim feed.Limits) (
 		page.PageToken = p.tok.Encode()
 	}
 	return page, nil
+}
+
+// followsOnChain checks the chain's invariant before a block is delivered:
+// a commit's first parent is the commit delivered before it (none for the
+// first commit, the genesis).
+func followsOnChain(c kernel.Commit, last feed.Point) error {
+	switch {
+	case last.IsZero() && len(c.Parents) == 0:
+		return nil
+	case !last.IsZero() && len(c.Parents) > 0 && c.Parents[0] == kernel.CommitID(last.Commit):
+		return nil
+	}
+	return fmt.Errorf("commit %s (parents %v) does not follow %s on the first-parent chain: %w",
+		c.ID, c.Parents, kernel.CommitID(last.Commit), kernel.ErrCorrupt)
 }

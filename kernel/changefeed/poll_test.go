@@ -272,3 +272,29 @@ func TestPageEndsAtBoundaryWhenNextCommitDoesNotFit(t *testing.T) {
 		t.Fatalf("rest (-want +got):\n%s", d)
 	}
 }
+
+// TestFollowsOnChain: a block is delivered only if its commit's first
+// parent is the commit delivered before it (none for the genesis).
+func TestFollowsOnChain(t *testing.T) {
+	a, b := kernel.CommitID{1}, kernel.CommitID{2}
+	at := func(id kernel.CommitID) feed.Point { return feed.Point{Commit: feed.ID(id), Branch: "main", Incarnation: 1} }
+	cases := []struct {
+		name string
+		c    kernel.Commit
+		last feed.Point
+		ok   bool
+	}{
+		{"genesis first", kernel.Commit{ID: a}, feed.Point{}, true},
+		{"child of last", kernel.Commit{ID: b, Parents: []kernel.CommitID{a}}, at(a), true},
+		{"merge, first parent last", kernel.Commit{ID: b, Parents: []kernel.CommitID{a, {9}}}, at(a), true},
+		{"merged parent is not first", kernel.Commit{ID: b, Parents: []kernel.CommitID{{9}, a}}, at(a), false},
+		{"parentless after a commit", kernel.Commit{ID: b}, at(a), false},
+		{"a child first", kernel.Commit{ID: b, Parents: []kernel.CommitID{a}}, feed.Point{}, false},
+	}
+	for _, c := range cases {
+		err := followsOnChain(c.c, c.last)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, kernel.ErrCorrupt)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
