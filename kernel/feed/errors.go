@@ -24,7 +24,8 @@ var ErrBranchChanged = errors.New("feed: branch deleted or re-created since the 
 // exactly: the consumer re-baselines from a snapshot of the branch head and
 // polls from Now. Nothing is reclaimed yet (garbage collection, issue 13,
 // does not exist), so no path returns it today; GC's reclaimed-history
-// error will be wrapped by a *GapError so errors.Is matches both.
+// error (kernel.ErrReclaimed, on the GC branch) will be wrapped by a
+// *GapError so errors.Is matches both.
 var ErrGap = errors.New("feed: history no longer available (gap); re-baseline from a snapshot")
 
 // CursorProblem says why a token was refused.
