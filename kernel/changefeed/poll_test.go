@@ -277,7 +277,9 @@ func TestPageEndsAtBoundaryWhenNextCommitDoesNotFit(t *testing.T) {
 // parent is the commit delivered before it (none for the genesis).
 func TestFollowsOnChain(t *testing.T) {
 	a, b := kernel.CommitID{1}, kernel.CommitID{2}
-	at := func(id kernel.CommitID) feed.Point { return feed.Point{Commit: feed.ID(id), Branch: "main", Incarnation: 1} }
+	at := func(id kernel.CommitID) feed.Point {
+		return feed.Point{Commit: feed.ID(id), Branch: "main", Incarnation: 1}
+	}
 	cases := []struct {
 		name string
 		c    kernel.Commit
