@@ -24,6 +24,8 @@ var deterministic = []struct {
 	{"../../kernel/schema", nil},
 	{"../../kernel/data", nil},
 	{"../../kernel/kerneltest", nil},
+	{"../../kernel/feed", nil},
+	{"../../kernel/changefeed", nil},
 	{"../../model", nil},
 	{"../../objstore/sim", nil},
 }

@@ -46,11 +46,15 @@ const (
 	// of its source, trusting the complete fork index, misses it as a
 	// dependent.
 	SkipForkMarker = "skip-fork-marker"
+	// FeedSkip: the change feed's cursor advances past a commit that a page
+	// delivered only partly, so a consumer that resumes from it never sees
+	// the rest of that commit.
+	FeedSkip = "feed-skip"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip}
 	sort.Strings(names)
 	return names
 }

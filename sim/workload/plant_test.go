@@ -35,6 +35,7 @@ var plantChecks = map[string][]string{
 	plant.TrustCommitIndex: {"cold-lookup"},
 	plant.ReachDropsMerge:  {"cold-lookup"},
 	plant.SkipForkMarker:   {"delete-dependents"},
+	plant.FeedSkip:         {"feed-replay"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted

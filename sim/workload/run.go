@@ -112,6 +112,7 @@ type Run struct {
 	fixture    *migrate.Fixture // the migrate workload's v3 graph
 	procs      map[int]*Proc    // by actor id
 	sidecars   map[string]sidecarLife
+	feedSaves  map[string]feedSave // feed consumers' durable records (ops_feed.go)
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
 	setupDone                                   atomic.Bool
