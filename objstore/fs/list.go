@@ -67,6 +67,9 @@ func (w *lister) run(ctx context.Context, want int) ([]string, error) {
 	var keys []string
 	for w.front.Len() > 0 && len(keys) < want {
 		it := heap.Pop(&w.front).(entry)
+		if it.isKey && !isCanonical(it.lower, it.path) {
+			continue // checked when popped, not when pushed: a leaf holds up to 100 keys, a page wants few
+		}
 		if it.isKey {
 			if len(keys) > 0 && keys[len(keys)-1] >= it.lower {
 				panic(fmt.Sprintf("fs: list emitted %q after %q", it.lower, keys[len(keys)-1]))
@@ -118,11 +121,11 @@ func typeMatches(kind string, t iofs.FileMode) bool {
 	return t.IsDir()
 }
 
-// wanted reports whether child can be, or can hold, a key of this page.
+// wanted reports whether child can be, or can hold, a key of this page
+// (run drops a key that is not canonical when it pops it).
 func (w *lister) wanted(child entry) bool {
 	if child.isKey {
-		return strings.HasPrefix(child.lower, w.prefix) && child.lower > w.startAfter &&
-			isCanonical(child.lower, child.path)
+		return strings.HasPrefix(child.lower, w.prefix) && child.lower > w.startAfter
 	}
 	// Every key below child strictly extends child.lower.
 	p := child.lower
