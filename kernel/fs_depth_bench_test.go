@@ -21,8 +21,14 @@ import (
 var fsDepthDeep = flag.Bool("fsdepth.deep", false, "BenchmarkDepthFS: also measure depth 100000")
 
 // fsDepthSamples is how many operations each side of a BenchmarkDepthFS
-// pair times per benchmark call; the medians are over all of them.
-const fsDepthSamples = 41
+// pair times per benchmark call; the medians are over all of them (the
+// machine is shared: many samples, interleaved, keep the medians steady).
+const fsDepthSamples = 101
+
+// fsShallowCommits is how many commits a depth-10 graph takes before the
+// commit benchmark moves to a fresh one, so its baseline stays at depth
+// 10-20 however many samples it takes.
+const fsShallowCommits = 10
 
 // fsFixture is a graph root on disk holding a history of a given depth,
 // and what it cost to build.
@@ -87,19 +93,32 @@ func copyObjects(tb testing.TB, src, dst objstore.Store, prefix string) {
 // counter) over a fixture, and the samples taken on it.
 type fsSide struct {
 	cs      *counting.Store
-	g       *kernel.Graph // the writer handle (publish only)
+	g       *kernel.Graph // the writer handle (commit only)
 	main    kernel.BranchRef
 	samples []time.Duration
 	reqs    uint64
+	// renew, if set, gives a fresh depth-10 fixture; the side moves to one
+	// (untimed) every fsShallowCommits operations.
+	renew func() fsFixture
+	ops   int
 }
 
 func openSide(tb testing.TB, f fsFixture, writer bool) *fsSide {
+	tb.Helper()
+	s := &fsSide{}
+	s.attach(tb, f, writer)
+	return s
+}
+
+// attach points the side at fixture f: a durable fs store behind a
+// counter and, for a writer, a handle on main.
+func (s *fsSide) attach(tb testing.TB, f fsFixture, writer bool) {
 	tb.Helper()
 	store, err := fs.Open(f.dir) // fsync on: the store under test is the durable one
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &fsSide{cs: counting.NewWithLogLimit(store, 0)}
+	s.cs = counting.NewWithLogLimit(store, 0)
 	if writer {
 		// Real clock and entropy: ids never collide with the fixture's
 		// (minted from a manual clock) nor between benchmark calls.
@@ -108,11 +127,14 @@ func openSide(tb testing.TB, f fsFixture, writer bool) *fsSide {
 		}
 		s.main = mustBranch(tb, s.g, "main")
 	}
-	return s
 }
 
 // time runs op once and records its duration and requests.
 func (s *fsSide) time(tb testing.TB, op func(tb testing.TB, s *fsSide)) {
+	if s.renew != nil && s.ops > 0 && s.ops%fsShallowCommits == 0 {
+		s.attach(tb, s.renew(), true)
+	}
+	s.ops++
 	before := s.cs.Counts()
 	start := time.Now()
 	op(tb, s)
@@ -167,10 +189,10 @@ func fsOpen(tb testing.TB, s *fsSide) {
 // of a shared machine; it reports median-ns/<op> and requests/<op> at D,
 // the depth-10 median beside it, and ratio/depth10 (goals: 10^4 at most
 // 1.3, 10^5 at most 1.5). At depth 10 the pair is two separate depth-10
-// graphs, so its ratio shows the noise. The commit benchmark's depth-10
-// graph is rebuilt for every call (its own commits would otherwise deepen
-// it); the deep graphs gain fsDepthSamples commits per call, a negligible
-// fraction. fixture-*-s report what building each depth's fixture cost
+// graphs, so its ratio shows the noise. The commit benchmark moves its
+// depth-10 side to a fresh depth-10 graph every fsShallowCommits commits
+// (untimed), so that side stays at depth 10-20; the deep graphs gain
+// fsDepthSamples commits per call, a negligible fraction. fixture-*-s report what building each depth's fixture cost
 // (history on the sim store, then copied into a NoSync fs store). The
 // built-in ns/op covers the whole pair and is not the figure.
 //
@@ -208,11 +230,17 @@ func BenchmarkDepthFS(b *testing.B) {
 			reportPair(b, f, openSide(b, f, false), openSide(b, base, false), fsOpen, "open")
 		})
 		b.Run(fmt.Sprintf("depth=%d/commit", depth), func(b *testing.B) {
+			renew := func() fsFixture { return fresh10(b) }
 			f := fixture(b, depth)
 			if depth == 10 {
 				f = fresh10(b)
 			}
-			reportPair(b, f, openSide(b, f, true), openSide(b, fresh10(b), true), fsCommit, "commit")
+			deep, base := openSide(b, f, true), openSide(b, fresh10(b), true)
+			base.renew = renew
+			if depth == 10 {
+				deep.renew = renew
+			}
+			reportPair(b, f, deep, base, fsCommit, "commit")
 		})
 	}
 }
