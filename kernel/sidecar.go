@@ -76,7 +76,7 @@ func (g *Graph) beginSidecar(ctx context.Context, run *writeRun, req *publishReq
 	s := format.Sidecar{
 		Op: op, Branch: head.m.Branch, Actor: req.commit.Actor, Message: req.commit.Message, WriterKind: run.kind,
 		CreatedUnixNano: g.clock.Now().UnixNano(), CommitID: req.commit.ID, BaseManifest: head.m.Version,
-		Reads: append([]format.SidecarRead(nil), run.reads...),
+		Reads: append([]format.SidecarRead(nil), run.reads...), MergedParent: req.merged,
 	}
 	for _, p := range plans {
 		s.Tables = append(s.Tables, format.SidecarTable{Table: p.table, Fork: b.incID, Expected: p.pin.Version,
