@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/kerneltest"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -13,7 +14,8 @@ import (
 // Red without the check in buildNext: the stale publish lands on the new
 // head.
 func TestExpectHeadRefusesAMovedHead(t *testing.T) {
-	g := mustInit(t, sim.New(sim.Config{Seed: 1}), 1)
+	store := sim.New(sim.Config{Seed: 1})
+	g := mustInit(t, store, 1)
 	main := mustBranch(t, g, "main")
 	old, err := g.Head(ctx, main)
 	if err != nil {
@@ -32,6 +34,9 @@ func TestExpectHeadRefusesAMovedHead(t *testing.T) {
 	}}
 	if _, err := g.Write(ctx, main, []kernel.TableWrite{w}, kernel.LineageIntent{Actor: "t", ExpectHead: &old.ID}); !errors.Is(err, kernel.ErrHeadMoved) {
 		t.Fatalf("write on a moved head: %v, want ErrHeadMoved", err)
+	}
+	if left := kerneltest.Sidecars(store, root); len(left) != 0 {
+		t.Fatalf("a write refused for a moved head left sidecars %v", left)
 	}
 	if now, _ := g.Head(ctx, main); now.ID != moved.ID {
 		t.Fatalf("a refused publish moved the head to %s", now.ID)

@@ -250,7 +250,10 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 		// head that did not yet show it): never undo.
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
-	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
+	// A moved head (ExpectHead) is definite: buildNext checks it after the
+	// table expectations, so this write's own versions are still unpublished
+	// (a recoverer's roll-forward would have moved their pins first).
+	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrHeadMoved) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if errors.Is(cause, ErrBranchNotFound) {
