@@ -161,7 +161,7 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 	if err != nil {
 		return res, err
 	}
-	res.Changes, res.PeakRows = p.changeCounts(), p.peakRows
+	res.Changes, res.PeakRows = p.changeCounts(), p.window+p.held
 	if len(p.conflicts) > 0 {
 		res.Conflicts = p.conflicts
 		return res, &MergeConflictError{Source: source.Name(), Target: target.Name(), Conflicts: p.conflicts}
@@ -171,7 +171,9 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 	}
 	src, tgt := res.Source, res.Target
 	intent.MergedParent, intent.ExpectHead = &src, &tgt
-	res.Commit, err = g.publishMerge(ctx, target, in, p, intent)
+	var built uint64
+	res.Commit, built, err = g.publishMerge(ctx, target, in, p, intent)
+	res.PeakRows = max(p.window, built) + p.held
 	return res, err
 }
 

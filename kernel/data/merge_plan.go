@@ -12,17 +12,18 @@ import (
 type mergePlan struct {
 	tables    map[string]*tableMerge // tables with a change on either side
 	conflicts []MergeConflict
-	peakRows  uint64
+	window    uint64 // rows of the largest diff window
+	held      uint64 // row images held until the publish
 }
 
 // tableMerge is the merge of one table.
 type tableMerge struct {
 	t        *Table
-	ids      []string                 // every id changed on either side, sorted
-	images   map[string]merge.Images  // by id
-	resolved map[string]*merge.Row    // unconflicted ids -> merged image (nil: absent)
-	writes   []Row                    // merged rows the target must take, sorted by id
-	deletes  []string                 // ids the target must lose, sorted
+	ids      []string                // every id changed on either side, sorted
+	images   map[string]merge.Images // by id
+	resolved map[string]*merge.Row   // unconflicted ids -> merged image (nil: absent)
+	writes   []Row                   // merged rows the target must take, sorted by id
+	deletes  []string                // ids the target must lose, sorted
 }
 
 // changeCounts returns, per type, how many ids the merge changes on the
@@ -68,7 +69,7 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error
 	}
 	p.conflicts = append(p.conflicts, cs...)
 	merge.SortConflicts(p.conflicts)
-	p.peakRows = window + held
+	p.window, p.held = window, held
 	return p, nil
 }
 

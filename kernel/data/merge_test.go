@@ -90,7 +90,9 @@ func TestSiblingMergesNeverResurrectDeletedEdge(t *testing.T) {
 func TestMergeBaseThroughThirdBranchMerge(t *testing.T) {
 	f := newMergeFixture(t)
 	x := f.branch("x", f.main)
-	xc := f.commit(x, func(tx *Txn) error { return tx.Insert("Person", Row{ID: "xena", Props: map[string]any{"name": "Xena"}}) })
+	xc := f.commit(x, func(tx *Txn) error {
+		return tx.Insert("Person", Row{ID: "xena", Props: map[string]any{"name": "Xena"}})
+	})
 	tgt := f.branch("target", f.main)
 	mustMerge(t, f, x, tgt, merge.FastForward)
 	src, err := f.g.Kernel().CreateBranchAt(ctx, "source", xc.ID)

@@ -13,16 +13,16 @@ import (
 type mergeOp int
 
 const (
-	opNoop       mergeOp = iota
-	opAddNode            // insert Person eve, named per side
-	opRmNode             // delete Person alice (no edges)
-	opAddEdge            // insert Knows k2<side>: alice -> carol
-	opRmEdge             // delete Knows k1
-	opSetA               // alice.age = 31 (source) / 32 (target)
-	opSetB               // alice.city = "Oslo" (source) / "Rome" (target)
-	opSetASame           // alice.age = 40 on either side
-	opNetZero            // insert Knows k3 dan -> bob, commit, delete it, commit
-	opMoveEdge           // k1.to = dan (source) / alice (target)
+	opNoop     mergeOp = iota
+	opAddNode          // insert Person eve, named per side
+	opRmNode           // delete Person alice (no edges)
+	opAddEdge          // insert Knows k2<side>: alice -> carol
+	opRmEdge           // delete Knows k1
+	opSetA             // alice.age = 31 (source) / 32 (target)
+	opSetB             // alice.city = "Oslo" (source) / "Rome" (target)
+	opSetASame         // alice.age = 40 on either side
+	opNetZero          // insert Knows k3 dan -> bob, commit, delete it, commit
+	opMoveEdge         // k1.to = dan (source) / alice (target)
 	numMergeOps
 )
 

@@ -12,9 +12,11 @@ import (
 // pinned version, under a sidecar, then one publish (Write). Without (the
 // sides' changes net to nothing new for the target): one publish with no
 // table update. Either way the publish carries intent (MergedParent and
-// ExpectHead set by the caller).
-func (g *Graph) publishMerge(ctx context.Context, target kernel.BranchRef, in mergeInput, p *mergePlan, intent kernel.LineageIntent) (kernel.Commit, error) {
+// ExpectHead set by the caller). It also returns the rows of the target
+// fragments it loaded to rewrite them (held at once).
+func (g *Graph) publishMerge(ctx context.Context, target kernel.BranchRef, in mergeInput, p *mergePlan, intent kernel.LineageIntent) (kernel.Commit, uint64, error) {
 	var writes []kernel.TableWrite
+	var loaded uint64
 	r := newReader(g, in.tgt.cat)
 	for _, name := range sortedKeysOf(p.tables) {
 		tm := p.tables[name]
@@ -23,15 +25,18 @@ func (g *Graph) publishMerge(ctx context.Context, target kernel.BranchRef, in me
 		}
 		w, err := g.mergeTableWrite(ctx, r, in.tgt, tm)
 		if err != nil {
-			return kernel.Commit{}, err
+			return kernel.Commit{}, loaded, err
 		}
 		defer w.release()
 		writes = append(writes, w.write)
+		loaded += w.loaded
 	}
 	if len(writes) == 0 {
-		return g.k.Publish(ctx, target, nil, intent, nil)
+		c, err := g.k.Publish(ctx, target, nil, intent, nil)
+		return c, loaded, err
 	}
-	return g.k.WriteWith(ctx, target, writes, intent, kernel.WriteOptions{Kind: WriterKindMerge})
+	c, err := g.k.WriteWith(ctx, target, writes, intent, kernel.WriteOptions{Kind: WriterKindMerge})
+	return c, loaded, err
 }
 
 // mergeWrite is one table's part of a merge's write.
@@ -40,6 +45,7 @@ type mergeWrite struct {
 	st      *stagedTable
 	built   builtTable
 	content *kernel.TableContent
+	loaded  uint64 // rows of the target fragments loaded for the rewrite
 }
 
 func (w *mergeWrite) release() {
@@ -91,6 +97,11 @@ func (g *Graph) mergeTableWrite(ctx context.Context, r *reader, tgt *Snapshot, t
 		return nil, err
 	}
 	w := &mergeWrite{st: st, built: buildTable(p)}
+	for i, rec := range v.recs {
+		if rec != nil {
+			w.loaded += v.frags[i].Rows
+		}
+	}
 	w.write = kernel.TableWrite{Table: t.Name, Strict: true, BaseVersion: on.Version,
 		Build: func(pinned kernel.TableVersion) (kernel.TableContent, error) {
 			if got := (kernel.TableRef{Fork: pinned.Fork, Version: pinned.Version}); got != on {
