@@ -42,11 +42,15 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// TwoWayMerge: the data merge compares the source with the target and
+	// ignores the merge base, so every difference is taken from the source:
+	// rows the target deleted (or changed) since the base come back.
+	TwoWayMerge = "two-way-merge"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, TwoWayMerge}
 	sort.Strings(names)
 	return names
 }

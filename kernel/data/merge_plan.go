@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/merge"
 )
 
@@ -77,6 +78,9 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error
 // base and either head, and the largest diff window (rows held at once).
 func diffBoth(ctx context.Context, in mergeInput, t *Table) (*tableMerge, uint64, error) {
 	tm := &tableMerge{t: t, images: map[string]merge.Images{}, resolved: map[string]*merge.Row{}}
+	if plant.Enabled(plant.TwoWayMerge) { // planted bug (dead code without -tags simplant): no base
+		return diffTwoWay(ctx, in, tm)
+	}
 	var window uint64
 	for _, side := range []struct {
 		to     *Snapshot
@@ -109,6 +113,18 @@ func diffBoth(ctx context.Context, in mergeInput, t *Table) (*tableMerge, uint64
 	}
 	tm.ids = sortedKeysOf(tm.images)
 	return tm, window, nil
+}
+
+// diffTwoWay is the planted bug two-way-merge: the target's image stands
+// in for the base, so every difference between the heads is a source
+// change and the source wins it.
+func diffTwoWay(ctx context.Context, in mergeInput, tm *tableMerge) (*tableMerge, uint64, error) {
+	err := TableChanges(ctx, in.tgt, in.src, tm.t.Name, "", func(c RowChange) error {
+		tm.images[c.ID] = merge.Images{Base: toMerge(c.Before), Source: toMerge(c.After), Target: toMerge(c.Before)}
+		return nil
+	})
+	tm.ids = sortedKeysOf(tm.images)
+	return tm, 0, err
 }
 
 // diffPeak is the largest window TableChanges holds diffing t from one

@@ -34,6 +34,7 @@ var plantChecks = map[string][]string{
 	plant.StampFirst:       {"kernel-error", "lineage", "format"},
 	plant.TrustCommitIndex: {"cold-lookup"},
 	plant.ReachDropsMerge:  {"cold-lookup"},
+	plant.TwoWayMerge:      {"merge-result"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted
