@@ -256,47 +256,79 @@ func TestMergeRerunsWhenTargetMoves(t *testing.T) {
 	}
 }
 
-// A crash during a merge, after its table versions and before its publish,
-// leaves the target unmerged once recovery has run: recovery rolls a
-// merge back, never forward (a recovery commit has one parent, so rolling
-// forward would drop the merged parent from the lineage). The merge then
-// runs again. Red without the roll-back rule: recovery publishes the
-// merged tables as a one-parent recovery commit.
+// A crash at every durable step of a merge leaves the target unmerged or
+// merged once recovery has run, never a mix, and no sidecar: before the
+// publish, recovery rolls the merge back, never forward (a recovery commit
+// has one parent, so rolling forward would drop the merged parent from the
+// lineage); after it, the merge commit stands with both parents. The merge
+// then runs again (or is up to date). Red without the roll-back rule:
+// recovery publishes the merged tables as a one-parent recovery commit.
 func TestCrashedMergeIsRolledBack(t *testing.T) {
-	f := newMergeFixture(t)
-	src := f.branch("feature", f.main)
-	opRmEdge.do(t, f, src, true)
-	opSetA.do(t, f, f.main, false)
-	before := f.state(f.main)
-	store := f.store.(*sim.Store)
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-	g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
-	must(t, err)
-	if _, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{}); !errors.Is(err, failpoint.ErrCrashed) {
-		t.Fatalf("merge = %v, want the crash", err)
-	}
-	keys := kerneltest.Sidecars(store, testRoot)
-	if len(keys) != 1 {
-		t.Fatalf("sidecars %v, want the crashed merge's", keys)
-	}
-	raw, _ := store.Peek(keys[0])
-	s, _, err := format.DecodeSidecar(raw)
-	if err != nil || s.WriterKind != WriterKindMerge || s.MergedParent == nil {
-		t.Fatalf("sidecar %+v, %v: want kind merge naming the merged parent", s, err)
-	}
-	r, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.EnvAt(22, nil, kerneltest.Later)}})
-	must(t, err)
-	as, err := kerneltest.Audits(store, testRoot)
-	must(t, err)
-	if len(as) != 1 || as[0].Decision != format.DecisionRollBack {
-		t.Fatalf("audits %+v, want one roll-back", as)
-	}
-	if d := sameState(f.state(f.main), before); d != "" {
-		t.Fatalf("target after recovery: %s", d)
-	}
-	res, err := r.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
-	if err != nil || res.Outcome != merge.Merged || len(res.Commit.Parents) != 2 {
-		t.Fatalf("merge after recovery: %+v, %v", res, err)
+	merged := func() map[string]map[string]Row {
+		f := newMergeFixture(t)
+		src := f.branch("feature", f.main)
+		opRmEdge.do(t, f, src, true)
+		opSetA.do(t, f, f.main, false)
+		mustMerge(t, f, src, f.main, merge.Merged)
+		return f.state(f.main)
+	}()
+	for _, cut := range []failpoint.Name{failpoint.AfterSidecarWrite, failpoint.AfterTableCommit, failpoint.BeforePublish,
+		failpoint.PublishBeforeWrite, failpoint.AfterPublishBeforeSidecarDelete} {
+		t.Run(string(cut), func(t *testing.T) {
+			f := newMergeFixture(t)
+			src := f.branch("feature", f.main)
+			opRmEdge.do(t, f, src, true)
+			opSetA.do(t, f, f.main, false)
+			before := f.state(f.main)
+			store := f.store.(*sim.Store)
+			fps := failpoint.NewSet()
+			fps.Arm(cut, failpoint.Action{Kind: failpoint.Crash})
+			g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
+			must(t, err)
+			if _, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{}); !errors.Is(err, failpoint.ErrCrashed) {
+				t.Fatalf("merge = %v, want the crash", err)
+			}
+			keys := kerneltest.Sidecars(store, testRoot)
+			if len(keys) != 1 {
+				t.Fatalf("sidecars %v, want the crashed merge's", keys)
+			}
+			raw, _ := store.Peek(keys[0])
+			s, _, err := format.DecodeSidecar(raw)
+			if err != nil || s.WriterKind != WriterKindMerge || s.MergedParent == nil {
+				t.Fatalf("sidecar %+v, %v: want kind merge naming the merged parent", s, err)
+			}
+			r, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.EnvAt(22, nil, kerneltest.Later)}})
+			must(t, err)
+			if left := kerneltest.Sidecars(store, testRoot); len(left) != 0 {
+				t.Fatalf("sidecars left after recovery: %v", left)
+			}
+			as, err := kerneltest.Audits(store, testRoot)
+			must(t, err)
+			head, _ := f.g.Kernel().Head(ctx, f.main)
+			again := merge.Merged
+			if cut == failpoint.AfterPublishBeforeSidecarDelete {
+				if len(as) != 1 || !as[0].Converged || head.Kind != format.KindMerge || len(head.Parents) != 2 {
+					t.Fatalf("audits %+v head %+v: want the published merge finished", as, head)
+				}
+				if d := sameState(f.state(f.main), merged); d != "" {
+					t.Fatalf("target after recovery: %s", d)
+				}
+				again = merge.AlreadyUpToDate
+			} else {
+				if len(as) != 1 || as[0].Decision != format.DecisionRollBack {
+					t.Fatalf("audits %+v, want one roll-back", as)
+				}
+				if d := sameState(f.state(f.main), before); d != "" {
+					t.Fatalf("target after recovery: %s", d)
+				}
+			}
+			res, err := r.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+			if err != nil || res.Outcome != again {
+				t.Fatalf("merge after recovery: %+v, %v, want %v", res, err, again)
+			}
+			if d := sameState(f.state(f.main), merged); d != "" {
+				t.Fatalf("target after the merge: %s", d)
+			}
+		})
 	}
 }
