@@ -332,3 +332,28 @@ func TestCrashedMergeIsRolledBack(t *testing.T) {
 		})
 	}
 }
+
+// Two merges racing into one target both land: the one that loses the
+// publish runs again on the winner's commit, and the target holds both
+// sides' changes with both merged parents in its history.
+func TestConcurrentMergesBothLand(t *testing.T) {
+	f := newMergeFixture(t)
+	a := f.branch("a", f.main)
+	b := f.branch("b", f.main)
+	opRmEdge.do(t, f, a, true)
+	opAddNode.do(t, f, b, true)
+	hs := &hookStore{Store: f.store}
+	g, err := Open(ctx, hs, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}})
+	must(t, err)
+	var first MergeResult
+	hs.hook = func() { first = mustMerge(t, f, b, f.main, merge.FastForward) }
+	res, err := g.Merge(ctx, a, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	if err != nil || res.Outcome != merge.Merged || res.Rounds != 2 || res.Target != first.Commit.ID {
+		t.Fatalf("racing merge: %+v, %v; want merged in round 2 on %s", res, err, first.Commit.ID)
+	}
+	if hasRow(t, f, f.main, "Knows", "k1") || !hasRow(t, f, f.main, "Person", "eve") {
+		t.Fatal("the target lost one of the racing merges")
+	}
+	mustMerge(t, f, a, f.main, merge.AlreadyUpToDate)
+	mustMerge(t, f, b, f.main, merge.AlreadyUpToDate)
+}
