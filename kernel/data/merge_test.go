@@ -357,3 +357,29 @@ func TestConcurrentMergesBothLand(t *testing.T) {
 	mustMerge(t, f, a, f.main, merge.AlreadyUpToDate)
 	mustMerge(t, f, b, f.main, merge.AlreadyUpToDate)
 }
+
+// The source may move during a merge: the merge merges the source head it
+// captured, says which in its result, and the source's later commit is
+// left for the next merge.
+func TestSourceMovingDuringMerge(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	opSetA.do(t, f, src, true)
+	captured, _ := f.g.Kernel().Head(ctx, src)
+	hs := &hookStore{Store: f.store}
+	g, err := Open(ctx, hs, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}})
+	must(t, err)
+	hs.hook = func() { opSetB.do(t, f, src, true) }
+	res, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	if err != nil || res.Source != captured.ID || res.Commit.Parents[1] != captured.ID || res.Rounds != 1 {
+		t.Fatalf("merge with a moving source: %+v, %v; want the captured source %s", res, err, captured.ID)
+	}
+	alice := f.state(f.main)["Person"]["alice"]
+	if alice.Props["age"] != int64(31) || alice.Props["city"] != nil {
+		t.Fatalf("alice on the target %+v: want the captured source's age and not its later city", alice)
+	}
+	next := mustMerge(t, f, src, f.main, merge.Merged)
+	if next.Base != captured.ID {
+		t.Fatalf("next merge base %s, want the captured source %s", next.Base, captured.ID)
+	}
+}
