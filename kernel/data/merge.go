@@ -8,6 +8,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/merge"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // MergeOutcome is what a merge did (or, in a dry run, would do).
@@ -133,7 +134,10 @@ func (g *Graph) Merge(ctx context.Context, source, target kernel.BranchRef, inte
 	for round := 1; round <= rounds; round++ {
 		res, err := g.mergeRound(ctx, source, target, intent, opts)
 		res.Rounds = round
-		if !errors.Is(err, kernel.ErrHeadMoved) && !errors.Is(err, kernel.ErrVersionMismatch) {
+		// Only a definite refusal is computed again: an ambiguous round may
+		// have published, and must be resolved by the caller.
+		moved := errors.Is(err, kernel.ErrHeadMoved) || errors.Is(err, kernel.ErrVersionMismatch)
+		if !moved || objstore.IsAmbiguous(err) {
 			if err != nil {
 				err = fmt.Errorf("merge %s into %s: %w", source, target, err)
 			}
