@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -181,7 +180,7 @@ func mergeOutcome(res data.MergeResult, err error) model.Outcome {
 
 // mergeState is the rows of the merge workload at one snapshot, by type
 // and id: every person, and every Knows edge from one.
-type mergeState map[string]map[string]*merge.Row
+type mergeState = check.MergeState
 
 func (p *Proc) stateAt(g *data.Graph, id kernel.CommitID) (mergeState, error) {
 	ctx := p.Ctx()
@@ -211,56 +210,11 @@ func (p *Proc) stateAt(g *data.Graph, id kernel.CommitID) (mergeState, error) {
 	return st, nil
 }
 
-// oracle is the three-way merge of full states: the row rule per id
-// (kernel/merge.Resolve), then orphan edges. It reports the merged state
-// and whether anything conflicts.
-func oracle(base, src, tgt mergeState) (mergeState, bool) {
-	out := mergeState{}
-	conflict := false
-	for _, typ := range []string{"Person", "Knows"} {
-		out[typ] = map[string]*merge.Row{}
-		for _, id := range unionIDs(base[typ], src[typ], tgt[typ]) {
-			r := merge.Resolve(typ, merge.Images{Base: base[typ][id], Source: src[typ][id], Target: tgt[typ][id]})
-			conflict = conflict || len(r.Conflicts) > 0
-			if r.Row != nil {
-				out[typ][id] = r.Row
-			}
-		}
-	}
-	for _, e := range out["Knows"] { //detlint:ordered any orphan sets the flag
-		if out["Person"][e.From] == nil || out["Person"][e.To] == nil {
-			conflict = true
-		}
-	}
-	return out, conflict
-}
-
-func unionIDs(ms ...map[string]*merge.Row) []string {
-	set := map[string]bool{}
-	for _, m := range ms {
-		for id := range m { //detlint:ordered fills a set that is sorted next
-			set[id] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for id := range set { //detlint:ordered collects ids that are sorted next
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// diffStates returns the first difference between two states, or "".
-func diffStates(got, want mergeState) string {
-	for _, typ := range []string{"Person", "Knows"} {
-		for _, id := range unionIDs(got[typ], want[typ]) {
-			if !merge.Same(got[typ][id], want[typ][id]) {
-				return fmt.Sprintf("%s %s: merged %v, three-way of the snapshots %v", typ, id, got[typ][id], want[typ][id])
-			}
-		}
-	}
-	return ""
-}
+// mergeTypes are the merge workload's types, and its edges' endpoints.
+var (
+	mergeTypes = []string{"Person", "Knows"}
+	mergeEnds  = check.EdgeEnds{"Knows": {"Person", "Person"}}
+)
 
 // checkMerge holds a merge to the oracle: a published merge commit has
 // parents [target read, source captured] and holds exactly the three-way
@@ -278,7 +232,7 @@ func (p *Proc) checkMerge(g *data.Graph, res data.MergeResult, conflicted bool) 
 		}
 		st[i] = s
 	}
-	want, wantConflict := oracle(st[0], st[1], st[2])
+	want, wantConflict := check.ThreeWayMerge(mergeTypes, mergeEnds, st[0], st[1], st[2])
 	violate := func(f string, a ...any) {
 		p.run.Violate(check.Violation{Check: "merge-result", Detail: fmt.Sprintf("%s: merge %s into %s (base %s): %s",
 			p.name, res.Source, res.Target, res.Base, fmt.Sprintf(f, a...))})
@@ -296,7 +250,7 @@ func (p *Proc) checkMerge(g *data.Graph, res data.MergeResult, conflicted bool) 
 		if err != nil {
 			return p.readFailed("dmerge: check", err)
 		}
-		if d := diffStates(got, want); d != "" {
+		if d := check.DiffMergeStates(mergeTypes, got, want); d != "" {
 			violate("%s", d)
 		}
 	}
