@@ -383,3 +383,38 @@ func TestSourceMovingDuringMerge(t *testing.T) {
 		t.Fatalf("next merge base %s, want the captured source %s", next.Base, captured.ID)
 	}
 }
+
+// A criss-cross history (main and feature merged into each other from the
+// same two heads) has two best common ancestors; the merge takes the
+// newest (the greater commit id), deterministically, and merges cleanly
+// changes made after the criss-cross.
+func TestCrissCrossMergeBase(t *testing.T) {
+	f := newMergeFixture(t)
+	feature := f.branch("feature", f.main)
+	opSetB.do(t, f, feature, true)
+	opSetA.do(t, f, f.main, false)
+	m1, _ := f.g.Kernel().Head(ctx, f.main)
+	f1, _ := f.g.Kernel().Head(ctx, feature)
+	hs := &hookStore{Store: f.store}
+	g, err := Open(ctx, hs, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}})
+	must(t, err)
+	hs.hook = func() { mustMerge(t, f, f.main, feature, merge.Merged) } // feature takes m1
+	res, err := g.Merge(ctx, feature, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	if err != nil || res.Source != f1.ID || res.Target != m1.ID {
+		t.Fatalf("criss-cross merge: %+v, %v; want f1 into m1", res, err)
+	}
+	f.commit(f.main, func(tx *Txn) error { return tx.Insert("Person", Row{ID: "m2", Props: map[string]any{"name": "m2"}}) })
+	f.commit(feature, func(tx *Txn) error { return tx.Insert("Person", Row{ID: "f2", Props: map[string]any{"name": "f2"}}) })
+	want := m1.ID
+	if f1.ID.Compare(m1.ID) > 0 {
+		want = f1.ID
+	}
+	got := mustMerge(t, f, feature, f.main, merge.Merged)
+	if got.Base != want {
+		t.Fatalf("criss-cross base %s, want the newer best ancestor %s (m1 %s, f1 %s)", got.Base, want, m1.ID, f1.ID)
+	}
+	st := f.state(f.main)["Person"]
+	if st["m2"].ID == "" || st["f2"].ID == "" || st["alice"].Props["age"] != int64(32) || st["alice"].Props["city"] != "Oslo" {
+		t.Fatalf("after the criss-cross merge: %+v", st)
+	}
+}
