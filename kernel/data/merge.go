@@ -34,6 +34,12 @@ type MergeConflict = merge.Conflict
 // ErrMergeConflict matches *MergeConflictError.
 var ErrMergeConflict = errors.New("data: merge conflict")
 
+// ErrMergeTooLarge: the branches differ from their base in more ids than
+// the handle's Limits.MaxRows; a merge holds every changed id's images
+// until its publish, so it refuses rather than hold more. Nothing is
+// written.
+var ErrMergeTooLarge = errors.New("data: merge too large")
+
 // MergeConflictError is a merge refused for conflicts: every conflict of
 // every table, in a deterministic order (type, id, kind, property).
 // Nothing was published.

@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -45,16 +46,18 @@ func (p *mergePlan) changeCounts() map[string]int {
 func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error) {
 	p := &mergePlan{tables: map[string]*tableMerge{}}
 	var held, window uint64
+	ids := 0 // ids held so far, bounded by the handle's row limit
 	for _, name := range in.tgt.cat.names {
 		t := in.tgt.cat.tables[name]
 		bp, sp, tp := pinRef(in.base.ks, name), pinRef(in.src.ks, name), pinRef(in.tgt.ks, name)
 		if bp == sp && bp == tp {
 			continue
 		}
-		tm, w, err := diffBoth(ctx, in, t)
+		tm, w, err := diffBoth(ctx, in, t, g.limits.MaxRows-ids)
 		if err != nil {
 			return nil, err
 		}
+		ids += len(tm.ids)
 		window = max(window, w)
 		for _, id := range tm.ids {
 			held += imageCount(tm.images[id])
@@ -75,8 +78,9 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error
 }
 
 // diffBoth collects the images of every id of t that differs between the
-// base and either head, and the largest diff window (rows held at once).
-func diffBoth(ctx context.Context, in mergeInput, t *Table) (*tableMerge, uint64, error) {
+// base and either head (at most budget ids, else ErrMergeTooLarge), and
+// the largest diff window (rows held at once).
+func diffBoth(ctx context.Context, in mergeInput, t *Table, budget int) (*tableMerge, uint64, error) {
 	tm := &tableMerge{t: t, images: map[string]merge.Images{}, resolved: map[string]*merge.Row{}}
 	if plant.Enabled(plant.TwoWayMerge) { // planted bug (dead code without -tags simplant): no base
 		return diffTwoWay(ctx, in, tm)
@@ -96,6 +100,9 @@ func diffBoth(ctx context.Context, in mergeInput, t *Table) (*tableMerge, uint64
 		window = max(window, w)
 		err = TableChanges(ctx, in.base, side.to, t.Name, "", func(c RowChange) error {
 			im, seen := tm.images[c.ID]
+			if !seen && len(tm.images) >= budget {
+				return fmt.Errorf("%w: more than %d changed ids (the handle's Limits.MaxRows)", ErrMergeTooLarge, len(tm.images))
+			}
 			if !seen {
 				im = merge.Images{Base: toMerge(c.Before), Source: toMerge(c.Before), Target: toMerge(c.Before)}
 			}

@@ -418,3 +418,22 @@ func TestCrissCrossMergeBase(t *testing.T) {
 		t.Fatalf("after the criss-cross merge: %+v", st)
 	}
 }
+
+// A merge holds every changed id until its publish, so it is bounded by the
+// handle's row limit: more changed ids fail with ErrMergeTooLarge, nothing
+// written.
+func TestMergeTooLarge(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	f.commit(src, func(tx *Txn) error { return tx.Insert("Person", pers("x1"), pers("x2"), pers("x3")) })
+	g, err := Open(ctx, f.store, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}, Limits: Limits{MaxRows: 2}})
+	must(t, err)
+	before := storeBytes(t, f.store)
+	if _, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{}); !errors.Is(err, ErrMergeTooLarge) {
+		t.Fatalf("merge of 3 ids with a 2-row limit: %v, want ErrMergeTooLarge", err)
+	}
+	if after := storeBytes(t, f.store); len(after) != len(before) {
+		t.Fatal("a refused merge wrote")
+	}
+	mustMerge(t, f, src, f.main, merge.FastForward)
+}

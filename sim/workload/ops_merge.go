@@ -172,7 +172,7 @@ func mergeOutcome(res data.MergeResult, err error) model.Outcome {
 	switch {
 	case err == nil && res.Commit.ID != (kernel.CommitID{}):
 		return model.OK
-	case err == nil, errors.Is(err, data.ErrMergeConflict), errors.Is(err, kernel.ErrHeadMoved):
+	case err == nil, errors.Is(err, data.ErrMergeConflict), errors.Is(err, data.ErrMergeTooLarge), errors.Is(err, kernel.ErrHeadMoved):
 		return model.Failed
 	}
 	return Outcome(err)
