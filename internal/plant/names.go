@@ -50,11 +50,15 @@ const (
 	// delivered only partly, so a consumer that resumes from it never sees
 	// the rest of that commit.
 	FeedSkip = "feed-skip"
+	// TwoWayMerge: the data merge compares the source with the target and
+	// ignores the merge base, so every difference is taken from the source:
+	// rows the target deleted (or changed) since the base come back.
+	TwoWayMerge = "two-way-merge"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge}
 	sort.Strings(names)
 	return names
 }

@@ -36,6 +36,7 @@ var plantChecks = map[string][]string{
 	plant.ReachDropsMerge:  {"cold-lookup"},
 	plant.SkipForkMarker:   {"delete-dependents"},
 	plant.FeedSkip:         {"feed-replay"},
+	plant.TwoWayMerge:      {"merge-result"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted
