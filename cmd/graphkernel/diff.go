@@ -155,7 +155,7 @@ func runChanges(ctx context.Context, a *app, o *opts, pos []string) error {
 	if o.json {
 		out.header("commit", toCommitJSON(c))
 	} else {
-		a.printCommit(c)
+		writeCommit(out.w, c)
 	}
 	f, token := changefeed.New(g), ""
 	err = pageLoop(out, a.pageLimits(), func(lim feed.Limits) ([]changefeed.Change, bool, error) {
