@@ -123,7 +123,7 @@ func runDiff(ctx context.Context, a *app, o *opts, pos []string) error {
 		out.textf("diff %s %s\nfrom %s (%s v%d)\nto   %s (%s v%d)\n\n", fj.Ref, tj.Ref,
 			fj.Commit, fj.Branch, fj.ManifestVersion, tj.Commit, tj.Branch, tj.ManifestVersion)
 	}
-	err = pageLoop(out, a.pageLimits(), func(lim feed.Limits) ([]changefeed.Change, bool, error) {
+	err = pageLoop(out, a.feedLimits, func(lim feed.Limits) ([]changefeed.Change, bool, error) {
 		p, err := d.Next(ctx, lim)
 		return p.Changes, p.Done, err
 	})
@@ -158,7 +158,7 @@ func runChanges(ctx context.Context, a *app, o *opts, pos []string) error {
 		writeCommit(out.w, c)
 	}
 	f, token := changefeed.New(g), ""
-	err = pageLoop(out, a.pageLimits(), func(lim feed.Limits) ([]changefeed.Change, bool, error) {
+	err = pageLoop(out, a.feedLimits, func(lim feed.Limits) ([]changefeed.Change, bool, error) {
 		p, err := f.CommitChanges(ctx, id, token, filter, lim)
 		token = p.Next
 		return p.Changes, p.Next == "", err
@@ -168,10 +168,6 @@ func runChanges(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	return out.finish()
 }
-
-// pageLimits are the page limits the change commands read with: the
-// feed's defaults unless a test set smaller ones.
-func (a *app) pageLimits() feed.Limits { return a.feedLimits }
 
 // pageLoop pulls pages from next and writes each before pulling the next,
 // so at most one page is held. With a --limit it asks for at most one
