@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -76,8 +77,10 @@ func toCommitJSON(c kernel.Commit) commitJSON {
 		Time: c.Time.UTC(), Branch: c.Branch, Incarnation: c.Incarnation, Version: c.ManifestVersion, Marks: marks(c)}
 }
 
-func (a *app) printCommit(c kernel.Commit) {
-	w := a.stdout
+func (a *app) printCommit(c kernel.Commit) { writeCommit(a.stdout, c) }
+
+// writeCommit prints a commit as log and show do.
+func writeCommit(w io.Writer, c kernel.Commit) {
 	fmt.Fprintf(w, "commit %s", c.ID)
 	if m := marks(c); len(m) > 0 {
 		fmt.Fprintf(w, " [%s]", strings.Join(m, ", "))

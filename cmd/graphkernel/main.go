@@ -5,6 +5,8 @@
 //	graphkernel log fs:/var/lib/graphs g1 main -n 20
 //	graphkernel show fs:/var/lib/graphs g1 01JGJFGR489VX2QM8Y7AF9FRQ2
 //	graphkernel schema fs:/var/lib/graphs g1
+//	graphkernel diff fs:/var/lib/graphs g1 main@3 feature --type Person
+//	graphkernel changes fs:/var/lib/graphs g1 main --op delete
 //	graphkernel verify s3://bucket/prefix g1
 //	graphkernel recover fs:/var/lib/graphs g1 --ignore-lease
 //	graphkernel load fs:/var/lib/graphs g1 main people.jsonl knows.csv
@@ -29,6 +31,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/feed"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -59,6 +62,7 @@ type app struct {
 	now            func() time.Time
 	tty            bool        // stderr is a terminal: progress bars are drawn
 	limits         data.Limits // transaction limits of load (zero: the data plane's defaults)
+	feedLimits     feed.Limits // page limits of diff and changes (zero: the feed's defaults)
 }
 
 // command is one subcommand.
@@ -84,6 +88,9 @@ type opts struct {
 	batchRows   int
 	actor       string
 	message     string
+	types       []string  // diff, changes: --type
+	ops         []feed.Op // diff, changes: --op
+	limit       int64     // diff, changes: --limit
 }
 
 func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
@@ -120,6 +127,7 @@ func commands() []command {
 			},
 			run: runRecover},
 	}
+	cmds = append(cmds, changeCommands()...)
 	return append(cmds, ioCommands()...)
 }
 
