@@ -32,6 +32,9 @@ type FragmentInfo struct {
 	CRC32C uint32 `json:"crc32c"` // Castagnoli CRC of the whole file
 	MinID  string `json:"min"`    // smallest id in the fragment
 	MaxID  string `json:"max"`    // largest id in the fragment
+	// Stats are per-column statistics (from, to, properties) for pruning
+	// filtered scans; absent in fragments written before they existed.
+	Stats []ColumnStats `json:"stats,omitempty"`
 }
 
 // mayContain reports whether id is within the fragment's id range.
@@ -69,6 +72,7 @@ func EncodeFragment(t *Table, rec arrow.Record) ([]byte, FragmentInfo, error) {
 		CRC32C: crc32.Checksum(w.buf, castagnoli),
 		MinID:  ids.Value(0),
 		MaxID:  ids.Value(ids.Len() - 1),
+		Stats:  columnStats(t, rec),
 	}
 	return w.buf, info, nil
 }

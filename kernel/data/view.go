@@ -17,6 +17,7 @@ type tableView struct {
 	t     *Table
 	frags []FragmentInfo
 	recs  []arrow.Record // parallel to frags; nil = not loaded
+	stats []fragStats    // parallel to frags (nil when built without stats)
 	rows  uint64
 
 	bySource map[string][]string // edge tables: from -> edge ids; built on demand

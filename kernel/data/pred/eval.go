@@ -224,7 +224,7 @@ func mayRange(n *node, lo, hi *Value) (mayTrue, mayFalse bool) {
 	}
 	geLo := func(v Value) bool { return lo == nil || Compare(v, *lo) >= 0 } // v >= lo
 	leHi := func(v Value) bool { return hi == nil || Compare(v, *hi) <= 0 } // v <= hi
-	single := func(v Value) bool { // every value equals v
+	single := func(v Value) bool {                                          // every value equals v
 		return lo != nil && hi != nil && Compare(*lo, v) == 0 && Compare(*hi, v) == 0
 	}
 	if n.op == OpIn {

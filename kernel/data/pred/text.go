@@ -31,7 +31,9 @@ type SyntaxError struct {
 }
 
 // Error implements error.
-func (e *SyntaxError) Error() string { return fmt.Sprintf("pred: syntax error at byte %d: %s", e.Offset, e.Msg) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("pred: syntax error at byte %d: %s", e.Offset, e.Msg)
+}
 
 // Unwrap exposes ErrSyntax and ErrInvalidPredicate.
 func (e *SyntaxError) Unwrap() []error { return []error{ErrSyntax, ErrInvalidPredicate} }
