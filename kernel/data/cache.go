@@ -62,6 +62,14 @@ func (c *fragCache) get(key string) (arrow.Record, bool) {
 	return el.Value.(*cacheEntry).rec, true
 }
 
+// has reports whether key is cached (without touching its recency).
+func (c *fragCache) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[key]
+	return ok
+}
+
 // put caches rec under key, charged size bytes, evicting the least
 // recently used entries to stay within the limit. A record larger than
 // the whole limit is not cached.
