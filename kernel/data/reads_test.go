@@ -146,3 +146,53 @@ func TestScanWherePrunes(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsDecode: the statistics a fragment records round-trip through
+// the table version metadata; fragments without them (written before they
+// existed) still decode and are never pruned; forged statistics are
+// rejected as corrupt.
+func TestStatsDecode(t *testing.T) {
+	cat := testCatalog(t)
+	tb := cat.tables["Person"]
+	v := viewOf(t, cat, "Person", []Row{
+		{ID: "a", Props: map[string]any{"name": "x", "age": int64(3), "score": 1.5}},
+		{ID: "b", Props: map[string]any{"name": "y"}},
+	}, 8)
+	info := v.frags[0]
+	st, err := decodeStats(tb, info)
+	must(t, err)
+	age, _ := tb.column("age")
+	if cs := st[age]; cs.Nulls != 1 || cs.Lo == nil || cs.Lo.I != 3 || cs.Hi.I != 3 {
+		t.Fatalf("age stats %+v", st[age])
+	}
+	old := info
+	old.Stats = nil
+	where, err := pred.Bind(pred.Gt("age", int64(100)), predColumns(tb))
+	must(t, err)
+	if st, err := decodeStats(tb, old); err != nil || !mayMatch(where, old, st) || mayMatch(where, info, mustStats(t, tb, info)) {
+		t.Fatalf("without stats: %v; want no pruning without stats and pruning with them", err)
+	}
+	str := func(s string) *string { return &s }
+	for name, bad := range map[string][]ColumnStats{
+		"unknown column": {{Column: "nope"}},
+		"id column":      {{Column: "id"}},
+		"out of order":   {{Column: "age"}, {Column: "name"}},
+		"lo > hi":        {{Column: "age", Lo: str("5"), Hi: str("4")}},
+		"not canonical":  {{Column: "age", Lo: str("05")}},
+		"nulls > rows":   {{Column: "age", Nulls: 3}},
+		"nan bound":      {{Column: "score", Lo: str("NaN")}},
+		"bound all null": {{Column: "age", Nulls: 2, Lo: str("1")}},
+	} { //detlint:ordered each case is independent
+		forged := info
+		forged.Stats = bad
+		if _, err := decodeStats(tb, forged); err == nil {
+			t.Errorf("%s: forged stats accepted", name)
+		}
+	}
+}
+
+func mustStats(t *testing.T, tb *Table, info FragmentInfo) fragStats {
+	st, err := decodeStats(tb, info)
+	must(t, err)
+	return st
+}
