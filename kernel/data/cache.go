@@ -33,7 +33,7 @@ type fragCache struct {
 
 type cacheEntry struct {
 	key  string
-	rec  arrow.Record
+	val  any // arrow.Record (fragments, adjacency pages) or *adjChunk
 	size int64
 }
 
@@ -50,6 +50,15 @@ func cacheKey(table, name string) string { return table + "/" + name }
 
 // get returns the cached record of key, marking it recently used.
 func (c *fragCache) get(key string) (arrow.Record, bool) {
+	v, ok := c.getAny(key)
+	if !ok {
+		return nil, false
+	}
+	return v.(arrow.Record), true
+}
+
+// getAny returns the cached value of key, marking it recently used.
+func (c *fragCache) getAny(key string) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.m[key]
@@ -59,7 +68,7 @@ func (c *fragCache) get(key string) (arrow.Record, bool) {
 	}
 	c.hits++
 	c.ll.MoveToFront(el)
-	return el.Value.(*cacheEntry).rec, true
+	return el.Value.(*cacheEntry).val, true
 }
 
 // has reports whether key is cached (without touching its recency).
@@ -73,7 +82,7 @@ func (c *fragCache) has(key string) bool {
 // put caches rec under key, charged size bytes, evicting the least
 // recently used entries to stay within the limit. A record larger than
 // the whole limit is not cached.
-func (c *fragCache) put(key string, rec arrow.Record, size int64) {
+func (c *fragCache) put(key string, rec any, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[key]; ok || size > c.limit {
@@ -86,7 +95,7 @@ func (c *fragCache) put(key string, rec arrow.Record, size int64) {
 		delete(c.m, e.key)
 		c.used -= e.size
 	}
-	c.m[key] = c.ll.PushFront(&cacheEntry{key: key, rec: rec, size: size})
+	c.m[key] = c.ll.PushFront(&cacheEntry{key: key, val: rec, size: size})
 	c.used += size
 	if c.used < 0 || c.used > c.limit || len(c.m) != c.ll.Len() {
 		panic("data: fragment cache accounting broken")

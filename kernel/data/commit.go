@@ -398,7 +398,7 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 	if b.content != nil {
 		return *b.content, nil
 	}
-	content, err := c.materialize(ctx, c.plans[name].t, b.b)
+	content, err := c.materialize(ctx, c.plans[name], b.b)
 	if err != nil {
 		return kernel.TableContent{}, err
 	}
@@ -445,7 +445,8 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 
 // materialize writes the new fragments of a build and returns the table
 // content. A new fragment that breaks the fragment rules is an internal bug.
-func (c *committer) materialize(ctx context.Context, t *Table, b builtTable) (kernel.TableContent, error) {
+func (c *committer) materialize(ctx context.Context, p *tablePlan, b builtTable) (kernel.TableContent, error) {
+	t := p.t
 	infos := make([]FragmentInfo, 0, len(b.frags))
 	var rows uint64
 	for _, f := range b.frags {
@@ -472,5 +473,15 @@ func (c *committer) materialize(ctx context.Context, t *Table, b builtTable) (ke
 	if rows != b.rows {
 		panic(fmt.Sprintf("data: content of %s has %d rows, build counted %d", t.Name, rows, b.rows))
 	}
-	return tableContent(infos, rows), nil
+	content := tableContent(infos, rows)
+	if t.Edge {
+		md, err := c.buildAdjacency(ctx, p, rows)
+		if err != nil {
+			return kernel.TableContent{}, err
+		}
+		for k, v := range md { //detlint:ordered copies into a map
+			content.Metadata[k] = v
+		}
+	}
+	return content, nil
 }

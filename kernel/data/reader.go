@@ -113,6 +113,13 @@ func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tabl
 	}
 	v := newTableView(t, infos, tv.Rows)
 	v.stats = stats
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows); err != nil || (v.hasAdj && !t.Edge) {
+		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+	}
 	return v, nil
 }
 

@@ -75,13 +75,13 @@ func TestFragmentCacheEvicts(t *testing.T) {
 	c := newFragCache(100)
 	c.put("a", nil, 40)
 	c.put("b", nil, 40)
-	c.get("a")
+	c.getAny("a")
 	c.put("c", nil, 40) // evicts b, the least recently used
-	if _, ok := c.get("b"); ok {
+	if _, ok := c.getAny("b"); ok {
 		t.Fatal("b survived; want LRU eviction")
 	}
 	for _, k := range []string{"a", "c"} {
-		if _, ok := c.get(k); !ok {
+		if _, ok := c.getAny(k); !ok {
 			t.Fatalf("%s evicted", k)
 		}
 	}

@@ -167,15 +167,6 @@ func (s *Snapshot) In(ctx context.Context, edgeType, nodeID string) ([]Row, erro
 func (s *Snapshot) adjacent(ctx context.Context, edgeType, nodeID string, out bool) ([]Row, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, err := s.edgeView(ctx, edgeType)
-	if err != nil {
-		return nil, err
-	}
-	return adjacentRows(v, nodeID, out), nil
-}
-
-// edgeView returns the fully loaded view of an edge type (lock held).
-func (s *Snapshot) edgeView(ctx context.Context, edgeType string) (*tableView, error) {
 	v, err := s.view(ctx, edgeType)
 	if err != nil {
 		return nil, err
@@ -183,10 +174,7 @@ func (s *Snapshot) edgeView(ctx context.Context, edgeType string) (*tableView, e
 	if !v.t.Edge {
 		return nil, reject(ErrUnknownType, edgeType, "", "", "is a node type, not an edge type")
 	}
-	if err := s.r.loadAll(ctx, v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return s.r.adjacent(ctx, v, nodeID, out)
 }
 
 // adjacentRows returns the committed edges of v with from (out) or to (in)

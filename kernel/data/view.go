@@ -20,6 +20,9 @@ type tableView struct {
 	stats []fragStats    // parallel to frags (nil when built without stats)
 	rows  uint64
 
+	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
+	hasAdj bool        // the version has an adjacency index
+
 	bySource map[string][]string // edge tables: from -> edge ids; built on demand
 	byNode   map[string][]string // edge tables: from or to -> edge ids
 }

@@ -66,6 +66,8 @@ func (k Kind) String() string {
 		return "quarantine"
 	case KindCommitIndex:
 		return "commit-index"
+	case KindAdjacencyChunk:
+		return "adjacency-chunk"
 	}
 	return "unknown"
 }
