@@ -1,0 +1,121 @@
+package data
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// worksAtGraph commits n persons, 4 companies and one WorksAt edge per
+// person (p -> company i%4), so WorksAt spans several fragments and many
+// adjacency pages.
+func worksAtGraph(t testing.TB, n int) (*byteLog, *Graph) {
+	t.Helper()
+	cs := &byteLog{Store: sim.New(sim.Config{Seed: 1})}
+	g := initGraph(t, cs, Limits{})
+	commitTx(t, g, func(tx *Txn) error {
+		var ps, ws []Row
+		for i := 0; i < n; i++ {
+			ps = append(ps, person(fmt.Sprintf("p%06d", i), "x"))
+			ws = append(ws, edge(fmt.Sprintf("w%06d", i), fmt.Sprintf("p%06d", i), fmt.Sprintf("c%d", i%4)))
+		}
+		if err := tx.Insert("Company", company("c0"), company("c1"), company("c2"), company("c3")); err != nil {
+			return err
+		}
+		if err := tx.Insert("Person", ps...); err != nil {
+			return err
+		}
+		return tx.Insert("WorksAt", ws...)
+	})
+	return cs, g
+}
+
+// byteLog records the key and size of every successful Get.
+type byteLog struct {
+	objstore.Store
+	mu   sync.Mutex
+	gets []objstore.Object
+	keys []string
+}
+
+func (b *byteLog) Get(ctx context.Context, key string) (objstore.Object, error) {
+	o, err := b.Store.Get(ctx, key)
+	if err == nil {
+		b.mu.Lock()
+		b.gets, b.keys = append(b.gets, o), append(b.keys, key)
+		b.mu.Unlock()
+	}
+	return o, err
+}
+
+func (b *byteLog) Reset() {
+	b.mu.Lock()
+	b.gets, b.keys = nil, nil
+	b.mu.Unlock()
+}
+
+func prefixBytes(b *byteLog, prefix string) (gets int, bytes uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, k := range b.keys {
+		if strings.HasPrefix(k, prefix) {
+			gets++
+			bytes += uint64(len(b.gets[i].Data))
+		}
+	}
+	return gets, bytes
+}
+
+// TestAdjacencyReadsFollowDegree: a cold Out reads one chunk and one page
+// of the index and no data fragment; an @card(0..1) insert and a cascading
+// node delete read only the index pages and data fragments of the touched
+// nodes' edges, never the whole edge table. Red with the whole-table loads
+// this replaced.
+func TestAdjacencyReadsFollowDegree(t *testing.T) {
+	n := 3 * MaxFragmentRows
+	cs, _ := worksAtGraph(t, n)
+	g := openGraph(t, cs, 4)
+	total := tableBytes(t, snap(t, g), "WorksAt")
+	cs.Reset()
+	rows, err := snap(t, g).Out(ctx, "WorksAt", "p012345")
+	must(t, err)
+	dataGets, _ := prefixBytes(cs, testRoot+"/data/")
+	adjGets, adjBytes := prefixBytes(cs, testRoot+"/adj/")
+	if len(rows) != 1 || rows[0].To != "c1" || dataGets != 0 || adjGets != 2 || adjBytes > total/10 {
+		t.Fatalf("cold Out: %v with %d data GETs, %d index GETs (%d bytes of a %d-byte table); want 1 edge, 0, 2",
+			ids(rows), dataGets, adjGets, adjBytes, total)
+	}
+	in, err := snap(t, g).InDegree(ctx, "WorksAt", "c2")
+	if err != nil || in != n/4 {
+		t.Fatalf("InDegree(c2) = %d, %v; want %d", in, err, n/4)
+	}
+
+	g = openGraph(t, cs, 5)
+	cs.Reset()
+	commitTx(t, g, func(tx *Txn) error {
+		if err := tx.Insert("Person", person("zz", "new")); err != nil {
+			return err
+		}
+		return tx.Insert("WorksAt", edge("wzz", "zz", "c0"))
+	})
+	if _, b := prefixBytes(cs, testRoot+"/data/WorksAt/"); b > total/4 {
+		t.Fatalf("@card insert read %d bytes of WorksAt fragments of %d", b, total)
+	}
+	cs.Reset()
+	commitTx(t, g, func(tx *Txn) error { return tx.DeleteCascade("Person", "p000007") })
+	if _, b := prefixBytes(cs, testRoot+"/data/WorksAt/"); b > total/2 {
+		t.Fatalf("cascading delete read %d bytes of WorksAt fragments of %d", b, total)
+	}
+	s := snap(t, openGraph(t, cs, 6))
+	if out, err := s.OutDegree(ctx, "WorksAt", "p000007"); err != nil || out != 0 {
+		t.Fatalf("deleted node's out-degree %d, %v", out, err)
+	}
+	if out, err := s.Out(ctx, "WorksAt", "zz"); err != nil || ids(out) != "wzz" {
+		t.Fatalf("new node's out-edges %v, %v", ids(out), err)
+	}
+}
