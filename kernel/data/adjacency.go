@@ -115,7 +115,7 @@ func parseAdjacency(md map[string]string, rows uint64) (refs [2][]adjRef, ok boo
 
 // --- reading ----------------------------------------------------------------
 
-// getChecked GETs an adjacency object and checks its size and CRC-32C.
+// getChecked GETs an adjacency object.
 func (r *reader) getChecked(ctx context.Context, t *Table, ref adjRef) ([]byte, error) {
 	id, err := ulid.ParseStrict(ref.Name)
 	if err != nil {
@@ -125,10 +125,15 @@ func (r *reader) getChecked(ctx context.Context, t *Table, ref adjRef) ([]byte, 
 	if err != nil {
 		return nil, fmt.Errorf("read adjacency object %s of %s: %w", ref.Name, t.Name, err)
 	}
-	if uint64(len(b)) != ref.Bytes || crc32.Checksum(b, castagnoli) != ref.CRC32C {
-		return nil, corruptFragment(ref.Name, "adjacency object size or crc32c does not match its reference")
-	}
 	return b, nil
+}
+
+// checkSum verifies an adjacency object's size and CRC-32C against ref.
+func checkSum(ref adjRef, b []byte) error {
+	if uint64(len(b)) != ref.Bytes || crc32.Checksum(b, castagnoli) != ref.CRC32C {
+		return corruptFragment(ref.Name, "adjacency object size or crc32c does not match its reference")
+	}
+	return nil
 }
 
 // chunk returns the decoded chunk ref of t in direction d (cached).
@@ -139,6 +144,21 @@ func (r *reader) chunk(ctx context.Context, t *Table, d adjDir, ref adjRef) (*ad
 	}
 	b, err := r.getChecked(ctx, t, ref)
 	if err != nil {
+		return nil, err
+	}
+	c, err := decodeChunk(t, d, ref, b)
+	if err != nil {
+		return nil, err
+	}
+	r.g.cache.put(key, c, int64(ref.Bytes))
+	return c, nil
+}
+
+// decodeChunk checks and decodes the bytes of chunk ref: size and CRC,
+// envelope, payload, page refs (sane, ordered, rows adding up) and range.
+// Any failure matches ErrCorruptFragment; it never panics.
+func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
+	if err := checkSum(ref, b); err != nil {
 		return nil, err
 	}
 	payload, err := format.OpenAdjacencyChunk(b)
@@ -155,12 +175,10 @@ func (r *reader) chunk(ctx context.Context, t *Table, d adjDir, ref adjRef) (*ad
 	if len(c.Pages) == 0 || c.Pages[0].LoKey != ref.LoKey || c.Pages[0].LoID != ref.LoID || c.Pages[len(c.Pages)-1].HiKey != ref.HiKey {
 		return nil, corruptFragment(ref.Name, "adjacency chunk range does not match its reference")
 	}
-	r.g.cache.put(key, &c, int64(ref.Bytes))
 	return &c, nil
 }
 
-// page returns the decoded page ref of t in direction d (cached): rows
-// sorted by (key, id), checked.
+// page returns the decoded page ref of t in direction d (cached).
 func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arrow.Record, error) {
 	key := cacheKey(t.Name, ref.Name)
 	if rec, ok := r.g.cache.get(key); ok {
@@ -168,6 +186,21 @@ func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arro
 	}
 	b, err := r.getChecked(ctx, t, ref)
 	if err != nil {
+		return nil, err
+	}
+	rec, err := decodePage(t, d, ref, b)
+	if err != nil {
+		return nil, err
+	}
+	r.g.cache.put(key, rec, int64(ref.Bytes))
+	return rec, nil
+}
+
+// decodePage checks and decodes the bytes of page ref: size and CRC, the
+// Arrow IPC file of t, rows sorted by (key, id) and the referenced range.
+// Any failure matches ErrCorruptFragment; it never panics.
+func decodePage(t *Table, d adjDir, ref adjRef, b []byte) (arrow.Record, error) {
+	if err := checkSum(ref, b); err != nil {
 		return nil, err
 	}
 	rec, err := DecodeFragment(t, FragmentInfo{Name: ref.Name, Rows: ref.Rows, Bytes: ref.Bytes, CRC32C: ref.CRC32C}, b)
@@ -178,7 +211,6 @@ func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arro
 		rec.Release()
 		return nil, corruptFragment(ref.Name, "%v", err)
 	}
-	r.g.cache.put(key, rec, int64(ref.Bytes))
 	return rec, nil
 }
 
