@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/kernel/data/traverse"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
@@ -120,6 +121,12 @@ func (r *reader) getChecked(ctx context.Context, t *Table, ref adjRef) ([]byte, 
 	id, err := ulid.ParseStrict(ref.Name)
 	if err != nil {
 		return nil, corruptFragment(ref.Name, "adjacency name is not a ULID")
+	}
+	if bb := r.budget; bb != nil {
+		if bb.spent+int64(ref.Bytes) > bb.max {
+			return nil, &traverse.LimitError{Limit: "bytes", Max: bb.max, Got: bb.spent + int64(ref.Bytes)}
+		}
+		bb.spent += int64(ref.Bytes)
 	}
 	b, err := r.g.get(ctx, r.g.keys.Adjacency(t.Name, id))
 	if err != nil {

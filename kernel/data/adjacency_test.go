@@ -2,11 +2,13 @@ package data
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/kernel/data/traverse"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -117,5 +119,20 @@ func TestAdjacencyReadsFollowDegree(t *testing.T) {
 	}
 	if out, err := s.Out(ctx, "WorksAt", "zz"); err != nil || ids(out) != "wzz" {
 		t.Fatalf("new node's out-edges %v, %v", ids(out), err)
+	}
+}
+
+// TestExpandBytesLimit: a traversal whose index fetches would pass
+// MaxBytes stops with a typed limit error; with room it completes.
+func TestExpandBytesLimit(t *testing.T) {
+	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
+	seedGraph(t, g)
+	s := snap(t, openGraph(t, g.store, 2))
+	if _, err := Expand(ctx, s, []string{"p1"}, "Knows", traverse.Out, 0, 2, traverse.Limits{MaxBytes: 10}); !errors.Is(err, traverse.ErrLimit) {
+		t.Fatalf("Expand over a 10-byte budget: %v, want ErrLimit", err)
+	}
+	res, err := Expand(ctx, s, []string{"p1"}, "Knows", traverse.Out, 0, 2, traverse.Limits{})
+	if err != nil || fmt.Sprint(res.Nodes) != "[{p1 0} {p2 1}]" {
+		t.Fatalf("Expand = %v, %v", res, err)
 	}
 }

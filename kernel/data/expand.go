@@ -28,11 +28,12 @@ func (s *Snapshot) InDegree(ctx context.Context, edgeType, nodeID string) (int, 
 // and to are one node type (else traverse.ErrInvalid).
 //
 // Limits: a frontier over lim.MaxFrontier is a *traverse.LimitError; more
-// than lim.MaxResult nodes ends with a Result marked Truncated; the edge
-// fragments the traversal must fetch (those the handle's cache does not
-// hold) are summed before any is fetched and over lim.MaxBytes are a
-// *traverse.LimitError. Today a traversal loads the edge table of its
-// snapshot whole, once (see docs/format.md, "Adjacency: known gap").
+// than lim.MaxResult nodes ends with a Result marked Truncated; each hop
+// looks up its frontier's edges through the adjacency index, and an index
+// object whose fetch would take the traversal's fetched bytes past
+// lim.MaxBytes is a *traverse.LimitError (cached objects are free). On a
+// version without an index the edge table is loaded whole, its uncached
+// bytes checked against lim.MaxBytes first.
 func Expand(ctx context.Context, s *Snapshot, start []string, edgeType string, dir traverse.Direction,
 	minHops, maxHops int, lim traverse.Limits) (traverse.Result, error) {
 	lim = lim.WithDefaults()
@@ -55,6 +56,12 @@ func Expand(ctx context.Context, s *Snapshot, start []string, edgeType string, d
 	if err != nil {
 		return traverse.Result{}, err
 	}
+	if v.hasAdj {
+		r := &reader{g: s.g, cat: s.cat, budget: &byteBudget{max: lim.MaxBytes}}
+		return traverse.BFS(start, minHops, maxHops, lim, func(node string) ([]string, error) {
+			return indexedNeighbours(ctx, r, v, node, dir)
+		})
+	}
 	if need := s.uncachedBytes(v); need > lim.MaxBytes {
 		return traverse.Result{}, &traverse.LimitError{Limit: "bytes", Max: lim.MaxBytes, Got: need}
 	}
@@ -64,6 +71,32 @@ func Expand(ctx context.Context, s *Snapshot, start []string, edgeType string, d
 	return traverse.BFS(start, minHops, maxHops, lim, func(node string) ([]string, error) {
 		return neighbours(v, node, dir), nil
 	})
+}
+
+// indexedNeighbours lists the nodes one hop from node through the
+// adjacency index (fetches charged to r's budget).
+func indexedNeighbours(ctx context.Context, r *reader, v *tableView, node string, dir traverse.Direction) ([]string, error) {
+	var out []string
+	if dir != traverse.In {
+		rows, err := r.adjacentIndexed(ctx, v, node, dirOut)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range rows {
+			out = append(out, e.To)
+		}
+	}
+	if dir != traverse.Out {
+		rows, err := r.adjacentIndexed(ctx, v, node, dirIn)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range rows {
+			out = append(out, e.From)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // uncachedBytes sums the fragments of v that are neither loaded nor cached.

@@ -91,6 +91,13 @@ func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStat
 type reader struct {
 	g   *Graph
 	cat *catalog
+
+	budget *byteBudget // nil: unbounded; else adjacency fetches are charged
+}
+
+// byteBudget bounds the bytes a traversal's adjacency fetches may read.
+type byteBudget struct {
+	spent, max int64
 }
 
 func newReader(g *Graph, cat *catalog) *reader {

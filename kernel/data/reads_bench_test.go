@@ -41,7 +41,7 @@ func adjGraph(b *testing.B, edges int) (*counting.Store, int) {
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	s, err := schema.Parse([]byte(adjSchemaText))
 	must(b, err)
-	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}})
+	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
 	must(b, err)
 	nodes := edges / 10
 	node := func(i int) string { return fmt.Sprintf("n%08d", i) }
