@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/data/traverse"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
@@ -279,7 +280,11 @@ func (r *reader) adjacent(ctx context.Context, v *tableView, node string, out bo
 		if !out {
 			d = dirIn
 		}
-		return r.adjacentIndexed(ctx, v, node, d)
+		rows, err := r.adjacentIndexed(ctx, v, node, d)
+		if plant.Enabled(plant.AdjShortIn) && d == dirIn && len(rows) > 1 { // planted bug (dead code without -tags simplant)
+			rows = rows[:len(rows)-1]
+		}
+		return rows, err
 	}
 	if err := r.loadAll(ctx, v); err != nil {
 		return nil, err
