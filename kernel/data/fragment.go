@@ -32,7 +32,7 @@ type FragmentInfo struct {
 	CRC32C uint32 `json:"crc32c"` // Castagnoli CRC of the whole file
 	MinID  string `json:"min"`    // smallest id in the fragment
 	MaxID  string `json:"max"`    // largest id in the fragment
-	// Stats are per-column statistics (from, to, properties) for pruning
+	// Stats are per-property column statistics for pruning
 	// filtered scans; absent in fragments written before they existed.
 	Stats []ColumnStats `json:"stats,omitempty"`
 }

@@ -31,13 +31,12 @@ type ColumnStats struct {
 	Hi     *string `json:"hi,omitempty"`
 }
 
-// statColumns are the columns with statistics: from and to of an edge
-// table, and every property (id has MinID/MaxID).
+// statColumns are the columns with statistics: every property (id has
+// MinID/MaxID). An edge table's from and to get none: every cold lookup
+// reads the table version, so its per-fragment metadata stays lean, and
+// questions by endpoint go through the adjacency index.
 func statColumns(t *Table) []int {
 	var cols []int
-	if t.Edge {
-		cols = append(cols, colFrom, colTo)
-	}
 	for c := t.firstProp(); c < len(t.arrow.Fields()); c++ {
 		cols = append(cols, c)
 	}
@@ -179,7 +178,7 @@ func decodeStats(t *Table, info FragmentInfo) (fragStats, error) {
 	last := -1
 	for _, cs := range info.Stats {
 		c, ok := t.column(cs.Column)
-		if !ok || c <= last || (c < t.firstProp() && !(t.Edge && c >= colFrom)) {
+		if !ok || c <= last || c < t.firstProp() {
 			return nil, fmt.Errorf("stats of column %q: unknown, repeated or out of order", cs.Column)
 		}
 		last = c
