@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data/traverse"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
@@ -134,5 +135,61 @@ func TestExpandBytesLimit(t *testing.T) {
 	res, err := Expand(ctx, s, []string{"p1"}, "Knows", traverse.Out, 0, 2, traverse.Limits{})
 	if err != nil || fmt.Sprint(res.Nodes) != "[{p1 0} {p2 1}]" {
 		t.Fatalf("Expand = %v, %v", res, err)
+	}
+}
+
+// failAdjPut fails the n-th Put of an adjacency object (counting from 0).
+type failAdjPut struct {
+	objstore.Store
+	mu       sync.Mutex
+	n, seen  int
+	failures int
+}
+
+var errInjected = errors.New("injected adjacency write failure")
+
+func (f *failAdjPut) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
+	if strings.Contains(key, "/adj/") {
+		f.mu.Lock()
+		hit := f.seen == f.n
+		f.seen++
+		f.mu.Unlock()
+		if hit {
+			f.failures++
+			return "", errInjected
+		}
+	}
+	return f.Store.Put(ctx, key, b, c)
+}
+
+// TestAdjacencyWriteFailureIsInvisible: whichever adjacency object write
+// fails, the commit fails with that error, publishes nothing (the head
+// answers as before), and the next commit builds a complete index.
+func TestAdjacencyWriteFailureIsInvisible(t *testing.T) {
+	for n := 0; n < 4; n++ {
+		fs := &failAdjPut{Store: sim.New(sim.Config{Seed: 1}), n: 1 << 30}
+		g := initGraph(t, fs, Limits{})
+		seedGraph(t, g)
+		before := snap(t, g)
+		fs.n, fs.seen = n, 0
+		tx := begin(t, g)
+		must(t, tx.Insert("Knows", edge("k9", "p2", "p3")))
+		if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "t"}); !errors.Is(err, errInjected) || fs.failures != 1 {
+			t.Fatalf("failing adjacency write %d: commit = %v (%d failures), want the injected error", n, err, fs.failures)
+		}
+		after := snap(t, openGraph(t, fs, 3))
+		if after.Kernel().ManifestVersion() != before.Kernel().ManifestVersion() {
+			t.Fatalf("failing adjacency write %d: a publish happened", n)
+		}
+		commitTx(t, g, func(tx *Txn) error { return tx.Insert("Knows", edge("k9", "p2", "p3")) })
+		s := snap(t, openGraph(t, fs, 4))
+		for node, want := range map[string]string{"p2": "k9", "p1": "k1"} { //detlint:ordered independent checks
+			if out, err := s.Out(ctx, "Knows", node); err != nil || ids(out) != want {
+				t.Fatalf("after the retry: Out(%s) = %v, %v; want %s", node, ids(out), err, want)
+			}
+		}
+		if in, err := s.In(ctx, "Knows", "p3"); err != nil || ids(in) != "k9" {
+			t.Fatalf("after the retry: In(p3) = %v, %v", ids(in), err)
+		}
 	}
 }
