@@ -227,8 +227,8 @@ func (c *crashAfter) Get(ctx context.Context, key string) (objstore.Object, erro
 	return c.Store.Get(ctx, key)
 }
 
-// TestAdjacencyCrashCuts: a commit that inserts a Knows edge and deletes
-// another, cut after each of its Puts in turn, then recovered by another
+// TestAdjacencyCrashCuts: a commit that inserts a Knows edge (new pages
+// and chunks in both directions), cut after each of its Puts in turn, then recovered by another
 // process: the graph shows the commit entirely or not at all, and every
 // adjacency read (both directions, every node) agrees with that state and
 // finds every object its table version names.
