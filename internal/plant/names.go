@@ -54,11 +54,14 @@ const (
 	// ignores the merge base, so every difference is taken from the source:
 	// rows the target deleted (or changed) since the base come back.
 	TwoWayMerge = "two-way-merge"
+	// AdjShortIn: In through the adjacency index drops the last edge of a
+	// node with two or more in-edges.
+	AdjShortIn = "adj-short-in"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn}
 	sort.Strings(names)
 	return names
 }
