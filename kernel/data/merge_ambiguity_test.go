@@ -252,3 +252,59 @@ func lostAckMergeCase(t *testing.T, op mergeOp, want merge.Outcome, applied, rea
 		t.Fatalf("%d merge commits on the target after merging again, want one", n)
 	}
 }
+
+// A round whose error is both "the target moved" and ambiguous is not run
+// again: the kernel reports a moved head as ambiguous when the merge's
+// context ends after its table versions were written (the sidecar is left
+// for recovery, kernel K4), and a second round could only report a
+// definite error (or publish) for an outcome that is still open. Here a
+// commit lands on the target after the merge wrote its first object, and
+// the context is cancelled right after the publish reads that new head.
+// Red without the driver's ambiguity guard: the merge runs a second round,
+// which fails with a definite context.Canceled.
+func TestAmbiguousMovedRoundIsNotRerun(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	opRmEdge.do(t, f, src, true)
+	opAddNode.do(t, f, f.main, false)
+	srcHead, err := f.g.Kernel().Head(ctx, src)
+	must(t, err)
+	ss := &scriptStore{Store: f.store}
+	g, err := Open(ctx, ss, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}})
+	must(t, err)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var moved kernel.Commit
+	movedKey := ""
+	ss.script = func(ctx context.Context, op objstore.Op, key string, call func() error) error {
+		if op == objstore.OpPut && moved.ID == (kernel.CommitID{}) {
+			// The target moves between the merge's reads and its publish.
+			var perr error
+			moved, perr = f.g.Kernel().Publish(ctx, f.main, nil, kernel.LineageIntent{Actor: "other"}, nil)
+			must(t, perr)
+			movedKey = format.NewKeys(testRoot).Manifest(f.main.Name(), moved.Incarnation, moved.ManifestVersion)
+		}
+		err := call()
+		if op == objstore.OpGet && key == movedKey {
+			cancel() // the caller gives up just after the publish saw the moved head
+		}
+		return err
+	}
+	res, merr := g.Merge(mctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	ss.script = nil
+	if movedKey == "" {
+		t.Fatal("the merge wrote nothing: the target never moved")
+	}
+	if !errors.Is(merr, kernel.ErrHeadMoved) || !objstore.IsAmbiguous(merr) || res.Rounds != 1 {
+		t.Fatalf("merge = rounds %d, %v; want one round ending ambiguous with the moved head", res.Rounds, merr)
+	}
+	r, err := Open(ctx, f.store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.EnvAt(8, nil, kerneltest.Later)}})
+	must(t, err)
+	if n := len(mergeCommits(t, commitsSince(t, r, f.main, moved.ID), srcHead.ID)); n != 0 {
+		t.Fatalf("%d merge commits on the target, want none: the round computed on the old head published", n)
+	}
+	mustMerge(t, &mergeFixture{t: t, store: f.store, g: r, main: f.main}, src, f.main, merge.Merged)
+	if n := len(mergeCommits(t, commitsSince(t, r, f.main, moved.ID), srcHead.ID)); n != 1 {
+		t.Fatalf("%d merge commits on the target after merging again, want one", n)
+	}
+}
