@@ -256,6 +256,34 @@ func TestMergeRerunsWhenTargetMoves(t *testing.T) {
 	}
 }
 
+// A commit on the target that writes a table the merge writes too, between
+// the merge's reads and its write, is a moved target as well: the merge's
+// strict table write refuses it (*kernel.VersionMismatchError) and the
+// merge runs again on the new head, keeping the other commit's row. Red
+// if only ErrHeadMoved re-ran a round: the merge fails with the mismatch.
+func TestMergeRerunsWhenMergedTableMoves(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	opRmEdge.do(t, f, src, true)      // the merge writes Knows
+	opAddNode.do(t, f, f.main, false) // the target moved too: a real merge
+	hs := &hookStore{Store: f.store}
+	g, err := Open(ctx, hs, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}})
+	must(t, err)
+	hs.hook = func() {
+		f.commit(f.main, func(tx *Txn) error { return tx.Insert("Knows", Row{ID: "k9", From: "dan", To: "alice"}) })
+	}
+	res, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	if err != nil || res.Outcome != merge.Merged || res.Rounds != 2 {
+		t.Fatalf("merge = %+v, %v; want merged in round 2", res, err)
+	}
+	if hasRow(t, f, f.main, "Knows", "k1") || !hasRow(t, f, f.main, "Knows", "k9") {
+		t.Fatal("the target lost the merge's delete of k1 or the racing commit's k9")
+	}
+	if left := kerneltest.Sidecars(f.store.(*sim.Store), testRoot); len(left) != 0 {
+		t.Fatalf("sidecars left: %v", left)
+	}
+}
+
 // A crash at every durable step of a merge leaves the target unmerged or
 // merged once recovery has run, never a mix, and no sidecar: before the
 // publish, recovery rolls the merge back, never forward (a recovery commit
