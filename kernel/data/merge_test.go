@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -464,4 +465,40 @@ func TestMergeTooLarge(t *testing.T) {
 		t.Fatal("a refused merge wrote")
 	}
 	mustMerge(t, f, src, f.main, merge.FastForward)
+}
+
+// A merge refuses, typed and before any write, a branch merged into itself
+// (ErrInvalidArgument; red without the check: it would report "already up
+// to date") and any write on a read-only handle (kernel.ErrReadOnly); a dry
+// run on a read-only handle computes the outcome and writes nothing.
+func TestMergeRefusals(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	opSetA.do(t, f, src, true)
+	ro, err := Open(ctx, f.store, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7), ReadOnly: true}})
+	must(t, err)
+	before := storeBytes(t, f.store)
+	for _, tc := range []struct {
+		name     string
+		g        *Graph
+		src, tgt kernel.BranchRef
+		opts     MergeOptions
+		want     error // nil: the dry run's outcome
+	}{
+		{"into itself", f.g, f.main, f.main, MergeOptions{}, kernel.ErrInvalidArgument},
+		{"into itself, dry run", f.g, src, src, MergeOptions{DryRun: true}, kernel.ErrInvalidArgument},
+		{"read-only", ro, src, f.main, MergeOptions{}, kernel.ErrReadOnly},
+		{"read-only, dry run", ro, src, f.main, MergeOptions{DryRun: true}, nil},
+	} {
+		res, err := tc.g.Merge(ctx, tc.src, tc.tgt, kernel.LineageIntent{Actor: "test"}, tc.opts)
+		switch {
+		case tc.want != nil && !errors.Is(err, tc.want):
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		case tc.want == nil && (err != nil || res.Outcome != merge.FastForward || res.Commit.ID != (kernel.CommitID{})):
+			t.Errorf("%s: %+v, %v, want a fast-forward, nothing written", tc.name, res, err)
+		}
+	}
+	if after := storeBytes(t, f.store); !maps.Equal(after, before) {
+		t.Fatalf("a refused merge or a dry run wrote: %d keys, was %d", len(after), len(before))
+	}
 }
