@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -76,21 +77,31 @@ type lister struct {
 	held  []*siblings
 	nheld int // how many of held have an open descriptor
 	peak  int // the most descriptors held at once, for tests of the bound
-	// Scratch reused across directories: the byte forms of prefix and
-	// startAfter, a candidate's lower bound, and the wanted children's
-	// fragments (one string per directory) with their spans.
+	// The byte forms of prefix and startAfter, the getdents buffer, and
+	// the scratch of the last directory read (reused by the next).
 	prefixB, afterB []byte
-	lowerB          []byte
-	arena           []byte
-	spans           []span
 	buf             *[]byte
+	scratch         dirScan
 	expanded        int // directories read, for tests of the pruning
 	entries         int // directory entries read, for tests of history-flat cost
 }
 
-// span locates one wanted child's fragment in lister.arena.
+// dirScan is the scratch of one directory read: a candidate's lower
+// bound (the directory's, then the candidate's fragment), and the wanted
+// children's fragments back to back with their spans. readChildren keeps
+// it in a local while parsing, so no entry writes a pointer to the heap.
+type dirScan struct {
+	lower []byte
+	arena []byte
+	spans []span
+}
+
+// span locates one wanted child's fragment in siblings.frags (or
+// dirScan.arena while reading), and says its kind ('o' an object, 'c' a
+// chunk directory, 'd' a segment directory). It holds no pointer, so
+// heap moves cost no GC write barrier.
 type span struct {
-	start, end int
+	start, end int32
 	kind       byte
 }
 
@@ -212,8 +223,26 @@ func (w *lister) release(kids *siblings) {
 // heaps its wanted children into kids. Names are parsed in place; only the
 // wanted children's fragments are copied, into one string.
 func (w *lister) readChildren(kids *siblings) error {
-	w.arena, w.spans = w.arena[:0], w.spans[:0]
-	w.lowerB = append(w.lowerB[:0], kids.lower...)
+	sc := dirScan{lower: append(w.scratch.lower[:0], kids.lower...), arena: w.scratch.arena[:0], spans: w.scratch.spans[:0]}
+	err := w.readDirents(&sc, kids)
+	w.scratch = sc
+	if err != nil {
+		return err
+	}
+	kids.frags = string(sc.arena)
+	kids.heap = slices.Clone(sc.spans)
+	for _, sp := range kids.heap {
+		if sp.kind != 'o' {
+			kids.dirsLeft++
+		}
+	}
+	kids.heapify()
+	return nil
+}
+
+// readDirents reads every dirent of kids.fd and records the wanted
+// children in sc.
+func (w *lister) readDirents(sc *dirScan, kids *siblings) error {
 	buf := *w.buf
 	for {
 		n, err := unix.Getdents(kids.fd, buf)
@@ -226,19 +255,10 @@ func (w *lister) readChildren(kids *siblings) error {
 		if n <= 0 {
 			break
 		}
-		if err := w.parseDirents(kids, buf[:n]); err != nil {
+		if err := w.parseDirents(sc, kids, buf[:n]); err != nil {
 			return err
 		}
 	}
-	frags := string(w.arena)
-	kids.heap = make([]dirChild, len(w.spans))
-	for i, sp := range w.spans {
-		kids.heap[i] = dirChild{frag: frags[sp.start:sp.end], kind: sp.kind}
-		if sp.kind != 'o' {
-			kids.dirsLeft++
-		}
-	}
-	kids.heapify()
 	return nil
 }
 
@@ -251,7 +271,7 @@ const (
 )
 
 // parseDirents records the wanted children among the dirents in b.
-func (w *lister) parseDirents(kids *siblings, b []byte) error {
+func (w *lister) parseDirents(sc *dirScan, kids *siblings, b []byte) error {
 	for off := 0; off < len(b); {
 		if len(b)-off < direntName {
 			return fmt.Errorf("read dir %q: short dirent", strings.Join(kids.path, "/"))
@@ -270,7 +290,7 @@ func (w *lister) parseDirents(kids *siblings, b []byte) error {
 			continue
 		}
 		w.entries++
-		if err := w.consider(kids, name, rec[direntType]); err != nil {
+		if err := w.consider(sc, kids, name, rec[direntType]); err != nil {
 			return err
 		}
 	}
@@ -285,7 +305,7 @@ func isDots(name []byte) bool {
 // consider records the directory entry name (of dirent type typ) as a
 // child of kids if it decodes to a key fragment, has the file type its
 // suffix gives it (symlinks never do), and is wanted by the page.
-func (w *lister) consider(kids *siblings, name []byte, typ byte) error {
+func (w *lister) consider(sc *dirScan, kids *siblings, name []byte, typ byte) error {
 	if len(name) <= sufLen {
 		return nil
 	}
@@ -302,20 +322,23 @@ func (w *lister) consider(kids *siblings, name []byte, typ byte) error {
 		return nil // bookkeeping dirs, foreign files
 	}
 	base := len(kids.lower)
-	w.lowerB = append(w.lowerB[:base], body...)
+	sc.lower = append(sc.lower[:base], body...)
 	if kind == 'd' {
-		w.lowerB = append(w.lowerB, '/')
+		sc.lower = append(sc.lower, '/')
 	}
-	if !w.wanted(w.lowerB, kind == 'o') {
+	if !w.wanted(sc.lower, kind == 'o') {
 		return nil
 	}
 	ok, err := typeMatches(kids.fd, name, typ, kind == 'o')
 	if err != nil || !ok {
 		return err
 	}
-	start := len(w.arena)
-	w.arena = append(w.arena, w.lowerB[base:]...)
-	w.spans = append(w.spans, span{start: start, end: len(w.arena), kind: kind})
+	start := len(sc.arena)
+	if start+len(sc.lower)-base > math.MaxInt32 {
+		return fmt.Errorf("read dir %q: %w: names exceed 2 GiB", strings.Join(kids.path, "/"), errNotStorable)
+	}
+	sc.arena = append(sc.arena, sc.lower[base:]...)
+	sc.spans = append(sc.spans, span{start: int32(start), end: int32(len(sc.arena)), kind: kind})
 	return nil
 }
 
@@ -391,7 +414,8 @@ type siblings struct {
 	path     []string // the directory's path below the root
 	fd       int      // its descriptor, or -1 once released
 	dirsLeft int      // wanted subdirectories not yet expanded
-	heap     []dirChild
+	frags    string   // the wanted children's fragments, back to back
+	heap     []span   // the children not yet pushed, into frags
 }
 
 // dirChild is one directory entry: the key bytes its name spells and its
@@ -412,14 +436,14 @@ func (c dirChild) name() string {
 	return c.frag + sufObj
 }
 
-// cmpChild orders two children of one directory by their lower bounds, a
-// key before a directory with the same lower bound (whose keys are all
+// less orders two children of the directory by their lower bounds, a key
+// before a directory with the same lower bound (whose keys are all
 // greater).
-func cmpChild(a, b dirChild) int {
-	if c := strings.Compare(a.frag, b.frag); c != 0 {
-		return c
+func (s *siblings) less(a, b span) bool {
+	if c := strings.Compare(s.frags[a.start:a.end], s.frags[b.start:b.end]); c != 0 {
+		return c < 0
 	}
-	return cmpKeyFirst(a.kind == 'o', b.kind == 'o')
+	return cmpKeyFirst(a.kind == 'o', b.kind == 'o') < 0
 }
 
 // cmpKeyFirst orders a key before a directory with the same lower bound
@@ -434,10 +458,10 @@ func cmpKeyFirst(a, b bool) int {
 	return 1
 }
 
-// heapify orders s.heap as a min-heap by cmpChild.
+// heapify orders s.heap as a min-heap by less.
 func (s *siblings) heapify() {
 	for i := len(s.heap)/2 - 1; i >= 0; i-- {
-		siftDown(s.heap, i)
+		s.siftDown(i)
 	}
 }
 
@@ -450,24 +474,24 @@ func (s *siblings) pop() (dirChild, bool) {
 	top := h[0]
 	last := len(h) - 1
 	h[0] = h[last]
-	h[last] = dirChild{}
 	s.heap = h[:last]
-	siftDown(s.heap, 0)
-	return top, true
+	s.siftDown(0)
+	return dirChild{frag: s.frags[top.start:top.end], kind: top.kind}, true
 }
 
 // siftDown restores the min-heap order below index i.
-func siftDown(h []dirChild, i int) {
+func (s *siblings) siftDown(i int) {
+	h := s.heap
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			return
 		}
 		m := l
-		if r := l + 1; r < len(h) && cmpChild(h[r], h[l]) < 0 {
+		if r := l + 1; r < len(h) && s.less(h[r], h[l]) {
 			m = r
 		}
-		if cmpChild(h[m], h[i]) >= 0 {
+		if !s.less(h[m], h[i]) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
