@@ -94,6 +94,10 @@ type dirScan struct {
 	lower []byte
 	arena []byte
 	spans []span
+	// all says every child of the directory is wanted (its lower bound
+	// already has the prefix and is at or past startAfter), so consider
+	// skips the test.
+	all bool
 }
 
 // span locates one wanted child's fragment in siblings.frags (or
@@ -101,8 +105,18 @@ type dirScan struct {
 // chunk directory, 'd' a segment directory). It holds no pointer, so
 // heap moves cost no GC write barrier.
 type span struct {
+	order      uint64 // the fragment's first 8 bytes, big-endian, zero-padded
 	start, end int32
 	kind       byte
+}
+
+// orderOf is a span's order word: comparing two fragments' words orders
+// them as the fragments, except that words equal may hide a difference
+// (past byte 8, or zero padding), which less settles on the bytes.
+func orderOf(frag []byte) uint64 {
+	var b [8]byte
+	copy(b[:], frag)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 func (w *lister) run(ctx context.Context, want int) ([]string, error) {
@@ -224,6 +238,9 @@ func (w *lister) release(kids *siblings) {
 // wanted children's fragments are copied, into one string.
 func (w *lister) readChildren(kids *siblings) error {
 	sc := dirScan{lower: append(w.scratch.lower[:0], kids.lower...), arena: w.scratch.arena[:0], spans: w.scratch.spans[:0]}
+	// Every child's lower bound strictly extends kids.lower: if that has
+	// the prefix and is not below startAfter, every child is wanted.
+	sc.all = bytes.HasPrefix(sc.lower, w.prefixB) && bytes.Compare(w.afterB, sc.lower) <= 0
 	err := w.readDirents(&sc, kids)
 	w.scratch = sc
 	if err != nil {
@@ -309,37 +326,46 @@ func (w *lister) consider(sc *dirScan, kids *siblings, name []byte, typ byte) er
 	if len(name) <= sufLen {
 		return nil
 	}
-	body, suf := name[:len(name)-sufLen], string(name[len(name)-sufLen:])
-	var kind byte
-	switch suf {
-	case sufDir:
-		kind = 'd'
-	case sufChunk:
-		kind = 'c'
-	case sufObj:
-		kind = 'o'
-	default:
+	body, kind := name[:len(name)-sufLen], suffixKind(name)
+	if kind == 0 {
 		return nil // bookkeeping dirs, foreign files
 	}
-	base := len(kids.lower)
-	sc.lower = append(sc.lower[:base], body...)
-	if kind == 'd' {
-		sc.lower = append(sc.lower, '/')
+	start := len(sc.arena)
+	if start+len(name) > math.MaxInt32 {
+		return fmt.Errorf("read dir %q: %w: names exceed 2 GiB", strings.Join(kids.path, "/"), errNotStorable)
 	}
-	if !w.wanted(sc.lower, kind == 'o') {
-		return nil
+	sc.arena = append(sc.arena, body...)
+	if kind == 'd' {
+		sc.arena = append(sc.arena, '/')
+	}
+	frag := sc.arena[start:]
+	if !sc.all {
+		sc.lower = append(sc.lower[:len(kids.lower)], frag...)
+		if !w.wanted(sc.lower, kind == 'o') {
+			sc.arena = sc.arena[:start]
+			return nil
+		}
 	}
 	ok, err := typeMatches(kids.fd, name, typ, kind == 'o')
 	if err != nil || !ok {
+		sc.arena = sc.arena[:start]
 		return err
 	}
-	start := len(sc.arena)
-	if start+len(sc.lower)-base > math.MaxInt32 {
-		return fmt.Errorf("read dir %q: %w: names exceed 2 GiB", strings.Join(kids.path, "/"), errNotStorable)
-	}
-	sc.arena = append(sc.arena, sc.lower[base:]...)
-	sc.spans = append(sc.spans, span{start: int32(start), end: int32(len(sc.arena)), kind: kind})
+	sc.spans = append(sc.spans, span{order: orderOf(frag), start: int32(start), end: int32(len(sc.arena)), kind: kind})
 	return nil
+}
+
+// suffixKind is the kind a file name's suffix gives it ('d' for sufDir,
+// 'c' for sufChunk, 'o' for sufObj), or 0 for any other name.
+func suffixKind(name []byte) byte {
+	if name[len(name)-2] != '.' {
+		return 0
+	}
+	switch k := name[len(name)-1]; k {
+	case sufDir[1], sufChunk[1], sufObj[1]:
+		return k
+	}
+	return 0
 }
 
 // typeMatches reports whether the entry name in directory fd, of dirent
@@ -440,6 +466,9 @@ func (c dirChild) name() string {
 // before a directory with the same lower bound (whose keys are all
 // greater).
 func (s *siblings) less(a, b span) bool {
+	if a.order != b.order {
+		return a.order < b.order
+	}
 	if c := strings.Compare(s.frags[a.start:a.end], s.frags[b.start:b.end]); c != 0 {
 		return c < 0
 	}
