@@ -183,6 +183,7 @@ func (w *lister) expand(dir entry) error {
 	if err != nil {
 		return err
 	}
+	w.store.hit(pointListOpened)
 	kids := &siblings{lower: dir.lower, fd: fd}
 	if dir.kids != nil {
 		kids.path = dir.path()

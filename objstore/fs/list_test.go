@@ -150,3 +150,37 @@ func (c *cancelAfter) Err() error {
 	}
 	return nil
 }
+
+// A directory that a concurrent Delete prunes after List opened it and
+// before List read it held no keys: List skips it (Linux answers getdents
+// on a removed directory with ENOENT) and lists the rest.
+func TestListSkipsDirectoryPrunedWhileOpen(t *testing.T) {
+	s := openT(t)
+	mustPut(t, s, "a/x", "v", objstore.CreateOnly)
+	mustPut(t, s, "b/x", "v", objstore.CreateOnly)
+	deleter, err := Open(s.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	s.hook = func(p string) {
+		if p != pointListOpened {
+			return
+		}
+		if opened++; opened == 2 { // the root, then a.d
+			if err := deleter.Delete(context.Background(), "a/x"); err != nil {
+				t.Errorf("delete: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(s.root, "a.d")); !os.IsNotExist(err) {
+				t.Errorf("delete did not prune a.d: %v", err)
+			}
+		}
+	}
+	page, err := s.List(context.Background(), "", "", 10)
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	if !slices.Equal(page.Keys, []string{"b/x"}) || opened < 2 {
+		t.Fatalf("list = %q after %d opens, want [b/x]", page.Keys, opened)
+	}
+}
