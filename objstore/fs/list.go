@@ -191,7 +191,10 @@ func (w *lister) expand(dir entry) error {
 	w.held = append(w.held, kids)
 	w.nheld++
 	w.peak = max(w.peak, w.nheld)
-	if err := w.readChildren(kids); err != nil {
+	if err := w.readChildren(kids); errors.Is(err, unix.ENOENT) {
+		w.release(kids)
+		return nil // pruned by a concurrent Delete since it was opened: it held no keys
+	} else if err != nil {
 		return err
 	}
 	if kids.dirsLeft == 0 || w.nheld > maxHeldDirs {
