@@ -12,7 +12,7 @@ import (
 // BenchmarkMergeTenRows merges a branch that updated 10 rows of an Item
 // table of 10^4, 10^5 and 10^6 rows into main, which updated 10 other rows
 // (a real three-way merge), on the counting sim store. The rows are either
-// clustered (within the first 10^4 ids: at most 2 fragments at every size)
+// clustered (ids 0..900: one fragment at every size)
 // or spread over the whole table (one fragment each once the table has 10
 // fragments). It reports bytes-read/op (everything the merge GETs) and
 // peak-rows/op (MergeResult.PeakRows: the largest diff window or the
@@ -29,9 +29,12 @@ func BenchmarkMergeTenRows(b *testing.B) {
 }
 
 func benchMerge(b *testing.B, layout string, n int) {
+	// clustered: ids 0, 100, ..., 900 on each side, all in the first
+	// fragment (MaxFragmentRows 8192) at every table size; spread: one id
+	// in each tenth of the table, so ten fragments once the table has ten.
 	stride := n / 10
 	if layout == "clustered" {
-		stride = 1000
+		stride = 100
 	}
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	g := benchGraph(b, cs, "graphs/bench")
