@@ -17,17 +17,22 @@ import (
 // reports the median ns of a lookup at each depth, the directory entries
 // and directories one lookup reads, and ratio/depth10 (median at 10^4 over
 // median at 10): the per-entry and per-directory costs of List are what
-// separate the two depths.
+// separate the two depths. It runs once per layout: trie2 (new roots,
+// one-digit chunks) and trie1 (roots of earlier versions, two-digit
+// chunks).
 func BenchmarkListHeadDepth(b *testing.B) {
+	for _, l := range []layout{layoutTrie2, layoutTrie1} {
+		b.Run(l.marker()[len(markerPrefix):], func(b *testing.B) { benchListHeadDepth(b, l) })
+	}
+}
+
+func benchListHeadDepth(b *testing.B, l layout) {
 	keys := format.NewKeys("g")
 	prefix := keys.IncarnationPrefix("main", 1)
 	depths := []int{10, 10000}
 	stores := make([]*Store, len(depths))
 	for i, depth := range depths {
-		s, err := OpenWith(b.TempDir(), Options{NoSync: true})
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := openLayout(b, b.TempDir(), l)
 		putManifests(b, s, keys, 1, depth)
 		stores[i] = s
 	}
