@@ -7,14 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Bookkeeping directories directly under the root. Their names end in
-// neither ".d", ".c" nor ".o", so no key maps to them and List skips them.
+// Bookkeeping directories directly under the root. Their names (and the
+// layout markers', see markerTrie1) end in neither ".d", ".c" nor ".o", so
+// no key maps to them and List skips them.
 const (
 	tmpDirName  = ".tmp"
 	lockDirName = ".locks"
-	// layoutMarker marks a root written in the trie layout (see
-	// encodeKey); Open refuses a root with keys but no marker.
-	layoutMarker = ".layout-trie1"
 )
 
 const (

@@ -13,27 +13,46 @@
 // "<chunk>.c" followed by its tail. So "a/b" (a.d/b.o) and "a/b/c"
 // (a.d/b.d/c.o) coexist, and a 1024-byte key fits NAME_MAX.
 //
-// The final segment's first 24 bytes are first stored as a trie of
-// 2-byte chunk directories (one whole rune where a rune is longer), always
-// leaving a non-empty tail: "b/18446744073709551615" is
-// b.d/18.c/44.c/67.c/44.c/07.c/37.c/09.c/55.c/16.c/15.o. Keys that are
-// prefixes of one another coexist ("ab" is ab.o, "abc" ab.c/c.o). This is
-// what keeps history flat: the kernel's versions are fixed-width inverted
-// numbers in the final segment, and no directory on the way to the newest
-// one holds more than 100 of them, so List(prefix, limit 1) reads a
-// bounded number of entries however many versions exist (see
-// TestHeadLookupEntriesFlatAcrossDepths). Empty trie directories a Delete
-// leaves behind are pruned, or skipped by List if a race kept them.
+// The final segment's first 24 bytes are first stored as a trie of chunk
+// directories, always leaving a non-empty tail. How the trie part is cut
+// is the root's layout, named by an empty marker directory in the root:
+//
+//   - trie2 (root/.layout-trie2, every new root): a chunk that starts with
+//     an ASCII digit is 1 byte, any other 2 bytes (one whole rune where a
+//     rune is longer), so children of one directory may mix widths:
+//     "b/18446744073709551615" is b.d/1.c/8.c/.../1.c/5.o (19 one-digit
+//     directories), "b/ab12" b.d/ab.c/1.c/2.o.
+//   - trie1 (root/.layout-trie1, roots of earlier versions): every chunk
+//     is 2 bytes: b.d/18.c/44.c/67.c/44.c/07.c/37.c/09.c/55.c/16.c/15.o.
+//
+// Each layout's mapping is a pure, injective function of the key, and List
+// orders by the key bytes a path spells, whatever the widths. Keys that
+// are prefixes of one another coexist ("ab" is ab.o, "abc" ab.c/c.o).
+// This is what keeps history flat: the kernel's versions are fixed-width
+// inverted numbers in the final segment, and no directory on the way to
+// the newest one holds more than 10 of them (100 in trie1), so
+// List(prefix, limit 1) reads a bounded number of entries however many
+// versions exist (see TestHeadLookupEntriesFlatAcrossDepths). trie2 reads
+// fewer entries per directory and opens more directories (24 against 14
+// for a kernel head lookup): cheaper deep in history, dearer in a short
+// one (BenchmarkListHeadDepth). Empty trie directories a Delete leaves
+// behind are pruned, or skipped by List if a race kept them.
 //
 // Bookkeeping lives in root/.tmp (temp files), root/.locks (lock files)
-// and root/.layout-trie1 (an empty directory marking the trie layout); no
-// key maps there and List never returns them. Open refuses, with
-// ErrLegacyLayout, a root that holds keys but no marker: a store written
-// by an earlier version in the flat layout (final segment one file name)
-// is never read or written, rather than read as if empty. A binary of an
-// earlier version does not know the marker; do not share a root between
-// versions. An object file is a 36-byte header
-// (magic, 128-bit write token, length, CRC-32C) followed by the data; see
+// and the layout marker; no key maps there and List never returns them.
+// Open reads the marker and keeps using the layout it names (a trie1 root
+// stays trie1; nothing migrates). It marks an empty root trie2; racing
+// openers agree, since each reads the root's markers back after making
+// its own. It refuses a root with two markers (ErrMixedLayout: for
+// example an earlier binary marked the same empty root trie1 at once), an
+// unknown ".layout-*" marker (ErrUnknownLayout: a newer version's), and a
+// root that holds keys but no marker (ErrLegacyLayout: the flat layout of
+// earlier versions, final segment one file name), rather than read any of
+// them as if empty. A binary of a version before trie2 refuses a trie2
+// root holding keys (it sees no trie1 marker) but would mark an empty
+// one trie1; do not share a root between versions. An object file is a
+// 36-byte header (magic, 128-bit write token, length, CRC-32C) followed by
+// the data; see
 // object.go. The ETag is the write token in hex.
 //
 // # Guarantees

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/graphkernel/graphkernel/objstore"
 	"golang.org/x/sys/unix"
@@ -16,6 +17,8 @@ import (
 // open files between calls and needs no Close.
 type Store struct {
 	root string
+	// layout is the root's key mapping, read from its marker at Open.
+	layout layout
 	// noSync skips every fsync (Options.NoSync): fixtures only.
 	noSync bool
 	// hook, when set by a test, is called at the crash points below.
@@ -77,10 +80,11 @@ func OpenWith(root string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("fs: open %s: %w", root, err)
 		}
 	}
-	if err := checkLayout(real); err != nil {
+	l, err := checkLayout(real)
+	if err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	return &Store{root: real, noSync: opts.NoSync}, nil
+	return &Store{root: real, layout: l, noSync: opts.NoSync}, nil
 }
 
 // ErrLegacyLayout is returned by Open for a root that holds objects in the
@@ -88,30 +92,83 @@ func OpenWith(root string, opts Options) (*Store, error) {
 // which this version would not find. Such a store is refused, never read
 // or written: migrate it by copying its keys through an older binary's
 // Store into a new root.
-var ErrLegacyLayout = errors.New("fs: store uses the old flat layout (no " + layoutMarker + " marker); refusing to open it")
+var ErrLegacyLayout = errors.New("fs: store uses the old flat layout (no " + markerPrefix + "* marker); refusing to open it")
 
-// checkLayout accepts a root carrying the layout marker, refuses one that
-// holds key entries without it (ErrLegacyLayout), and marks a root that
-// holds no keys yet. Concurrent Opens of a new root all succeed: mkdir of
-// the marker is idempotent, and a root with the marker is never rescanned.
-func checkLayout(root string) error {
-	marker := filepath.Join(root, layoutMarker)
-	if st, err := os.Lstat(marker); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s: %w", marker, errNotStorable)
+// ErrUnknownLayout is returned by Open for a root whose layout marker
+// (a ".layout-*" directory) names a layout this version does not know,
+// written by a newer binary: it is never read or written.
+var ErrUnknownLayout = errors.New("fs: store uses an unknown layout; refusing to open it")
+
+// ErrMixedLayout is returned by Open for a root carrying more than one
+// layout marker (for example two binaries of different versions marked
+// one empty root at once): which mapping its keys follow is unknown, so
+// it is never read or written.
+var ErrMixedLayout = errors.New("fs: store carries more than one layout marker; refusing to open it")
+
+// afterLayoutScan, when set by a test, runs between checkLayout's first
+// scan of an unmarked root and its mkdir of the marker: a rendezvous for
+// racing openers.
+var afterLayoutScan func(root string)
+
+// checkLayout returns the layout a root's marker names. It refuses a root
+// with more than one marker (ErrMixedLayout), an unknown marker
+// (ErrUnknownLayout), or key entries but no marker (ErrLegacyLayout), and
+// marks an unmarked root holding no keys with the newest layout (trie2).
+// Racing Opens of a new root agree: mkdir of the marker is idempotent,
+// and the marker is read back by a second scan, which refuses the root
+// (ErrMixedLayout) if another opener marked it with another layout
+// meanwhile, rather than use a layout the other is not using.
+func checkLayout(root string) (layout, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		markers, hasKeys, err := scanRoot(root)
+		if err != nil {
+			return 0, err
 		}
-		return nil
+		switch {
+		case len(markers) > 1:
+			return 0, fmt.Errorf("%w: %s", ErrMixedLayout, strings.Join(markers, ", "))
+		case len(markers) == 1:
+			l, ok := layoutOf(markers[0])
+			if !ok {
+				return 0, fmt.Errorf("%w: %s", ErrUnknownLayout, markers[0])
+			}
+			return l, nil
+		case hasKeys:
+			return 0, ErrLegacyLayout
+		case attempt > 0:
+			return 0, errors.New("layout marker vanished after it was made")
+		}
+		if afterLayoutScan != nil {
+			afterLayoutScan(root)
+		}
+		if err := ensureBookkeepingDir(filepath.Join(root, layoutTrie2.marker())); err != nil {
+			return 0, err
+		}
 	}
-	names, err := os.ReadDir(root)
+	panic("unreachable")
+}
+
+// scanRoot returns the layout markers in root (sorted: ".layout-" names
+// no key maps to) and whether it holds any entry a key maps to. A marker that is not a directory (a
+// symlink, a file) is errNotStorable.
+func scanRoot(root string) (markers []string, hasKeys bool, err error) {
+	ents, err := os.ReadDir(root)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	for _, e := range names {
-		if _, _, ok := decodeName(e.Name()); ok {
-			return ErrLegacyLayout
+	for _, e := range ents {
+		name := e.Name()
+		_, _, isKey := decodeName(name) // a key may start ".layout-" too
+		if strings.HasPrefix(name, markerPrefix) && !isKey {
+			if !e.IsDir() {
+				return nil, false, fmt.Errorf("%s: %w", filepath.Join(root, name), errNotStorable)
+			}
+			markers = append(markers, name)
+		} else if isKey {
+			hasKeys = true
 		}
 	}
-	return ensureBookkeepingDir(marker)
+	return markers, hasKeys, nil
 }
 
 func ensureBookkeepingDir(path string) error {
@@ -173,7 +230,7 @@ func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
 		return objstore.Object{}, err
 	}
 	defer unix.Close(root)
-	h, data, err := readKey(root, key, true)
+	h, data, err := readKey(root, s.layout, key, true)
 	if err != nil {
 		return objstore.Object{}, wrapErr(objstore.OpGet, key, err)
 	}
@@ -187,7 +244,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 		return objstore.Attrs{}, err
 	}
 	defer unix.Close(root)
-	h, _, err := readKey(root, key, false)
+	h, _, err := readKey(root, s.layout, key, false)
 	if err != nil {
 		return objstore.Attrs{}, wrapErr(objstore.OpHead, key, err)
 	}
@@ -195,8 +252,8 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 }
 
 // readKey opens key's object file below root and reads it.
-func readKey(root int, key string, wantData bool) (header, []byte, error) {
-	names := encodeKey(key)
+func readKey(root int, l layout, key string, wantData bool) (header, []byte, error) {
+	names := l.encodeKey(key)
 	c, err := walk(root, names[:len(names)-1], noCreate, false)
 	if err != nil {
 		return header{}, nil, err

@@ -60,12 +60,16 @@ func headEntries(tb testing.TB, s *Store, prefix string) (string, int) {
 	return keys[0], w.entries
 }
 
-// maxHeadEntries bounds the directory entries a head lookup reads: the
-// directories on the way to the head (root, branches, main, incarnation)
-// hold a fixed handful each, and each of the head's trie directories at
-// most 100 two-digit chunks (plus the one next directory the walk opens
-// to find the page's second key). It does not depend on history depth.
-const maxHeadEntries = 3*100 + 10
+// maxHeadEntries bounds the directory entries a head lookup reads in the
+// trie2 layout (new roots): the directories on the way to the head (root,
+// g, branches, main, the incarnation) hold a fixed handful (10 in all),
+// the head's 19 one-digit trie directories at most 10 chunks each, of
+// which only the last 5 levels differ among 10^4 versions (the others
+// hold one), and the lookup opens one more directory of at most 10 to
+// find the page's second key: 10 + 5*10 + 14*1 + 10. The bound does not
+// grow with depth beyond the levels whose digits differ; trie1 (2-byte
+// chunks, up to 100 per directory) read 185 entries at depth 10^4.
+const maxHeadEntries = 10 + 5*10 + 14*1 + 10
 
 // K10 on fs: a head lookup (List limit 1 under a branch incarnation) reads
 // a bounded number of directory entries however deep the history, where
@@ -159,7 +163,7 @@ func TestOpenRefusesLegacyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPut(t, s, "a/18446744073709551615", "v", objstore.CreateOnly)
-	if _, err := os.Stat(filepath.Join(fresh, layoutMarker)); err != nil {
+	if _, err := os.Stat(filepath.Join(fresh, markerTrie2)); err != nil {
 		t.Fatalf("no layout marker: %v", err)
 	}
 	s2, err := Open(fresh)

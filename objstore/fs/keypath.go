@@ -20,37 +20,90 @@ const (
 // so a 1024-byte single-segment key is still storable.
 const chunkMaxBytes = 200
 
+// layout is a root's key-to-path mapping, named by the marker directory
+// in the root (see checkLayout). Both layouts share every rule but one:
+// how the trie part of a key's final segment is cut into chunks.
+type layout uint8
+
+const (
+	// layoutTrie1 cuts the trie part into 2-byte chunks: a leaf-level
+	// directory of decimal versions holds up to 100 entries.
+	layoutTrie1 layout = 1
+	// layoutTrie2 cuts a chunk that starts with an ASCII decimal digit to
+	// 1 byte, any other to 2: a directory of decimal versions holds at
+	// most 10 digit chunks, so a head lookup reads a few entries per level
+	// however many versions sit beside the head. New roots get it.
+	layoutTrie2 layout = 2
+)
+
+// Layout markers: an empty directory in the root names its layout.
+const (
+	markerPrefix = ".layout-"
+	markerTrie1  = markerPrefix + "trie1"
+	markerTrie2  = markerPrefix + "trie2"
+)
+
+// marker is the name of the layout's marker directory.
+func (l layout) marker() string {
+	if l == layoutTrie1 {
+		return markerTrie1
+	}
+	return markerTrie2
+}
+
+// layoutOf maps a marker name to its layout (ok=false for an unknown one).
+func layoutOf(marker string) (layout, bool) {
+	switch marker {
+	case markerTrie1:
+		return layoutTrie1, true
+	case markerTrie2:
+		return layoutTrie2, true
+	}
+	return 0, false
+}
+
 // finalChunkBytes is the chunk length of a key's final segment. The final
 // segment is where history grows (the kernel's inverted 20-digit version
 // numbers), so it is stored as a trie of short chunk directories: every
 // directory on the way to an object holds at most the distinct
-// finalChunkBytes-byte continuations (100 for decimal digits), and a
-// List(prefix, limit 1) reads a bounded number of entries however many
-// versions sit beside the head.
+// chunk continuations (100 two-digit ones in trie1, 10 one-digit ones in
+// trie2), and a List(prefix, limit 1) reads a bounded number of entries
+// however many versions sit beside the head.
 const finalChunkBytes = 2
 
-// finalTrieBytes bounds the trie part of a final segment (12 levels); the
-// rest of a longer final segment is chunked by chunkMaxBytes like any
-// other segment, so a long key stays a shallow path. The kernel's
-// history-ordered final segments (20-digit inverted versions) lie within it.
+// finalTrieBytes bounds the trie part of a final segment (12 levels in
+// trie1, up to 24 in trie2); the rest of a longer final segment is chunked
+// by chunkMaxBytes like any other segment, so a long key stays a shallow
+// path. The kernel's history-ordered final segments (20-digit inverted
+// versions) lie within it.
 const finalTrieBytes = 24
+
+// chunkWidth is the byte length the layout gives a trie chunk starting
+// at seg[0]: 1 for an ASCII digit in trie2, else finalChunkBytes.
+func (l layout) chunkWidth(seg string) int {
+	if l == layoutTrie2 && seg[0] >= '0' && seg[0] <= '9' {
+		return 1
+	}
+	return finalChunkBytes
+}
 
 // encodeKey maps a valid key to the names of its path below the store
 // root: every non-final segment becomes a directory "<seg>.d", the final
 // segment a file "<seg>.o". A non-final segment longer than chunkMaxBytes is
 // split at rune boundaries into directories "<chunk>.c" followed by its
 // tail. The final segment's first finalTrieBytes are first split into trie
-// directories "<chunk>.c" of finalChunkBytes each (one whole rune if a
-// rune is longer), always leaving a non-empty tail, then the rest as above.
-// The mapping is injective: decodeNames(encodeKey(k)) == k.
-func encodeKey(key string) []string {
+// directories "<chunk>.c" of chunkWidth bytes each (cut back to a rune
+// boundary, or one whole rune if a rune is longer), always leaving a
+// non-empty tail, then the rest as above. For each layout the mapping is
+// injective: decodeNames(l.encodeKey(k)) == k.
+func (l layout) encodeKey(key string) []string {
 	segs := strings.Split(key, "/")
 	names := make([]string, 0, len(segs))
 	for i, seg := range segs {
 		if i == len(segs)-1 {
 			// Trie part: short chunks while the segment is longer than one.
-			for used := 0; used < finalTrieBytes && len(seg) > finalChunkBytes; {
-				cut := finalChunkBytes
+			for used := 0; used < finalTrieBytes && len(seg) > l.chunkWidth(seg); {
+				cut := l.chunkWidth(seg)
 				for cut > 0 && !utf8.RuneStart(seg[cut]) {
 					cut--
 				}

@@ -138,7 +138,7 @@ func (w *lister) run(ctx context.Context, want int) ([]string, error) {
 			w.advance(it.kids) // its next sibling takes its place
 		}
 		if it.isKey {
-			if !isCanonical(it.lower, it.path()) {
+			if !isCanonical(w.store.layout, it.lower, it.path()) {
 				continue // checked when popped, not when pushed: a leaf holds up to 100 keys, a page wants few
 			}
 			if len(keys) > 0 && keys[len(keys)-1] >= it.lower {
@@ -412,10 +412,10 @@ func (w *lister) wanted(lower []byte, isKey bool) bool {
 }
 
 // isCanonical rejects file names planted by hand that decode to a key the
-// store would map elsewhere (or to no valid key): List only returns keys
+// store's layout would map elsewhere (or to no valid key): List only returns keys
 // that Get can read.
-func isCanonical(key string, path []string) bool {
-	return objstore.ValidateKey(objstore.OpList, key) == nil && slices.Equal(encodeKey(key), path)
+func isCanonical(l layout, key string, path []string) bool {
+	return objstore.ValidateKey(objstore.OpList, key) == nil && slices.Equal(l.encodeKey(key), path)
 }
 
 // entry is a key (isKey) or an unexpanded directory whose keys all

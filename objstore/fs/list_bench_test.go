@@ -10,61 +10,73 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// headBenchStore is one store BenchmarkListHeadDepth times: a layout and
+// a history depth.
+type headBenchStore struct {
+	l       layout
+	depth   int
+	unit    string // metric suffix
+	s       *Store
+	samples []float64
+}
+
 // BenchmarkListHeadDepth measures the kernel's head lookup alone,
 // List(incarnation prefix, limit 1), on fs at history depths 10 and 10^4,
-// side by side: each iteration times one lookup on each store, alternating,
-// so both medians come from the same moments of a shared machine. It
-// reports the median ns of a lookup at each depth, the directory entries
-// and directories one lookup reads, and ratio/depth10 (median at 10^4 over
-// median at 10): the per-entry and per-directory costs of List are what
-// separate the two depths.
+// in the trie2 layout (new roots, one-digit chunks) and the trie1 layout
+// (roots of earlier versions, two-digit chunks), side by side: each
+// iteration times one lookup on each of the four stores, alternating, so
+// every median comes from the same moments of a shared machine. It reports
+// the median ns of a lookup per layout and depth, the directory entries
+// and directories one lookup reads, ratio/depth10 per layout (median at
+// 10^4 over median at 10) and trie2/trie1 at each depth: the per-entry and
+// per-directory costs of List are what separate them.
 func BenchmarkListHeadDepth(b *testing.B) {
 	keys := format.NewKeys("g")
 	prefix := keys.IncarnationPrefix("main", 1)
-	depths := []int{10, 10000}
-	stores := make([]*Store, len(depths))
-	for i, depth := range depths {
-		s, err := OpenWith(b.TempDir(), Options{NoSync: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		putManifests(b, s, keys, 1, depth)
-		stores[i] = s
+	stores := []*headBenchStore{
+		{l: layoutTrie2, depth: 10, unit: "trie2@10"},
+		{l: layoutTrie2, depth: 10000, unit: "trie2@10^4"},
+		{l: layoutTrie1, depth: 10, unit: "trie1@10"},
+		{l: layoutTrie1, depth: 10000, unit: "trie1@10^4"},
+	}
+	for _, st := range stores {
+		st.s = openLayout(b, b.TempDir(), st.l)
+		putManifests(b, st.s, keys, 1, st.depth)
 	}
 	ctx := context.Background()
-	samples := make([][]float64, len(depths))
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
-		for i, s := range stores {
+		for _, st := range stores {
 			start := time.Now()
-			page, err := s.List(ctx, prefix, "", 1)
-			samples[i] = append(samples[i], float64(time.Since(start).Nanoseconds()))
-			if want := keys.Manifest("main", 1, uint64(depths[i])); err != nil || len(page.Keys) != 1 || page.Keys[0] != want {
-				b.Fatalf("depth %d: list %v %v", depths[i], page, err)
+			page, err := st.s.List(ctx, prefix, "", 1)
+			st.samples = append(st.samples, float64(time.Since(start).Nanoseconds()))
+			if want := keys.Manifest("main", 1, uint64(st.depth)); err != nil || len(page.Keys) != 1 || page.Keys[0] != want {
+				b.Fatalf("%s: list %v %v", st.unit, page, err)
 			}
 		}
 	}
 	b.StopTimer()
-	med := make([]float64, len(depths))
-	for i := range depths {
-		slices.Sort(samples[i])
-		med[i] = samples[i][len(samples[i])/2]
+	med := make([]float64, len(stores))
+	for i, st := range stores {
+		slices.Sort(st.samples)
+		med[i] = st.samples[len(st.samples)/2]
+		b.ReportMetric(med[i], "median-ns/lookup@"+st.unit)
 	}
-	b.ReportMetric(med[0], "median-ns/lookup@10")
-	b.ReportMetric(med[1], "median-ns/lookup@10^4")
-	b.ReportMetric(med[1]/med[0], "ratio/depth10")
-	for i, s := range stores {
-		root, err := s.openRoot()
+	b.ReportMetric(med[1]/med[0], "ratio/depth10@trie2")
+	b.ReportMetric(med[3]/med[2], "ratio/depth10@trie1")
+	b.ReportMetric(med[0]/med[2], "trie2/trie1@10")
+	b.ReportMetric(med[1]/med[3], "trie2/trie1@10^4")
+	for _, st := range stores {
+		root, err := st.s.openRoot()
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := lister{store: s, root: root, prefix: prefix}
+		w := lister{store: st.s, root: root, prefix: prefix}
 		if _, err := w.run(ctx, 2); err != nil {
 			b.Fatal(err)
 		}
 		unix.Close(root)
-		unit := []string{"@10", "@10^4"}[i]
-		b.ReportMetric(float64(w.entries), "entries/lookup"+unit)
-		b.ReportMetric(float64(w.expanded), "dirs/lookup"+unit)
+		b.ReportMetric(float64(w.entries), "entries/lookup@"+st.unit)
+		b.ReportMetric(float64(w.expanded), "dirs/lookup@"+st.unit)
 	}
 }

@@ -53,7 +53,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	}
 	src := source{dir: tmpDir, name: tmp}
 	if cond.Kind == objstore.CondCreateOnly {
-		err = s.publish(root, encodeKey(key), src, placeLink)
+		err = s.publish(root, s.layout.encodeKey(key), src, placeLink)
 	} else {
 		err = s.replace(ctx, root, key, src, cond)
 	}
@@ -71,9 +71,9 @@ func (s *Store) replace(ctx context.Context, root int, key string, src source, c
 	}
 	defer release()
 	s.hit(pointLocked)
-	names := encodeKey(key)
+	names := s.layout.encodeKey(key)
 	if cond.Kind == objstore.CondIfMatch {
-		h, _, err := readKey(root, key, false)
+		h, _, err := readKey(root, s.layout, key, false)
 		if errors.Is(err, unix.ENOENT) {
 			return objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
 				errors.New("if-match: key does not exist"))
@@ -177,7 +177,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // unlinkLocked removes key's file; the caller holds the key's lock. It
 // returns the open parent chain for pruning when a file was removed.
 func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
-	names := encodeKey(key)
+	names := s.layout.encodeKey(key)
 	c, err := walk(root, names[:len(names)-1], noCreate, true)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil

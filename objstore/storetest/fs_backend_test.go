@@ -1,6 +1,8 @@
 package storetest_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore"
@@ -8,9 +10,9 @@ import (
 	"github.com/graphkernel/graphkernel/objstore/storetest"
 )
 
-// The local-disk store, each subtest in a fresh directory. It stores a
-// fresh random write token per Put, so its ETags are unique even for
-// identical bytes.
+// The local-disk store, each subtest in a fresh directory (so in the
+// layout new roots get, trie2). It stores a fresh random write token per
+// Put, so its ETags are unique even for identical bytes.
 func init() {
 	register("fs", func(t *testing.T) objstore.Store {
 		s, err := fs.Open(t.TempDir())
@@ -28,6 +30,23 @@ func init() {
 		s, err := fs.OpenWith(t.TempDir(), fs.Options{NoSync: true})
 		if err != nil {
 			t.Fatalf("fs.OpenWith: %v", err)
+		}
+		return s
+	}, storetest.RunOptions{UniqueETags: true})
+}
+
+// The local-disk store over a root in the trie1 layout, as an earlier
+// version left it (its marker directory .layout-trie1): such a root keeps
+// its 2-byte trie chunks and must keep every rule of the contract.
+func init() {
+	register("fs-trie1", func(t *testing.T) objstore.Store {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, ".layout-trie1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s, err := fs.Open(dir)
+		if err != nil {
+			t.Fatalf("fs.Open: %v", err)
 		}
 		return s
 	}, storetest.RunOptions{UniqueETags: true})
