@@ -250,7 +250,7 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 		// head that did not yet show it): never undo.
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
-	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) {
+	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrGraceExpired) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if errors.Is(cause, ErrBranchNotFound) {
