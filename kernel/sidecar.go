@@ -52,6 +52,9 @@ func (g *Graph) planRound(ctx context.Context, m *format.Manifest, writes []Tabl
 		if err != nil {
 			return nil, fmt.Errorf("build %q: %w", w.Table, err)
 		}
+		if content.ContentPreserving && base == (TableRef{}) {
+			return nil, fmt.Errorf("build %q: %w: a content-preserving version of an unpinned table", w.Table, ErrInvalidArgument)
+		}
 		tok, err := g.token()
 		if err != nil {
 			return nil, err
@@ -129,6 +132,7 @@ func (g *Graph) commitPlanned(ctx context.Context, b BranchRef, p plannedWrite) 
 	if p.pin != (TableRef{}) {
 		base := p.pin
 		tv.BasedOn = &base
+		tv.ContentPreserving = p.content.ContentPreserving
 	}
 	data, err := format.EncodeTableVersion(&tv, p.token)
 	if err != nil {

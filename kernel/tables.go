@@ -16,6 +16,11 @@ type TableContent struct {
 	Fragments []string
 	Rows      uint64
 	Metadata  map[string]string
+	// ContentPreserving marks the version as holding exactly the rows of
+	// the version it is built on (a compaction), so strict writers' pins
+	// of that version stay satisfied (lineage.PinSatisfied). Only a Write
+	// Build may set it, and only on a pinned table.
+	ContentPreserving bool
 }
 
 // TableRef names one version of a table on one fork; the zero TableRef means

@@ -17,7 +17,11 @@ type TableWrite struct {
 	// caller read), or BaseVersion to be the published pin and every
 	// version above it to repeat the pinned content (recovery's restore
 	// versions and fences); otherwise Write fails with
-	// *VersionMismatchError.
+	// *VersionMismatchError. Versions that only preserve the content
+	// (compactions, lineage.PinSatisfied) count as BaseVersion: Build then
+	// gets the compacted pin, whose rows are BaseVersion's, and a
+	// compaction that lands during the round makes the write rebuild on
+	// it rather than fail.
 	// Non-strict writes rebase: Build is re-run on the currently published
 	// version and the new version is the live HEAD+1.
 	Strict      bool
@@ -133,7 +137,18 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 			return c, nil
 		}
 		mm, ok := isMismatch(err)
-		if !ok || strictTable(sorted, reads, mm.Table) {
+		if ok && strictTable(sorted, reads, mm.Table) {
+			// A strict table that moved only through content-preserving
+			// versions (a compaction) is rebuilt like a lost race: a strict
+			// writer never fails because of a compaction alone.
+			if ok, err = g.strictMayRetry(ctx, b, sorted, reads, mm.Table); err != nil {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+			}
+			if !ok {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, mm))
+			}
+		}
+		if !ok {
 			return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 		}
 		// A non-strict table lost a race: rebuild on the new pin. The
@@ -231,7 +246,15 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 			continue
 		}
 		if r.Strict {
-			return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+			// The same rows at a compacted version: expect that one.
+			if ok, err := g.PinSatisfied(ctx, r.Table, r.cur, pin); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+			}
+			r.cur = pin.Version
+			continue
 		}
 		tv, err := g.ReadTable(ctx, r.Table, pin)
 		if err != nil {
@@ -265,8 +288,9 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		}
 		if w.Strict && heads[i].Version != w.BaseVersion {
 			// A HEAD above the pin that only repeats the pinned content (a
-			// restore or fence left by recovery) is no newer state.
-			if same, err := g.headRepeatsPin(ctx, &head.m, w.Table, w.BaseVersion, heads[i]); err != nil || !same {
+			// restore or fence left by recovery), or versions that only
+			// preserve it (compactions), are no newer state.
+			if holds, err := g.strictBaseHolds(ctx, &head.m, w.Table, w.BaseVersion, heads[i]); err != nil || !holds {
 				if err != nil {
 					return Commit{}, err
 				}
