@@ -42,6 +42,10 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// CompactDropsWrite: a compaction rebuilds on the version it first
+	// saw instead of the pinned one, so when a data write publishes first
+	// the compaction publishes the old rows over it.
+	CompactDropsWrite = "compact-drops-write"
 )
 
 // All lists every planted bug, sorted.
