@@ -130,11 +130,11 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
 		opRequests: opRequests, grace: grace,
-		manifests:  newCache[loaded](manifestCacheEntries),
-		tables:     newCache[format.TableVersion](tableCacheEntries),
-		locations:  newCache[format.ManifestRef](locationCacheEntries),
-		indexes:    newCache[format.CommitIndex](indexCacheEntries),
-		legacy:     newCache[*migrate.Lineage](legacyCacheEntries),
+		manifests: newCache[loaded](manifestCacheEntries),
+		tables:    newCache[format.TableVersion](tableCacheEntries),
+		locations: newCache[format.ManifestRef](locationCacheEntries),
+		indexes:   newCache[format.CommitIndex](indexCacheEntries),
+		legacy:    newCache[*migrate.Lineage](legacyCacheEntries),
 	}, nil
 }
 
