@@ -309,6 +309,13 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	for _, r := range reads {
 		run.reads = append(run.reads, format.SidecarRead{Table: r.Table, Version: r.cur})
 	}
+	// The grace rule (docs/gc.md) also before the sidecar and every table
+	// version: a sidecar is a collection root only for a write staged
+	// within the grace period, so recovery never rolls forward a version
+	// naming a fragment a collector already deleted.
+	if err := g.checkGrace(req); err != nil {
+		return Commit{}, err
+	}
 	// Recovery: the sidecar is durable before any table HEAD moves.
 	if err := g.beginSidecar(ctx, run, req, head, plans); err != nil {
 		return Commit{}, err
@@ -319,6 +326,9 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	req.updates, req.exp = nil, nil
 	run.wrote = true
 	for _, p := range plans {
+		if err := g.checkGrace(req); err != nil {
+			return Commit{}, err
+		}
 		u, err := g.commitPlanned(ctx, b, p)
 		if err != nil {
 			return Commit{}, err

@@ -28,6 +28,8 @@ func PinSatisfied(v uint64, chain []VersionMark) bool {
 			return true
 		case m.Version < v || !m.Preserving:
 			return false
+		case m.BasedOn == v:
+			return true // preserving, built on v itself: no need to load v
 		case i+1 < len(chain) && chain[i+1].Version != m.BasedOn:
 			return false // not a based_on chain: never guess
 		}
@@ -44,7 +46,7 @@ func ChainNeedsMore(v uint64, chain []VersionMark) (next uint64, more bool) {
 		return 0, false
 	}
 	last := chain[len(chain)-1]
-	if last.Version <= v || !last.Preserving || last.BasedOn < v || last.BasedOn == 0 {
+	if last.Version <= v || !last.Preserving || last.BasedOn <= v {
 		return 0, false
 	}
 	return last.BasedOn, true
