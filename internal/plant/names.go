@@ -46,6 +46,14 @@ const (
 	// saw instead of the pinned one, so when a data write publishes first
 	// the compaction publishes the old rows over it.
 	CompactDropsWrite = "compact-drops-write"
+	// GCNoGrace: garbage collection ignores the grace period, so it
+	// deletes what a writer in another process staged and has not yet
+	// published.
+	GCNoGrace = "gc-no-grace"
+	// GCBranchLocal: garbage collection computes reachability per branch
+	// (a manifest keeps only the table versions on its own fork), so a
+	// version another branch inherited is deleted.
+	GCBranchLocal = "gc-branch-local"
 )
 
 // All lists every planted bug, sorted.
