@@ -44,6 +44,11 @@ var (
 	// ErrInvalidArgument: a malformed request (bad options, updates,
 	// commit text, cursor, ...). Retrying cannot help.
 	ErrInvalidArgument = errors.New("kernel: invalid argument")
+	// ErrReclaimed: the history asked for (a manifest, a table version or a
+	// fragment) was deleted by garbage collection: it is outside the
+	// retention policy and no lease pinned it (docs/gc.md). Never a wrong
+	// answer, never ErrCorrupt.
+	ErrReclaimed = errors.New("kernel: reclaimed by garbage collection")
 	// ErrGraceExpired matches *GraceExpiredError.
 	ErrGraceExpired = errors.New("kernel: write staged longer ago than the grace period")
 )

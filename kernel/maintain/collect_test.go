@@ -1,0 +1,232 @@
+package maintain_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+var ctx = context.Background()
+
+const root = "graphs/g"
+
+// hookStore runs hook once before forwarding the first Put whose key
+// contains match (a deterministic interleaving point).
+type hookStore struct {
+	objstore.Store
+	match string
+	hook  func()
+}
+
+func (s *hookStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
+	if s.hook != nil && strings.Contains(key, s.match) {
+		h := s.hook
+		s.hook = nil
+		h()
+	}
+	return s.Store.Put(ctx, key, b, c)
+}
+
+type fixture struct {
+	t     *testing.T
+	store *hookStore
+	clock *kernel.ManualClock
+	g     *data.Graph
+	m     *maintain.Maintainer
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	env := func(seed byte) kernel.Env {
+		return kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{seed})}
+	}
+	s, err := schema.Parse([]byte("node Person { name: string }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
+	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := maintain.New(store, root, env(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, store: store, clock: clock, g: g, m: m}
+}
+
+var policy = maintain.Policy{Policy: gc.Policy{KeepLast: 3, Grace: time.Minute, SkewMargin: time.Minute}}
+
+func (f *fixture) branch(name string) kernel.BranchRef {
+	f.t.Helper()
+	b, err := f.g.Branch(ctx, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// commit runs one transaction on branch b and advances the clock a minute.
+func (f *fixture) commit(b kernel.BranchRef, do func(tx *data.Txn) error) kernel.Commit {
+	f.t.Helper()
+	tx, err := f.g.Begin(ctx, b)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := do(tx); err != nil {
+		f.t.Fatal(err)
+	}
+	c, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "test", Message: "c"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	return c
+}
+
+func person(id, name string) data.Row { return data.Row{ID: id, Props: map[string]any{"name": name}} }
+
+// seed inserts 20 people, then renames p00 n times (each a new fragment).
+func (f *fixture) seed(b kernel.BranchRef, n int) []kernel.Commit {
+	f.t.Helper()
+	var cs []kernel.Commit
+	cs = append(cs, f.commit(b, func(tx *data.Txn) error {
+		for i := 0; i < 20; i++ {
+			if err := tx.Insert("Person", person(fmt.Sprintf("p%02d", i), "n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	for i := 0; i < n; i++ {
+		cs = append(cs, f.commit(b, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("v", i))) }))
+	}
+	return cs
+}
+
+// readAll reads every row of the snapshot at commit c (every fragment)
+// and returns p00's name.
+func (f *fixture) readAll(c kernel.CommitID) (string, error) {
+	s, err := f.g.SnapshotAtCommit(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	rr, err := s.Scan(ctx, "Person")
+	if err != nil {
+		return "", err
+	}
+	defer rr.Release()
+	rows := 0
+	for rr.Next() {
+		rows += int(rr.Record().NumRows())
+	}
+	if err := rr.Err(); err != nil {
+		return "", err
+	}
+	if rows != 20 {
+		return "", fmt.Errorf("%d rows, want 20", rows)
+	}
+	r, ok, err := s.Get(ctx, "Person", "p00")
+	if err != nil || !ok {
+		return "", fmt.Errorf("get p00: %v %v", ok, err)
+	}
+	return r.Props["name"].(string), nil
+}
+
+// reopen returns a fresh read-write handle (empty caches).
+func (f *fixture) reopen() *data.Graph {
+	f.t.Helper()
+	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return g
+}
+
+func (f *fixture) collect(p maintain.Policy) maintain.Report {
+	f.t.Helper()
+	rep, err := f.m.Collect(ctx, p)
+	if err != nil {
+		f.t.Fatalf("collect: %v", err)
+	}
+	if !rep.Complete {
+		f.t.Fatalf("collect incomplete: %+v", rep)
+	}
+	return rep
+}
+
+// TestCollectKeepsRetentionAndReclaimsTheRest: after a collection keeping
+// the last 3 commits, those commits read fully and correctly, older ones
+// answer ErrReclaimed (never ErrCorrupt, never a wrong answer), Log stops
+// cleanly at the boundary, writes go on, and a second collection deletes
+// nothing.
+func TestCollectKeepsRetentionAndReclaimsTheRest(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 12)
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(policy)
+	if rep.Manifests.Deleted == 0 || rep.TableVersions.Deleted == 0 || rep.Fragments.Deleted == 0 {
+		t.Fatalf("nothing reclaimed: %+v", rep)
+	}
+	for i, c := range cs[len(cs)-3:] {
+		name, err := f.readAll(c.ID)
+		if want := fmt.Sprint("v", 9+i); err != nil || name != want {
+			t.Fatalf("retained commit %d: %q %v, want %q", i, name, err, want)
+		}
+	}
+	cold := f.reopen() // a handle's cache of immutable objects may still answer, correctly
+	for _, c := range cs[:len(cs)-3] {
+		if _, err := f.readAll(c.ID); !errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrCorrupt) {
+			t.Fatalf("collected commit %s: %v, want ErrReclaimed", c.ID, err)
+		}
+		if _, err := cold.Kernel().Commit(ctx, c.ID); !errors.Is(err, kernel.ErrReclaimed) {
+			t.Fatalf("Commit(%s) = %v, want ErrReclaimed", c.ID, err)
+		}
+	}
+	if _, err := cold.Kernel().SnapshotAtVersion(ctx, main, 1); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("SnapshotAtVersion(1) = %v, want ErrReclaimed", err)
+	}
+	var logged int
+	cursor := kernel.LogCursor("")
+	for i := 0; i < 10; i++ {
+		page, err := cold.Kernel().Log(ctx, main, cursor, 2)
+		if err != nil {
+			t.Fatalf("log: %v", err)
+		}
+		logged += len(page.Commits)
+		if page.Next == "" {
+			if !page.Reclaimed {
+				t.Fatalf("log ended without marking the retention boundary")
+			}
+			break
+		}
+		cursor = page.Next
+	}
+	if logged != 3 {
+		t.Fatalf("log shows %d commits, want the 3 retained", logged)
+	}
+	c := f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", "after")) })
+	if name, err := f.readAll(c.ID); err != nil || name != "after" {
+		t.Fatalf("write after collection: %q %v", name, err)
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep = f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 4, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep.Manifests.Deleted+rep.TableVersions.Deleted+rep.Fragments.Deleted != 0 {
+		t.Fatalf("second collection with the same retention deleted %+v", rep)
+	}
+}
