@@ -230,3 +230,151 @@ func TestCollectKeepsRetentionAndReclaimsTheRest(t *testing.T) {
 		t.Fatalf("second collection with the same retention deleted %+v", rep)
 	}
 }
+
+// TestCollectKeepsWhatAWriteStaged: a collection with zero retention runs
+// while a transaction is between its fragment writes and its publish; the
+// write's staged objects are young (the grace rule), so nothing it needs is
+// deleted and the commit reads back whole. Later, with the clock past the
+// grace period, what the write replaced is collected.
+func TestCollectKeepsWhatAWriteStaged(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 3)
+	f.clock.Advance(10 * time.Minute)
+	zero := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}
+	var during maintain.Report
+	f.store.match, f.store.hook = "/sidecars/", func() { // fragments staged, named by nothing yet
+		rep, err := f.m.Collect(ctx, zero)
+		if err != nil {
+			t.Errorf("collect during the write: %v", err)
+		}
+		during = rep
+	}
+	c := f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", "staged")) })
+	if during.Manifests.Deleted == 0 {
+		t.Fatalf("the concurrent collection ran without reclaiming anything: %+v", during)
+	}
+	if name, err := f.readAll(c.ID); err != nil || name != "staged" {
+		t.Fatalf("the write staged during a collection: %q %v", name, err)
+	}
+	f.clock.Advance(10 * time.Minute)
+	f.collect(zero)
+	if name, err := f.reopenRead(c.ID); err != nil || name != "staged" {
+		t.Fatalf("head after a zero-retention collection: %q %v", name, err)
+	}
+}
+
+func (f *fixture) reopenRead(c kernel.CommitID) (string, error) {
+	g := f.g
+	f.g = f.reopen()
+	defer func() { f.g = g }()
+	return f.readAll(c)
+}
+
+// TestCollectKeepsVersionsSharedByBranches: feat is forked from main and
+// shares its table version; main moves on and keeps only its last commit.
+// Reachability is computed across all branches, so feat still reads whole.
+func TestCollectKeepsVersionsSharedByBranches(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("main", i))) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	g := f.reopen()
+	s, err := g.SnapshotAt(ctx, feat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, err := s.Get(ctx, "Person", "p00"); err != nil || !ok || r.Props["name"] != "v0" {
+		t.Fatalf("feat's shared version after main's collection: %+v %v %v", r, ok, err)
+	}
+	if n, err := s.Count(ctx, "Person"); err != nil || n != 20 {
+		t.Fatalf("feat count %d %v", n, err)
+	}
+}
+
+// TestPinnedSnapshotSurvivesUntilReleased: a leased snapshot outside
+// retention stays fully readable; after Release it is collected.
+func TestPinnedSnapshotSurvivesUntilReleased(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 1)
+	old, err := f.g.Kernel().SnapshotAtCommit(ctx, cs[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.m.Pin(ctx, old, time.Hour, "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("new", i))) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	one := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}
+	if rep := f.collect(one); rep.Leases.Kept != 1 {
+		t.Fatalf("lease not kept: %+v", rep)
+	}
+	if name, err := f.reopenRead(cs[1].ID); err != nil || name != "v0" {
+		t.Fatalf("pinned snapshot: %q %v", name, err)
+	}
+	if err := f.m.Release(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	f.collect(one)
+	if _, err := f.reopenRead(cs[1].ID); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("released snapshot: %v, want ErrReclaimed", err)
+	}
+	if _, err := f.m.Pin(ctx, old, time.Hour, "late"); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("pin of a reclaimed snapshot: %v, want ErrReclaimed", err)
+	}
+}
+
+// TestDeletedBranchCollectedAfterRetention: a deleted branch keeps its
+// history while its tombstone is within KeepFor; after, everything only it
+// reached is collected and the name still reads as deleted.
+func TestDeletedBranchCollectedAfterRetention(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		f.commit(feat, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprint("f", i), "feat")) })
+	}
+	if err := f.g.Kernel().DeleteBranch(ctx, "feat"); err != nil {
+		t.Fatal(err)
+	}
+	p := maintain.Policy{Policy: gc.Policy{KeepLast: 1, KeepFor: time.Hour, Grace: time.Minute, SkewMargin: time.Minute}}
+	f.clock.Advance(10 * time.Minute)
+	within := f.collect(p)
+	f.clock.Advance(2 * time.Hour)
+	after := f.collect(p)
+	if after.TableVersions.Deleted < 3 || after.Manifests.Deleted < 4 {
+		t.Fatalf("deleted branch not collected after retention: within %+v, after %+v", within, after)
+	}
+	if _, err := f.reopen().Branch(ctx, "feat"); !errors.Is(err, kernel.ErrBranchNotFound) {
+		t.Fatalf("Branch(feat) after collection: %v, want ErrBranchNotFound", err)
+	}
+	if name, err := f.reopenRead(f.head(main)); err != nil || name != "v0" {
+		t.Fatalf("main after collecting feat: %q %v", name, err)
+	}
+}
+
+func (f *fixture) head(b kernel.BranchRef) kernel.CommitID {
+	f.t.Helper()
+	c, err := f.g.Kernel().Head(ctx, b)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c.ID
+}
