@@ -378,3 +378,34 @@ func (f *fixture) head(b kernel.BranchRef) kernel.CommitID {
 	}
 	return c.ID
 }
+
+// TestMaintainCompactsThenCollects: one call compacts the branches that
+// need it and collects; the heads read the same, and a second call right
+// after compacts nothing.
+func TestMaintainCompactsThenCollects(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	for i := 0; i < 15; i++ { // binary-counter merging leaves 4 small fragments
+		f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprintf("p%02d", i), "n")) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	p := maintain.RunPolicy{Collect: maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}}
+	rep, err := maintain.Maintain(ctx, f.g, f.m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := rep.Compactions["main"]; len(tc) != 1 || tc[0].FragmentsAfter != 1 || !rep.Collect.Complete {
+		t.Fatalf("maintain report %+v", rep)
+	}
+	s, err := f.reopen().SnapshotAt(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Count(ctx, "Person"); err != nil || n != 15 {
+		t.Fatalf("count after maintain %d %v", n, err)
+	}
+	rep, err = maintain.Maintain(ctx, f.g, f.m, p)
+	if err != nil || len(rep.Compactions) != 0 {
+		t.Fatalf("second maintain: %+v %v", rep, err)
+	}
+}
