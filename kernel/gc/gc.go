@@ -67,7 +67,8 @@ func (p Policy) WithDefaults() (Policy, error) {
 func (p Policy) settle() time.Duration { return p.Grace + p.SkewMargin }
 
 // ManifestTime is what the retention walk knows of one manifest: its
-// version and its commit time (0: no commit, e.g. a branch create).
+// version and its time (its commit's; for a branch create, when the branch
+// was created; 0: unknown, which keeps it).
 type ManifestTime struct {
 	Version        uint64
 	CommitUnixNano int64
@@ -103,6 +104,17 @@ func Protected(loaded []ManifestTime, total int, tombstoneUnixNano int64, p Poli
 		return i, false
 	}
 	return total, false
+}
+
+// SidecarFloor extends a protected run of n manifests (versions newest
+// first) down to the oldest version at or above floor: a pending sidecar's
+// recovery reads every manifest of its incarnation since the one its write
+// was planned on (its base_manifest), so those stay while it is pending.
+func SidecarFloor(n int, versions []uint64, floor uint64) int {
+	for n < len(versions) && versions[n] >= floor {
+		n++
+	}
+	return n
 }
 
 // TableKey names one table version.

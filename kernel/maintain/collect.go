@@ -55,7 +55,8 @@ type collection struct {
 	marks   *gc.Marks
 	known   *gc.Known
 	groups  []incGroup
-	expired []string // expired lease keys
+	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
+	expired []string             // expired lease keys
 	rep     Report
 	budget  int
 }
@@ -76,7 +77,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if err != nil {
 		return Report{}, err
 	}
-	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes}
+	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -101,6 +102,10 @@ func (c *collection) load(ctx context.Context) error {
 	if err := c.listManifests(ctx); err != nil {
 		return err
 	}
+	any, versions, err := c.loadSidecars(ctx)
+	if err != nil {
+		return err
+	}
 	var roots []gc.RootManifest
 	var keepHeads []string
 	for _, g := range c.groups {
@@ -115,10 +120,6 @@ func (c *collection) load(ctx context.Context) error {
 		if len(r) == 0 && g.newest {
 			keepHeads = append(keepHeads, head) // a deleted name's tombstone stays its head
 		}
-	}
-	any, versions, err := c.loadSidecars(ctx)
-	if err != nil {
-		return err
 	}
 	leased, err := c.loadLeases(ctx)
 	if err != nil {
@@ -199,6 +200,20 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 		loaded, times = append(loaded, mf), append(times, timeOf(mf))
 		n, more = gc.Protected(times, len(g.keys), tomb, c.p, c.now)
 	}
+	if floor, ok := c.floors[g.key]; ok {
+		n = gc.SidecarFloor(n, g.versions, floor)
+		for len(loaded) < n {
+			mf, found, err := c.manifest(ctx, g.keys[len(loaded)])
+			if err != nil {
+				return nil, "", err
+			}
+			if !found {
+				n = len(loaded)
+				break
+			}
+			loaded = append(loaded, mf)
+		}
+	}
 	pins := map[string]uint64{}
 	for _, p := range head.Tables {
 		pins[p.Name] = p.Version
@@ -211,10 +226,15 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 	return roots, g.keys[0], nil
 }
 
+// timeOf is a manifest's time for retention: its commit's, or for a
+// branch-create manifest (no commit) the creation time in its incarnation
+// id (a ULID minted when the branch was created).
 func timeOf(m format.Manifest) gc.ManifestTime {
 	t := gc.ManifestTime{Version: m.Version}
 	if m.Commit != nil {
 		t.CommitUnixNano = m.Commit.TimeUnixNano
+	} else {
+		t.CommitUnixNano = int64(m.Branch.IncarnationID.Time()) * int64(time.Millisecond)
 	}
 	return t
 }
@@ -251,6 +271,10 @@ func (c *collection) loadSidecars(ctx context.Context) ([]gc.AnyFork, []gc.Table
 			}
 			for _, r := range s.Reads {
 				any = append(any, gc.AnyFork{Table: r.Table, Version: r.Version})
+			}
+			ik := gc.IncKey{Name: s.Branch.Name, Inc: s.Branch.Incarnation}
+			if f, ok := c.floors[ik]; !ok || s.BaseManifest < f {
+				c.floors[ik] = s.BaseManifest
 			}
 		}
 		return nil
