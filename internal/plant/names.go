@@ -58,7 +58,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, CompactDropsWrite, GCNoGrace, GCBranchLocal}
 	sort.Strings(names)
 	return names
 }

@@ -35,7 +35,7 @@ var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Gra
 // maintCompact makes compaction frequent: tables of a few small fragments.
 var maintCompact = compact.Policy{TargetRows: 64, MinFragments: 2}
 
-var maintShape = shape{faultPhase: 4 * time.Minute, quietPhase: 4 * time.Minute}
+var maintShape = shape{faultPhase: 2 * time.Minute, quietPhase: 4 * time.Minute}
 
 func init() {
 	Register(&Workload{
