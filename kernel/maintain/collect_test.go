@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/kernel/schema"
@@ -407,5 +408,54 @@ func TestMaintainCompactsThenCollects(t *testing.T) {
 	rep, err = maintain.Maintain(ctx, f.g, f.m, p)
 	if err != nil || len(rep.Compactions) != 0 {
 		t.Fatalf("second maintain: %+v %v", rep, err)
+	}
+}
+
+// TestCollectKeepsWhatAPendingSidecarNeeds: a writer crashed before its
+// publish leaves a sidecar planned on manifest B; many commits and a
+// collection keeping only the last one later, recovery still resolves it,
+// because it reads every manifest since B and the collection kept them
+// (the simulator found this: maint seed 4).
+func TestCollectKeepsWhatAPendingSidecarNeeds(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
+		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := crashing.Begin(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
+		t.Fatalf("crashing commit: %v", err)
+	}
+	for i := 0; i < 6; i++ { // within the recovery lease: no heal-first resolves the sidecar
+		tx, err := f.g.Begin(ctx, main)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Insert("Person", person(fmt.Sprint("later", i), "x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep0 := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep0.Manifests.Deleted == 0 {
+		t.Fatalf("nothing collected: %+v", rep0)
+	}
+	f.reopen() // a read-write open sweeps the sidecar (past its lease)
+	if page, err := f.store.List(ctx, root+"/sidecars/", "", 10); err != nil || len(page.Keys) != 0 {
+		t.Fatalf("sidecars after recovery: %v %v", page.Keys, err)
 	}
 }
