@@ -100,6 +100,30 @@ func FuzzDecodeCommitIndex(f *testing.F) {
 	})
 }
 
+// FuzzDecodeForkIndex: fork markers and the fork-index flag (kind 11)
+// never panic, fail typed, and decode only what re-encodes to the input.
+func FuzzDecodeForkIndex(f *testing.F) {
+	x := format.ForkMarker{Source: format.ID{1}, Child: "feature", ChildIncarnationID: format.ID{2}}
+	b, err := format.EncodeForkMarker(&x, format.Token{9})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(format.EncodeForkIndexFlag(&format.ForkIndexFlag{Backfilled: 3, TimeUnixNano: 5}, format.Token{9}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if x, tok, err := format.DecodeForkMarker(data); err != nil {
+			mustBeTyped(t, err)
+		} else if again, err := format.EncodeForkMarker(&x, tok); err != nil || !bytes.Equal(again, data) {
+			t.Fatalf("decoded fork marker does not re-encode to the input: %v", err)
+		}
+		if fl, tok, err := format.DecodeForkIndexFlag(data); err != nil {
+			mustBeTyped(t, err)
+		} else if !bytes.Equal(format.EncodeForkIndexFlag(&fl, tok), data) {
+			t.Fatal("decoded fork-index flag does not re-encode to the input")
+		}
+	})
+}
+
 // FuzzDecodeSchema: no panic, typed errors, round trip.
 func FuzzDecodeSchema(f *testing.F) {
 	f.Add(format.EncodeSchema([]byte(`{"tables":["a"]}`), token))

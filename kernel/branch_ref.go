@@ -46,17 +46,27 @@ func refOf(m *format.Manifest) BranchRef {
 // Branch returns a handle on the live incarnation of name, or
 // ErrBranchNotFound.
 func (g *Graph) Branch(ctx context.Context, name string) (BranchRef, error) {
+	l, err := g.liveByName(ctx, name)
+	if err != nil {
+		return BranchRef{}, err
+	}
+	return refOf(&l.m), nil
+}
+
+// liveByName loads the head manifest of name's live incarnation, or
+// ErrBranchNotFound.
+func (g *Graph) liveByName(ctx context.Context, name string) (loaded, error) {
 	if err := format.ValidateName(name); err != nil {
-		return BranchRef{}, fmt.Errorf("branch: %w", err)
+		return loaded{}, fmt.Errorf("branch: %w", err)
 	}
 	l, found, err := g.latest(ctx, name)
 	if err != nil {
-		return BranchRef{}, fmt.Errorf("branch %q: %w", name, err)
+		return loaded{}, fmt.Errorf("branch %q: %w", name, err)
 	}
 	if !found || l.m.Tombstone {
-		return BranchRef{}, fmt.Errorf("branch %q: %w", name, ErrBranchNotFound)
+		return loaded{}, fmt.Errorf("branch %q: %w", name, ErrBranchNotFound)
 	}
-	return refOf(&l.m), nil
+	return l, nil
 }
 
 // liveHead loads b's head manifest and checks that b's incarnation is still

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel/branchindex"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -67,13 +69,24 @@ func (g *Graph) checkCreate(name string) error {
 	return nil
 }
 
-// createFrom writes the name marker, then version 0 of the next incarnation
-// create-only. Losing that write re-reads: a live winner means
-// ErrBranchExists; a winner that was already deleted again means "try the
-// next incarnation" (bounded by the budget).
+// createFrom writes the name marker and the fork marker, then version 0 of
+// the next incarnation create-only. Losing that write re-reads: a live
+// winner means ErrBranchExists; a winner that was already deleted again
+// means "try the next incarnation" (bounded by the budget). The incarnation
+// id is minted once, so the one fork marker names whichever attempt lands.
 func (g *Graph) createFrom(ctx context.Context, name string, src loaded) (BranchRef, error) {
 	if err := g.writeNameMarker(ctx, name); err != nil {
 		return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
+	}
+	incID, err := g.mintID()
+	if err != nil {
+		return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
+	}
+	marker := format.ForkMarker{Source: src.m.Branch.IncarnationID, Child: name, ChildIncarnationID: incID}
+	if !plant.Enabled(plant.SkipForkMarker) { // planted bug: the create is never indexed
+		if err := g.writeForkMarker(ctx, &marker); err != nil {
+			return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
+		}
 	}
 	for attempt := 0; attempt < g.budget; attempt++ {
 		if attempt > 0 {
@@ -86,13 +99,17 @@ func (g *Graph) createFrom(ctx context.Context, name string, src loaded) (Branch
 			return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
 		}
 		if found && !cur.m.Tombstone {
+			// Every earlier attempt definitely lost its slot, so this
+			// incarnation never lands: its marker is stale. Dropped
+			// error: a stale marker is verified and ignored.
+			_ = g.retireForkMarker(ctx, marker)
 			return BranchRef{}, fmt.Errorf("create branch %q: %w", name, ErrBranchExists)
 		}
 		inc := uint64(1)
 		if found {
 			inc = cur.m.Branch.Incarnation + 1
 		}
-		b, ours, err := g.writeFork(ctx, name, inc, src)
+		b, ours, err := g.writeFork(ctx, format.BranchIdentity{Name: name, Incarnation: inc, IncarnationID: incID}, src)
 		if err != nil || ours {
 			return b, err
 		}
@@ -100,12 +117,9 @@ func (g *Graph) createFrom(ctx context.Context, name string, src loaded) (Branch
 	return BranchRef{}, &ContentionError{Op: "create branch " + name, Attempts: g.budget}
 }
 
-func (g *Graph) writeFork(ctx context.Context, name string, inc uint64, src loaded) (BranchRef, bool, error) {
-	incID, err := g.mintID()
-	if err != nil {
-		return BranchRef{}, false, err
-	}
-	m, err := lineage.Fork(&src.m, format.BranchIdentity{Name: name, Incarnation: inc, IncarnationID: incID})
+func (g *Graph) writeFork(ctx context.Context, id format.BranchIdentity, src loaded) (BranchRef, bool, error) {
+	name := id.Name
+	m, err := lineage.Fork(&src.m, id)
 	if err != nil {
 		return BranchRef{}, false, fmt.Errorf("create branch %q: %w: %v", name, ErrInvalidArgument, err)
 	}
@@ -113,7 +127,7 @@ func (g *Graph) writeFork(ctx context.Context, name string, inc uint64, src load
 	if err != nil {
 		return BranchRef{}, false, err
 	}
-	key := g.keys.Manifest(name, inc, 0)
+	key := g.keys.Manifest(name, id.Incarnation, 0)
 	ours, err := g.putCreateOnly(ctx, "create branch "+name, key, mustEncodeManifest(&m, tok))
 	if err != nil || !ours {
 		return BranchRef{}, false, err
@@ -128,6 +142,13 @@ func (g *Graph) writeFork(ctx context.Context, name string, inc uint64, src load
 // (ErrProtectedBranch). A branch that live branches were forked from is
 // refused with *HasDependentsError naming them.
 //
+// Cost: the dependents check reads the fork markers of name's incarnation
+// and the heads they name, so a delete reads O(forks of this incarnation
+// that may be live), not O(branch names ever created); on a graph whose
+// fork index is not complete yet (written before fork markers and not yet
+// opened read-write by this version) it scans every name. After the
+// tombstone lands, the deleted incarnation's own fork marker is retired.
+//
 // Known gap: the dependents check and the tombstone publish are two steps;
 // a branch forked from name between them becomes a dependent of a deleted
 // incarnation. Its data stays readable (nothing is deleted), so this is a
@@ -140,18 +161,18 @@ func (g *Graph) DeleteBranch(ctx context.Context, name string) error {
 	if name == format.MainBranch {
 		return fmt.Errorf("delete branch: %w", ErrProtectedBranch)
 	}
-	b, err := g.Branch(ctx, name)
+	head, err := g.liveByName(ctx, name)
 	if err != nil {
 		return fmt.Errorf("delete branch: %w", err)
 	}
-	deps, err := g.dependents(ctx, b)
+	deps, err := g.dependents(ctx, head)
 	if err != nil {
 		return fmt.Errorf("delete branch %q: %w", name, err)
 	}
 	if len(deps) > 0 {
 		return &HasDependentsError{Branch: name, Dependents: deps}
 	}
-	req, err := g.newPublishReq(ctx, b, nil, LineageIntent{Actor: "graphkernel", Message: "delete branch " + name}, nil)
+	req, err := g.newPublishReq(ctx, refOf(&head.m), nil, LineageIntent{Actor: "graphkernel", Message: "delete branch " + name}, nil)
 	if err != nil {
 		return fmt.Errorf("delete branch %q: %w", name, err)
 	}
@@ -159,55 +180,105 @@ func (g *Graph) DeleteBranch(ctx context.Context, name string) error {
 	if _, err := g.publish(ctx, req); err != nil {
 		return fmt.Errorf("delete branch %q: %w", name, err)
 	}
+	if x, ok := branchindex.MarkerFor(&head.m); ok {
+		// Dropped error (docs/invariants.md): the tombstone landed, and a
+		// marker of a deleted incarnation is verified and ignored.
+		_ = g.retireForkMarker(ctx, x)
+	}
 	return nil
 }
 
-// dependents lists (sorted) the live branches whose fork point is b's
-// incarnation.
-func (g *Graph) dependents(ctx context.Context, b BranchRef) ([]string, error) {
-	live, err := g.liveManifests(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var deps []string
-	for _, l := range live {
-		if f := l.m.ForkOf; f != nil && f.IncarnationID == b.incID && l.m.Branch.Name != b.name {
-			deps = append(deps, l.m.Branch.Name)
-		}
-	}
-	return deps, nil
+// BranchCursor is an opaque position in the branch-name index; "" starts
+// at the first name.
+type BranchCursor string
+
+// BranchPage is one page of ListBranchesPage.
+type BranchPage struct {
+	// Branches are the live branches among the names this page examined,
+	// sorted by name. A page may hold fewer than it examined, or none:
+	// names of deleted branches are examined too.
+	Branches []BranchRef
+	// Next resumes after the last name examined; "" when every name was.
+	Next BranchCursor
 }
 
-// ListBranches returns a handle on every live branch, sorted by name.
-func (g *Graph) ListBranches(ctx context.Context) ([]BranchRef, error) {
-	live, err := g.liveManifests(ctx)
+// ListBranchesPage examines at most limit branch names (0 means
+// branchindex.DefaultPageNames; at most branchindex.MaxPageNames) after
+// cursor, in name order, and returns the live branches among them. A page
+// costs one LIST plus a head lookup (LIST + GET) per name examined, however
+// many names were ever created. Names created after the cursor's position
+// appear on later pages; a name is never returned twice in one pass.
+func (g *Graph) ListBranchesPage(ctx context.Context, cursor BranchCursor, limit int) (BranchPage, error) {
+	after, err := branchindex.DecodeCursor(string(cursor))
 	if err != nil {
-		return nil, fmt.Errorf("list branches: %w", err)
+		return BranchPage{}, fmt.Errorf("list branches: %w: %v", ErrInvalidArgument, err)
 	}
-	out := make([]BranchRef, 0, len(live))
-	for _, l := range live {
-		out = append(out, refOf(&l.m))
-	}
-	return out, nil
-}
-
-// liveManifests returns the head manifest of every live branch, by name.
-func (g *Graph) liveManifests(ctx context.Context) ([]loaded, error) {
-	names, err := g.branchNames(ctx)
+	names, more, err := g.namesPage(ctx, after, branchindex.PageNames(limit))
 	if err != nil {
-		return nil, err
+		return BranchPage{}, fmt.Errorf("list branches: %w", err)
 	}
-	var live []loaded
+	var page BranchPage
 	for _, name := range names {
 		l, found, err := g.latest(ctx, name)
 		if err != nil {
-			return nil, err
+			return BranchPage{}, fmt.Errorf("list branches: %w", err)
 		}
 		if found && !l.m.Tombstone {
-			live = append(live, l)
+			page.Branches = append(page.Branches, refOf(&l.m))
 		}
 	}
-	return live, nil
+	if more {
+		page.Next = BranchCursor(branchindex.EncodeCursor(names[len(names)-1]))
+	}
+	return page, nil
+}
+
+// ListBranches returns a handle on every live branch, sorted by name, by
+// paging through ListBranchesPage: it costs O(branch names ever created),
+// deleted ones included, and refuses with ErrTooManyBranches past
+// MaxBranchNames names. Services with many (or many deleted) branches
+// should page with ListBranchesPage.
+func (g *Graph) ListBranches(ctx context.Context) ([]BranchRef, error) {
+	var out []BranchRef
+	cursor := BranchCursor("")
+	for pages := 0; pages < MaxBranchNames/branchindex.MaxPageNames; pages++ {
+		page, err := g.ListBranchesPage(ctx, cursor, branchindex.MaxPageNames)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Branches...)
+		if cursor = page.Next; cursor == "" {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("list branches: %w: more than %d names (page with ListBranchesPage)", ErrTooManyBranches, MaxBranchNames)
+}
+
+// namesPage lists at most limit branch names after after (the R/names/
+// index), in order; more reports that names may follow.
+func (g *Graph) namesPage(ctx context.Context, after string, limit int) ([]string, bool, error) {
+	prefix := g.keys.NamesPrefix()
+	start := ""
+	if after != "" {
+		start = g.keys.NameMarker(after)
+	}
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "list branch names", func() (err error) {
+		page, err = g.store.List(ctx, prefix, start, limit)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list branch names: %w", err)
+	}
+	names := make([]string, 0, len(page.Keys))
+	for _, k := range page.Keys {
+		name := strings.TrimPrefix(k, prefix)
+		if format.ValidateName(name) != nil {
+			return nil, false, fmt.Errorf("branch name marker %q: %w", k, ErrCorrupt)
+		}
+		names = append(names, name)
+	}
+	return names, page.Truncated && len(names) > 0, nil
 }
 
 // branchNames returns every name ever created (the R/names/ index), sorted.
@@ -238,5 +309,5 @@ func (g *Graph) branchNames(ctx context.Context) ([]string, error) {
 		}
 		after = page.Keys[len(page.Keys)-1]
 	}
-	return nil, fmt.Errorf("list branch names: more than %d names", MaxBranchNames)
+	return nil, fmt.Errorf("list branch names: %w: more than %d names", ErrTooManyBranches, MaxBranchNames)
 }

@@ -18,7 +18,8 @@
 //
 // Layering: kernel/format holds the pure codecs and key layout, and
 // kernel/lineage the pure decisions (expectations, parents, next manifest,
-// merge base); this package does the I/O around them. It reads no wall
+// merge base), kernel/branchindex those of bounded branch listing and the
+// dependents check (fork markers); this package does the I/O around them. It reads no wall
 // clock, global random source or environment and starts no goroutines: time,
 // entropy and failpoints come in through Env. The on-store format is
 // documented in docs/format.md.

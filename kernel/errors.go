@@ -41,6 +41,10 @@ var (
 	ErrReadOnly = errors.New("kernel: graph opened read-only")
 	// ErrGraphExists: Init found an existing graph at the root.
 	ErrGraphExists = errors.New("kernel: graph already exists")
+	// ErrTooManyBranches: an operation that enumerates branch names or
+	// fork markers met more than its bound (MaxBranchNames,
+	// MaxForkMarkers). Page with ListBranchesPage instead.
+	ErrTooManyBranches = errors.New("kernel: too many branches")
 	// ErrInvalidArgument: a malformed request (bad options, updates,
 	// commit text, cursor, ...). Retrying cannot help.
 	ErrInvalidArgument = errors.New("kernel: invalid argument")
@@ -97,6 +101,29 @@ func (e *VersionMismatchError) Is(target error) bool { return target == ErrVersi
 
 // Retryable reports true: the caller may retry after refreshing its view.
 func (e *VersionMismatchError) Retryable() bool { return true }
+
+// ErrHeadMoved matches *HeadMovedError.
+var ErrHeadMoved = errors.New("kernel: branch head moved")
+
+// HeadMovedError says a publish with LineageIntent.ExpectHead found the
+// branch head at another commit: nothing was published; re-read the branch
+// and retry.
+type HeadMovedError struct {
+	Branch   string
+	Expected CommitID
+	Actual   CommitID
+}
+
+// Error implements error.
+func (e *HeadMovedError) Error() string {
+	return fmt.Sprintf("kernel: branch %q: expected head %s, found %s (re-read and retry)", e.Branch, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrHeadMoved) hold.
+func (e *HeadMovedError) Is(target error) bool { return target == ErrHeadMoved }
+
+// Retryable reports true: the caller may retry after re-reading the branch.
+func (e *HeadMovedError) Retryable() bool { return true }
 
 // ContentionError says an operation exhausted its retry budget against
 // contention or transient store faults. It is retryable as a whole. When

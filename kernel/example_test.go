@@ -48,3 +48,41 @@ func Example() {
 	// commit etl load
 	// genesis graphkernel:init genesis
 }
+
+// Branches are listed a bounded page at a time: each page examines at most
+// limit branch names (deleted ones too, which it skips), so its cost does
+// not grow with how many branches were ever created. A delete finds its
+// dependents through fork markers, also without scanning every name.
+func ExampleGraph_ListBranchesPage() {
+	ctx := context.Background()
+	env := kernel.Env{Clock: kernel.NewManualClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)), Entropy: rand.NewChaCha8([32]byte{1})}
+	g, err := kernel.Init(ctx, sim.New(sim.Config{Seed: 1}), "graphs/demo", []byte(`{"tables":["people"]}`), kernel.Options{Env: env})
+	if err != nil {
+		panic(err)
+	}
+	main, _ := g.Branch(ctx, "main")
+	a, _ := g.CreateBranch(ctx, "a", main)
+	g.CreateBranch(ctx, "a-child", a)
+	g.CreateBranch(ctx, "scratch", main)
+	g.DeleteBranch(ctx, "scratch")
+	fmt.Println("delete a:", g.DeleteBranch(ctx, "a"))
+
+	cursor := kernel.BranchCursor("")
+	for pages := 0; pages < 10; pages++ {
+		page, err := g.ListBranchesPage(ctx, cursor, 2)
+		if err != nil {
+			panic(err)
+		}
+		for _, b := range page.Branches {
+			fmt.Println(b)
+		}
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	// Output:
+	// delete a: kernel: branch "a" has dependent branches: a-child
+	// a#1
+	// a-child#1
+	// main#1
+}

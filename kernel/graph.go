@@ -181,6 +181,10 @@ func Init(ctx context.Context, store objstore.Store, root string, schemaContract
 	if err := g.writeNameMarker(ctx, format.MainBranch); err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
+	// No fork exists yet, so the fork index is complete (kernel/forkindex.go).
+	if err := g.writeForkIndexFlag(ctx, 0); err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
 	if err := g.writeGenesis(ctx, sum); err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
@@ -278,6 +282,10 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 // RecoveryLease (kernel/recovery_sweep.go): interrupted writes are rolled forward or back,
 // each with one audit record. It fails, keeping the sidecar, on an invariant
 // violation (*RecoveryInvariantError) or a corrupt or newer-format sidecar.
+// Last, it reads the fork-index flag (one GET); a graph written before fork
+// markers has none, and this open backfills the marker of every live fork
+// and writes the flag (once per graph, O(branch names); an error fails the
+// open and the next read-write open starts again).
 func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {
 	g, err := newGraph(store, root, opts)
 	if err != nil {
@@ -295,6 +303,10 @@ func Open(ctx context.Context, store objstore.Store, root string, opts Options) 
 	}
 	if !g.readOnly { // recovery: converge interrupted writes (kernel/recovery_sweep.go)
 		if err := g.sweepOpen(ctx); err != nil {
+			return nil, fmt.Errorf("open %q: %w", root, err)
+		}
+		// A graph from before fork markers gets them once (kernel/forkindex.go).
+		if err := g.ensureForkIndex(ctx); err != nil {
 			return nil, fmt.Errorf("open %q: %w", root, err)
 		}
 	}

@@ -1,6 +1,8 @@
 package kernel_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore/sim"
@@ -10,7 +12,7 @@ import (
 // The kernel's on-store layout must run on S3 servers backed by a POSIX
 // filesystem (versitygw): no key may be a proper path-prefix of another key,
 // and no segment may exceed 255 bytes. This exercises every kind of object
-// the core writes (schema, name markers, manifests of several incarnations,
+// the core writes (schema, name markers, fork markers and the fork-index flag, manifests of several incarnations,
 // table versions on several forks, tombstones) and checks the whole key set.
 func TestKeyLayoutIsFlat(t *testing.T) {
 	store := sim.New(sim.Config{Seed: 7})
@@ -34,6 +36,9 @@ func TestKeyLayoutIsFlat(t *testing.T) {
 	keys := store.Keys("")
 	if len(keys) < 10 {
 		t.Fatalf("only %d keys written; the scenario did not run", len(keys))
+	}
+	if !slices.Contains(keys, root+"/forks-complete") || !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, root+"/forks/") }) {
+		t.Fatalf("no fork-index keys (flag, markers) written: %q", keys)
 	}
 	if err := storetest.CheckFlatKeys(keys); err != nil {
 		t.Fatalf("kernel layout is not flat: %v\nkeys: %q", err, keys)

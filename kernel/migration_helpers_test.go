@@ -313,6 +313,18 @@ func imageDiff(a, b map[string]string) []string {
 	return out
 }
 
+// splitForkIndex separates the fork-index keys (flag and markers) from keys.
+func splitForkIndex(keys []string) (rest, aids []string) {
+	for _, k := range keys {
+		if k == v3Keys.ForkIndexFlagKey() || strings.HasPrefix(k, v3Root+"/forks/") {
+			aids = append(aids, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	return rest, aids
+}
+
 // readManifest decodes the manifest stored at name's incarnation 1, version v.
 func readManifest(t testing.TB, store objstore.Store, name string, v uint64) (format.Manifest, bool) {
 	t.Helper()

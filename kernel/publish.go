@@ -31,6 +31,12 @@ type LineageIntent struct {
 	Actor        string
 	Message      string
 	MergedParent *CommitID
+	// ExpectHead, if set, pins the first parent: every attempt requires the
+	// branch head it loads to be this commit, else the publish (or Write)
+	// fails with *HeadMovedError and writes no manifest. A caller whose
+	// result is a function of the whole head (a merge) sets it, so the
+	// result is never published on a head it was not computed against.
+	ExpectHead *CommitID
 }
 
 // Commit is one commit of the graph, projected from the manifest that
@@ -67,6 +73,7 @@ type publishReq struct {
 	exp       []lineage.Expectation
 	commit    format.Commit // Parents resolved per attempt
 	merged    *format.ID
+	head      *format.ID // LineageIntent.ExpectHead
 	tombstone bool
 	token     format.Token
 	// slot, if set, is the one manifest version this publish may write
@@ -132,7 +139,7 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 		return publishReq{}, err
 	}
 	return publishReq{branch: b, updates: append([]lineage.Update(nil), updates...), exp: append([]lineage.Expectation(nil), exp...),
-		commit: c, merged: intent.MergedParent, token: tok}, nil
+		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok}, nil
 }
 
 // publish runs the bounded attempt loop of one request. Every exit with an
@@ -264,6 +271,9 @@ func final(err error) bool { return errors.Is(err, ErrContention) || !retryable(
 func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) {
 	if mm, ok := lineage.CheckExpectations(head, req.exp); !ok {
 		return format.Manifest{}, &VersionMismatchError{Table: mm.Table, Expected: mm.Expected, Actual: mm.Actual}
+	}
+	if req.head != nil && head.Head != *req.head {
+		return format.Manifest{}, &HeadMovedError{Branch: head.Branch.Name, Expected: *req.head, Actual: head.Head}
 	}
 	parents, err := lineage.ResolveParents(head, req.merged)
 	if err != nil {

@@ -249,6 +249,38 @@ func TestPublishInvalidArguments(t *testing.T) {
 	}
 }
 
+// Two handles given the same deterministic Env (a manual clock and the
+// same seeded entropy) mint the same commit ids: the second handle's
+// publish mints the id of the head the first one wrote. That is a caller
+// bug (each handle needs its own entropy), and the kernel refuses it with
+// ErrInvalidArgument instead of panicking on a commit that parents itself.
+func TestPublishRefusesAReplayedCommitID(t *testing.T) {
+	store := sim.New(sim.Config{Seed: 1})
+	mustInit(t, store, 1)
+	var heads []kernel.CommitID
+	for round := range 2 {
+		g, err := kernel.Open(ctx, store, root, kernel.Options{Env: testEnv(7)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		main := mustBranch(t, g, "main")
+		c, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "replay"}, nil)
+		if round == 0 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			heads = append(heads, c.ID)
+			continue
+		}
+		if !errors.Is(err, kernel.ErrInvalidArgument) {
+			t.Fatalf("replayed env: publish = %v, %v; want ErrInvalidArgument", c.ID, err)
+		}
+		if head, _ := g.Head(ctx, main); head.ID != heads[0] {
+			t.Fatalf("head %v after the refused publish, want %v", head.ID, heads[0])
+		}
+	}
+}
+
 // Commit ids and times come from the injected clock and entropy.
 func TestCommitIdentityFromEnv(t *testing.T) {
 	env := testEnv(9)

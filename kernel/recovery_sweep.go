@@ -288,8 +288,11 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 		classes[i] = recovery.Classify(o)
 	}
 	// A moved read expectation makes the write's own publish impossible:
-	// never roll it forward (roll back, like a writer abandoning it).
-	switch d := recovery.Decide(classes, abandon || v.readMoved); d {
+	// never roll it forward (roll back, like a writer abandoning it). A
+	// merge is never rolled forward either: a recovery commit has one
+	// parent and would drop the merged parent from the lineage, so a later
+	// merge would take an older base and bring deleted rows back.
+	switch d := recovery.Decide(classes, abandon || v.readMoved || s.MergedParent != nil); d {
 	case recovery.Fail:
 		return resolution{}, v.violation(s)
 	case recovery.Defer:

@@ -79,7 +79,7 @@ func (g *Graph) beginSidecar(ctx context.Context, run *writeRun, req *publishReq
 	s := format.Sidecar{
 		Op: op, Branch: head.m.Branch, Actor: req.commit.Actor, Message: req.commit.Message, WriterKind: run.kind,
 		CreatedUnixNano: g.clock.Now().UnixNano(), CommitID: req.commit.ID, BaseManifest: head.m.Version,
-		Reads: append([]format.SidecarRead(nil), run.reads...),
+		Reads: append([]format.SidecarRead(nil), run.reads...), MergedParent: req.merged,
 	}
 	for _, p := range plans {
 		s.Tables = append(s.Tables, format.SidecarTable{Table: p.table, Fork: b.incID, Expected: p.pin.Version,
@@ -254,7 +254,11 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 		// head that did not yet show it): never undo.
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
-	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrGraceExpired) {
+	// A moved head (ExpectHead) is definite: buildNext checks it after the
+	// table expectations, so this write's own versions are still unpublished
+	// (a recoverer's roll-forward would have moved their pins first). So is
+	// a refusal by the grace rule (nothing of the round was published).
+	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrHeadMoved) && !errors.Is(cause, ErrGraceExpired) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if errors.Is(cause, ErrBranchNotFound) {

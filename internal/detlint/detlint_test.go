@@ -19,10 +19,13 @@ var deterministic = []struct {
 	{"../../kernel/lineage", nil},
 	{"../../kernel/failpoint", nil},
 	{"../../kernel/recovery", nil},
+	{"../../kernel/branchindex", nil},
 	{"../../kernel/migrate", nil},
 	{"../../kernel/schema", nil},
 	{"../../kernel/data", nil},
 	{"../../kernel/kerneltest", nil},
+	{"../../kernel/feed", nil},
+	{"../../kernel/changefeed", nil},
 	{"../../model", nil},
 	{"../../objstore/sim", nil},
 }

@@ -42,6 +42,18 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// SkipForkMarker: a branch create writes no fork marker, so a delete
+	// of its source, trusting the complete fork index, misses it as a
+	// dependent.
+	SkipForkMarker = "skip-fork-marker"
+	// FeedSkip: the change feed's cursor advances past a commit that a page
+	// delivered only partly, so a consumer that resumes from it never sees
+	// the rest of that commit.
+	FeedSkip = "feed-skip"
+	// TwoWayMerge: the data merge compares the source with the target and
+	// ignores the merge base, so every difference is taken from the source:
+	// rows the target deleted (or changed) since the base come back.
+	TwoWayMerge = "two-way-merge"
 	// CompactDropsWrite: a compaction rebuilds on the version it first
 	// saw instead of the pinned one, so when a data write publishes first
 	// the compaction publishes the old rows over it.
@@ -58,7 +70,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, CompactDropsWrite, GCNoGrace, GCBranchLocal}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, CompactDropsWrite, GCNoGrace, GCBranchLocal}
 	sort.Strings(names)
 	return names
 }

@@ -217,6 +217,23 @@ const fsObjectHeader = 36
 // fragmentFiles returns the on-disk paths of the snapshot's Item fragments
 // (fs layout: every non-final key segment is "<seg>.d", the final "<seg>.o")
 // and their total size.
+// fsPath is the path objstore/fs stores an ASCII key at (its package doc):
+// directories "<seg>.d", the final segment's first 24 bytes as a trie of
+// 2-byte "<chunk>.c" directories, then "<rest>.o".
+func fsPath(key string) []string {
+	segs := strings.Split(key, "/")
+	var names []string
+	for _, seg := range segs[:len(segs)-1] {
+		names = append(names, seg+".d")
+	}
+	last := segs[len(segs)-1]
+	for used := 0; used < 24 && len(last) > 2; used += 2 {
+		names = append(names, last[:2]+".c")
+		last = last[2:]
+	}
+	return append(names, last+".o")
+}
+
 func fragmentFiles(b *testing.B, s *Snapshot, dir string) ([]string, int64) {
 	b.Helper()
 	v, err := s.r.view(ctx, s.cat.tables["Item"], pinRef(s.ks, "Item"))
@@ -227,12 +244,7 @@ func fragmentFiles(b *testing.B, s *Snapshot, dir string) ([]string, int64) {
 	var size int64
 	for _, f := range v.frags {
 		key := "g/data/Item/" + f.Name
-		segs := strings.Split(key, "/")
-		for i := range segs[:len(segs)-1] {
-			segs[i] += ".d"
-		}
-		segs[len(segs)-1] += ".o"
-		p := filepath.Join(append([]string{dir}, segs...)...)
+		p := filepath.Join(append([]string{dir}, fsPath(key)...)...)
 		st, err := os.Stat(p)
 		if err != nil || st.Size() != int64(f.Bytes)+fsObjectHeader {
 			b.Fatalf("fragment file %s: %v (size %v, want %d)", p, err, st, f.Bytes+fsObjectHeader)

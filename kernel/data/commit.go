@@ -413,7 +413,7 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 	if b.content != nil {
 		return *b.content, nil
 	}
-	content, err := c.materialize(ctx, c.plans[name].t, b.b)
+	content, err := c.t.g.materialize(ctx, c.plans[name].t, b.b)
 	if err != nil {
 		return kernel.TableContent{}, err
 	}
@@ -460,7 +460,7 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 
 // materialize writes the new fragments of a build and returns the table
 // content. A new fragment that breaks the fragment rules is an internal bug.
-func (c *committer) materialize(ctx context.Context, t *Table, b builtTable) (kernel.TableContent, error) {
+func (g *Graph) materialize(ctx context.Context, t *Table, b builtTable) (kernel.TableContent, error) {
 	infos := make([]FragmentInfo, 0, len(b.frags))
 	var rows uint64
 	for _, f := range b.frags {
@@ -473,11 +473,11 @@ func (c *committer) materialize(ctx context.Context, t *Table, b builtTable) (ke
 		if err != nil {
 			panic(fmt.Sprintf("data: built fragment of %s breaks the fragment rules: %v", t.Name, err))
 		}
-		id, err := c.t.g.mintName()
+		id, err := g.mintName()
 		if err != nil {
 			return kernel.TableContent{}, err
 		}
-		if err := c.t.g.putFragment(ctx, c.t.g.keys.Data(t.Name, id), data); err != nil {
+		if err := g.putFragment(ctx, g.keys.Data(t.Name, id), data); err != nil {
 			return kernel.TableContent{}, err
 		}
 		info.Name = id.String()

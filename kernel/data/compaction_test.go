@@ -12,15 +12,15 @@ import (
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
-// hookStore runs hook once, before forwarding the first Put whose key
+// keyHookStore runs hook once, before forwarding the first Put whose key
 // contains match: a deterministic interleaving point for races.
-type hookStore struct {
+type keyHookStore struct {
 	objstore.Store
 	match string
 	hook  func()
 }
 
-func (s *hookStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
+func (s *keyHookStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
 	if s.hook != nil && strings.Contains(key, s.match) {
 		h := s.hook
 		s.hook = nil
@@ -88,7 +88,7 @@ func TestCompactPreservesRowsAndConverges(t *testing.T) {
 // (strict) begun before a compaction commits after it, and one whose
 // commit races a compaction landing in its own round rebuilds on it.
 func TestStrictTxnSurvivesCompaction(t *testing.T) {
-	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
+	store := &keyHookStore{Store: sim.New(sim.Config{Seed: 1})}
 	g := initGraph(t, store, Limits{})
 	insertPeople(t, g, 0, 15)
 	tx, del := begin(t, g), begin(t, g)
@@ -143,7 +143,7 @@ func TestStrictTxnSurvivesCompaction(t *testing.T) {
 // fragments, before its table version) wins; the compaction rebuilds on the
 // data write's version, so the result holds both.
 func TestCompactionRacingDataWriteLosesNothing(t *testing.T) {
-	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
+	store := &keyHookStore{Store: sim.New(sim.Config{Seed: 1})}
 	g := initGraph(t, store, Limits{})
 	insertPeople(t, g, 0, 15)
 	other := openGraph(t, store.Store, 9)

@@ -68,6 +68,8 @@ func (k Kind) String() string {
 		return "lease"
 	case KindCommitIndex:
 		return "commit-index"
+	case KindForkIndex:
+		return "fork-index"
 	}
 	return "unknown"
 }

@@ -246,12 +246,13 @@ type sidecarJSON struct {
 	BaseManifest    fixedU64       `json:"base_manifest"`
 	Tables          []SidecarTable `json:"tables"`
 	Reads           []SidecarRead  `json:"reads,omitempty"`
+	MergedParent    *ID            `json:"merged_parent,omitempty"`
 }
 
 // MarshalJSON encodes s with fixed-width counters.
 func (s Sidecar) MarshalJSON() ([]byte, error) {
 	return json.Marshal(sidecarJSON{s.Op, s.Branch, s.Actor, s.Message, s.WriterKind, s.CreatedUnixNano, s.CommitID,
-		fixedU64(s.BaseManifest), s.Tables, s.Reads})
+		fixedU64(s.BaseManifest), s.Tables, s.Reads, s.MergedParent})
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -260,7 +261,7 @@ func (s *Sidecar) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &j); err != nil {
 		return err
 	}
-	*s = Sidecar{j.Op, j.Branch, j.Actor, j.Message, j.WriterKind, j.CreatedUnixNano, j.CommitID, uint64(j.BaseManifest), j.Tables, j.Reads}
+	*s = Sidecar{j.Op, j.Branch, j.Actor, j.Message, j.WriterKind, j.CreatedUnixNano, j.CommitID, uint64(j.BaseManifest), j.Tables, j.Reads, j.MergedParent}
 	return nil
 }
 

@@ -37,6 +37,10 @@ type Sidecar struct {
 	// in Tables; absent when none). Recovery rolls forward only while every
 	// read is still pinned at its version.
 	Reads []SidecarRead `json:"reads,omitempty"`
+	// MergedParent is the merged parent of the write's commit (a merge;
+	// absent otherwise). Recovery never rolls such a write forward (a
+	// recovery commit has one parent): it rolls it back.
+	MergedParent *ID `json:"merged_parent,omitempty"`
 }
 
 // SidecarRead is one read expectation of a sidecar's write.

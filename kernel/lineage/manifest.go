@@ -75,10 +75,15 @@ type Proposal struct {
 // NextManifest builds the successor of prev for proposal p: version+1, same
 // incarnation and fork point, updated pins, the new commit as head. A
 // *Mismatch reports an update that would move a pin backwards; any other
-// error is a caller bug.
+// error is a caller bug. A commit id that is zero or equals one of its
+// parents is ErrInvalid: it comes from an Env whose clock and entropy
+// replay ids already on the store (two handles seeded alike).
 func NextManifest(prev *format.Manifest, p Proposal) (format.Manifest, *Mismatch, error) {
 	if prev.Tombstone {
 		return format.Manifest{}, nil, fmt.Errorf("%w: successor of a tombstone", ErrInvalid)
+	}
+	if err := checkFreshID(p.Commit); err != nil {
+		return format.Manifest{}, nil, err
 	}
 	if err := ValidateUpdates(p.Updates); err != nil {
 		return format.Manifest{}, nil, err
@@ -104,6 +109,19 @@ func NextManifest(prev *format.Manifest, p Proposal) (format.Manifest, *Mismatch
 		next.Tables = nil
 	}
 	return next, nil, nil
+}
+
+// checkFreshID refuses a zero commit id or one equal to a parent.
+func checkFreshID(c format.Commit) error {
+	if c.ID == (format.ID{}) {
+		return fmt.Errorf("%w: zero commit id", ErrInvalid)
+	}
+	for _, p := range c.Parents {
+		if p == c.ID {
+			return fmt.Errorf("%w: commit id %s equals its parent (the Env replayed an id already on the store: give each handle its own entropy)", ErrInvalid, c.ID)
+		}
+	}
+	return nil
 }
 
 func copyFork(f *format.ForkPoint) *format.ForkPoint {

@@ -63,10 +63,16 @@ type lister struct {
 }
 
 func (w *lister) run(ctx context.Context, want int) ([]string, error) {
-	w.front = frontier{{lower: "", path: nil}}
+	w.front = frontier{{lower: ""}}
 	var keys []string
 	for w.front.Len() > 0 && len(keys) < want {
 		it := heap.Pop(&w.front).(entry)
+		if it.kids != nil && it.i+1 < len(it.kids.list) {
+			heap.Push(&w.front, it.kids.at(it.i+1)) // its next sibling takes its place
+		}
+		if it.isKey && !isCanonical(it.lower, it.path()) {
+			continue // checked when popped, not when pushed: a leaf holds up to 100 keys, a page wants few
+		}
 		if it.isKey {
 			if len(keys) > 0 && keys[len(keys)-1] >= it.lower {
 				panic(fmt.Sprintf("fs: list emitted %q after %q", it.lower, keys[len(keys)-1]))
@@ -84,10 +90,15 @@ func (w *lister) run(ctx context.Context, want int) ([]string, error) {
 	return keys, nil
 }
 
-// expand reads one directory and pushes every child that can contribute.
+// expand reads one directory, sorts the children that can contribute and
+// pushes the first: the heap holds one child per expanded directory, and
+// popping it pushes the next (a k-way merge), so a directory of n children
+// costs one sort, not n heap entries and n path copies, when the page
+// wants few keys.
 func (w *lister) expand(dir entry) error {
 	w.expanded++
-	ents, err := w.readDir(dir.path)
+	path := dir.path()
+	ents, err := w.readDir(path)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // pruned by a concurrent Delete: it held no keys
 	}
@@ -95,18 +106,43 @@ func (w *lister) expand(dir entry) error {
 		return err
 	}
 	w.entries += len(ents)
+	kids := &siblings{lower: dir.lower, path: path}
 	for _, e := range ents {
 		frag, kind, ok := decodeName(e.Name())
 		if !ok || !typeMatches(kind, e.Type()) {
 			continue // bookkeeping dirs, foreign files, symlinks
 		}
-		child := entry{lower: dir.lower + frag, isKey: kind == sufObj,
-			path: append(slices.Clip(dir.path), e.Name())}
-		if w.wanted(child) {
-			heap.Push(&w.front, child)
+		c := dirChild{frag: frag, name: e.Name(), isKey: kind == sufObj}
+		if w.wanted(dir.lower+frag, c.isKey) {
+			kids.list = append(kids.list, c)
 		}
 	}
+	if len(kids.list) == 0 {
+		return nil
+	}
+	slices.SortFunc(kids.list, cmpChild)
+	heap.Push(&w.front, kids.at(0))
 	return nil
+}
+
+// cmpChild orders two children of one directory by their lower bounds.
+func cmpChild(a, b dirChild) int {
+	if c := strings.Compare(a.frag, b.frag); c != 0 {
+		return c
+	}
+	return cmpKeyFirst(a.isKey, b.isKey)
+}
+
+// cmpKeyFirst orders a key before a directory with the same lower bound
+// (whose keys are all greater).
+func cmpKeyFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
 }
 
 // typeMatches reports whether a directory entry of kind has the file type
@@ -118,18 +154,18 @@ func typeMatches(kind string, t iofs.FileMode) bool {
 	return t.IsDir()
 }
 
-// wanted reports whether child can be, or can hold, a key of this page.
-func (w *lister) wanted(child entry) bool {
-	if child.isKey {
-		return strings.HasPrefix(child.lower, w.prefix) && child.lower > w.startAfter &&
-			isCanonical(child.lower, child.path)
+// wanted reports whether a child with lower bound lower can be (isKey), or
+// can hold, a key of this page (run drops a key that is not canonical when
+// it pops it).
+func (w *lister) wanted(lower string, isKey bool) bool {
+	if isKey {
+		return strings.HasPrefix(lower, w.prefix) && lower > w.startAfter
 	}
-	// Every key below child strictly extends child.lower.
-	p := child.lower
-	if !strings.HasPrefix(p, w.prefix) && !strings.HasPrefix(w.prefix, p) {
+	// Every key below the directory strictly extends lower.
+	if !strings.HasPrefix(lower, w.prefix) && !strings.HasPrefix(w.prefix, lower) {
 		return false
 	}
-	return w.startAfter < p || strings.HasPrefix(w.startAfter, p)
+	return w.startAfter < lower || strings.HasPrefix(w.startAfter, lower)
 }
 
 // isCanonical rejects file names planted by hand that decode to a key the
@@ -163,11 +199,41 @@ func (w *lister) readDir(path []string) ([]os.DirEntry, error) {
 }
 
 // entry is a key (isKey) or an unexpanded directory whose keys all
-// strictly extend lower.
+// strictly extend lower: child i of an expanded directory's sorted
+// children, or the root (kids nil).
 type entry struct {
 	lower string
 	isKey bool
-	path  []string
+	kids  *siblings
+	i     int
+}
+
+// path is the entry's file path below the root.
+func (e entry) path() []string {
+	if e.kids == nil {
+		return nil
+	}
+	return append(slices.Clip(e.kids.path), e.kids.list[e.i].name)
+}
+
+// siblings are the wanted children of one expanded directory, sorted by
+// their lower bounds.
+type siblings struct {
+	lower string   // the directory's lower bound
+	path  []string // the directory's path below the root
+	list  []dirChild
+}
+
+// dirChild is one directory entry: the key bytes its name spells, the name,
+// and whether it is an object (else a directory).
+type dirChild struct {
+	frag, name string
+	isKey      bool
+}
+
+// at is the heap entry of child i.
+func (s *siblings) at(i int) entry {
+	return entry{lower: s.lower + s.list[i].frag, isKey: s.list[i].isKey, kids: s, i: i}
 }
 
 // frontier is a min-heap of entries by lower; a key sorts before a

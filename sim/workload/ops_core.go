@@ -9,6 +9,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/model"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
@@ -296,10 +297,41 @@ func opCreate(p *Proc, _ int, op Op) error {
 	return p.branchOpDone("create", op, err)
 }
 
-// opDelete deletes branch name (refused while it has dependents).
+// opDelete deletes branch name (refused while it has dependents). An
+// acknowledged delete is checked against the durable state before and
+// after it: no fork of the deleted incarnation may have been live
+// throughout (check.CheckDeleteDependents).
 func opDelete(p *Proc, _ int, op Op) error {
-	err := p.g.DeleteBranch(p.Ctx(), op.Arg("name"))
+	name := op.Arg("name")
+	heads := check.Heads(p.run.Insp, p.run.Root)
+	target, live := liveHead(heads, name)
+	err := p.g.DeleteBranch(p.Ctx(), name)
+	if err == nil && live {
+		src := target.Branch.IncarnationID
+		after := check.Heads(p.run.Insp, p.run.Root)
+		if now, ok := headNamed(after, name); ok && now.Tombstone && now.Branch.IncarnationID == src {
+			for _, v := range check.CheckDeleteDependents(target.Branch, check.LiveForks(heads, src), check.LiveForks(after, src)) {
+				p.run.Violate(v)
+			}
+		}
+	}
 	return p.branchOpDone("delete", op, err)
+}
+
+// headNamed returns the head manifest of name among heads.
+func headNamed(heads []format.Manifest, name string) (format.Manifest, bool) {
+	for _, m := range heads {
+		if m.Branch.Name == name {
+			return m, true
+		}
+	}
+	return format.Manifest{}, false
+}
+
+// liveHead returns name's head among heads if it is live.
+func liveHead(heads []format.Manifest, name string) (format.Manifest, bool) {
+	m, ok := headNamed(heads, name)
+	return m, ok && !m.Tombstone
 }
 
 func (p *Proc) branchOpDone(what string, op Op, err error) error {

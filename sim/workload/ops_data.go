@@ -47,10 +47,10 @@ func init() {
 		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
 			"writers, updates, cascading deletes, and readers checking cardinality and dangling edges",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
-		Plants:   []string{plant.StaleCard},
+		Plants:   []string{plant.StaleCard, plant.FeedSkip},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
-		Final:    func(p *Proc) error { return opDataRead(p, 0, Op{Args: map[string]string{"branch": "main"}}) },
+		Final:    finalData,
 	})
 	Register(&Workload{
 		Name: "data-drops",
@@ -59,10 +59,19 @@ func init() {
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, true) },
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
-		Final:    func(p *Proc) error { return opDataRead(p, 0, Op{Args: map[string]string{"branch": "main"}}) },
+		Final:    finalData,
 	})
 	RegisterOp("dtx", opDataTx)
 	RegisterOp("dread", opDataRead)
+}
+
+// finalData is the data workloads' final check: the data invariants at
+// main's head, then the feed consumers' replay.
+func finalData(p *Proc) error {
+	if err := opDataRead(p, 0, Op{Args: map[string]string{"branch": "main"}}); err != nil {
+		return err
+	}
+	return finalFeed(p)
 }
 
 // dg returns the process's data-plane handle, opening it on first use.
@@ -273,6 +282,7 @@ func genData(seed uint64, faults string, drops bool) *Scenario {
 		}
 		s.Actors = append(s.Actors, a)
 	}
+	s.Actors = append(s.Actors, genFeedConsumer(rng, dataShape))
 	return s
 }
 

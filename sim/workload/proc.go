@@ -27,6 +27,7 @@ type Proc struct {
 	g    *kernel.Graph
 	data *data.Graph
 	held []heldSnap
+	fc   *feedConsumer // the change feed consumer's in-memory state (ops_feed.go)
 }
 
 // Graph returns the process's kernel handle.

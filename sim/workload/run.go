@@ -112,6 +112,7 @@ type Run struct {
 	fixture    *migrate.Fixture // the migrate workload's v3 graph
 	procs      map[int]*Proc    // by actor id
 	sidecars   map[string]sidecarLife
+	feedSaves  map[string]feedSave // feed consumers' durable records (ops_feed.go)
 
 	maint maintState // the maintenance workload's shared observations
 

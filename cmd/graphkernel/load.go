@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+)
+
+// ioCommands are load and export.
+func ioCommands() []command {
+	return []command{
+		{name: "load", args: "STORE ROOT BRANCH FILE...", nargs: atLeast(4),
+			summary: "load nodes and edges from JSON Lines (.jsonl), CSV (.csv) or Parquet (.parquet) files; " +
+				"a row's type is its _type column, else the file name up to the first dot; node rows load before edge rows",
+			example: "graphkernel load fs:/tmp/g g1 main testdata/people.jsonl --schema testdata/people.schema",
+			flags: func(fs *flag.FlagSet, o *opts) {
+				fs.BoolVar(&o.upsert, "upsert", false, "upsert instead of insert (a re-run is idempotent)")
+				fs.StringVar(&o.schemaFile, "schema", "", "create the graph with the schema in `FILE` if ROOT holds none")
+				fs.IntVar(&o.batchRows, "batch-rows", data.DefaultMaxRows, "rows per transaction (at most the data plane's transaction row limit)")
+				fs.StringVar(&o.actor, "actor", "graphkernel-load", "commit `actor`")
+				fs.StringVar(&o.message, "message", "", "commit `message` (default: load and the file names)")
+			},
+			run: runLoad},
+		{name: "export", args: "STORE ROOT REF DIR", nargs: exactly(4),
+			summary: "write one file per type (and schema.gk) from a snapshot; REF is a commit id, BRANCH or BRANCH@VERSION",
+			example: "graphkernel export fs:/var/lib/graphs g1 main@12 out/ --format parquet",
+			flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.format, "format", "jsonl", "output `format`: parquet, arrow or jsonl")
+			},
+			run: runExport},
+	}
+}
+
+// committedTxn is one transaction a load committed.
+type committedTxn struct {
+	Commit string `json:"commit"`
+	Rows   int    `json:"rows"`
+	First  string `json:"first"` // location of its first row
+	Last   string `json:"last"`
+}
+
+// loadReport is `load --json`.
+type loadReport struct {
+	Branch       string         `json:"branch"`
+	Rows         int            `json:"rows"`
+	Transactions []committedTxn `json:"transactions"`
+	Error        string         `json:"error,omitempty"`
+}
+
+// loader stages rows into transactions of at most batch rows (and within
+// the data plane's byte limit) and commits each.
+type loader struct {
+	a      *app
+	g      *data.Graph
+	b      kernel.BranchRef
+	types  map[string]typeInfo
+	upsert bool
+	batch  int
+	intent kernel.LineageIntent
+
+	tx     *data.Txn
+	staged int
+	first  string
+	last   string
+	locs   map[string]string // type \x00 id -> location, for the current transaction
+	rep    loadReport
+}
+
+func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
+	if o.batchRows < 1 || o.batchRows > data.DefaultMaxRows {
+		return &usageError{fmt.Sprintf("--batch-rows %d: want 1..%d", o.batchRows, data.DefaultMaxRows)}
+	}
+	files := pos[3:]
+	for _, f := range files {
+		if _, err := sourceFormat(f); err != nil {
+			return err
+		}
+	}
+	g, err := a.loadGraph(ctx, o, pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	b, err := g.Branch(ctx, pos[2])
+	if err != nil {
+		return fmt.Errorf("branch %q: %w", pos[2], err)
+	}
+	msg := o.message
+	if msg == "" {
+		msg = "load " + strings.Join(files, " ")
+	}
+	l := &loader{a: a, g: g, b: b, upsert: o.upsert, batch: o.batchRows,
+		intent: kernel.LineageIntent{Actor: o.actor, Message: msg}, rep: loadReport{Branch: b.String(), Transactions: []committedTxn{}}}
+	err = l.run(ctx, files)
+	a.endProgress()
+	if err != nil {
+		l.rep.Error = err.Error()
+	}
+	if o.json {
+		if jerr := a.emitJSON(l.rep); jerr != nil {
+			return jerr
+		}
+	} else {
+		l.print(err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%d transaction(s) committed before it; re-run with --upsert to finish idempotently)", err, len(l.rep.Transactions))
+	}
+	return nil
+}
+
+// loadGraph opens the graph, or with --schema creates it if ROOT holds
+// none (and refuses a graph whose schema differs).
+func (a *app) loadGraph(ctx context.Context, o *opts, spec, root string) (*data.Graph, error) {
+	if o.schemaFile == "" {
+		g, _, err := a.openGraph(ctx, spec, root, true)
+		return g, err
+	}
+	text, err := os.ReadFile(o.schemaFile)
+	if err != nil {
+		return nil, err
+	}
+	s, err := schema.Decode(text)
+	if err != nil {
+		if s, err = schema.Parse(text); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.schemaFile, err)
+		}
+	}
+	if dir, ok := strings.CutPrefix(spec, "fs:"); ok {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	st, err := a.open(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	opts := data.Options{Kernel: kernel.Options{Env: a.env}, Limits: a.limits}
+	g, err := data.Init(ctx, st, root, s, opts)
+	if !errors.Is(err, kernel.ErrGraphExists) {
+		return g, err
+	}
+	if g, err = data.Open(ctx, st, root, opts); err != nil {
+		return nil, fmt.Errorf("open graph %q: %w", root, err)
+	}
+	want, _ := s.Contract()
+	have, err := g.Kernel().Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if string(want) != string(have) {
+		return nil, fmt.Errorf("graph %q exists with another schema than %s (see `graphkernel schema`)", root, o.schemaFile)
+	}
+	return g, nil
+}
+
+// run stages node rows first (pass 1), then edge rows (pass 2), so edges
+// find their endpoints whatever the file order; a transaction fills up
+// across the passes (a small load is one transaction).
+func (l *loader) run(ctx context.Context, files []string) error {
+	contract, err := l.g.Kernel().Schema(ctx)
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	s, err := schema.Decode(contract)
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	l.types = typeInfos(s)
+	for _, edges := range []bool{false, true} {
+		for _, f := range files {
+			err := readSource(ctx, f, func(r record) error {
+				ti, ok := l.types[r.typ]
+				if !ok {
+					return fmt.Errorf("%s: rejected: type %q is not in the schema", r.loc, r.typ)
+				}
+				if ti.edge != edges {
+					return nil
+				}
+				return l.stage(ctx, ti, r)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return l.flush(ctx)
+}
+
+// stage adds one row to the current transaction, committing first when it
+// is full.
+func (l *loader) stage(ctx context.Context, ti typeInfo, r record) error {
+	row, err := toRow(ti, r)
+	if err != nil {
+		return fmt.Errorf("%s: rejected: %w", r.loc, err)
+	}
+	if l.staged >= l.batch {
+		if err := l.flush(ctx); err != nil {
+			return err
+		}
+	}
+	err = l.add(ctx, r.typ, row)
+	if errors.Is(err, data.ErrTooLarge) && l.staged > 0 {
+		if err = l.flush(ctx); err == nil {
+			err = l.add(ctx, r.typ, row)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: rejected: %w", r.loc, err)
+	}
+	if l.staged++; l.staged == 1 {
+		l.first = r.loc
+	}
+	l.last = r.loc
+	l.locs[r.typ+"\x00"+row.ID] = r.loc
+	return nil
+}
+
+func (l *loader) add(ctx context.Context, typ string, row data.Row) error {
+	if l.tx == nil {
+		tx, err := l.g.Begin(ctx, l.b)
+		if err != nil {
+			return err
+		}
+		l.tx, l.locs = tx, map[string]string{}
+	}
+	if l.upsert {
+		return l.tx.Upsert(typ, row)
+	}
+	return l.tx.Insert(typ, row)
+}
+
+// flush commits the current transaction. A rejection names the row's
+// location when the error names its id.
+func (l *loader) flush(ctx context.Context) error {
+	if l.tx == nil || l.staged == 0 {
+		return nil
+	}
+	tx := l.tx
+	l.tx = nil
+	c, err := tx.Commit(ctx, l.intent)
+	if err != nil {
+		var ve *data.ValidationError
+		if errors.As(err, &ve) {
+			if loc, ok := l.locs[ve.Table+"\x00"+ve.ID]; ok {
+				return fmt.Errorf("%s: rejected: %w", loc, err)
+			}
+			return fmt.Errorf("transaction of rows %s .. %s rejected: %w", l.first, l.last, err)
+		}
+		return fmt.Errorf("commit of rows %s .. %s: %w", l.first, l.last, err)
+	}
+	l.rep.Transactions = append(l.rep.Transactions, committedTxn{Commit: c.ID.String(), Rows: l.staged, First: l.first, Last: l.last})
+	l.rep.Rows += l.staged
+	l.staged = 0
+	l.a.progress(fmt.Sprintf("loaded %d rows in %d transaction(s)", l.rep.Rows, len(l.rep.Transactions)), 0, 0)
+	return nil
+}
+
+func (l *loader) print(err error) {
+	w := l.a.stdout
+	for i, t := range l.rep.Transactions {
+		fmt.Fprintf(w, "committed transaction %d: %s, %d rows (%s .. %s)\n", i+1, t.Commit, t.Rows, filepath.ToSlash(t.First), filepath.ToSlash(t.Last))
+	}
+	if err != nil {
+		fmt.Fprintf(w, "load stopped: %d rows in %d committed transaction(s) are visible on %s; nothing after them was committed\n",
+			l.rep.Rows, len(l.rep.Transactions), l.rep.Branch)
+		return
+	}
+	fmt.Fprintf(w, "loaded %d rows into %s in %d transaction(s)\n", l.rep.Rows, l.rep.Branch, len(l.rep.Transactions))
+}

@@ -1,0 +1,730 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/branchindex"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/oklog/ulid/v2"
+)
+
+// Rules verify reports. Each problem names the key and one of these.
+const (
+	ruleRead         = "read"               // the store failed to return the object
+	ruleMissing      = "missing"            // a referenced object does not exist
+	ruleTooLarge     = "too-large"          // larger than the format allows: not read
+	ruleEnvelope     = "envelope"           // frame, length or CRC32C of the envelope
+	ruleDecode       = "decode"             // the payload does not decode under the format's rules
+	ruleLocation     = "location"           // the content names another key than the one it is stored at
+	ruleChainGap     = "chain-gap"          // manifest versions of an incarnation do not step by one down to 0
+	ruleChain        = "chain"              // successor rules: first parent, same incarnation, pins never backwards
+	ruleForkPoint    = "fork-point"         // fork_of / merged_from names no manifest with that head
+	ruleRows         = "rows"               // row counts disagree (pin, table version, fragments)
+	ruleHeadBehind   = "head-behind-pin"    // a table HEAD below the version a live head pins
+	ruleFragment     = "fragment"           // size, CRC32C or Arrow decode of a fragment
+	ruleFragmentRule = "fragment-rows"      // ids unsorted or duplicated in a fragment, or min/max wrong
+	ruleDuplicateID  = "duplicate-id"       // one id twice in a table version
+	ruleDangling     = "dangling-edge"      // an edge endpoint that is not a node
+	ruleCard         = "card"               // a source node's out-edge count outside @card
+	ruleSidecar      = "sidecar-unreadable" // a pending sidecar that does not decode
+	ruleSchema       = "schema"             // schema contract object
+	ruleCommitIndex  = "commit-index"       // a commit index (lineage aid) that does not decode or names another commit
+	ruleForkIndex    = "fork-index"         // a live fork without its marker under a complete fork index, or a marker that does not decode
+)
+
+// Per-object read bounds: an object larger than this is reported, never
+// fetched (Head first).
+const (
+	maxEnvelopeBytes = format.MaxPayloadBytes + 64
+	maxFragmentBytes = 1 << 30
+	// maxProblemsPerRule bounds the problems listed per rule (the count
+	// goes on).
+	maxProblemsPerRule = 100
+)
+
+// problem is one broken rule at one key.
+type problem struct {
+	Key    string `json:"key"`
+	Rule   string `json:"rule"`
+	Detail string `json:"detail"`
+}
+
+// pendingSidecar is a recovery sidecar still on the store.
+type pendingSidecar struct {
+	Key        string   `json:"key"`
+	Op         string   `json:"op"`
+	AgeSeconds float64  `json:"age_seconds"`
+	PastLease  bool     `json:"past_lease"`
+	Branch     string   `json:"branch,omitempty"`
+	WriterKind string   `json:"writer_kind,omitempty"`
+	Tables     []string `json:"tables,omitempty"`
+}
+
+// verifyReport is `verify --json`.
+type verifyReport struct {
+	LiveBranches  []string         `json:"live_branches"`
+	Manifests     int              `json:"manifests"`
+	TableVersions int              `json:"table_versions"`
+	Fragments     int              `json:"fragments"`
+	RowsChecked   uint64           `json:"rows_checked"`
+	Problems      []problem        `json:"problems"`
+	ProblemCount  map[string]int   `json:"problem_count"`
+	Sidecars      []pendingSidecar `json:"pending_sidecars"`
+	Notes         []string         `json:"notes,omitempty"`
+}
+
+// verifier walks one graph root. It only reads (Get, Head, List).
+type verifier struct {
+	st       objstore.Store
+	keys     format.Keys
+	root     string
+	now      time.Time
+	rep      *verifyReport
+	tables   map[string]*data.Table // by type, from the schema (nil: fragments get size and CRC checks only)
+	sch      schema.Schema
+	schemas  map[string]bool      // schema hashes checked
+	tvRows   map[string]uint64    // table-version keys checked -> rows held (tvUnreadable if not)
+	seenFrag map[string]bool      // fragment keys checked
+	refs     []format.ManifestRef // fork points and merged-from refs to check at the end
+	refHeads []format.ID
+	refFrom  []string
+	live     []liveHead
+
+	indexMissing, indexStale int
+	opaque                   map[string]bool // tables outside the schema seen
+}
+
+// liveHead is the newest manifest of a live branch incarnation.
+type liveHead struct {
+	key string
+	m   format.Manifest
+}
+
+func (v *verifier) problem(key, rule, f string, args ...any) {
+	v.rep.ProblemCount[rule]++
+	if v.rep.ProblemCount[rule] <= maxProblemsPerRule {
+		v.rep.Problems = append(v.rep.Problems, problem{Key: key, Rule: rule, Detail: fmt.Sprintf(f, args...)})
+	}
+}
+
+func (v *verifier) note(f string, args ...any) {
+	v.rep.Notes = append(v.rep.Notes, fmt.Sprintf(f, args...))
+}
+
+func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
+	st, err := a.open(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	rep, err := verifyGraph(ctx, st, pos[1], a.env, a.now())
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := a.emitJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		a.printVerify(rep)
+	}
+	if len(rep.ProblemCount) > 0 {
+		return errProblems
+	}
+	return nil
+}
+
+// verifyGraph checks everything reachable from every live branch of the
+// graph at root and returns the report; an error means verify itself could
+// not run (the store failed to list), not that the graph is damaged.
+func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time) (*verifyReport, error) {
+	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now,
+		rep:     &verifyReport{LiveBranches: []string{}, Problems: []problem{}, ProblemCount: map[string]int{}, Sidecars: []pendingSidecar{}},
+		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}, opaque: map[string]bool{}}
+	v.loadTables(ctx, env)
+	if err := v.walkManifests(ctx); err != nil {
+		return nil, err
+	}
+	v.checkRefs(ctx)
+	if len(v.opaque) > 0 {
+		names := make([]string, 0, len(v.opaque))
+		for n := range v.opaque { //detlint:ordered sorted below
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		v.note("tables outside the schema (the kernel's opaque tables) checked as kernel objects only: %s", strings.Join(names, ", "))
+	}
+	if v.indexMissing > 0 || v.indexStale > 0 {
+		v.note("commit indexes (lineage aids, never authoritative): %d commits have none, %d name another location", v.indexMissing, v.indexStale)
+	}
+	v.checkForkIndex(ctx)
+	for _, h := range v.live {
+		if err := v.checkHead(ctx, h); err != nil {
+			return nil, err
+		}
+	}
+	if err := v.listSidecars(ctx); err != nil {
+		return nil, err
+	}
+	return v.rep, nil
+}
+
+// loadTables gets the storage view of every type through a read-only open
+// (main's head names the schema). If the open fails, fragments still get
+// their size and CRC checks, and the failure is a note (the walk reports
+// the damage itself).
+func (v *verifier) loadTables(ctx context.Context, env kernel.Env) {
+	g, err := data.Open(ctx, v.st, v.root, data.Options{Kernel: kernel.Options{ReadOnly: true, Env: env}})
+	if err == nil {
+		var b kernel.BranchRef
+		if b, err = g.Branch(ctx, format.MainBranch); err == nil {
+			var s *data.Snapshot
+			if s, err = g.SnapshotAt(ctx, b); err == nil {
+				v.sch = s.Schema()
+				v.tables = map[string]*data.Table{}
+				for _, n := range v.sch.Nodes {
+					v.tables[n.Name], _ = s.Table(n.Name)
+				}
+				for _, e := range v.sch.Edges {
+					v.tables[e.Name], _ = s.Table(e.Name)
+				}
+				return
+			}
+		}
+	}
+	v.note("read-only open failed (%v): fragments get size and CRC checks only, row rules are skipped", err)
+}
+
+// getBounded reads key after checking its size (Head) against limit.
+func (v *verifier) getBounded(ctx context.Context, key string, limit int64) ([]byte, bool) {
+	at, err := v.st.Head(ctx, key)
+	if err != nil {
+		v.readProblem(key, err)
+		return nil, false
+	}
+	if at.Size > limit {
+		v.problem(key, ruleTooLarge, "%d bytes, more than %d", at.Size, limit)
+		return nil, false
+	}
+	obj, err := v.st.Get(ctx, key)
+	if err != nil {
+		v.readProblem(key, err)
+		return nil, false
+	}
+	return obj.Data, true
+}
+
+func (v *verifier) readProblem(key string, err error) {
+	if errors.Is(err, objstore.ErrNotFound) {
+		v.problem(key, ruleMissing, "referenced object does not exist")
+		return
+	}
+	v.problem(key, ruleRead, "%v", err)
+}
+
+// branchesPrefix is R/branches/ (every manifest of every branch).
+func branchesPrefix(k format.Keys) string { return strings.TrimSuffix(k.BranchPrefix("x"), "x/") }
+
+// manifestKey is a parsed manifest key.
+type manifestKey struct {
+	name     string
+	inc, ver uint64
+}
+
+func (v *verifier) parseManifestKey(key string) (manifestKey, bool) {
+	rest := strings.TrimPrefix(key, branchesPrefix(v.keys))
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 {
+		return manifestKey{}, false
+	}
+	inc, err1 := format.ParseInverted(parts[1])
+	ver, err2 := format.ParseInverted(parts[2])
+	if err1 != nil || err2 != nil {
+		return manifestKey{}, false
+	}
+	return manifestKey{name: parts[0], inc: inc, ver: ver}, true
+}
+
+// chainState follows one incarnation's manifests newest first.
+type chainState struct {
+	name    string
+	inc     uint64
+	prevKey string
+	prevVer uint64
+	prev    *format.Manifest // the manifest just above (nil if it did not decode)
+	newest  bool             // the incarnation is the newest of its name
+	started bool
+}
+
+// walkManifests streams every manifest key of every branch (names ascending,
+// incarnations and versions newest first) and checks each manifest and the
+// pair it forms with the one above it. Memory is one manifest per step.
+func (v *verifier) walkManifests(ctx context.Context) error {
+	var cs chainState
+	lastName := ""
+	err := listKeys(ctx, v.st, branchesPrefix(v.keys), func(key string) error {
+		mk, ok := v.parseManifestKey(key)
+		if !ok {
+			v.problem(key, ruleLocation, "not a manifest key (want branches/<name>/<inv(inc)>/<inv(version)>)")
+			return nil
+		}
+		if !cs.started || mk.name != cs.name || mk.inc != cs.inc {
+			v.endChain(&cs)
+			cs = chainState{name: mk.name, inc: mk.inc, newest: mk.name != lastName, started: true}
+			lastName = mk.name
+		}
+		v.stepChain(ctx, &cs, key, mk)
+		return nil
+	})
+	v.endChain(&cs)
+	if len(v.rep.LiveBranches) == 0 && err == nil {
+		v.problem(v.keys.BranchPrefix(format.MainBranch), ruleMissing, "no live branch: not a graph root, or main is gone")
+	}
+	return err
+}
+
+func (v *verifier) endChain(cs *chainState) {
+	if cs.started && cs.prevVer != 0 {
+		v.problem(v.keys.Manifest(cs.name, cs.inc, cs.prevVer-1), ruleChainGap,
+			"incarnation %s#%d has no manifest below version %d (want every version down to 0)", cs.name, cs.inc, cs.prevVer)
+	}
+}
+
+// stepChain checks one manifest and its successor (the manifest above it).
+func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk manifestKey) {
+	v.rep.Manifests++
+	first := cs.prevKey == ""
+	if !first && mk.ver != cs.prevVer-1 {
+		v.problem(key, ruleChainGap, "version %d follows version %d: versions must step by one", mk.ver, cs.prevVer)
+		cs.prev = nil
+	}
+	m, ok := v.readManifest(ctx, key, mk)
+	if ok && first && cs.newest && !m.Tombstone {
+		v.live = append(v.live, liveHead{key: key, m: m})
+		v.rep.LiveBranches = append(v.rep.LiveBranches, fmt.Sprintf("%s#%d", mk.name, mk.inc))
+	}
+	// Format-3 manifests carry no lineage, and a migration manifest (no
+	// commit) follows one: the successor rules apply from format 4 on.
+	if ok && cs.prev != nil && m.FormatStamp >= format.CurrentFormat && cs.prev.Commit != nil {
+		if err := lineage.CheckSuccessor(&m, cs.prev); err != nil {
+			v.problem(cs.prevKey, ruleChain, "successor of %s: %v", key, err)
+		}
+	}
+	cs.prevKey, cs.prevVer, cs.prev = key, mk.ver, nil
+	if ok {
+		cs.prev = &m
+		v.collectRefs(key, &m)
+		v.checkPins(ctx, key, &m)
+		if m.Commit != nil {
+			v.checkIndex(ctx, mk, m.Commit.ID)
+		}
+	}
+}
+
+// readManifest reads, decodes and locates one manifest.
+func (v *verifier) readManifest(ctx context.Context, key string, mk manifestKey) (format.Manifest, bool) {
+	b, ok := v.getBounded(ctx, key, maxEnvelopeBytes)
+	if !ok {
+		return format.Manifest{}, false
+	}
+	if _, err := format.DecodeEnvelope(b); err != nil {
+		v.problem(key, ruleEnvelope, "%v", err)
+		return format.Manifest{}, false
+	}
+	m, _, err := format.DecodeManifestAnyStamp(b)
+	if err != nil {
+		v.problem(key, ruleDecode, "manifest: %v", err)
+		return format.Manifest{}, false
+	}
+	if m.Branch.Name != mk.name || m.Branch.Incarnation != mk.inc || m.Version != mk.ver {
+		v.problem(key, ruleLocation, "manifest names %s#%d version %d, stored at %s#%d version %d",
+			m.Branch.Name, m.Branch.Incarnation, m.Version, mk.name, mk.inc, mk.ver)
+		return format.Manifest{}, false
+	}
+	v.checkSchema(ctx, m.Schema)
+	return m, true
+}
+
+// checkIndex checks the commit index of a published commit, if there is
+// one (histories from before the aid have none). An index is never
+// authoritative (readers verify it against the manifest it names), so one
+// naming another location is only counted in a note; one that does not
+// decode, or names another commit, is a problem.
+func (v *verifier) checkIndex(ctx context.Context, mk manifestKey, id format.ID) {
+	key := v.keys.CommitIndex(id)
+	at, err := v.st.Head(ctx, key)
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		v.indexMissing++
+		return
+	case err != nil:
+		v.readProblem(key, err)
+		return
+	case at.Size > maxEnvelopeBytes:
+		v.problem(key, ruleTooLarge, "%d bytes, more than %d", at.Size, maxEnvelopeBytes)
+		return
+	}
+	obj, err := v.st.Get(ctx, key)
+	if err != nil {
+		v.readProblem(key, err)
+		return
+	}
+	b := obj.Data
+	x, _, err := format.DecodeCommitIndex(b)
+	switch {
+	case err != nil:
+		v.problem(key, ruleCommitIndex, "%v", err)
+	case x.ID != id:
+		v.problem(key, ruleCommitIndex, "index of commit %s is stored under %s", x.ID, id)
+	case x.At != (format.ManifestRef{Branch: mk.name, Incarnation: mk.inc, Version: mk.ver}):
+		v.indexStale++
+	}
+}
+
+// checkForkIndex checks the fork index's one load-bearing rule: once the
+// graph carries the fork-index flag, every live forked incarnation has its
+// fork marker (a delete relies on the absence of markers to find no
+// dependents). The flag and each live fork's marker must decode.
+func (v *verifier) checkForkIndex(ctx context.Context) {
+	key := v.keys.ForkIndexFlagKey()
+	obj, err := v.st.Get(ctx, key)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return // a graph from before the fork index: nothing relies on markers yet
+	}
+	if err != nil {
+		v.readProblem(key, err)
+		return
+	}
+	if _, _, err := format.DecodeForkIndexFlag(obj.Data); err != nil {
+		v.problem(key, ruleForkIndex, "%v", err)
+		return
+	}
+	for _, h := range v.live {
+		if !branchindex.NeedsMarker(&h.m) {
+			continue
+		}
+		mk, _ := branchindex.MarkerFor(&h.m)
+		mkey := v.keys.ForkMarker(mk.Source, mk.Child, mk.ChildIncarnationID)
+		obj, err := v.st.Get(ctx, mkey)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			v.problem(mkey, ruleForkIndex, "live fork %s#%d has no fork marker, yet the graph's fork index says it is complete (a delete of its source would not see it)",
+				h.m.Branch.Name, h.m.Branch.Incarnation)
+		case err != nil:
+			v.readProblem(mkey, err)
+		default:
+			if got, _, err := format.DecodeForkMarker(obj.Data); err != nil {
+				v.problem(mkey, ruleForkIndex, "%v", err)
+			} else if got != mk {
+				v.problem(mkey, ruleForkIndex, "marker names %+v, want %+v", got, mk)
+			}
+		}
+	}
+}
+
+// collectRefs remembers the fork point and merged-from manifest m names.
+func (v *verifier) collectRefs(key string, m *format.Manifest) {
+	if m.ForkOf != nil && m.Version == 0 {
+		v.refs = append(v.refs, format.ManifestRef{Branch: m.ForkOf.Branch, Incarnation: m.ForkOf.Incarnation, Version: m.ForkOf.ManifestVersion})
+		v.refHeads, v.refFrom = append(v.refHeads, m.ForkOf.CommitID), append(v.refFrom, key)
+	}
+	if m.Commit != nil && m.Commit.MergedFrom != nil && len(m.Commit.Parents) > 1 {
+		v.refs = append(v.refs, *m.Commit.MergedFrom)
+		v.refHeads, v.refFrom = append(v.refHeads, m.Commit.Parents[1]), append(v.refFrom, key)
+	}
+}
+
+// checkRefs checks that every fork point and merged-from names a manifest
+// whose head is the commit it claims.
+func (v *verifier) checkRefs(ctx context.Context) {
+	for i, r := range v.refs {
+		key := v.keys.Manifest(r.Branch, r.Incarnation, r.Version)
+		obj, err := v.st.Get(ctx, key)
+		if err != nil {
+			v.problem(v.refFrom[i], ruleForkPoint, "names %s: %v", key, err)
+			continue
+		}
+		m, _, err := format.DecodeManifestAnyStamp(obj.Data)
+		if err != nil {
+			continue // reported by the walk
+		}
+		if m.FormatStamp >= format.CurrentFormat && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
+			v.problem(v.refFrom[i], ruleForkPoint, "names %s whose head is %s, want %s", key, m.Head, v.refHeads[i])
+		}
+	}
+}
+
+// checkSchema checks the schema contract object once per hash.
+func (v *verifier) checkSchema(ctx context.Context, hash string) {
+	if v.schemas[hash] {
+		return
+	}
+	v.schemas[hash] = true
+	key := v.keys.Schema(hash)
+	b, ok := v.getBounded(ctx, key, maxEnvelopeBytes)
+	if !ok {
+		return
+	}
+	c, _, err := format.DecodeSchema(b)
+	if err != nil {
+		v.problem(key, ruleEnvelope, "%v", err)
+		return
+	}
+	if id := schema.ContractID(c); id != hash {
+		v.problem(key, ruleSchema, "contract hashes to %s, stored under %s", id, hash)
+	}
+	if _, err := schema.Decode(c); err != nil {
+		v.problem(key, ruleSchema, "%v", err)
+	}
+}
+
+// checkPins checks every table version m pins (once per version).
+func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifest) {
+	for _, p := range m.Tables {
+		rows, ok := v.tableVersion(ctx, p)
+		if ok && rows != p.Rows {
+			v.problem(mkey, ruleRows, "pins %s version %d with %d rows; its fragments hold %d", p.Name, p.Version, p.Rows, rows)
+		}
+	}
+}
+
+func sumRows(infos []data.FragmentInfo) uint64 {
+	var n uint64
+	for _, f := range infos {
+		n += f.Rows
+	}
+	return n
+}
+
+// tableVersion checks one table version and its fragments once, and
+// returns the rows its fragments hold. Only that count is kept per version
+// (memory grows with distinct versions, never with their fragment lists).
+func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) (uint64, bool) {
+	key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
+	if rows, seen := v.tvRows[key]; seen {
+		return rows, rows != tvUnreadable
+	}
+	v.rep.TableVersions++
+	v.tvRows[key] = tvUnreadable
+	infos, pr := v.readInfos(ctx, key, p)
+	if pr != nil {
+		v.problem(pr.Key, pr.Rule, "%s", pr.Detail)
+		return 0, false
+	}
+	for _, f := range infos {
+		v.checkFragment(ctx, p.Name, f)
+	}
+	v.tvRows[key] = sumRows(infos)
+	if !v.dataTable(p.Name) {
+		v.opaque[p.Name] = true
+		v.tvRows[key] = p.Rows // the kernel's own count is all there is
+	}
+	v.headNotBehind(ctx, key, p)
+	return v.tvRows[key], true
+}
+
+// dataTable reports whether table is a type of the schema (its fragments
+// are the data plane's Arrow files). Other tables are the kernel's opaque
+// tables (written through the kernel API directly): checked as kernel
+// objects only. Without a schema every table is taken as a data table.
+func (v *verifier) dataTable(table string) bool {
+	if v.tables == nil {
+		return true
+	}
+	_, ok := v.tables[table]
+	return ok
+}
+
+// tvUnreadable marks a table version that did not read or decode.
+const tvUnreadable = ^uint64(0)
+
+// readInfos reads a table version (bounded), checks its envelope, decode
+// and location, and returns its fragment infos, or the problem.
+func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin) ([]data.FragmentInfo, *problem) {
+	at, err := v.st.Head(ctx, key)
+	if err == nil && at.Size > maxEnvelopeBytes {
+		return nil, &problem{key, ruleTooLarge, fmt.Sprintf("%d bytes, more than %d", at.Size, maxEnvelopeBytes)}
+	}
+	var obj objstore.Object
+	if err == nil {
+		obj, err = v.st.Get(ctx, key)
+	}
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		return nil, &problem{key, ruleMissing, "referenced object does not exist"}
+	case err != nil:
+		return nil, &problem{key, ruleRead, err.Error()}
+	}
+	if _, err := format.DecodeEnvelope(obj.Data); err != nil {
+		return nil, &problem{key, ruleEnvelope, err.Error()}
+	}
+	tv, _, err := format.DecodeTableVersion(obj.Data)
+	if err != nil {
+		return nil, &problem{key, ruleDecode, "table version: " + err.Error()}
+	}
+	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
+		return nil, &problem{key, ruleLocation, fmt.Sprintf("table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)}
+	}
+	if !v.dataTable(p.Name) {
+		return nil, nil // opaque to the data plane: its fragments are not ours to read
+	}
+	infos, err := fragmentInfos(tv)
+	if err != nil {
+		return nil, &problem{key, ruleDecode, err.Error()}
+	}
+	return infos, nil
+}
+
+// headNotBehind checks that the fork's newest version of the table is not
+// below a version some manifest pins.
+func (v *verifier) headNotBehind(ctx context.Context, key string, p format.TablePin) {
+	page, err := v.st.List(ctx, v.keys.TableForkPrefix(p.Name, p.Fork), "", 1)
+	if err != nil || len(page.Keys) == 0 {
+		return // the version itself was just read: a listing failure is the store's
+	}
+	h, err := v.keys.ParseTableVersionKey(p.Name, p.Fork, page.Keys[0])
+	if err == nil && h < p.Version {
+		v.problem(key, ruleHeadBehind, "table HEAD %d is below pinned version %d", h, p.Version)
+	}
+}
+
+// fragmentInfos parses the data plane's fragment metadata of a table
+// version (docs/format.md, "Table version metadata").
+func fragmentInfos(tv format.TableVersion) ([]data.FragmentInfo, error) {
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	if len(tv.Fragments) > 0 && md["data.format"] != "1" {
+		return nil, fmt.Errorf("data.format %q, want \"1\"", md["data.format"])
+	}
+	infos := make([]data.FragmentInfo, len(tv.Fragments))
+	var rows uint64
+	for i, name := range tv.Fragments {
+		raw, ok := md["data.fragment."+name]
+		if !ok {
+			return nil, fmt.Errorf("fragment %s has no info", name)
+		}
+		if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
+			return nil, fmt.Errorf("fragment %s info: %v", name, err)
+		}
+		infos[i].Name = name
+		rows += infos[i].Rows
+	}
+	if rows != tv.Rows {
+		return nil, fmt.Errorf("fragments hold %d rows, the version says %d", rows, tv.Rows)
+	}
+	return infos, nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checkFragment checks one fragment once: size, CRC32C, Arrow decode, and
+// the fragment rules (ids sorted and unique, min and max as recorded).
+func (v *verifier) checkFragment(ctx context.Context, table string, f data.FragmentInfo) {
+	key := v.fragKey(table, f.Name)
+	if key == "" {
+		v.problem(v.keys.TableForkPrefix(table, format.ID{}), ruleDecode, "fragment name %q of table %s is not a ULID", f.Name, table)
+		return
+	}
+	if v.seenFrag[key] {
+		return
+	}
+	v.seenFrag[key] = true
+	v.rep.Fragments++
+	b, ok := v.getBounded(ctx, key, maxFragmentBytes)
+	if !ok {
+		return
+	}
+	if uint64(len(b)) != f.Bytes || crc32.Checksum(b, castagnoli) != f.CRC32C {
+		v.problem(key, ruleFragment, "size %d crc32c %08x, the table version records %d and %08x", len(b), crc32.Checksum(b, castagnoli), f.Bytes, f.CRC32C)
+		return
+	}
+	t := v.tables[table]
+	if t == nil {
+		return
+	}
+	rec, err := data.DecodeFragment(t, f, b)
+	if err != nil {
+		v.problem(key, ruleFragment, "%v", err)
+		return
+	}
+	defer rec.Release()
+	v.fragmentRows(key, f, idColumn(rec, 0))
+}
+
+// fragKey is the key of fragment name of table ("" if name is no ULID).
+func (v *verifier) fragKey(table, name string) string {
+	id, err := ulid.ParseStrict(name)
+	if err != nil {
+		return ""
+	}
+	return v.keys.Data(table, id)
+}
+
+// listSidecars lists the pending recovery sidecars with their age.
+func (v *verifier) listSidecars(ctx context.Context) error {
+	return listKeys(ctx, v.st, v.keys.SidecarPrefix(), func(key string) error {
+		ps := pendingSidecar{Key: key}
+		if op, err := v.keys.ParseSidecarKey(key); err == nil {
+			age := ageOf(op, v.now)
+			ps.Op, ps.AgeSeconds, ps.PastLease = op.String(), age.Seconds(), age >= kernel.RecoveryLease
+		}
+		if b, ok := v.getBounded(ctx, key, maxEnvelopeBytes); ok {
+			sc, _, err := format.DecodeSidecar(b)
+			if err != nil {
+				v.problem(key, ruleSidecar, "%v (recovery cannot resolve it: see QuarantineSidecar)", err)
+			} else {
+				ps.Branch, ps.WriterKind = fmt.Sprintf("%s#%d", sc.Branch.Name, sc.Branch.Incarnation), sc.WriterKind
+				for _, t := range sc.Tables {
+					ps.Tables = append(ps.Tables, t.Table)
+				}
+			}
+		}
+		v.rep.Sidecars = append(v.rep.Sidecars, ps)
+		return nil
+	})
+}
+
+func (a *app) printVerify(r *verifyReport) {
+	w := a.stdout
+	fmt.Fprintf(w, "live branches: %s\n", strings.Join(r.LiveBranches, ", "))
+	fmt.Fprintf(w, "checked: %d manifests, %d table versions, %d fragments, %d rows\n", r.Manifests, r.TableVersions, r.Fragments, r.RowsChecked)
+	for _, s := range r.Sidecars {
+		lease := "within the lease (a live writer's, probably)"
+		if s.PastLease {
+			lease = "past the lease: recovery will resolve it"
+		}
+		fmt.Fprintf(w, "pending sidecar %s: op %s, age %s, %s, %s [%s]; %s\n", s.Key, s.Op,
+			(time.Duration(s.AgeSeconds) * time.Second).String(), orDash(s.Branch), orDash(s.WriterKind), strings.Join(s.Tables, ","), lease)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "PROBLEM %s: %s: %s\n", p.Rule, p.Key, p.Detail)
+	}
+	rules := make([]string, 0, len(r.ProblemCount))
+	total := 0
+	for rule, n := range r.ProblemCount { //detlint:ordered sorted below
+		rules = append(rules, fmt.Sprintf("%s %d", rule, n))
+		total += n
+	}
+	sort.Strings(rules)
+	if total == 0 {
+		fmt.Fprintln(w, "ok: no problems")
+		return
+	}
+	fmt.Fprintf(w, "%d problem(s): %s\n", total, strings.Join(rules, ", "))
+}

@@ -1,0 +1,273 @@
+// Package merge is the pure core of the three-way branch merge: the row
+// rule per id against the merge base, the property-level merge of rows
+// changed on both sides, the checks of the merged result (orphan edges,
+// cardinality) and the conflict list. It does no I/O and imports only the
+// standard library: the driver (kernel/data, merge.go) loads the three
+// images of every id that changed on either side and hands them in.
+//
+// The row rule, per table and id, against the base:
+//
+//	source vs base | target vs base | result
+//	unchanged      | anything       | keep target
+//	changed        | unchanged      | take source (a write, or a delete)
+//	both changed to the same row (or both deleted)   | keep target
+//	inserted on both sides, different rows           | DivergentInsert
+//	deleted on one side, changed on the other        | DeleteVsUpdate
+//	changed on both sides: property by property; a property (or an edge
+//	endpoint) changed on both sides to different values | DivergentUpdate
+//
+// Null, the empty string and empty bytes are three different values.
+package merge
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Row is one node or edge image, field for field the data plane's Row:
+// From and To are an edge's endpoints (empty for nodes); an absent key or a
+// nil value in Props is null.
+type Row struct {
+	ID    string
+	From  string
+	To    string
+	Props map[string]any
+}
+
+// Images are one id's rows at the merge base, on the source and on the
+// target; nil is absent.
+type Images struct {
+	Base, Source, Target *Row
+}
+
+// Kind is the kind of a merge conflict.
+type Kind uint8
+
+// The conflict kinds. The zero Kind is invalid.
+const (
+	// DivergentInsert: an id absent at the base inserted on both sides
+	// with different rows.
+	DivergentInsert Kind = iota + 1
+	// DeleteVsUpdate: deleted on one side, changed on the other.
+	DeleteVsUpdate
+	// DivergentUpdate: one property (or edge endpoint, "from"/"to")
+	// changed on both sides to different values.
+	DivergentUpdate
+	// OrphanEdge: an edge of the merged result whose endpoint node is
+	// absent from the merged result.
+	OrphanEdge
+	// CardinalityViolation: a node of the merged result whose out-edge
+	// count of an edge type is outside the type's @card bounds.
+	CardinalityViolation
+)
+
+var kindNames = [...]string{DivergentInsert: "DivergentInsert", DeleteVsUpdate: "DeleteVsUpdate",
+	DivergentUpdate: "DivergentUpdate", OrphanEdge: "OrphanEdge", CardinalityViolation: "CardinalityViolation"}
+
+// String returns the kind's name, e.g. "DivergentUpdate".
+func (k Kind) String() string {
+	if k >= DivergentInsert && k <= CardinalityViolation {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Conflict is one reason a merge cannot publish: its kind, the type and id
+// it concerns, the property (DivergentUpdate: the property or endpoint
+// changed on both sides; OrphanEdge: "from" or "to"; empty otherwise) and a
+// message for people.
+type Conflict struct {
+	Kind     Kind
+	Type     string
+	ID       string
+	Property string
+	Message  string
+}
+
+// String renders the conflict on one line.
+func (c Conflict) String() string {
+	s := fmt.Sprintf("%s %s %q", c.Kind, c.Type, c.ID)
+	if c.Property != "" {
+		s += " ." + c.Property
+	}
+	return s + ": " + c.Message
+}
+
+// Resolution is the merged image of one id.
+type Resolution struct {
+	// Row is the merged row; nil when the id is absent from the result.
+	Row *Row
+	// Write reports that the merged image differs from the target's: the
+	// target table must change for this id.
+	Write bool
+	// Conflicts are the conflicts of this id (sorted); when any, Row and
+	// Write are meaningless.
+	Conflicts []Conflict
+}
+
+// Resolve applies the row rule to one id of type typ.
+func Resolve(typ string, in Images) Resolution {
+	b, s, t := in.Base, in.Source, in.Target
+	id := anyID(b, s, t)
+	sChanged, tChanged := !Same(b, s), !Same(b, t)
+	switch {
+	case !sChanged:
+		return Resolution{Row: t}
+	case !tChanged:
+		return Resolution{Row: s, Write: true}
+	case Same(s, t):
+		return Resolution{Row: t}
+	case b == nil:
+		return conflict(DivergentInsert, typ, id, "", "inserted on both sides with different rows")
+	case s == nil:
+		return conflict(DeleteVsUpdate, typ, id, "", "deleted on the source, changed on the target")
+	case t == nil:
+		return conflict(DeleteVsUpdate, typ, id, "", "changed on the source, deleted on the target")
+	}
+	return mergeProps(typ, *b, *s, *t)
+}
+
+func conflict(k Kind, typ, id, prop, msg string) Resolution {
+	return Resolution{Conflicts: []Conflict{{Kind: k, Type: typ, ID: id, Property: prop, Message: msg}}}
+}
+
+func anyID(rows ...*Row) string {
+	for _, r := range rows {
+		if r != nil {
+			return r.ID
+		}
+	}
+	panic("merge: Resolve of an id absent on all three sides")
+}
+
+// mergeProps merges a row changed on both sides field by field: the
+// endpoints first, then the properties in name order. A field changed on
+// one side only is taken from that side.
+func mergeProps(typ string, b, s, t Row) Resolution {
+	out := Row{ID: t.ID, Props: map[string]any{}}
+	var cs []Conflict
+	pick := func(field string, bv, sv, tv any) any {
+		switch {
+		case ValuesEqual(sv, bv):
+			return tv
+		case ValuesEqual(tv, bv), ValuesEqual(sv, tv):
+			return sv
+		}
+		cs = append(cs, Conflict{Kind: DivergentUpdate, Type: typ, ID: t.ID, Property: field,
+			Message: fmt.Sprintf("%s changed on both sides: base %s, source %s, target %s", field, show(bv), show(sv), show(tv))})
+		return tv
+	}
+	out.From, _ = pick("from", str(b.From), str(s.From), str(t.From)).(string)
+	out.To, _ = pick("to", str(b.To), str(s.To), str(t.To)).(string)
+	for _, name := range propNames(b, s, t) {
+		if v := pick(name, b.Props[name], s.Props[name], t.Props[name]); v != nil {
+			out.Props[name] = v
+		}
+	}
+	if len(cs) > 0 {
+		return Resolution{Conflicts: cs}
+	}
+	return Resolution{Row: &out, Write: !RowsEqual(out, t)}
+}
+
+// str turns an endpoint into a value ("" is a node's absent endpoint,
+// equal on all sides).
+func str(s string) any { return s }
+
+func show(v any) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%#v", v)
+}
+
+// propNames is the sorted union of the property names of three rows.
+func propNames(rows ...Row) []string {
+	set := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.Props { //detlint:ordered fills a set that is sorted next
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set { //detlint:ordered collects keys that are sorted next
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Same reports whether two images are equal: both absent, or both present
+// with RowsEqual rows.
+func Same(a, b *Row) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return RowsEqual(*a, *b)
+}
+
+// RowsEqual reports whether two rows are exactly equal: id, endpoints and
+// every property, null, "" and empty bytes being three different values
+// (the data plane's RowsEqual, which the driver's tests hold it to).
+func RowsEqual(a, b Row) bool {
+	if a.ID != b.ID || a.From != b.From || a.To != b.To {
+		return false
+	}
+	for _, k := range propNames(a, b) {
+		if !ValuesEqual(a.Props[k], b.Props[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValuesEqual reports whether two property values are exactly equal: same
+// Go type and value; []byte by content, time.Time by instant, float64 by
+// bits; int is taken as int64; nil (null) equals only nil.
+func ValuesEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if i, ok := a.(int); ok {
+		a = int64(i)
+	}
+	if i, ok := b.(int); ok {
+		b = int64(i)
+	}
+	switch av := a.(type) {
+	case []byte:
+		bv, ok := b.([]byte)
+		return ok && bytes.Equal(av, bv)
+	case time.Time:
+		bv, ok := b.(time.Time)
+		return ok && av.Equal(bv)
+	case float64:
+		bv, ok := b.(float64)
+		return ok && math.Float64bits(av) == math.Float64bits(bv)
+	case string, int64, bool:
+		return a == b
+	}
+	panic(fmt.Sprintf("merge: ValuesEqual of unsupported value type %T", a))
+}
+
+// SortConflicts orders conflicts deterministically: by type, id, kind,
+// property, message.
+func SortConflicts(cs []Conflict) {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		switch {
+		case a.Type != b.Type:
+			return a.Type < b.Type
+		case a.ID != b.ID:
+			return a.ID < b.ID
+		case a.Kind != b.Kind:
+			return a.Kind < b.Kind
+		case a.Property != b.Property:
+			return a.Property < b.Property
+		}
+		return a.Message < b.Message
+	})
+}

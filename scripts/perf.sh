@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs graphkernel's headline benchmarks and draws them as SVG plots in
+# docs/perf/ (tools/perf, a separate module using gonum.org/v1/plot, so the
+# library never depends on it). The raw `go test -bench` output is kept next
+# to the plots (docs/perf/bench.txt).
+#
+#   scripts/perf.sh              # about two minutes on 2 cores
+#   scripts/perf.sh --plot-only  # redraw from docs/perf/bench.txt
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/perf
+mkdir -p "$out"
+raw="$out/bench.txt"
+
+if [[ "${1:-}" != "--plot-only" ]]; then
+	tmp=$(mktemp)
+	trap 'rm -f "$tmp"' EXIT
+	bench() { # package, regex, benchtime
+		echo "=== $1 $2 ($3)" >&2
+		go test "$1" -run '^$' -bench "$2" -benchtime "$3" -count 1 | tee -a "$tmp" >&2
+	}
+	bench ./kernel '^BenchmarkCommitCost$' 200x
+	bench ./kernel '^BenchmarkColdLookupDepth$' 1x
+	bench ./objstore/fs '^BenchmarkPublishDepth$' 200x
+	bench ./kernel/data '^BenchmarkScan$' 20x
+	bench ./kernel '^BenchmarkCommitThroughput$' 200x
+	bench ./sim/workload '^BenchmarkMixSeed$' 10x
+	cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs || true)
+	{
+		echo "# machine: ${cpu:-unknown cpu}, $(nproc) cores, $(go env GOOS)/$(go env GOARCH), $(go env GOVERSION)"
+		echo "# date: $(date -u +%Y-%m-%d)"
+		cat "$tmp"
+	} >"$raw"
+fi
+
+machine=$(sed -n 's/^# machine: //p' "$raw")
+date=$(sed -n 's/^# date: //p' "$raw")
+(cd tools/perf && GOWORK=off go run . -in "../../$raw" -out "../../$out" -machine "$machine" -date "$date")
+ls -l "$out"/*.svg
