@@ -52,13 +52,13 @@ func init() {
 		Reclaims: true,
 		Final:    maintFinal,
 	})
-	RegisterOp("mtx", opMaintTx)
-	RegisterOp("mread", opMaintRead)
-	RegisterOp("mcompact", opMaintCompact)
-	RegisterOp("mcollect", opMaintCollect)
-	RegisterOp("mfork", opMaintFork)
-	RegisterOp("mpin", opMaintPin)
-	RegisterOp("mpinread", opMaintPinRead)
+	RegisterOp("gtx", opMaintTx)
+	RegisterOp("gread", opMaintRead)
+	RegisterOp("gcompact", opMaintCompact)
+	RegisterOp("gcollect", opMaintCollect)
+	RegisterOp("gfork", opMaintFork)
+	RegisterOp("gpin", opMaintPin)
+	RegisterOp("gpinread", opMaintPinRead)
 }
 
 // maintState is what the maintenance workload's processes share: the
@@ -98,24 +98,24 @@ func genMaint(seed uint64, faults string) *Scenario {
 	}
 	s.Actors = append(s.Actors, genMaintActor(rng, "m0", [2]time.Duration{time.Second, 6 * time.Second}, func(rng *rand.Rand) Op {
 		if rng.IntN(2) == 0 {
-			return Op{Kind: "mcompact", Args: map[string]string{}}
+			return Op{Kind: "gcompact", Args: map[string]string{}}
 		}
-		return Op{Kind: "mcollect", Args: map[string]string{}}
+		return Op{Kind: "gcollect", Args: map[string]string{}}
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "m1", [2]time.Duration{2 * time.Second, 8 * time.Second}, func(rng *rand.Rand) Op {
-		return Op{Kind: "mcollect", Args: map[string]string{}}
+		return Op{Kind: "gcollect", Args: map[string]string{}}
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "b0", [2]time.Duration{5 * time.Second, 20 * time.Second}, func(rng *rand.Rand) Op {
-		return Op{Kind: "mfork", Args: map[string]string{}}
+		return Op{Kind: "gfork", Args: map[string]string{}}
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
 		switch rng.IntN(3) {
 		case 0:
-			return Op{Kind: "mpin", Args: map[string]string{}}
+			return Op{Kind: "gpin", Args: map[string]string{}}
 		case 1:
-			return Op{Kind: "mpinread", Args: map[string]string{}}
+			return Op{Kind: "gpinread", Args: map[string]string{}}
 		}
-		return Op{Kind: "mread", Args: map[string]string{}}
+		return Op{Kind: "gread", Args: map[string]string{}}
 	}))
 	return s
 }
@@ -131,7 +131,7 @@ func genMaintActor(rng *rand.Rand, name string, th [2]time.Duration, op func(*ra
 }
 
 func genMaintTx(rng *rand.Rand, th [2]time.Duration) Op {
-	op := Op{Kind: "mtx", Think: think(rng, th), Args: map[string]string{"person": dataPeople[rng.IntN(len(dataPeople))]}}
+	op := Op{Kind: "gtx", Think: think(rng, th), Args: map[string]string{"person": dataPeople[rng.IntN(len(dataPeople))]}}
 	switch x := rng.Float64(); {
 	case x < 0.5:
 		op.Args["kind"] = "insert"
@@ -182,7 +182,7 @@ func opMaintTx(p *Proc, idx int, op Op) error {
 	case errors.Is(err, kernel.ErrVersionMismatch) && op.Arg("kind") == "rename":
 		return p.checkStrictFailure(tag, base, err)
 	case err != nil && !errors.Is(err, errNothingToDo):
-		p.Unexpected("mtx", err)
+		p.Unexpected("gtx", err)
 	}
 	return nil
 }
@@ -194,22 +194,22 @@ func opMaintTx(p *Proc, idx int, op Op) error {
 func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error) error {
 	g, err := p.dg()
 	if err != nil {
-		return p.readFailed("mtx: open", err)
+		return p.readFailed("gtx: open", err)
 	}
 	ctx := p.Ctx()
 	ref, err := g.Branch(ctx, "main")
 	if err != nil {
-		return p.readFailed("mtx: branch", err)
+		return p.readFailed("gtx: branch", err)
 	}
 	live, err := g.Kernel().SnapshotAt(ctx, ref)
 	if err != nil {
-		return p.readFailed("mtx: snapshot", err)
+		return p.readFailed("gtx: snapshot", err)
 	}
 	bp, _ := base.Table("Person")
 	lp, _ := live.Table("Person")
 	head, err := g.Kernel().TableHead(ctx, ref, "Person")
 	if err != nil {
-		return p.readFailed("mtx: table head", err)
+		return p.readFailed("gtx: table head", err)
 	}
 	if lp.Version == bp.Version || head.Version != lp.Version {
 		return nil
@@ -218,7 +218,7 @@ func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error)
 	for steps := 0; steps < 64 && at.Version > bp.Version; steps++ {
 		tv, err := g.Kernel().ReadTable(ctx, "Person", at)
 		if err != nil || !tv.ContentPreserving || tv.BasedOn == nil {
-			return p.readFailed("mtx: read table", err)
+			return p.readFailed("gtx: read table", err)
 		}
 		at = *tv.BasedOn
 	}
@@ -242,13 +242,13 @@ func (p *Proc) maintainer() *maintain.Maintainer {
 func opMaintCompact(p *Proc, _ int, _ Op) error {
 	g, err := p.dg()
 	if err != nil {
-		return p.readFailed("mcompact: open", err)
+		return p.readFailed("gcompact: open", err)
 	}
 	_, err = maintain.Maintain(p.Ctx(), g, p.maintainer(), maintain.RunPolicy{Compact: maintCompact, SkipCollect: true})
 	if p.Over(err) {
 		return p.end(err)
 	}
-	p.Unexpected("mcompact", err)
+	p.Unexpected("gcompact", err)
 	return nil
 }
 
@@ -259,7 +259,7 @@ func opMaintCollect(p *Proc, _ int, _ Op) error {
 	if p.Over(err) {
 		return p.end(err)
 	}
-	p.Unexpected("mcollect", err)
+	p.Unexpected("gcollect", err)
 	p.run.note("%s mcollect -> %+v (%v)", p.name, rep, errText(err))
 	return p.readRetained(maintKeepLast)
 }
@@ -345,16 +345,16 @@ func opMaintRead(p *Proc, _ int, _ Op) error {
 	acked := p.run.maint.ackedNow()
 	g, err := p.dg()
 	if err != nil {
-		return p.readFailed("mread: open", err)
+		return p.readFailed("gread: open", err)
 	}
 	ctx := p.Ctx()
 	ref, err := g.Branch(ctx, "main")
 	if err != nil {
-		return p.readFailed("mread: branch", err)
+		return p.readFailed("gread: branch", err)
 	}
 	s, err := g.SnapshotAt(ctx, ref)
 	if err != nil {
-		return p.readFailed("mread: snapshot", err)
+		return p.readFailed("gread: snapshot", err)
 	}
 	rows, err := snapshotRows(p, s)
 	if err != nil {
@@ -379,14 +379,14 @@ func opMaintFork(p *Proc, _ int, _ Op) error {
 	ctx := p.Ctx()
 	main, err := p.g.Branch(ctx, "main")
 	if err != nil {
-		return p.readFailed("mfork: branch", err)
+		return p.readFailed("gfork: branch", err)
 	}
 	_, err = p.g.CreateBranch(ctx, fmt.Sprintf("f%d", n), main)
 	if p.Over(err) {
 		return p.end(err)
 	}
 	if err != nil && !errors.Is(err, kernel.ErrBranchExists) {
-		p.Unexpected("mfork", err)
+		p.Unexpected("gfork", err)
 	}
 	return p.readRetained(maintKeepLast)
 }
@@ -395,21 +395,21 @@ func opMaintFork(p *Proc, _ int, _ Op) error {
 func opMaintPin(p *Proc, _ int, _ Op) error {
 	g, err := p.dg()
 	if err != nil {
-		return p.readFailed("mpin: open", err)
+		return p.readFailed("gpin: open", err)
 	}
 	ctx := p.Ctx()
 	ref, err := g.Branch(ctx, "main")
 	if err != nil {
-		return p.readFailed("mpin: branch", err)
+		return p.readFailed("gpin: branch", err)
 	}
 	s, err := g.SnapshotAt(ctx, ref)
 	if err != nil {
-		return p.readFailed("mpin: snapshot", err)
+		return p.readFailed("gpin: snapshot", err)
 	}
 	now := p.run.clock.Now()
 	id, err := p.maintainer().Pin(ctx, s.Kernel(), maintLeaseTTL, p.name)
 	if err != nil {
-		return p.readFailed("mpin: pin", err)
+		return p.readFailed("gpin: pin", err)
 	}
 	rows, err := snapshotRows(p, s)
 	if err != nil {
@@ -427,12 +427,12 @@ func opMaintPin(p *Proc, _ int, _ Op) error {
 func opMaintPinRead(p *Proc, _ int, _ Op) error {
 	g, err := p.dg()
 	if err != nil {
-		return p.readFailed("mpinread: open", err)
+		return p.readFailed("gpinread: open", err)
 	}
 	ctx := p.Ctx()
 	ref, err := g.Branch(ctx, "main")
 	if err != nil {
-		return p.readFailed("mpinread: branch", err)
+		return p.readFailed("gpinread: branch", err)
 	}
 	st := &p.run.maint
 	st.mu.Lock()
