@@ -131,6 +131,9 @@ func (c *collection) load(ctx context.Context) error {
 	for _, k := range keepHeads {
 		c.marks.Manifests[k] = true
 	}
+	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
+	// the change feed's tokens name it. It is kept forever.
+	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
 	return nil
 }
 
