@@ -80,8 +80,10 @@ func (g *Graph) strictBaseHolds(ctx context.Context, m *format.Manifest, table s
 }
 
 // strictMayRetry reports whether the strict table of a write that lost its
-// round on a mismatch moved only through content-preserving versions since
-// the version the write is based on, so the next round may rebuild on it.
+// round on a mismatch moved past the version the write is based on only
+// through content-preserving versions — at least one, published or in
+// flight above the pin — so the next round may rebuild on it. A recovery
+// restore or fence, or a data write, is not: the write ends as before.
 func (g *Graph) strictMayRetry(ctx context.Context, b BranchRef, writes []TableWrite, reads []readState, table string) (bool, error) {
 	head, err := g.liveHead(ctx, b)
 	if err != nil {
@@ -93,7 +95,17 @@ func (g *Graph) strictMayRetry(ctx context.Context, b BranchRef, writes []TableW
 			if err != nil {
 				return false, err
 			}
-			return g.strictBaseHolds(ctx, &head.m, table, w.BaseVersion, th)
+			var pin TableRef
+			if p, ok := head.m.Pin(table); ok {
+				pin = TableRef{Fork: p.Fork, Version: p.Version}
+			}
+			if th.Version == w.BaseVersion || pin.Version == 0 {
+				return false, nil
+			}
+			if ok, err := g.PinSatisfied(ctx, table, w.BaseVersion, pin); err != nil || !ok {
+				return false, err
+			}
+			return g.PinSatisfied(ctx, table, pin.Version, th)
 		}
 	}
 	for _, r := range reads {

@@ -24,9 +24,10 @@ func compactTable(t *testing.T, g *kernel.Graph, b kernel.BranchRef, table, merg
 // TestStrictWriterSurvivesCompaction pins the expectation rule in the
 // write path: a strict write based on version v succeeds when the table
 // moved past v only through content-preserving versions — published before
-// the write began, or published while the write was in its round (the
-// write loses its create-only table write or its publish and rebuilds on
-// the compacted version) — and still fails when a data write moved it; a
+// the write began, or (with WriteOptions.FollowCompactions, as the data
+// plane's transactions write) published while the write was in its round:
+// the write loses its create-only table write or its publish and rebuilds
+// on the compacted version — and still fails when a data write moved it; a
 // strict read expectation likewise follows a compaction.
 func TestStrictWriterSurvivesCompaction(t *testing.T) {
 	g := mustInit(t, sim.New(sim.Config{Seed: 1}), 1)
@@ -35,7 +36,7 @@ func TestStrictWriterSurvivesCompaction(t *testing.T) {
 	commitTable(t, g, main, "a", "2") // a at v2
 	var builtOn []uint64
 	strict := func(base uint64, during func()) error {
-		_, err := g.Write(ctx, main, []kernel.TableWrite{{Table: "a", Strict: true, BaseVersion: base,
+		_, err := g.WriteWith(ctx, main, []kernel.TableWrite{{Table: "a", Strict: true, BaseVersion: base,
 			Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
 				builtOn = append(builtOn, p.Version)
 				if during != nil {
@@ -43,7 +44,7 @@ func TestStrictWriterSurvivesCompaction(t *testing.T) {
 					during = nil
 				}
 				return kernel.TableContent{Fragments: append(append([]string(nil), p.Fragments...), "s"), Rows: p.Rows + 1}, nil
-			}}}, kernel.LineageIntent{Actor: "strict"})
+			}}}, kernel.LineageIntent{Actor: "strict"}, kernel.WriteOptions{FollowCompactions: true})
 		return err
 	}
 	compactTable(t, g, main, "a", "c1") // v3, preserving v2
@@ -81,7 +82,7 @@ func TestStrictWriterSurvivesCompaction(t *testing.T) {
 	compactTable(t, g, main, "a", "c3")
 	_, err = g.WriteWith(ctx, main, []kernel.TableWrite{{Table: "b", Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
 		return kernel.TableContent{Fragments: []string{"b"}, Rows: 1}, nil
-	}}}, kernel.LineageIntent{Actor: "reader"}, kernel.WriteOptions{Expect: []kernel.ReadExpectation{{Table: "a", Version: pinA.Version, Strict: true}}})
+	}}}, kernel.LineageIntent{Actor: "reader"}, kernel.WriteOptions{Expect: []kernel.ReadExpectation{{Table: "a", Version: pinA.Version, Strict: true}}, FollowCompactions: true})
 	if err != nil {
 		t.Fatalf("strict read expectation across a compaction: %v", err)
 	}

@@ -64,6 +64,14 @@ type WriteOptions struct {
 	// Expect lists tables the write read but does not write, each at most
 	// once and none of them a written table.
 	Expect []ReadExpectation
+	// FollowCompactions makes a strict table (or strict read expectation)
+	// whose round lost to a compaction — the table moved past its base
+	// only through content-preserving versions — rebuild on the compacted
+	// version instead of failing (lineage.PinSatisfied). The data plane's
+	// transactions always set it. Without it, a compaction that lands
+	// before the round starts is still followed; one that lands during the
+	// round fails the write as any concurrent change does.
+	FollowCompactions bool
 }
 
 // Write commits one new version of every touched table and publishes them
@@ -137,19 +145,24 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 			return c, nil
 		}
 		mm, ok := isMismatch(err)
-		if ok && strictTable(sorted, reads, mm.Table) {
-			// A strict table that moved only through content-preserving
-			// versions (a compaction) is rebuilt like a lost race: a strict
-			// writer never fails because of a compaction alone.
-			if ok, err = g.strictMayRetry(ctx, b, sorted, reads, mm.Table); err != nil {
-				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
-			}
-			if !ok {
-				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, mm))
-			}
-		}
 		if !ok {
 			return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+		}
+		if strictTable(sorted, reads, mm.Table) {
+			if !opts.FollowCompactions {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+			}
+			// A strict table that moved only through content-preserving
+			// versions (a compaction) is rebuilt like a lost race: a strict
+			// writer never fails because of a compaction alone. Anything
+			// else (a data write, a recovery restore) ends it as before.
+			retry, rerr := g.strictMayRetry(ctx, b, sorted, reads, mm.Table)
+			if rerr != nil {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, rerr))
+			}
+			if !retry {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+			}
 		}
 		// A non-strict table lost a race: rebuild on the new pin. The
 		// round's sidecar is dead (pins never go back, so it can never roll

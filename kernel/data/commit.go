@@ -109,7 +109,7 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 		}
 	}
 	defer c.release()
-	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx)}
+	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
 	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
 }
 
