@@ -7,6 +7,7 @@
 //	graphkernel schema fs:/var/lib/graphs g1
 //	graphkernel diff fs:/var/lib/graphs g1 main@3 feature --type Person
 //	graphkernel changes fs:/var/lib/graphs g1 main --op delete
+//	graphkernel merge fs:/var/lib/graphs g1 feature main --dry-run
 //	graphkernel verify s3://bucket/prefix g1
 //	graphkernel recover fs:/var/lib/graphs g1 --ignore-lease
 //	graphkernel load fs:/var/lib/graphs g1 main people.jsonl knows.csv
@@ -91,6 +92,7 @@ type opts struct {
 	types       []string  // diff, changes: --type
 	ops         []feed.Op // diff, changes: --op
 	limit       int64     // diff, changes: --limit
+	dryRun      bool      // merge: --dry-run
 }
 
 func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
@@ -128,6 +130,7 @@ func commands() []command {
 			run: runRecover},
 	}
 	cmds = append(cmds, changeCommands()...)
+	cmds = append(cmds, mergeCommand())
 	return append(cmds, ioCommands()...)
 }
 

@@ -54,6 +54,9 @@ const (
 	// ignores the merge base, so every difference is taken from the source:
 	// rows the target deleted (or changed) since the base come back.
 	TwoWayMerge = "two-way-merge"
+	// AdjShortIn: In through the adjacency index drops the last edge of a
+	// node with two or more in-edges.
+	AdjShortIn = "adj-short-in"
 	// CompactDropsWrite: a compaction rebuilds on the version it first
 	// saw instead of the pinned one, so when a data write publishes first
 	// the compaction publishes the old rows over it.
@@ -70,7 +73,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, CompactDropsWrite, GCNoGrace, GCBranchLocal}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal}
 	sort.Strings(names)
 	return names
 }

@@ -215,42 +215,35 @@ func scanRows(b *testing.B, s *Snapshot) int {
 const fsObjectHeader = 36
 
 // fragmentFiles returns the on-disk paths of the snapshot's Item fragments
-// (fs layout: every non-final key segment is "<seg>.d", the final "<seg>.o")
-// and their total size.
-// fsPath is the path objstore/fs stores an ASCII key at (its package doc):
-// directories "<seg>.d", the final segment's first 24 bytes as a trie of
-// 2-byte "<chunk>.c" directories, then "<rest>.o".
-func fsPath(key string) []string {
-	segs := strings.Split(key, "/")
-	var names []string
-	for _, seg := range segs[:len(segs)-1] {
-		names = append(names, seg+".d")
-	}
-	last := segs[len(segs)-1]
-	for used := 0; used < 24 && len(last) > 2; used += 2 {
-		names = append(names, last[:2]+".c")
-		last = last[2:]
-	}
-	return append(names, last+".o")
-}
-
+// and their total size: every object file under the Item data directory
+// (the fs layout maps each key to "<seg>.d" directories, chunk directories
+// "<chunk>.c" and a final "<tail>.o"; see objstore/fs/keypath.go), checked
+// against the table version's fragment count and sizes.
 func fragmentFiles(b *testing.B, s *Snapshot, dir string) ([]string, int64) {
 	b.Helper()
 	v, err := s.r.view(ctx, s.cat.tables["Item"], pinRef(s.ks, "Item"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var paths []string
-	var size int64
+	var size, onDisk int64
 	for _, f := range v.frags {
-		key := "g/data/Item/" + f.Name
-		p := filepath.Join(append([]string{dir}, fsPath(key)...)...)
-		st, err := os.Stat(p)
-		if err != nil || st.Size() != int64(f.Bytes)+fsObjectHeader {
-			b.Fatalf("fragment file %s: %v (size %v, want %d)", p, err, st, f.Bytes+fsObjectHeader)
+		size += int64(f.Bytes)
+	}
+	var paths []string
+	err = filepath.WalkDir(filepath.Join(dir, "g.d", "data.d", "Item.d"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".o") {
+			return err
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
 		}
 		paths = append(paths, p)
-		size += int64(f.Bytes)
+		onDisk += st.Size() - fsObjectHeader
+		return nil
+	})
+	if err != nil || len(paths) != len(v.frags) || onDisk != size {
+		b.Fatalf("fragment files: %v (%d files of %d bytes, want %d of %d)", err, len(paths), onDisk, len(v.frags), size)
 	}
 	return paths, size
 }

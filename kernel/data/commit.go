@@ -223,7 +223,11 @@ func (c *committer) checkStrict(ctx context.Context, tables []string) error {
 
 // load reads what validation needs: the live version of every table the
 // transaction may touch, and the base version of the tables whose rows
-// must exist (edge endpoints) or whose edges a node delete must see.
+// must exist (edge endpoints) or whose edges a node delete must see. Edges
+// are found through the adjacency index: the edges of each deleted node
+// (and the fragments holding them, which a cascade rewrites), and the
+// out-edges of every node whose @card count the transaction may change —
+// so the cost follows the touched nodes' degrees, not the edge tables.
 func (c *committer) load(ctx context.Context) error {
 	c.vs = viewSet{base: map[string]*tableView{}, head: map[string]*tableView{}}
 	s := c.t.s
@@ -238,7 +242,7 @@ func (c *committer) load(ctx context.Context) error {
 		}
 		if len(st.deletes) > 0 && !st.t.Edge {
 			for _, e := range c.t.cat.edgesTouching(name) {
-				if err := c.loadEdgesFully(ctx, e.Name); err != nil {
+				if err := c.noteEdges(ctx, e.Name, uniqueIDs(st.deletes), true); err != nil {
 					return err
 				}
 			}
@@ -249,17 +253,106 @@ func (c *committer) load(ctx context.Context) error {
 	}
 	for _, name := range c.t.cat.names {
 		e := c.t.cat.tables[name]
-		_, staged := s.tables[name]
-		_, fromStaged := s.tables[e.From]
-		// A bounded edge type is counted when it is written, or when its
-		// from type gains nodes that need a minimum of out-edges.
-		if e.Edge && !e.Card.IsDefault() && (staged || (fromStaged && e.Card.Min > 0)) {
-			if err := c.loadEdgesFully(ctx, name); err != nil {
+		if !e.Edge || e.Card.IsDefault() {
+			continue
+		}
+		if cand := c.cardCandidates(e); len(cand) > 0 {
+			if err := c.noteEdges(ctx, name, cand, false); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// noteEdges looks up the edges of nodes in edge table name at its live
+// and base versions through their adjacency indexes (a version without one
+// is loaded whole), and with load also loads the fragments holding those
+// edges in both views.
+func (c *committer) noteEdges(ctx context.Context, name string, nodes []string, load bool) error {
+	head, err := c.headView(ctx, name)
+	if err != nil {
+		return err
+	}
+	base, err := c.baseView(ctx, name)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, v := range []*tableView{head, base} {
+		if !v.hasAdj {
+			if err := c.t.r.loadAll(ctx, v); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, n := range nodes {
+			if _, ok := v.noted[n]; ok {
+				ids = append(ids, v.noted[n].all...)
+				continue
+			}
+			out, err := c.t.r.adjacentIndexed(ctx, v, n, dirOut)
+			if err != nil {
+				return err
+			}
+			in, err := c.t.r.adjacentIndexed(ctx, v, n, dirIn)
+			if err != nil {
+				return err
+			}
+			v.note(n, out, in)
+			ids = append(ids, v.noted[n].all...)
+		}
+	}
+	if !load {
+		return nil
+	}
+	for _, v := range []*tableView{head, base} {
+		if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cardCandidates returns, sorted and unique, a superset of the source
+// nodes whose out-edge count of bounded edge type e validation may check
+// (see cardSources): the from of e's pending rows and, in its live
+// version, of the ids they replace or delete; the new nodes of e's from
+// type when its minimum is positive; and the from of every edge of e
+// incident to a deleted node (a cascade removes it). The views it reads
+// must be loaded for those ids.
+func (c *committer) cardCandidates(e *Table) []string {
+	s := c.t.s
+	set := map[string]bool{}
+	if st, ok := s.tables[e.Name]; ok {
+		for _, ref := range st.index() {
+			set[st.str(ref, colFrom)] = true
+		}
+		for _, id := range pendingIDs(st) {
+			if from, _, ok := c.vs.head[e.Name].ends(id); ok {
+				set[from] = true
+			}
+		}
+	}
+	if st, ok := s.tables[e.From]; ok && e.Card.Min > 0 {
+		for _, ref := range st.index() {
+			set[st.id(ref)] = true
+		}
+	}
+	for _, typ := range []string{e.From, e.To} {
+		st, ok := s.tables[typ]
+		if !ok || len(st.deletes) == 0 {
+			continue
+		}
+		base := c.vs.base[e.Name]
+		for _, d := range uniqueIDs(st.deletes) {
+			for _, id := range base.incident(d) {
+				from, _, _ := base.ends(id)
+				set[from] = true
+			}
+		}
+	}
+	return sortedKeys(set)
 }
 
 // headView returns the view of table at its live published version.
@@ -326,23 +419,6 @@ func (c *committer) loadEnds(ctx context.Context) error {
 		c.ends[typ] = v
 	}
 	return nil
-}
-
-// loadEdgesFully loads an edge table completely at its live and base
-// versions (cardinality counts and node-delete checks need every edge).
-func (c *committer) loadEdgesFully(ctx context.Context, name string) error {
-	head, err := c.headView(ctx, name)
-	if err != nil {
-		return err
-	}
-	base, err := c.baseView(ctx, name)
-	if err != nil {
-		return err
-	}
-	if err := c.t.r.loadAll(ctx, head); err != nil {
-		return err
-	}
-	return c.t.r.loadAll(ctx, base)
 }
 
 func pendingIDs(st *stagedTable) []string {
@@ -413,7 +489,7 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 	if b.content != nil {
 		return *b.content, nil
 	}
-	content, err := c.t.g.materialize(ctx, c.plans[name].t, b.b)
+	content, err := c.t.g.materialize(ctx, c.t.r, c.plans[name], b.b)
 	if err != nil {
 		return kernel.TableContent{}, err
 	}
@@ -434,12 +510,12 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 	if err := c.t.r.loadIDs(ctx, v, pendingIDs(c.t.s.tables[name])); err != nil {
 		return err
 	}
+	c.vs.head[name] = v
 	if tb.Edge && !tb.Card.IsDefault() {
-		if err := c.t.r.loadAll(ctx, v); err != nil {
+		if err := c.noteEdges(ctx, name, c.cardCandidates(tb), false); err != nil {
 			return err
 		}
 	}
-	c.vs.head[name] = v
 	if _, ok := c.ends[name]; ok { // a written endpoint type: check the endpoints on its new version
 		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(name)); err != nil {
 			return err
@@ -458,9 +534,14 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 	return c.build(ctx, name, on)
 }
 
+// writeAdjacency is false only in tests that write edge table versions
+// as they were before the adjacency index existed.
+var writeAdjacency = true
+
 // materialize writes the new fragments of a build and returns the table
 // content. A new fragment that breaks the fragment rules is an internal bug.
-func (g *Graph) materialize(ctx context.Context, t *Table, b builtTable) (kernel.TableContent, error) {
+func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b builtTable) (kernel.TableContent, error) {
+	t := p.t
 	infos := make([]FragmentInfo, 0, len(b.frags))
 	var rows uint64
 	for _, f := range b.frags {
@@ -487,5 +568,15 @@ func (g *Graph) materialize(ctx context.Context, t *Table, b builtTable) (kernel
 	if rows != b.rows {
 		panic(fmt.Sprintf("data: content of %s has %d rows, build counted %d", t.Name, rows, b.rows))
 	}
-	return tableContent(infos, rows), nil
+	content := tableContent(infos, rows)
+	if t.Edge && writeAdjacency {
+		md, err := adjWriter{g: g, r: r}.buildAdjacency(ctx, p, rows)
+		if err != nil {
+			return kernel.TableContent{}, err
+		}
+		for k, v := range md { //detlint:ordered copies into a map
+			content.Metadata[k] = v
+		}
+	}
+	return content, nil
 }

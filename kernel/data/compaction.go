@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
@@ -76,7 +77,7 @@ func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.
 		if err != nil {
 			return rep, fmt.Errorf("compact %s: %w", b, err)
 		}
-		infos, err := fragmentInfos(tv)
+		infos, _, err := fragmentInfos(cat.tables[name], tv)
 		if err != nil {
 			return rep, fmt.Errorf("compact %s: %w", b, err)
 		}
@@ -129,7 +130,7 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	if pinned.Version == 0 {
 		return kernel.TableContent{}, errNothingToCompact
 	}
-	infos, err := fragmentInfos(pinned)
+	infos, _, err := fragmentInfos(t, pinned)
 	if err != nil {
 		return kernel.TableContent{}, err
 	}
@@ -159,6 +160,13 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	}
 	*tc = TableCompaction{Table: t.Name, FragmentsBefore: len(infos), FragmentsAfter: len(out), Rows: rows}
 	content := tableContent(out, rows)
+	// The same edges: an edge table's adjacency index (sorted by key and
+	// id, independent of the fragment layout) stays valid as it is.
+	for _, kv := range pinned.Metadata {
+		if strings.HasPrefix(kv.Key, metaAdjPrefix) {
+			content.Metadata[kv.Key] = kv.Value
+		}
+	}
 	content.ContentPreserving = true
 	return content, nil
 }

@@ -22,6 +22,16 @@
 // kernel.ErrVersionMismatch (begin again and retry). Insert and Upsert
 // rebase onto newer versions and are validated again there.
 //
+// Reads: Get, GetMany (each covering fragment fetched once), Scan and
+// ScanWhere (a kernel/data/pred predicate bound before any I/O; fragments
+// whose column statistics rule it out are skipped), Out, In, OutDegree,
+// InDegree (through each edge table version's adjacency index: a cold
+// lookup reads one chunk and one page of it, never the edge table) and
+// Expand (a bounded breadth-first traversal, kernel/data/traverse). A
+// handle caches decoded fragments and index objects (Options.CacheBytes),
+// shared by its snapshots; the @card and node-delete checks find edges
+// through the index too, so a write costs the touched nodes' degrees.
+//
 // Updates and deletes never change a file: the fragments holding touched
 // ids are rewritten as new files (copy-on-write). The on-store format is in
 // docs/format.md, "Data plane". The package reads no wall clock (time and

@@ -32,6 +32,9 @@ type FragmentInfo struct {
 	CRC32C uint32 `json:"crc32c"` // Castagnoli CRC of the whole file
 	MinID  string `json:"min"`    // smallest id in the fragment
 	MaxID  string `json:"max"`    // largest id in the fragment
+	// Stats are per-property column statistics for pruning
+	// filtered scans; absent in fragments written before they existed.
+	Stats []ColumnStats `json:"stats,omitempty"`
 }
 
 // mayContain reports whether id is within the fragment's id range.
@@ -51,26 +54,37 @@ func EncodeFragment(t *Table, rec arrow.Record) ([]byte, FragmentInfo, error) {
 	if err := checkRecord(t, rec); err != nil {
 		return nil, FragmentInfo{}, fmt.Errorf("encode fragment of %s: %w", t.Name, err)
 	}
-	var w seekBuffer
-	fw, err := ipc.NewFileWriter(&w, ipc.WithSchema(t.arrow), ipc.WithAllocator(goAlloc))
+	buf, err := encodeIPC(t, rec)
 	if err != nil {
-		return nil, FragmentInfo{}, fmt.Errorf("encode fragment of %s: %w", t.Name, err)
-	}
-	if err := fw.Write(rec); err != nil {
-		return nil, FragmentInfo{}, fmt.Errorf("encode fragment of %s: %w", t.Name, err)
-	}
-	if err := fw.Close(); err != nil {
 		return nil, FragmentInfo{}, fmt.Errorf("encode fragment of %s: %w", t.Name, err)
 	}
 	ids := rec.Column(colID).(*array.String)
 	info := FragmentInfo{
 		Rows:   uint64(rec.NumRows()),
-		Bytes:  uint64(len(w.buf)),
-		CRC32C: crc32.Checksum(w.buf, castagnoli),
+		Bytes:  uint64(len(buf)),
+		CRC32C: crc32.Checksum(buf, castagnoli),
 		MinID:  ids.Value(0),
 		MaxID:  ids.Value(ids.Len() - 1),
+		Stats:  columnStats(t, rec),
 	}
-	return w.buf, info, nil
+	return buf, info, nil
+}
+
+// encodeIPC writes rec as one deterministic Arrow IPC file (see
+// EncodeFragment) without judging its rows.
+func encodeIPC(t *Table, rec arrow.Record) ([]byte, error) {
+	var w seekBuffer
+	fw, err := ipc.NewFileWriter(&w, ipc.WithSchema(t.arrow), ipc.WithAllocator(goAlloc))
+	if err != nil {
+		return nil, err
+	}
+	if err := fw.Write(rec); err != nil {
+		return nil, err
+	}
+	if err := fw.Close(); err != nil {
+		return nil, err
+	}
+	return w.buf, nil
 }
 
 // DecodeFragment verifies b against info (size and CRC32C) and decodes it

@@ -26,6 +26,10 @@ type Options struct {
 	Kernel kernel.Options
 	// Limits bound each transaction; zero fields take the defaults.
 	Limits Limits
+	// CacheBytes bounds the handle's cache of decoded fragments, shared by
+	// its snapshots and transactions: 0 takes DefaultCacheBytes, a
+	// negative value disables the cache.
+	CacheBytes int64
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -42,6 +46,7 @@ type Graph struct {
 	clock  kernel.Clock
 	ent    *lockedReader
 	limits Limits
+	cache  *fragCache
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -81,7 +86,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), catalogs: map[string]*catalog{}}, kopts
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), catalogs: map[string]*catalog{}}, kopts
 }
 
 // Kernel returns the underlying kernel handle (branches, history, ...).

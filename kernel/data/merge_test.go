@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -256,6 +257,34 @@ func TestMergeRerunsWhenTargetMoves(t *testing.T) {
 	}
 }
 
+// A commit on the target that writes a table the merge writes too, between
+// the merge's reads and its write, is a moved target as well: the merge's
+// strict table write refuses it (*kernel.VersionMismatchError) and the
+// merge runs again on the new head, keeping the other commit's row. Red
+// if only ErrHeadMoved re-ran a round: the merge fails with the mismatch.
+func TestMergeRerunsWhenMergedTableMoves(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	opRmEdge.do(t, f, src, true)      // the merge writes Knows
+	opAddNode.do(t, f, f.main, false) // the target moved too: a real merge
+	hs := &hookStore{Store: f.store}
+	g, err := Open(ctx, hs, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7)}})
+	must(t, err)
+	hs.hook = func() {
+		f.commit(f.main, func(tx *Txn) error { return tx.Insert("Knows", Row{ID: "k9", From: "dan", To: "alice"}) })
+	}
+	res, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	if err != nil || res.Outcome != merge.Merged || res.Rounds != 2 {
+		t.Fatalf("merge = %+v, %v; want merged in round 2", res, err)
+	}
+	if hasRow(t, f, f.main, "Knows", "k1") || !hasRow(t, f, f.main, "Knows", "k9") {
+		t.Fatal("the target lost the merge's delete of k1 or the racing commit's k9")
+	}
+	if left := kerneltest.Sidecars(f.store.(*sim.Store), testRoot); len(left) != 0 {
+		t.Fatalf("sidecars left: %v", left)
+	}
+}
+
 // A crash at every durable step of a merge leaves the target unmerged or
 // merged once recovery has run, never a mix, and no sidecar: before the
 // publish, recovery rolls the merge back, never forward (a recovery commit
@@ -436,4 +465,40 @@ func TestMergeTooLarge(t *testing.T) {
 		t.Fatal("a refused merge wrote")
 	}
 	mustMerge(t, f, src, f.main, merge.FastForward)
+}
+
+// A merge refuses, typed and before any write, a branch merged into itself
+// (ErrInvalidArgument; red without the check: it would report "already up
+// to date") and any write on a read-only handle (kernel.ErrReadOnly); a dry
+// run on a read-only handle computes the outcome and writes nothing.
+func TestMergeRefusals(t *testing.T) {
+	f := newMergeFixture(t)
+	src := f.branch("feature", f.main)
+	opSetA.do(t, f, src, true)
+	ro, err := Open(ctx, f.store, testRoot, Options{Kernel: kernel.Options{Env: testEnv(7), ReadOnly: true}})
+	must(t, err)
+	before := storeBytes(t, f.store)
+	for _, tc := range []struct {
+		name     string
+		g        *Graph
+		src, tgt kernel.BranchRef
+		opts     MergeOptions
+		want     error // nil: the dry run's outcome
+	}{
+		{"into itself", f.g, f.main, f.main, MergeOptions{}, kernel.ErrInvalidArgument},
+		{"into itself, dry run", f.g, src, src, MergeOptions{DryRun: true}, kernel.ErrInvalidArgument},
+		{"read-only", ro, src, f.main, MergeOptions{}, kernel.ErrReadOnly},
+		{"read-only, dry run", ro, src, f.main, MergeOptions{DryRun: true}, nil},
+	} {
+		res, err := tc.g.Merge(ctx, tc.src, tc.tgt, kernel.LineageIntent{Actor: "test"}, tc.opts)
+		switch {
+		case tc.want != nil && !errors.Is(err, tc.want):
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		case tc.want == nil && (err != nil || res.Outcome != merge.FastForward || res.Commit.ID != (kernel.CommitID{})):
+			t.Errorf("%s: %+v, %v, want a fast-forward, nothing written", tc.name, res, err)
+		}
+	}
+	if after := storeBytes(t, f.store); !maps.Equal(after, before) {
+		t.Fatalf("a refused merge or a dry run wrote: %d keys, was %d", len(after), len(before))
+	}
 }

@@ -108,7 +108,7 @@ func (g *Graph) mergeTableWrite(ctx context.Context, r *reader, tgt *Snapshot, t
 				return kernel.TableContent{}, &kernel.VersionMismatchError{Table: t.Name, Expected: on.Version, Actual: pinned.Version}
 			}
 			if w.content == nil {
-				c, err := g.materialize(ctx, t, w.built)
+				c, err := g.materialize(ctx, r, p, w.built)
 				if err != nil {
 					return kernel.TableContent{}, err
 				}

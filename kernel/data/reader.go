@@ -42,7 +42,7 @@ func tableContent(infos []FragmentInfo, rows uint64) kernel.TableContent {
 // fragmentInfos reads the fragment list of a table version and checks it
 // describes the version exactly: one info per fragment, none extra, sane
 // ranges, and row counts that add up.
-func fragmentInfos(tv kernel.TableVersion) ([]FragmentInfo, error) {
+func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStats, error) {
 	bad := func(f string, a ...any) error {
 		return fmt.Errorf("table %s version %d: %s: %w", tv.Table, tv.Version, fmt.Sprintf(f, a...), format.ErrCorrupt)
 	}
@@ -51,23 +51,29 @@ func fragmentInfos(tv kernel.TableVersion) ([]FragmentInfo, error) {
 		md[kv.Key] = kv.Value
 	}
 	if len(tv.Fragments) > 0 && md[metaKeyFormat] != dataFormatValue {
-		return nil, bad("data format %q, want %q", md[metaKeyFormat], dataFormatValue)
+		return nil, nil, bad("data format %q, want %q", md[metaKeyFormat], dataFormatValue)
 	}
 	infos := make([]FragmentInfo, len(tv.Fragments))
+	stats := make([]fragStats, len(tv.Fragments))
 	var rows uint64
 	for i, name := range tv.Fragments {
 		raw, ok := md[metaFragPrefix+name]
 		if !ok {
-			return nil, bad("fragment %s has no info", name)
+			return nil, nil, bad("fragment %s has no info", name)
 		}
 		if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
-			return nil, bad("fragment %s info: %v", name, err)
+			return nil, nil, bad("fragment %s info: %v", name, err)
 		}
 		infos[i].Name = name
 		f := infos[i]
 		if _, err := ulid.ParseStrict(name); err != nil || f.Rows == 0 || f.Bytes == 0 || f.MinID > f.MaxID {
-			return nil, bad("fragment %s info %+v is not sane", name, f)
+			return nil, nil, bad("fragment %s info %+v is not sane", name, f)
 		}
+		st, err := decodeStats(t, f)
+		if err != nil {
+			return nil, nil, bad("fragment %s: %v", name, err)
+		}
+		stats[i] = st
 		rows += f.Rows
 	}
 	frags := 0
@@ -77,25 +83,28 @@ func fragmentInfos(tv kernel.TableVersion) ([]FragmentInfo, error) {
 		}
 	}
 	if frags != len(tv.Fragments) || rows != tv.Rows {
-		return nil, bad("%d fragment infos for %d fragments, %d rows for %d", frags, len(tv.Fragments), rows, tv.Rows)
+		return nil, nil, bad("%d fragment infos for %d fragments, %d rows for %d", frags, len(tv.Fragments), rows, tv.Rows)
 	}
-	return infos, nil
+	return infos, stats, nil
 }
 
-// reader loads table views and fragments for one snapshot or transaction,
-// caching decoded fragments by name (fragments are immutable).
+// reader loads table views and fragments for one snapshot or transaction
+// through the handle's fragment cache (fragments are immutable).
 type reader struct {
-	g     *Graph
-	cat   *catalog
-	frags map[string]arrow.Record
+	g   *Graph
+	cat *catalog
+
+	budget *byteBudget // nil: unbounded; else adjacency fetches are charged
+}
+
+// byteBudget bounds the bytes a traversal's adjacency fetches may read.
+type byteBudget struct {
+	spent, max int64
 }
 
 func newReader(g *Graph, cat *catalog) *reader {
-	return &reader{g: g, cat: cat, frags: map[string]arrow.Record{}}
+	return &reader{g: g, cat: cat}
 }
-
-// maxCachedFragments bounds a reader's decoded-fragment cache.
-const maxCachedFragments = 256
 
 // view returns the (unloaded) view of table at pin; ok=false pins nothing
 // (an empty table).
@@ -107,11 +116,20 @@ func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tabl
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", t.Name, err)
 	}
-	infos, err := fragmentInfos(tv)
+	infos, stats, err := fragmentInfos(t, tv)
 	if err != nil {
 		return nil, err
 	}
-	return newTableView(t, infos, tv.Rows), nil
+	v := newTableView(t, infos, tv.Rows)
+	v.stats = stats
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows); err != nil || (v.hasAdj && !t.Edge) {
+		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+	}
+	return v, nil
 }
 
 // load makes fragment i of v available.
@@ -120,7 +138,8 @@ func (r *reader) load(ctx context.Context, v *tableView, i int) error {
 		return nil
 	}
 	info := v.frags[i]
-	if rec, ok := r.frags[info.Name]; ok {
+	key := cacheKey(v.t.Name, info.Name)
+	if rec, ok := r.g.cache.get(key); ok {
 		v.recs[i] = rec
 		return nil
 	}
@@ -128,10 +147,7 @@ func (r *reader) load(ctx context.Context, v *tableView, i int) error {
 	if err != nil {
 		return err
 	}
-	if len(r.frags) >= maxCachedFragments {
-		r.frags = map[string]arrow.Record{} // views keep their own references
-	}
-	r.frags[info.Name] = rec
+	r.g.cache.put(key, rec, int64(info.Bytes))
 	v.recs[i] = rec
 	v.bySource, v.byNode = nil, nil
 	return nil
@@ -153,6 +169,17 @@ func (r *reader) fetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.
 		return nil, fmt.Errorf("read fragment %s of %s: %w", info.Name, t.Name, err)
 	}
 	return DecodeFragment(t, info, b)
+}
+
+// scanFetch returns fragment info of t for a scan, with a reference the
+// caller releases: the cached record when there is one, else a fresh fetch
+// that is not cached (a scan must not flush the point reads' working set).
+func (r *reader) scanFetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.Record, error) {
+	if rec, ok := r.g.cache.get(cacheKey(t.Name, info.Name)); ok {
+		rec.Retain()
+		return rec, nil
+	}
+	return r.fetch(ctx, t, info)
 }
 
 // loadAll loads every fragment of v.

@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data/pred"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 )
 
@@ -117,6 +119,41 @@ func (s *Snapshot) Get(ctx context.Context, typ, id string) (Row, bool, error) {
 	return v.row(ref), true, nil
 }
 
+// MaxGetMany bounds the ids of one GetMany call.
+const MaxGetMany = 1 << 16
+
+// GetMany returns the rows of typ with the given ids that exist, sorted by
+// id, each once (repeated and missing ids are allowed). It fetches each
+// fragment whose id range covers one of the ids at most once (and none the
+// handle's cache holds). More than MaxGetMany ids is an ErrTooLarge
+// rejection before any I/O.
+func (s *Snapshot) GetMany(ctx context.Context, typ string, ids []string) ([]Row, error) {
+	if len(ids) > MaxGetMany {
+		return nil, reject(ErrTooLarge, typ, "", "", "GetMany of %d ids, more than %d; split the call", len(ids), MaxGetMany)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.view(ctx, typ)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.r.loadIDs(ctx, v, ids); err != nil {
+		return nil, err
+	}
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	var rows []Row
+	for i, id := range sorted {
+		if i > 0 && sorted[i-1] == id {
+			continue
+		}
+		if ref, ok := v.lookup(id); ok {
+			rows = append(rows, v.row(ref))
+		}
+	}
+	return rows, nil
+}
+
 // Out returns the edges of edgeType whose from is nodeID, sorted by id.
 func (s *Snapshot) Out(ctx context.Context, edgeType, nodeID string) ([]Row, error) {
 	return s.adjacent(ctx, edgeType, nodeID, true)
@@ -130,15 +167,6 @@ func (s *Snapshot) In(ctx context.Context, edgeType, nodeID string) ([]Row, erro
 func (s *Snapshot) adjacent(ctx context.Context, edgeType, nodeID string, out bool) ([]Row, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, err := s.edgeView(ctx, edgeType)
-	if err != nil {
-		return nil, err
-	}
-	return adjacentRows(v, nodeID, out), nil
-}
-
-// edgeView returns the fully loaded view of an edge type (lock held).
-func (s *Snapshot) edgeView(ctx context.Context, edgeType string) (*tableView, error) {
 	v, err := s.view(ctx, edgeType)
 	if err != nil {
 		return nil, err
@@ -146,10 +174,7 @@ func (s *Snapshot) edgeView(ctx context.Context, edgeType string) (*tableView, e
 	if !v.t.Edge {
 		return nil, reject(ErrUnknownType, edgeType, "", "", "is a node type, not an edge type")
 	}
-	if err := s.r.loadAll(ctx, v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return s.r.adjacent(ctx, v, nodeID, out)
 }
 
 // adjacentRows returns the committed edges of v with from (out) or to (in)
@@ -171,18 +196,41 @@ func adjacentRows(v *tableView, node string, out bool) []Row {
 // too). Each record is one fragment; the reader fetches a fragment only
 // when Next reaches it. The caller must Release the reader.
 func (s *Snapshot) Scan(ctx context.Context, typ string, columns ...string) (array.RecordReader, error) {
+	return s.ScanWhere(ctx, typ, nil, columns...)
+}
+
+// ScanWhere is Scan with a row predicate (nil: every row). The predicate
+// is bound to typ's columns first: an unknown column or a literal of the
+// wrong kind is an error matching pred.ErrInvalidPredicate before any
+// I/O beyond the table version. Fragments whose id range and column
+// statistics rule the predicate out are never fetched; the others are
+// filtered row by row (pred's two-valued semantics), and fragments left
+// with no row yield no record. Records keep fragment order and, within
+// one, id order.
+func (s *Snapshot) ScanWhere(ctx context.Context, typ string, where *pred.Expr, columns ...string) (array.RecordReader, error) {
+	t, err := s.cat.table(typ)
+	if err != nil {
+		return nil, err
+	}
+	var bound *pred.Bound
+	if where != nil {
+		if bound, err = pred.Bind(*where, predColumns(t)); err != nil {
+			return nil, fmt.Errorf("scan %s: %w", typ, err)
+		}
+	}
+	sr := &scanReader{refs: 1, ctx: ctx, r: s.r, t: t, schema: t.arrow, where: bound}
+	if len(columns) > 0 {
+		if err := sr.project(columns); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	v, err := s.view(ctx, typ)
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	sr := &scanReader{refs: 1, ctx: ctx, r: s.r, t: v.t, infos: v.frags, schema: v.t.arrow}
-	if len(columns) > 0 {
-		if err := sr.project(columns); err != nil {
-			return nil, err
-		}
-	}
+	sr.infos, sr.stats = v.frags, v.stats
 	return sr, nil
 }
 
@@ -193,7 +241,9 @@ type scanReader struct {
 	r      *reader
 	t      *Table
 	infos  []FragmentInfo
-	cols   []int // projection; nil = all columns
+	stats  []fragStats
+	where  *pred.Bound // nil: every row
+	cols   []int       // projection; nil = all columns
 	schema *arrow.Schema
 	next   int
 	cur    arrow.Record
@@ -238,26 +288,70 @@ func (sr *scanReader) Next() bool {
 		sr.cur.Release()
 		sr.cur = nil
 	}
-	if sr.err != nil || sr.next >= len(sr.infos) {
-		return false
+	for sr.err == nil && sr.next < len(sr.infos) {
+		i := sr.next
+		sr.next++
+		if sr.where != nil && sr.stats != nil && !mayMatch(sr.where, sr.infos[i], sr.stats[i]) {
+			continue
+		}
+		rec, err := sr.r.scanFetch(sr.ctx, sr.t, sr.infos[i])
+		if err != nil {
+			sr.err = fmt.Errorf("scan %s: %w", sr.t.Name, err)
+			return false
+		}
+		if rec = filterRecord(sr.t, rec, sr.where); rec != nil {
+			sr.cur = sr.projectRecord(rec)
+			return true
+		}
 	}
-	rec, err := sr.r.fetch(sr.ctx, sr.t, sr.infos[sr.next])
-	if err != nil {
-		sr.err = fmt.Errorf("scan %s: %w", sr.t.Name, err)
-		return false
-	}
-	sr.next++
+	return false
+}
+
+// projectRecord returns rec with the projection applied, taking over the
+// caller's reference.
+func (sr *scanReader) projectRecord(rec arrow.Record) arrow.Record {
 	if sr.cols == nil {
-		sr.cur = rec
-		return true
+		return rec
 	}
 	cols := make([]arrow.Array, len(sr.cols))
 	for i, c := range sr.cols {
 		cols[i] = rec.Column(c)
 	}
-	sr.cur = array.NewRecord(sr.schema, cols, rec.NumRows())
+	out := array.NewRecord(sr.schema, cols, rec.NumRows())
 	rec.Release()
-	return true
+	return out
+}
+
+// filterRecord returns the rows of rec that satisfy where (all of rec when
+// where is nil or every row matches; nil when none does), taking over the
+// caller's reference to rec.
+func filterRecord(t *Table, rec arrow.Record, where *pred.Bound) arrow.Record {
+	if where == nil {
+		return rec
+	}
+	var rows []rowSrc
+	cols := rec.Columns()
+	for i := 0; i < int(rec.NumRows()); i++ {
+		row := func(c int) (pred.Value, bool) {
+			if cols[c].IsNull(i) {
+				return pred.Value{}, true
+			}
+			return cellValue(kindOf(t, c), cols[c], i), false
+		}
+		if where.Eval(row) {
+			rows = append(rows, rowSrc{rec, i})
+		}
+	}
+	switch len(rows) {
+	case int(rec.NumRows()):
+		return rec
+	case 0:
+		rec.Release()
+		return nil
+	}
+	out := gather(t, rows)
+	rec.Release()
+	return out
 }
 
 // Record implements array.RecordReader: the current fragment's record,

@@ -250,12 +250,13 @@ func (t *Txn) adjacent(ctx context.Context, edgeType, nodeID string, out bool) (
 	if !v.t.Edge {
 		return nil, reject(ErrUnknownType, edgeType, "", "", "is a node type, not an edge type")
 	}
-	if err := t.r.loadAll(ctx, v); err != nil {
+	committed, err := t.r.adjacent(ctx, v, nodeID, out)
+	if err != nil {
 		return nil, err
 	}
 	st := t.s.tables[edgeType]
 	var rows []Row
-	for _, r := range adjacentRows(v, nodeID, out) {
+	for _, r := range committed {
 		if st != nil && st.deleted(r.ID) {
 			continue
 		}

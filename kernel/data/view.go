@@ -17,7 +17,17 @@ type tableView struct {
 	t     *Table
 	frags []FragmentInfo
 	recs  []arrow.Record // parallel to frags; nil = not loaded
+	stats []fragStats    // parallel to frags (nil when built without stats)
 	rows  uint64
+
+	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
+	hasAdj bool        // the version has an adjacency index
+
+	// noted holds, for nodes whose edges a loader looked up through the
+	// index, the ids of their out-edges and of all their edges (sorted);
+	// outEdges and incident answer from it when the table is not loaded
+	// whole.
+	noted map[string]notedEdges
 
 	bySource map[string][]string // edge tables: from -> edge ids; built on demand
 	byNode   map[string][]string // edge tables: from or to -> edge ids
@@ -116,14 +126,59 @@ func (v *tableView) edgeIndex() {
 	}
 }
 
+// notedEdges are one node's edges as an index lookup found them.
+type notedEdges struct{ out, all []string }
+
+// note records node's edges (rows from adjacency lookups in both
+// directions).
+func (v *tableView) note(node string, out, in []Row) {
+	if v.noted == nil {
+		v.noted = map[string]notedEdges{}
+	}
+	set := map[string]bool{}
+	var n notedEdges
+	for _, r := range out {
+		n.out = append(n.out, r.ID)
+		set[r.ID] = true
+	}
+	for _, r := range in {
+		set[r.ID] = true
+	}
+	n.all = sortedKeys(set)
+	sort.Strings(n.out)
+	v.noted[node] = n
+}
+
+// notedOf returns node's noted edges; a node neither noted nor answerable
+// from a whole loaded table is an internal bug.
+func (v *tableView) notedOf(node string) notedEdges {
+	n, ok := v.noted[node]
+	if !ok {
+		panic(fmt.Sprintf("data: edges of node %q in %s were not looked up and the table is not loaded whole", node, v.t.Name))
+	}
+	return n
+}
+
 // outEdges returns the ids, sorted, of the edges whose source is from.
 func (v *tableView) outEdges(from string) []string {
+	if n, ok := v.noted[from]; ok || !v.fullyLoaded() {
+		if !ok {
+			n = v.notedOf(from)
+		}
+		return n.out
+	}
 	v.edgeIndex()
 	return v.bySource[from]
 }
 
 // incident returns the ids, sorted, of the edges with node as from or to.
 func (v *tableView) incident(node string) []string {
+	if n, ok := v.noted[node]; ok || !v.fullyLoaded() {
+		if !ok {
+			n = v.notedOf(node)
+		}
+		return n.all
+	}
 	v.edgeIndex()
 	return v.byNode[node]
 }

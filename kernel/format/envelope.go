@@ -70,6 +70,8 @@ func (k Kind) String() string {
 		return "commit-index"
 	case KindForkIndex:
 		return "fork-index"
+	case KindAdjacencyChunk:
+		return "adjacency-chunk"
 	}
 	return "unknown"
 }

@@ -192,7 +192,7 @@ func TestCollectKeepsRetentionAndReclaimsTheRest(t *testing.T) {
 	}
 	cold := f.reopen() // a handle's cache of immutable objects may still answer, correctly
 	for _, c := range cs[:len(cs)-3] {
-		if _, err := f.readAll(c.ID); !errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrCorrupt) {
+		if _, err := f.reopenRead(c.ID); !errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrCorrupt) {
 			t.Fatalf("collected commit %s: %v, want ErrReclaimed", c.ID, err)
 		}
 		if _, err := cold.Kernel().Commit(ctx, c.ID); !errors.Is(err, kernel.ErrReclaimed) {

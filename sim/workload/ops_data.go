@@ -1,16 +1,22 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"math/rand/v2"
 
+	"github.com/apache/arrow/go/v17/arrow/array"
+
 	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/data/pred"
+	"github.com/graphkernel/graphkernel/kernel/data/traverse"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
@@ -47,7 +53,7 @@ func init() {
 		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
 			"writers, updates, cascading deletes, and readers checking cardinality and dangling edges",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
-		Plants:   []string{plant.StaleCard, plant.FeedSkip},
+		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Final:    finalData,
@@ -221,7 +227,150 @@ func opDataRead(p *Proc, _ int, op Op) error {
 			}
 		}
 	}
+	return p.checkReads(snap, ref)
+}
+
+// checkReads compares the graph reads of snap (Out, In, the degrees,
+// GetMany, ScanWhere, Expand) with the naive evaluation over full scans of
+// the same snapshot (check.Adjacent, check.Expand): "read-consistency".
+func (p *Proc) checkReads(snap *data.Snapshot, ref kernel.BranchRef) error {
+	ctx := p.Ctx()
+	where := fmt.Sprintf("%s at %s v%d", p.name, ref, snap.Kernel().ManifestVersion())
+	var vs []check.Violation
+	scanned := map[string][]check.Edge{}
+	for _, et := range []string{"WorksAt", "Knows"} {
+		edges, err := scanEdges(ctx, snap, et)
+		if err != nil {
+			return p.readFailed("dread: scan", err)
+		}
+		scanned[et] = edges
+		targets := dataPeople
+		if et == "WorksAt" {
+			targets = dataCompanies
+		}
+		for _, pair := range []struct {
+			nodes []string
+			out   bool
+		}{{dataPeople, true}, {targets, false}} {
+			for _, n := range pair.nodes {
+				got, deg, err := adjacent(ctx, snap, et, n, pair.out)
+				if err != nil {
+					return p.readFailed("dread: adjacency", err)
+				}
+				want := check.Adjacent(edges, n, pair.out)
+				what := fmt.Sprintf("%s(%s, %s) and its degree %d", map[bool]string{true: "Out", false: "In"}[pair.out], et, n, deg)
+				vs = append(vs, check.SameReads(where, what, append(strings.Split(edgeIDs(got), ","), fmt.Sprint(deg)),
+					append(strings.Split(strings.Join(want, ","), ","), fmt.Sprint(len(want))))...)
+			}
+		}
+	}
+	more, err := p.checkNodeReads(snap, where, scanned["Knows"])
+	if err != nil {
+		return err
+	}
+	for _, v := range append(vs, more...) {
+		p.run.Violate(v)
+	}
 	return nil
+}
+
+// checkNodeReads compares GetMany, a ScanWhere and two Expands with the
+// naive evaluation over full scans.
+func (p *Proc) checkNodeReads(snap *data.Snapshot, where string, knows []check.Edge) ([]check.Violation, error) {
+	ctx := p.Ctx()
+	people, err := scanIDs(ctx, snap, "Person", nil)
+	if err != nil {
+		return nil, p.readFailed("dread: scan", err)
+	}
+	many, err := snap.GetMany(ctx, "Person", append([]string{"nobody"}, dataPeople...))
+	if err != nil {
+		return nil, p.readFailed("dread: getmany", err)
+	}
+	vs := check.SameReads(where, "GetMany(Person, all)", strings.Split(edgeIDs(many), ","), strings.Split(strings.Join(people, ","), ","))
+	e := pred.Or(pred.In("name", "p0", "p2"), pred.Eq("id", "p3"))
+	got, err := scanIDs(ctx, snap, "Person", &e)
+	if err != nil {
+		return nil, p.readFailed("dread: scanwhere", err)
+	}
+	var want []string
+	for _, r := range many {
+		if name := r.Props["name"]; name == "p0" || name == "p2" || r.ID == "p3" {
+			want = append(want, r.ID)
+		}
+	}
+	vs = append(vs, check.SameReads(where, "ScanWhere(Person, "+e.String()+")", got, want)...)
+	for _, x := range []struct {
+		dir      traverse.Direction
+		min, max int
+	}{{traverse.Both, 0, 3}, {traverse.Out, 1, 2}} {
+		res, err := data.Expand(ctx, snap, []string{"p0"}, "Knows", x.dir, x.min, x.max, traverse.Limits{})
+		if err != nil {
+			return nil, p.readFailed("dread: expand", err)
+		}
+		var hops []check.Hop
+		for _, n := range res.Nodes {
+			hops = append(hops, check.Hop{ID: n.ID, Hops: n.Hops})
+		}
+		naive := check.Expand(knows, []string{"p0"}, x.dir != traverse.In, x.dir != traverse.Out, x.min, x.max)
+		vs = append(vs, check.SameReads(where, fmt.Sprintf("Expand(Knows, p0, %v, %d..%d)", x.dir, x.min, x.max),
+			check.HopStrings(hops), check.HopStrings(naive))...)
+	}
+	return vs, nil
+}
+
+// adjacent returns Out or In of node and the matching degree.
+func adjacent(ctx context.Context, snap *data.Snapshot, et, node string, out bool) ([]data.Row, int, error) {
+	if out {
+		rows, err := snap.Out(ctx, et, node)
+		if err != nil {
+			return nil, 0, err
+		}
+		deg, err := snap.OutDegree(ctx, et, node)
+		return rows, deg, err
+	}
+	rows, err := snap.In(ctx, et, node)
+	if err != nil {
+		return nil, 0, err
+	}
+	deg, err := snap.InDegree(ctx, et, node)
+	return rows, deg, err
+}
+
+// scanEdges reads every edge of et with a full scan.
+func scanEdges(ctx context.Context, snap *data.Snapshot, et string) ([]check.Edge, error) {
+	rr, err := snap.Scan(ctx, et, "id", "from", "to")
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	var out []check.Edge
+	for rr.Next() {
+		rec := rr.Record()
+		ids, from, to := rec.Column(0).(*array.String), rec.Column(1).(*array.String), rec.Column(2).(*array.String)
+		for i := 0; i < ids.Len(); i++ {
+			out = append(out, check.Edge{ID: ids.Value(i), From: from.Value(i), To: to.Value(i)})
+		}
+	}
+	return out, rr.Err()
+}
+
+// scanIDs returns, sorted, the ids of typ's rows matching where (all when
+// nil).
+func scanIDs(ctx context.Context, snap *data.Snapshot, typ string, where *pred.Expr) ([]string, error) {
+	rr, err := snap.ScanWhere(ctx, typ, where, "id")
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	var out []string
+	for rr.Next() {
+		ids := rr.Record().Column(0).(*array.String)
+		for i := 0; i < ids.Len(); i++ {
+			out = append(out, ids.Value(i))
+		}
+	}
+	sort.Strings(out)
+	return out, rr.Err()
 }
 
 // checkEndpoints reports edges whose endpoints do not exist in snap.

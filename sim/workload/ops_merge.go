@@ -11,6 +11,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/merge"
 	"github.com/graphkernel/graphkernel/model"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -172,6 +173,8 @@ func mergeOutcome(res data.MergeResult, err error) model.Outcome {
 	switch {
 	case err == nil && res.Commit.ID != (kernel.CommitID{}):
 		return model.OK
+	case objstore.IsAmbiguous(err): // wins over a moved head it may wrap
+		return model.Ambiguous
 	case err == nil, errors.Is(err, data.ErrMergeConflict), errors.Is(err, data.ErrMergeTooLarge), errors.Is(err, kernel.ErrHeadMoved):
 		return model.Failed
 	}

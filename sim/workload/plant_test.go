@@ -31,6 +31,7 @@ var plantChecks = map[string][]string{
 	plant.IgnoreLostAck:     {"failed-commit-visible"},
 	plant.ReparentOnce:      {"linear-chain"},
 	plant.StaleCard:         {"cardinality"},
+	plant.AdjShortIn:        {"read-consistency"},
 	plant.StampFirst:        {"kernel-error", "lineage", "format"},
 	plant.TrustCommitIndex:  {"cold-lookup"},
 	plant.ReachDropsMerge:   {"cold-lookup"},

@@ -304,18 +304,21 @@ func (r *Run) recoveredSidecars() []string {
 }
 
 // Outcome classifies a kernel error for the models: nil is OK; errors the
-// kernel documents as definite (nothing was or will be applied) are Failed;
-// everything else, including a ContentionError marked Ambiguous, an injected
-// failpoint error and a crash, is Ambiguous.
+// kernel documents as definite (nothing was or will be applied) are Failed,
+// unless the error also matches objstore.ErrAmbiguous; everything else,
+// including a ContentionError marked Ambiguous, an injected failpoint error
+// and a crash, is Ambiguous.
 func Outcome(err error) model.Outcome {
 	if err == nil {
 		return model.OK
 	}
+	// Ambiguity wins over every definite kind the error also matches (K4):
+	// a refusal seen on a head that did not yet show a pending write.
+	if objstore.IsAmbiguous(err) {
+		return model.Ambiguous
+	}
 	var ce *kernel.ContentionError
 	if errors.As(err, &ce) {
-		if ce.Ambiguous {
-			return model.Ambiguous
-		}
 		return model.Failed
 	}
 	for _, definite := range []error{

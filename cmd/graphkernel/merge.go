@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+)
+
+// mergeCommand is merge, over data.Graph.Merge (kernel/data, merge.go).
+func mergeCommand() command {
+	return command{name: "merge", args: "STORE ROOT SOURCE TARGET", nargs: exactly(4),
+		summary: "three-way merge of branch SOURCE into branch TARGET: already up to date, fast-forward or merged " +
+			"(one two-parent commit); a conflict lists every conflict (kind, type, id, property, message), writes nothing and exits 1",
+		example: "graphkernel merge fs:/var/lib/graphs g1 feature main --dry-run",
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.BoolVar(&o.dryRun, "dry-run", false, "print the outcome and every conflict, write nothing (read-only open)")
+			fs.StringVar(&o.actor, "actor", "graphkernel-merge", "merge commit `actor`")
+			fs.StringVar(&o.message, "message", "", "merge commit `message` (default: merge SOURCE into TARGET)")
+		},
+		run: runMerge}
+}
+
+// conflictJSON is one merge conflict as merge prints it.
+type conflictJSON struct {
+	Kind     string `json:"kind"`
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Property string `json:"property,omitempty"`
+	Message  string `json:"message"`
+}
+
+// mergeJSON is `merge --json`. SourceHead is the source head the merge
+// captured (the source may have moved since), TargetHead the target head
+// it was computed on (and published on), Base their merge base. Commit is
+// the published merge commit: absent when already up to date, on
+// conflict, in a dry run and when the merge failed.
+type mergeJSON struct {
+	Source     string         `json:"source"`
+	Target     string         `json:"target"`
+	DryRun     bool           `json:"dry_run"`
+	Outcome    string         `json:"outcome"`
+	Base       string         `json:"base"`
+	SourceHead string         `json:"source_head"`
+	TargetHead string         `json:"target_head"`
+	Commit     *commitJSON    `json:"commit,omitempty"`
+	Changes    map[string]int `json:"changes"`
+	Conflicts  []conflictJSON `json:"conflicts"`
+	Rounds     int            `json:"rounds"`
+	Error      string         `json:"error,omitempty"`
+}
+
+func runMerge(ctx context.Context, a *app, o *opts, pos []string) error {
+	srcName, tgtName := pos[2], pos[3]
+	if srcName == tgtName {
+		return &usageError{fmt.Sprintf("SOURCE and TARGET are both %q: a branch cannot be merged into itself", srcName)}
+	}
+	// A dry run opens read-only: a read-write open may run the recovery
+	// sweep, and a dry run writes nothing.
+	g, _, err := a.openGraph(ctx, pos[0], pos[1], !o.dryRun)
+	if err != nil {
+		return err
+	}
+	src, err := g.Branch(ctx, srcName)
+	if err != nil {
+		return fmt.Errorf("source branch %q: %w", srcName, err)
+	}
+	tgt, err := g.Branch(ctx, tgtName)
+	if err != nil {
+		return fmt.Errorf("target branch %q: %w", tgtName, err)
+	}
+	msg := o.message
+	if msg == "" {
+		msg = fmt.Sprintf("merge %s into %s", srcName, tgtName)
+	}
+	res, mergeErr := g.Merge(ctx, src, tgt, kernel.LineageIntent{Actor: o.actor, Message: msg}, data.MergeOptions{DryRun: o.dryRun})
+	var ce *data.MergeConflictError
+	conflicted := errors.As(mergeErr, &ce)
+	if mergeErr != nil && !conflicted {
+		return mergeErr
+	}
+	out := toMergeJSON(src, tgt, o.dryRun, res)
+	if o.json {
+		if err := a.emitJSON(out); err != nil {
+			return err
+		}
+	} else {
+		a.printMerge(out)
+	}
+	if conflicted {
+		return errProblems
+	}
+	return nil
+}
+
+func toMergeJSON(src, tgt kernel.BranchRef, dryRun bool, res data.MergeResult) mergeJSON {
+	out := mergeJSON{Source: src.String(), Target: tgt.String(), DryRun: dryRun, Outcome: res.Outcome.String(),
+		Base: res.Base.String(), SourceHead: res.Source.String(), TargetHead: res.Target.String(),
+		Changes: map[string]int{}, Conflicts: []conflictJSON{}, Rounds: res.Rounds}
+	for t, n := range res.Changes { //detlint:ordered building a map; JSON sorts its keys
+		out.Changes[t] = n
+	}
+	for _, c := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, conflictJSON{Kind: c.Kind.String(), Type: c.Type, ID: c.ID, Property: c.Property, Message: c.Message})
+	}
+	if res.Commit.ID != (kernel.CommitID{}) {
+		cj := toCommitJSON(res.Commit)
+		out.Commit = &cj
+	}
+	return out
+}
+
+func (a *app) printMerge(m mergeJSON) {
+	w := a.stdout
+	fmt.Fprintf(w, "merge %s into %s", m.Source, m.Target)
+	if m.DryRun {
+		fmt.Fprint(w, " (dry run: nothing written)")
+	}
+	fmt.Fprintf(w, "\noutcome: %s\nsource:  %s (head captured)\ntarget:  %s (head merged into)\nbase:    %s\n",
+		m.Outcome, m.SourceHead, m.TargetHead, m.Base)
+	if len(m.Changes) > 0 {
+		types := make([]string, 0, len(m.Changes))
+		for t := range m.Changes { //detlint:ordered sorted below
+			types = append(types, t)
+		}
+		slices.Sort(types)
+		fmt.Fprint(w, "changes:")
+		for _, t := range types {
+			fmt.Fprintf(w, " %s %d", t, m.Changes[t])
+		}
+		fmt.Fprintln(w)
+	}
+	switch {
+	case m.Commit != nil:
+		fmt.Fprintf(w, "commit:  %s (%s#%d v%d)\n", m.Commit.ID, m.Commit.Branch, m.Commit.Incarnation, m.Commit.Version)
+	case len(m.Conflicts) > 0:
+		fmt.Fprintf(w, "%d conflict(s); nothing written:\n", len(m.Conflicts))
+		fmt.Fprintf(w, "  %-20s %-16s %-20s %-12s %s\n", "KIND", "TYPE", "ID", "PROPERTY", "MESSAGE")
+		for _, c := range m.Conflicts {
+			fmt.Fprintf(w, "  %-20s %-16s %-20q %-12s %s\n", c.Kind, c.Type, c.ID, orDash(c.Property), c.Message)
+		}
+	default:
+		fmt.Fprintln(w, "commit:  - (nothing written)")
+	}
+}

@@ -1,0 +1,546 @@
+package data
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"sort"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel/data/traverse"
+	"github.com/graphkernel/graphkernel/kernel/format"
+)
+
+// The adjacency index of an edge table version (docs/format.md,
+// "Adjacency index"): per direction, the version's edges sorted by (key,
+// id) — key is from for "out", to for "in" — cut into pages of at most
+// AdjPageRows rows (Arrow IPC files like fragments), listed in order by
+// chunks of at most AdjChunkPages pages (kind-14 envelopes of JSON), which
+// the table version lists in order under data.adj.out and data.adj.in.
+// Pages and chunks partition the (key, id) order: a row belongs to the last
+// page whose first (key, id) is not after it. Everything is immutable and
+// written before the publish under fresh names; a commit rewrites only the
+// pages (and their chunks) holding a changed edge's old or new (key, id).
+const (
+	AdjPageRows   = 1024
+	AdjChunkPages = 64
+	metaAdjPrefix = "data.adj." // + "out" | "in"
+)
+
+// adjDir is a direction of the index: 0 out (key from), 1 in (key to).
+type adjDir int
+
+const (
+	dirOut adjDir = 0
+	dirIn  adjDir = 1
+)
+
+func (d adjDir) col() int { return [2]int{colFrom, colTo}[d] }
+func (d adjDir) String() string {
+	return [2]string{"out", "in"}[d]
+}
+
+// adjRef names a page (in a chunk) or a chunk (in the table version): its
+// name, its first row's key and id, its last row's key, its row count and
+// its exact size and CRC-32C.
+type adjRef struct {
+	Name   string `json:"name"`
+	LoKey  string `json:"lo"`
+	LoID   string `json:"lo_id"`
+	HiKey  string `json:"hi"`
+	Rows   uint64 `json:"rows"`
+	Bytes  uint64 `json:"bytes"`
+	CRC32C uint32 `json:"crc32c"`
+}
+
+// adjChunk is the payload of a chunk object.
+type adjChunk struct {
+	Table string   `json:"table"`
+	Dir   string   `json:"dir"`
+	Pages []adjRef `json:"pages"`
+}
+
+// after reports whether ref's first row sorts after (key, id).
+func (ref adjRef) after(key, id string) bool {
+	return key < ref.LoKey || (key == ref.LoKey && id < ref.LoID)
+}
+
+// checkRefs verifies a ref list: sane names and ranges, strictly ascending
+// first rows, no overlap, rows adding up to want (when want >= 0).
+func checkRefs(refs []adjRef, limit int, want int64) error {
+	var rows uint64
+	for i, r := range refs {
+		if _, err := ulid.ParseStrict(r.Name); err != nil || r.Rows == 0 || r.Bytes == 0 || r.LoKey > r.HiKey {
+			return fmt.Errorf("adjacency ref %+v is not sane", r)
+		}
+		if i > 0 && (refs[i-1].after(r.LoKey, r.LoID) || refs[i-1].LoKey == r.LoKey && refs[i-1].LoID == r.LoID || refs[i-1].HiKey > r.LoKey) {
+			return fmt.Errorf("adjacency refs %s and %s out of order or overlapping", refs[i-1].Name, r.Name)
+		}
+		rows += r.Rows
+	}
+	if len(refs) > limit || (want >= 0 && rows != uint64(want)) {
+		return fmt.Errorf("%d adjacency refs holding %d rows (limit %d refs, want %d rows)", len(refs), rows, limit, want)
+	}
+	return nil
+}
+
+// maxChunkRefs bounds the chunks of one direction in a table version.
+const maxChunkRefs = 1 << 16
+
+// parseAdjacency reads the index refs of a table version's metadata:
+// ok=false when the version has none (node tables, versions written before
+// the index existed).
+func parseAdjacency(md map[string]string, rows uint64) (refs [2][]adjRef, ok bool, err error) {
+	out, hasOut := md[metaAdjPrefix+dirOut.String()]
+	in, hasIn := md[metaAdjPrefix+dirIn.String()]
+	if !hasOut && !hasIn {
+		return refs, false, nil
+	}
+	if !hasOut || !hasIn {
+		return refs, false, fmt.Errorf("adjacency index has one direction only")
+	}
+	for d, raw := range [2]string{out, in} {
+		if err := json.Unmarshal([]byte(raw), &refs[d]); err != nil {
+			return refs, false, fmt.Errorf("adjacency %s: %v", adjDir(d), err)
+		}
+		if err := checkRefs(refs[d], maxChunkRefs, int64(rows)); err != nil {
+			return refs, false, fmt.Errorf("adjacency %s: %v", adjDir(d), err)
+		}
+	}
+	return refs, true, nil
+}
+
+// --- reading ----------------------------------------------------------------
+
+// getChecked GETs an adjacency object.
+func (r *reader) getChecked(ctx context.Context, t *Table, ref adjRef) ([]byte, error) {
+	id, err := ulid.ParseStrict(ref.Name)
+	if err != nil {
+		return nil, corruptFragment(ref.Name, "adjacency name is not a ULID")
+	}
+	if bb := r.budget; bb != nil {
+		if bb.spent+int64(ref.Bytes) > bb.max {
+			return nil, &traverse.LimitError{Limit: "bytes", Max: bb.max, Got: bb.spent + int64(ref.Bytes)}
+		}
+		bb.spent += int64(ref.Bytes)
+	}
+	b, err := r.g.get(ctx, r.g.keys.Adjacency(t.Name, id))
+	if err != nil {
+		return nil, fmt.Errorf("read adjacency object %s of %s: %w", ref.Name, t.Name, err)
+	}
+	return b, nil
+}
+
+// checkSum verifies an adjacency object's size and CRC-32C against ref.
+func checkSum(ref adjRef, b []byte) error {
+	if uint64(len(b)) != ref.Bytes || crc32.Checksum(b, castagnoli) != ref.CRC32C {
+		return corruptFragment(ref.Name, "adjacency object size or crc32c does not match its reference")
+	}
+	return nil
+}
+
+// chunk returns the decoded chunk ref of t in direction d (cached).
+func (r *reader) chunk(ctx context.Context, t *Table, d adjDir, ref adjRef) (*adjChunk, error) {
+	key := "chunk:" + cacheKey(t.Name, ref.Name)
+	if v, ok := r.g.cache.getAny(key); ok {
+		return v.(*adjChunk), nil
+	}
+	b, err := r.getChecked(ctx, t, ref)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeChunk(t, d, ref, b)
+	if err != nil {
+		return nil, err
+	}
+	r.g.cache.put(key, c, int64(ref.Bytes))
+	return c, nil
+}
+
+// decodeChunk checks and decodes the bytes of chunk ref: size and CRC,
+// envelope, payload, page refs (sane, ordered, rows adding up) and range.
+// Any failure matches ErrCorruptFragment; it never panics.
+func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
+	if err := checkSum(ref, b); err != nil {
+		return nil, err
+	}
+	payload, err := format.OpenAdjacencyChunk(b)
+	if err != nil {
+		return nil, corruptFragment(ref.Name, "%v", err)
+	}
+	var c adjChunk
+	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Name || c.Dir != d.String() {
+		return nil, corruptFragment(ref.Name, "adjacency chunk payload: %v", err)
+	}
+	if err := checkRefs(c.Pages, AdjChunkPages, int64(ref.Rows)); err != nil {
+		return nil, corruptFragment(ref.Name, "%v", err)
+	}
+	if len(c.Pages) == 0 || c.Pages[0].LoKey != ref.LoKey || c.Pages[0].LoID != ref.LoID || c.Pages[len(c.Pages)-1].HiKey != ref.HiKey {
+		return nil, corruptFragment(ref.Name, "adjacency chunk range does not match its reference")
+	}
+	return &c, nil
+}
+
+// page returns the decoded page ref of t in direction d (cached).
+func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arrow.Record, error) {
+	key := cacheKey(t.Name, ref.Name)
+	if rec, ok := r.g.cache.get(key); ok {
+		return rec, nil
+	}
+	b, err := r.getChecked(ctx, t, ref)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := decodePage(t, d, ref, b)
+	if err != nil {
+		return nil, err
+	}
+	r.g.cache.put(key, rec, int64(ref.Bytes))
+	return rec, nil
+}
+
+// decodePage checks and decodes the bytes of page ref: size and CRC, the
+// Arrow IPC file of t, rows sorted by (key, id) and the referenced range.
+// Any failure matches ErrCorruptFragment; it never panics.
+func decodePage(t *Table, d adjDir, ref adjRef, b []byte) (arrow.Record, error) {
+	if err := checkSum(ref, b); err != nil {
+		return nil, err
+	}
+	rec, err := DecodeFragment(t, FragmentInfo{Name: ref.Name, Rows: ref.Rows, Bytes: ref.Bytes, CRC32C: ref.CRC32C}, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPage(t, d, rec, ref); err != nil {
+		rec.Release()
+		return nil, corruptFragment(ref.Name, "%v", err)
+	}
+	return rec, nil
+}
+
+// checkPage verifies a page's rows: valid columns, sorted by (key, id)
+// strictly, first and last keys as referenced.
+func checkPage(t *Table, d adjDir, rec arrow.Record, ref adjRef) error {
+	if err := checkColumns(t, rec); err != nil {
+		return err
+	}
+	keys, ids := rec.Column(d.col()).(*array.String), rec.Column(colID).(*array.String)
+	for i := 1; i < keys.Len(); i++ {
+		if k0, k1 := keys.Value(i-1), keys.Value(i); k0 > k1 || (k0 == k1 && ids.Value(i-1) >= ids.Value(i)) {
+			return fmt.Errorf("adjacency page rows out of order at %d", i)
+		}
+	}
+	if keys.Len() == 0 || keys.Value(0) != ref.LoKey || ids.Value(0) != ref.LoID || keys.Value(keys.Len()-1) != ref.HiKey {
+		return fmt.Errorf("adjacency page range does not match its reference")
+	}
+	return nil
+}
+
+// adjacentIndexed returns the edges of v with key node in direction d,
+// sorted by id, reading only the chunks and pages whose key range holds
+// node. v must have an index.
+func (r *reader) adjacentIndexed(ctx context.Context, v *tableView, node string, d adjDir) ([]Row, error) {
+	var out []Row
+	for _, cref := range v.adj[d] {
+		if cref.LoKey > node || node > cref.HiKey {
+			continue
+		}
+		c, err := r.chunk(ctx, v.t, d, cref)
+		if err != nil {
+			return nil, err
+		}
+		for _, pref := range c.Pages {
+			if pref.LoKey > node || node > pref.HiKey {
+				continue
+			}
+			rec, err := r.page(ctx, v.t, d, pref)
+			if err != nil {
+				return nil, err
+			}
+			keys := rec.Column(d.col()).(*array.String)
+			for j := sort.Search(keys.Len(), func(k int) bool { return keys.Value(k) >= node }); j < keys.Len() && keys.Value(j) == node; j++ {
+				out = append(out, rowAt(v.t, rec, j))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// adjacent returns the committed edges of v from (out) or to (in) node,
+// sorted by id: through the index when v has one, else from the whole
+// table (loaded once).
+func (r *reader) adjacent(ctx context.Context, v *tableView, node string, out bool) ([]Row, error) {
+	if v.hasAdj {
+		d := dirOut
+		if !out {
+			d = dirIn
+		}
+		rows, err := r.adjacentIndexed(ctx, v, node, d)
+		if plant.Enabled(plant.AdjShortIn) && d == dirIn && len(rows) > 1 { // planted bug (dead code without -tags simplant)
+			rows = rows[:len(rows)-1]
+		}
+		return rows, err
+	}
+	if err := r.loadAll(ctx, v); err != nil {
+		return nil, err
+	}
+	return adjacentRows(v, node, out), nil
+}
+
+// --- building -----------------------------------------------------------------
+
+// adjChange is one change to a direction of the index: the removal of
+// edge id at key (src nil) or the addition of the row src at key.
+type adjChange struct {
+	key, id string
+	src     *rowSrc
+}
+
+// adjacencyChanges lists a plan's removed edge ids (replaced or deleted,
+// sorted) and added rows (inserted or replacing, in id order).
+func adjacencyChanges(p *tablePlan) (removed []string, added []rowSrc) {
+	removed = append(keys(p.replace), keys(p.deletes)...)
+	sort.Strings(removed)
+	for _, ref := range p.inserts {
+		added = append(added, rowSrc{p.st.writes[ref.w].rec, ref.row})
+	}
+	for _, id := range keys(p.replace) {
+		ref := p.replace[id]
+		added = append(added, rowSrc{p.st.writes[ref.w].rec, ref.row})
+	}
+	return removed, added
+}
+
+// adjWriter writes adjacency objects for one build: the graph names and
+// stores them, the reader loads what the build's head holds.
+type adjWriter struct {
+	g *Graph
+	r *reader
+}
+
+// buildAdjacency writes the adjacency index of the new version of edge
+// table p.t (rows rows) and returns its table-version metadata. On a head
+// version with an index it rewrites only the pages and chunks a change
+// falls in; otherwise (the first version, or one written before the index
+// existed) it builds the index from the whole head table.
+func (c adjWriter) buildAdjacency(ctx context.Context, p *tablePlan, rows uint64) (map[string]string, error) {
+	removed, added := adjacencyChanges(p)
+	if !p.head.hasAdj && p.head.rows > 0 {
+		if err := c.r.loadAll(ctx, p.head); err != nil {
+			return nil, err
+		}
+	}
+	md := map[string]string{}
+	for _, d := range []adjDir{dirOut, dirIn} {
+		var refs []adjRef
+		var err error
+		if p.head.hasAdj {
+			refs, err = c.adjIncremental(ctx, p, d, removed, added)
+		} else {
+			refs, err = c.adjScratch(ctx, p, d, removed, added)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := checkRefs(refs, maxChunkRefs, int64(rows)); err != nil {
+			panic(fmt.Sprintf("data: built adjacency %s of %s breaks its rules: %v", d, p.t.Name, err))
+		}
+		b, err := json.Marshal(refs)
+		if err != nil {
+			panic(fmt.Sprintf("data: marshal adjacency refs: %v", err))
+		}
+		if refs == nil {
+			b = []byte("[]")
+		}
+		md[metaAdjPrefix+d.String()] = string(b)
+	}
+	return md, nil
+}
+
+// adjScratch builds direction d from every head row (fully loaded) minus
+// the removed ids, plus the added rows.
+func (c adjWriter) adjScratch(ctx context.Context, p *tablePlan, d adjDir, removed []string, added []rowSrc) ([]adjRef, error) {
+	gone := setOf(removed)
+	var rows []rowSrc
+	for _, rec := range p.head.recs {
+		ids := rec.Column(colID).(*array.String)
+		for i := 0; i < ids.Len(); i++ {
+			if !gone[ids.Value(i)] {
+				rows = append(rows, rowSrc{rec, i})
+			}
+		}
+	}
+	pages, err := c.writePages(ctx, p.t, d, append(rows, added...))
+	if err != nil {
+		return nil, err
+	}
+	return c.writeChunks(ctx, p.t, d, pages)
+}
+
+// adjIncremental rewrites the pages of direction d that a removal (at the
+// edge's old key) or an addition (at its new key) falls in, and the chunks
+// listing them; every other chunk is kept by reference.
+func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, removed []string, added []rowSrc) ([]adjRef, error) {
+	var changes []adjChange
+	for _, id := range removed {
+		from, to, ok := p.head.ends(id)
+		if !ok {
+			panic(fmt.Sprintf("data: removed edge %q of %s is not in its HEAD view", id, p.t.Name))
+		}
+		changes = append(changes, adjChange{key: [2]string{from, to}[d], id: id})
+	}
+	for i := range added {
+		changes = append(changes, adjChange{key: srcStr(added[i], d.col()), id: srcID(added[i]), src: &added[i]})
+	}
+	refs := p.head.adj[d]
+	if len(refs) == 0 {
+		return c.adjScratch(ctx, p, d, nil, added)
+	}
+	byChunk := groupChanges(refs, changes)
+	gone := setOf(removed)
+	var out []adjRef
+	for ci, ref := range refs {
+		if len(byChunk[ci]) == 0 {
+			out = append(out, ref)
+			continue
+		}
+		chunk, err := c.r.chunk(ctx, p.t, d, ref)
+		if err != nil {
+			return nil, err
+		}
+		pages, err := c.rewritePages(ctx, p.t, d, chunk.Pages, byChunk[ci], gone)
+		if err != nil {
+			return nil, err
+		}
+		chunks, err := c.writeChunks(ctx, p.t, d, pages)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chunks...)
+	}
+	return out, nil
+}
+
+// rewritePages rewrites the pages of one chunk that changes fall in.
+func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages []adjRef, changes []adjChange, gone map[string]bool) ([]adjRef, error) {
+	byPage := groupChanges(pages, changes)
+	var out []adjRef
+	for pi, ref := range pages {
+		if len(byPage[pi]) == 0 {
+			out = append(out, ref)
+			continue
+		}
+		rec, err := c.r.page(ctx, t, d, ref)
+		if err != nil {
+			return nil, err
+		}
+		var rows []rowSrc
+		ids := rec.Column(colID).(*array.String)
+		for i := 0; i < ids.Len(); i++ {
+			if !gone[ids.Value(i)] {
+				rows = append(rows, rowSrc{rec, i})
+			}
+		}
+		for _, ch := range byPage[pi] {
+			if ch.src != nil {
+				rows = append(rows, *ch.src)
+			}
+		}
+		written, err := c.writePages(ctx, t, d, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, written...)
+	}
+	return out, nil
+}
+
+// groupChanges assigns each change to the ref it falls in: the last ref
+// whose first row is not after the change's (key, id), else the first.
+func groupChanges(refs []adjRef, changes []adjChange) map[int][]adjChange {
+	out := map[int][]adjChange{}
+	for _, ch := range changes {
+		i := sort.Search(len(refs), func(k int) bool { return refs[k].after(ch.key, ch.id) }) - 1
+		out[max(i, 0)] = append(out[max(i, 0)], ch)
+	}
+	return out
+}
+
+// writePages sorts rows by (key, id), cuts them into pages of at most
+// AdjPageRows rows, writes each under a fresh name and returns their refs.
+func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []rowSrc) ([]adjRef, error) {
+	col := d.col()
+	sort.Slice(rows, func(a, b int) bool {
+		ka, kb := srcStr(rows[a], col), srcStr(rows[b], col)
+		return ka < kb || (ka == kb && srcID(rows[a]) < srcID(rows[b]))
+	})
+	var out []adjRef
+	for len(rows) > 0 {
+		n := min(len(rows), AdjPageRows)
+		rec := gather(t, rows[:n])
+		buf, err := encodeIPC(t, rec)
+		ref := adjRef{LoKey: srcStr(rows[0], col), LoID: srcID(rows[0]), HiKey: srcStr(rows[n-1], col), Rows: uint64(n)}
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("encode adjacency page of %s: %w", t.Name, err)
+		}
+		if ref, err = c.putAdj(ctx, t, ref, buf); err != nil {
+			return nil, err
+		}
+		out = append(out, ref)
+		rows = rows[n:]
+	}
+	return out, nil
+}
+
+// writeChunks groups page refs into chunks of at most AdjChunkPages, writes
+// each and returns their refs.
+func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []adjRef) ([]adjRef, error) {
+	var out []adjRef
+	for len(pages) > 0 {
+		n := min(len(pages), AdjChunkPages)
+		payload, err := json.Marshal(adjChunk{Table: t.Name, Dir: d.String(), Pages: pages[:n]})
+		if err != nil {
+			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))
+		}
+		ref := adjRef{LoKey: pages[0].LoKey, LoID: pages[0].LoID, HiKey: pages[n-1].HiKey}
+		for _, p := range pages[:n] {
+			ref.Rows += p.Rows
+		}
+		if ref, err = c.putAdj(ctx, t, ref, format.EncodeAdjacencyChunk(payload)); err != nil {
+			return nil, err
+		}
+		out = append(out, ref)
+		pages = pages[n:]
+	}
+	return out, nil
+}
+
+// putAdj writes an adjacency object create-only under a fresh name and
+// completes its ref (name, size, CRC-32C).
+func (c adjWriter) putAdj(ctx context.Context, t *Table, ref adjRef, b []byte) (adjRef, error) {
+	id, err := c.g.mintName()
+	if err != nil {
+		return adjRef{}, err
+	}
+	if err := c.g.putFragment(ctx, c.g.keys.Adjacency(t.Name, id), b); err != nil {
+		return adjRef{}, err
+	}
+	ref.Name, ref.Bytes, ref.CRC32C = id.String(), uint64(len(b)), crc32.Checksum(b, castagnoli)
+	return ref, nil
+}
+
+func srcStr(s rowSrc, col int) string { return s.rec.Column(col).(*array.String).Value(s.row) }
+
+func setOf(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}

@@ -1,0 +1,241 @@
+package data
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data/pred"
+	"github.com/graphkernel/graphkernel/kernel/data/traverse"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore/counting"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// Read benchmarks (cold = a new handle, empty fragment cache; fixtures are
+// built in the setup on the counting sim store, never committed):
+//
+//	BenchmarkColdAdjacency  Out and In of a degree-10 node at 10^3, 10^5
+//	                        (and, with -bench-large, 10^6) edges:
+//	                        bytes/lookup, requests/lookup, cold and warm ns
+//	BenchmarkCardInsert     one edge into an @card(0..1) type: bytes/op
+//	BenchmarkFilteredScan   1% of 10^6 Item rows by a clustered qty range:
+//	                        bytes read against a full scan (pct-of-full)
+//	BenchmarkExpand3Hop     3-hop Expand over 10^5 nodes / 10^6 edges:
+//	                        nodes/s, bytes/op
+const adjSchemaText = `
+node N { name: string? }
+edge E: N -> N { w: int64? }
+edge C: N -> N @card(0..1) {}
+`
+
+// adjGraph builds a graph of edges/10 nodes and `edges` E edges (each node
+// has out-degree 10; to is a scrambled node) on a counting sim store, plus
+// a C edge from every node to its successor but the last.
+func adjGraph(b *testing.B, edges int) (*counting.Store, int) {
+	b.Helper()
+	cs := counting.New(sim.New(sim.Config{Seed: 1}))
+	s, err := schema.Parse([]byte(adjSchemaText))
+	must(b, err)
+	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
+	must(b, err)
+	nodes := edges / 10
+	node := func(i int) string { return fmt.Sprintf("n%08d", i) }
+	snapshot := snap(b, g)
+	nt, _ := snapshot.Table("N")
+	et, _ := snapshot.Table("E")
+	ct, _ := snapshot.Table("C")
+	nb := array.NewRecordBuilder(goAlloc, nt.Schema())
+	for i := 0; i < nodes; i++ {
+		nb.Field(0).(*array.StringBuilder).Append(node(i))
+		nb.Field(1).(*array.StringBuilder).AppendNull()
+	}
+	eb := array.NewRecordBuilder(goAlloc, et.Schema())
+	for i := 0; i < edges; i++ {
+		eb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("e%09d", i))
+		eb.Field(1).(*array.StringBuilder).Append(node(i / 10))
+		eb.Field(2).(*array.StringBuilder).Append(node((i * 7919) % nodes))
+		eb.Field(3).(*array.Int64Builder).Append(int64(i))
+	}
+	cb := array.NewRecordBuilder(goAlloc, ct.Schema())
+	for i := 0; i+1 < nodes; i++ {
+		cb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("c%09d", i))
+		cb.Field(1).(*array.StringBuilder).Append(node(i))
+		cb.Field(2).(*array.StringBuilder).Append(node(i + 1))
+	}
+	commitTx(b, g, func(tx *Txn) error {
+		for _, w := range []struct {
+			typ string
+			rb  *array.RecordBuilder
+		}{{"N", nb}, {"E", eb}, {"C", cb}} {
+			rec := w.rb.NewRecord()
+			if err := tx.WriteRecord(OpInsert, w.typ, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return cs, nodes
+}
+
+var benchLarge = flag.Bool("bench-large", false, "add the 10^6-edge sizes to the read benchmarks (slow fixtures)")
+
+func adjSizes() []int {
+	if *benchLarge {
+		return []int{1_000, 100_000, 1_000_000}
+	}
+	return []int{1_000, 100_000}
+}
+
+// BenchmarkColdAdjacency: Out and In of one degree-10 node on a new handle
+// each time (cold), and repeated on one snapshot (warm).
+func BenchmarkColdAdjacency(b *testing.B) {
+	for _, n := range adjSizes() {
+		cs, nodes := adjGraph(b, n)
+		target := fmt.Sprintf("n%08d", nodes/2)
+		for _, out := range []bool{true, false} {
+			b.Run(fmt.Sprintf("edges=%d/out=%v", n, out), func(b *testing.B) {
+				var bytes, reqs uint64
+				for b.Loop() {
+					g := openGraph(b, cs, 5)
+					cs.Reset()
+					rows, err := snap(b, g).adjacent(ctx, "E", target, out)
+					must(b, err)
+					if out && len(rows) != 10 {
+						b.Fatalf("out-degree %d, want 10", len(rows))
+					}
+					bytes += cs.Counts().BytesRead
+					reqs += cs.Counts().Requests()
+				}
+				b.ReportMetric(float64(bytes)/float64(b.N), "bytes/lookup")
+				b.ReportMetric(float64(reqs)/float64(b.N), "requests/lookup")
+			})
+		}
+		b.Run(fmt.Sprintf("edges=%d/warm-out", n), func(b *testing.B) {
+			s := snap(b, openGraph(b, cs, 5))
+			_, err := s.Out(ctx, "E", target)
+			must(b, err)
+			for b.Loop() {
+				_, err := s.Out(ctx, "E", target)
+				must(b, err)
+			}
+		})
+	}
+}
+
+// BenchmarkCardInsert: bytes read by a one-edge insert into the
+// @card(0..1) type C (the last node has no C edge yet), in total and by
+// what they were for: the adjacency index (the @card check and the index
+// rewrite), C's data fragments, N's data fragments (the endpoint checks
+// find each endpoint's whole fragment) and table versions.
+func BenchmarkCardInsert(b *testing.B) {
+	for _, n := range adjSizes() {
+		b.Run(fmt.Sprintf("edges=%d", n), func(b *testing.B) {
+			cs, nodes := adjGraph(b, n)
+			bl := &byteLog{Store: cs}
+			var bytes uint64
+			parts := map[string]uint64{}
+			prefixes := []struct{ metric, prefix string }{
+				{"index-bytes/op", testRoot + "/adj/"}, {"edge-fragment-bytes/op", testRoot + "/data/C/"},
+				{"node-fragment-bytes/op", testRoot + "/data/N/"}, {"table-version-bytes/op", testRoot + "/tables/"},
+			}
+			seed := uint64(100)
+			for b.Loop() {
+				seed++ // a fresh handle's entropy: the manual clock never moves
+				g := openGraph(b, bl, seed)
+				cs.Reset()
+				bl.Reset()
+				tx := begin(b, g)
+				must(b, tx.Insert("C", Row{ID: "c-new", From: fmt.Sprintf("n%08d", nodes-1), To: "n00000000"}))
+				_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+				must(b, err)
+				bytes += cs.Counts().BytesRead
+				for _, p := range prefixes {
+					_, n := prefixBytes(bl, p.prefix)
+					parts[p.metric] += n
+				}
+				b.StopTimer()
+				tx = begin(b, g)
+				must(b, tx.Delete("C", "c-new"))
+				_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+				must(b, err)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/op")
+			for _, p := range prefixes {
+				b.ReportMetric(float64(parts[p.metric])/float64(b.N), p.metric)
+			}
+		})
+	}
+}
+
+// BenchmarkFilteredScan: a qty range selecting 1% of 10^6 Item rows (qty
+// ascends with the id, so it is clustered) against a full scan, cold.
+func BenchmarkFilteredScan(b *testing.B) {
+	const n = 1_000_000
+	cs := counting.New(sim.New(sim.Config{Seed: 1}))
+	g := benchGraph(b, cs, "g")
+	rec := itemRecord(b, g, n)
+	insertRecord(b, g, rec)
+	rec.Release()
+	where := pred.And(pred.Ge("qty", int64(n/2)), pred.Lt("qty", int64(n/2+n/100)))
+	measure := func(b *testing.B, w *pred.Expr, want int) uint64 {
+		var bytes uint64
+		for b.Loop() {
+			s := snap(b, openGraphAt(b, cs, "g"))
+			cs.Reset()
+			rr, err := s.ScanWhere(ctx, "Item", w)
+			must(b, err)
+			got := 0
+			for rr.Next() {
+				got += int(rr.Record().NumRows())
+			}
+			must(b, rr.Err())
+			rr.Release()
+			if got != want {
+				b.Fatalf("scanned %d rows, want %d", got, want)
+			}
+			bytes += cs.Counts().BytesRead
+		}
+		b.ReportMetric(float64(bytes)/float64(b.N), "bytes/op")
+		return bytes / uint64(b.N)
+	}
+	var full uint64
+	b.Run("full", func(b *testing.B) { full = measure(b, nil, n) })
+	b.Run("range-1pct", func(b *testing.B) {
+		part := measure(b, &where, n/100)
+		b.ReportMetric(100*float64(part)/float64(full), "pct-of-full")
+	})
+}
+
+func openGraphAt(b *testing.B, cs *counting.Store, root string) *Graph {
+	g, err := Open(ctx, cs, root, Options{Kernel: kernel.Options{Env: testEnv(5)}})
+	must(b, err)
+	return g
+}
+
+// BenchmarkExpand3Hop: a 3-hop outward Expand from one node over 10^5
+// nodes and 10^6 edges (10^4 / 10^5 without -bench-large), cold.
+func BenchmarkExpand3Hop(b *testing.B) {
+	n := adjSizes()[len(adjSizes())-1]
+	cs, _ := adjGraph(b, n)
+	var bytes uint64
+	reached := 0
+	var elapsed time.Duration
+	for b.Loop() {
+		s := snap(b, openGraph(b, cs, 5))
+		cs.Reset()
+		res, err := Expand(ctx, s, []string{"n00000001"}, "E", traverse.Out, 0, 3, traverse.Limits{})
+		must(b, err)
+		reached += len(res.Nodes)
+		bytes += cs.Counts().BytesRead
+	}
+	elapsed = b.Elapsed()
+	b.ReportMetric(float64(reached)/elapsed.Seconds(), "nodes/s")
+	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/op")
+	b.ReportMetric(float64(reached)/float64(b.N), "nodes/op")
+}
