@@ -153,6 +153,7 @@ type Marks struct {
 	Tables    map[TableKey]bool
 	AnyFork   map[AnyFork]bool
 	Frags     map[FragKey]bool
+	Adj       map[FragKey]bool // adjacency chunks and pages (R/adj/<table>/<name>)
 	n         int
 }
 
@@ -162,7 +163,7 @@ type Marks struct {
 // versions pending sidecars name.
 func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) (*Marks, error) {
 	m := &Marks{Manifests: map[string]bool{}, Commits: map[format.ID]bool{}, Tables: map[TableKey]bool{},
-		AnyFork: map[AnyFork]bool{}, Frags: map[FragKey]bool{}}
+		AnyFork: map[AnyFork]bool{}, Frags: map[FragKey]bool{}, Adj: map[FragKey]bool{}}
 	for _, r := range roots {
 		m.Manifests[r.Key] = true
 		if r.Commit != (format.ID{}) {
@@ -198,6 +199,18 @@ func (m *Marks) MarkFragments(table string, fragments []string) error {
 		m.Frags[FragKey{Table: table, Name: f}] = true
 	}
 	if m.n += len(fragments); m.n > MaxMarks {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// MarkAdjacency marks adjacency objects (chunks or pages) a reached edge
+// table version's index names.
+func (m *Marks) MarkAdjacency(table string, names []string) error {
+	for _, n := range names {
+		m.Adj[FragKey{Table: table, Name: n}] = true
+	}
+	if m.n += len(names); m.n > MaxMarks {
 		return ErrTooLarge
 	}
 	return nil

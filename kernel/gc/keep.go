@@ -106,6 +106,16 @@ func KeepFragment(m *Marks, f FragKey, p Policy, now time.Time) bool {
 	return !ok || young(id, p, now)
 }
 
+// KeepAdjacency decides a listed adjacency chunk or page by the same rule
+// as a fragment: reached, not a ULID, or younger than the settle time.
+func KeepAdjacency(m *Marks, f FragKey, p Policy, now time.Time) bool {
+	if m.Adj[f] {
+		return true
+	}
+	id, ok := parseULID(f.Name)
+	return !ok || young(id, p, now)
+}
+
 // KeepCommitIndex decides a commit index (never authoritative): kept when
 // its commit is in a reached manifest or it is younger than the settle
 // time.

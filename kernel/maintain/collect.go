@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 )
@@ -34,7 +35,7 @@ type Counts struct {
 
 // Report is the outcome of one Collect, per category.
 type Report struct {
-	Manifests, TableVersions, Fragments, CommitIndexes, Leases Counts
+	Manifests, TableVersions, Fragments, Adjacency, CommitIndexes, Leases Counts
 	// Complete is false when MaxDeletes stopped the run early.
 	Complete bool
 }
@@ -84,7 +85,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if err := c.load(ctx); err != nil {
 		return c.rep, fmt.Errorf("collect: %w", err)
 	}
-	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepIndexes, c.sweepLeases} {
+	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases} {
 		done, err := step(ctx)
 		if err != nil {
 			return c.rep, fmt.Errorf("collect: %w", err)
@@ -407,7 +408,40 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 	if err != nil {
 		return fmt.Errorf("table version %s: %w", key, err)
 	}
-	return c.marks.MarkFragments(tk.Table, tv.Fragments)
+	if err := c.marks.MarkFragments(tk.Table, tv.Fragments); err != nil {
+		return err
+	}
+	return c.markAdjacency(ctx, tv)
+}
+
+// markAdjacency marks an edge table version's adjacency index: its chunks
+// and the pages they list.
+func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) error {
+	chunks, err := data.AdjacencyChunks(tv)
+	if err != nil || len(chunks) == 0 {
+		return err
+	}
+	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
+		return err
+	}
+	for _, name := range chunks {
+		id, err := ulid.ParseStrict(name)
+		if err != nil {
+			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
+		}
+		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(tv.Table, id))
+		if err != nil || !found {
+			return err // gone: its version is being collected concurrently
+		}
+		pages, err := data.AdjacencyChunkPages(b)
+		if err != nil {
+			return fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
+		}
+		if err := c.marks.MarkAdjacency(tv.Table, pages); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *collection) sweepFragments(ctx context.Context) (bool, error) {
@@ -415,6 +449,14 @@ func (c *collection) sweepFragments(ctx context.Context) (bool, error) {
 	return c.sweep(ctx, prefix, &c.rep.Fragments, func(key string) bool {
 		segs, ok := splitKey(prefix, key)
 		return !ok || len(segs) != 2 || gc.KeepFragment(c.marks, gc.FragKey{Table: segs[0], Name: segs[1]}, c.p, c.now)
+	})
+}
+
+func (c *collection) sweepAdjacency(ctx context.Context) (bool, error) {
+	prefix := c.m.prefix("adj")
+	return c.sweep(ctx, prefix, &c.rep.Adjacency, func(key string) bool {
+		segs, ok := splitKey(prefix, key)
+		return !ok || len(segs) != 2 || gc.KeepAdjacency(c.marks, gc.FragKey{Table: segs[0], Name: segs[1]}, c.p, c.now)
 	})
 }
 

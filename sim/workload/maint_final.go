@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
@@ -63,7 +64,7 @@ func (p *Proc) checkNoLeak() error {
 		return err
 	}
 	var leaks []string
-	for _, part := range []string{"branches", "tables", "data", "index/commits", "leases"} {
+	for _, part := range []string{"branches", "tables", "data", "adj", "index/commits", "leases"} {
 		keys, err := l.list(l.prefix(part))
 		if err != nil {
 			return p.readFailed("leak: list", err)
@@ -205,6 +206,25 @@ func (l *leakCheck) allowVersion(key string) error {
 	}
 	for _, f := range tv.Fragments {
 		l.allowed[l.prefix("data")+tv.Table+"/"+f] = true
+	}
+	chunks, err := data.AdjacencyChunks(tv)
+	if err != nil {
+		return l.p.readFailed("leak: adjacency of "+key, err)
+	}
+	for _, c := range chunks {
+		ck := l.prefix("adj") + tv.Table + "/" + c
+		l.allowed[ck] = true
+		b, err := l.get(ck)
+		if err != nil {
+			return l.p.readFailed("leak: adjacency chunk "+ck, err)
+		}
+		pages, err := data.AdjacencyChunkPages(b)
+		if err != nil {
+			return l.p.readFailed("leak: adjacency chunk "+ck, err)
+		}
+		for _, pg := range pages {
+			l.allowed[l.prefix("adj")+tv.Table+"/"+pg] = true
+		}
 	}
 	return nil
 }
