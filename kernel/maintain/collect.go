@@ -223,9 +223,23 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 		pins[p.Name] = p.Version
 	}
 	c.known.Add(g.key, gc.IncState{Fork: head.Branch.IncarnationID, HeadVersion: g.versions[0], Pins: pins, Expired: tomb != 0 && n == 0})
-	roots := make([]gc.RootManifest, 0, n)
+	roots := make([]gc.RootManifest, 0, n+1)
 	for i := 0; i < n; i++ {
 		roots = append(roots, rootOf(g.keys[i], loaded[i]))
+	}
+	if f := head.ForkOf; f != nil && !head.Tombstone {
+		// A live branch's fork point is its first merge base: keep the
+		// source manifest and what it reaches while the branch lives.
+		key := c.m.keys.Manifest(f.Branch, f.Incarnation, f.ManifestVersion)
+		src, found, err := c.manifest(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		if found {
+			r := rootOf(key, src)
+			r.Fork = head.Branch.IncarnationID // a root of the child branch
+			roots = append(roots, r)
+		}
 	}
 	return roots, g.keys[0], nil
 }

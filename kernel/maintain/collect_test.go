@@ -509,3 +509,31 @@ func TestCollectKeepsTheAdjacencyIndexOfKeptVersions(t *testing.T) {
 		t.Fatalf("adjacency after collection %s, want %s", got, want)
 	}
 }
+
+// TestCollectKeepsForkPoints: a live branch's fork point (its first merge
+// base) stays readable however far its source moved on and whatever the
+// retention, so the branch can still be merged.
+func TestCollectKeepsForkPoints(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork, err := f.g.Kernel().Head(ctx, feat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("main", i))) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	if name, err := f.reopenRead(fork.ID); err != nil || name != "v0" {
+		t.Fatalf("fork point of a live branch after collection: %q %v", name, err)
+	}
+	if _, err := f.reopen().Kernel().MergeBase(ctx, main, feat); err != nil {
+		t.Fatalf("merge base after collection: %v", err)
+	}
+}

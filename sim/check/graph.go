@@ -121,11 +121,14 @@ func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, k
 			return inc, []Violation{violation("format", "manifest %q: %v", ks[i], err)}
 		}
 		want := uint64(len(inc.Manifests))
-		if truncated && len(inc.Manifests) == 1 && inc.Manifests[0].Version == 0 && m.Version > 1 {
-			inc.Manifests = inc.Manifests[:0] // main's genesis, kept forever, before the retained run
+		if truncated && len(inc.Manifests) > 0 && m.Version != inc.Manifests[0].Version+uint64(len(inc.Manifests)) {
+			// Older manifests kept apart from the retained run (main's
+			// genesis, fork points of live branches): the chain checked is
+			// the newest contiguous run.
+			inc.Manifests = inc.Manifests[:0]
 		}
 		if truncated && len(inc.Manifests) == 0 {
-			want = m.Version // the oldest retained manifest
+			want = m.Version // the oldest manifest of the retained run
 		} else if truncated {
 			want = inc.Manifests[0].Version + uint64(len(inc.Manifests))
 		}

@@ -150,6 +150,11 @@ func (l *leakCheck) heads() error {
 		if m.Tombstone {
 			continue
 		}
+		if f := m.ForkOf; f != nil { // a live branch's fork point is kept (its first merge base)
+			if err := l.allowManifest(l.keys.Manifest(f.Branch, f.Incarnation, f.ManifestVersion)); err != nil {
+				return err
+			}
+		}
 		pins := map[string]uint64{}
 		for _, pin := range m.Tables {
 			pins[pin.Name] = pin.Version
@@ -158,6 +163,28 @@ func (l *leakCheck) heads() error {
 			}
 		}
 		l.forks[m.Branch.IncarnationID] = pins
+	}
+	return nil
+}
+
+// allowManifest allows a kept non-head manifest and what it pins.
+func (l *leakCheck) allowManifest(key string) error {
+	b, err := l.get(key)
+	if err != nil {
+		return l.p.readFailed("leak: fork point "+key, err)
+	}
+	m, _, err := format.DecodeManifest(b)
+	if err != nil {
+		return l.p.readFailed("leak: fork point "+key, err)
+	}
+	l.allowed[key] = true
+	if m.Commit != nil {
+		l.allowed[l.keys.CommitIndex(m.Commit.ID)] = true
+	}
+	for _, pin := range m.Tables {
+		if err := l.allowVersion(l.keys.TableVersion(pin.Name, pin.Fork, pin.Version)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
