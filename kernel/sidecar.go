@@ -30,6 +30,9 @@ type writeRun struct {
 	wrote bool                 // a table version of own's round may have been written
 	lost  bool                 // own's round lost on a version mismatch: own can never roll forward
 	reads []format.SidecarRead // the round's read expectations, recorded in its sidecar
+	// follow is WriteOptions.FollowCompactions: strict tables and reads
+	// moved only by content-preserving versions do not end the write.
+	follow bool
 }
 
 // planRound builds every table's new content on its pinned version and

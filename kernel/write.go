@@ -65,12 +65,12 @@ type WriteOptions struct {
 	// once and none of them a written table.
 	Expect []ReadExpectation
 	// FollowCompactions makes a strict table (or strict read expectation)
-	// whose round lost to a compaction — the table moved past its base
-	// only through content-preserving versions — rebuild on the compacted
-	// version instead of failing (lineage.PinSatisfied). The data plane's
-	// transactions always set it. Without it, a compaction that lands
-	// before the round starts is still followed; one that lands during the
-	// round fails the write as any concurrent change does.
+	// that moved past its base only through content-preserving versions
+	// (compactions; lineage.PinSatisfied) no mismatch: the round builds on
+	// the compacted version, and a round that lost to a compaction is
+	// retried. The data plane's transactions always set it. Without it a
+	// strict write behaves as before maintenance existed: any newer
+	// version other than a recovery restore fails it.
 	FollowCompactions bool
 }
 
@@ -132,7 +132,7 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
 	req.staged = g.clock.Now() // before any Build: every object the write stages is younger
-	run := &writeRun{kind: kind}
+	run := &writeRun{kind: kind, follow: opts.FollowCompactions}
 	var last error
 	for round := 0; round < g.budget; round++ {
 		if round > 0 {
@@ -248,7 +248,7 @@ func strictTable(writes []TableWrite, reads []readState, table string) bool {
 // checkReads compares every read expectation with its pin in m: a strict
 // one must be pinned at its version; a non-strict one pinned elsewhere is
 // revalidated on the pinned version, which it expects from then on.
-func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []readState) error {
+func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []readState, follow bool) error {
 	for i := range reads {
 		r := &reads[i]
 		var pin TableRef
@@ -259,6 +259,9 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 			continue
 		}
 		if r.Strict {
+			if !follow {
+				return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+			}
 			// The same rows at a compacted version: expect that one.
 			if ok, err := g.PinSatisfied(ctx, r.Table, r.cur, pin); err != nil || !ok {
 				if err != nil {
@@ -301,9 +304,13 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		}
 		if w.Strict && heads[i].Version != w.BaseVersion {
 			// A HEAD above the pin that only repeats the pinned content (a
-			// restore or fence left by recovery), or versions that only
-			// preserve it (compactions), are no newer state.
-			if holds, err := g.strictBaseHolds(ctx, &head.m, w.Table, w.BaseVersion, heads[i]); err != nil || !holds {
+			// restore or fence left by recovery), or (following compactions)
+			// versions that only preserve it, are no newer state.
+			holds, err := g.headRepeatsPin(ctx, &head.m, w.Table, w.BaseVersion, heads[i])
+			if run.follow && err == nil && !holds {
+				holds, err = g.strictBaseHolds(ctx, &head.m, w.Table, w.BaseVersion, heads[i])
+			}
+			if err != nil || !holds {
 				if err != nil {
 					return Commit{}, err
 				}
@@ -311,7 +318,7 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 			}
 		}
 	}
-	if err := g.checkReads(ctx, &head.m, reads); err != nil {
+	if err := g.checkReads(ctx, &head.m, reads, run.follow); err != nil {
 		return Commit{}, err
 	}
 	plans, err := g.planRound(ctx, &head.m, writes, heads)
