@@ -22,12 +22,14 @@ type Store struct {
 	hook func(point string)
 }
 
-// Crash points a test can stop a writer at (see Store.hook).
+// Crash points a test can stop a writer at, and rendezvous points in a
+// reader (see Store.hook).
 const (
 	pointTempWritten = "temp-written" // temp durable, nothing published, lock not held
 	pointLocked      = "locked"       // key lock held, nothing published
 	pointWalked      = "walked"       // parent directories open, nothing placed
 	pointPlaced      = "placed"       // new name in place, parent not yet fsynced
+	pointListOpened  = "list-opened"  // List opened a directory, not yet read it
 )
 
 // publishAttempts bounds how often a write re-walks its parent directories
