@@ -182,7 +182,9 @@ func TestCompactEdgeTableKeepsItsAdjacencyIndex(t *testing.T) {
 		return nil
 	})
 	for i := 0; i < 15; i++ {
-		commitTx(t, g, func(tx *Txn) error { return tx.Insert("Knows", edge(fmt.Sprintf("k%02d", i), fmt.Sprint("p", i%4), fmt.Sprint("p", (i+1)%4))) })
+		commitTx(t, g, func(tx *Txn) error {
+			return tx.Insert("Knows", edge(fmt.Sprintf("k%02d", i), fmt.Sprint("p", i%4), fmt.Sprint("p", (i+1)%4)))
+		})
 	}
 	adjacency := func() string {
 		s := snap(t, g)

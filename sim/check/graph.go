@@ -58,7 +58,9 @@ func LoadGraph(in Inspector, root string) (Graph, []Violation) { return loadGrap
 // LoadRetainedGraph is LoadGraph for a graph garbage collection may have
 // truncated: each incarnation's chain must be contiguous from its oldest
 // retained manifest (not necessarily version 0) to its head.
-func LoadRetainedGraph(in Inspector, root string) (Graph, []Violation) { return loadGraph(in, root, true) }
+func LoadRetainedGraph(in Inspector, root string) (Graph, []Violation) {
+	return loadGraph(in, root, true)
+}
 
 func loadGraph(in Inspector, root string, truncated bool) (Graph, []Violation) {
 	keys := format.NewKeys(root)
