@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -47,7 +48,36 @@ var (
 	// ErrInvalidArgument: a malformed request (bad options, updates,
 	// commit text, cursor, ...). Retrying cannot help.
 	ErrInvalidArgument = errors.New("kernel: invalid argument")
+	// ErrReclaimed: the history asked for (a manifest, a table version or a
+	// fragment) was deleted by garbage collection: it is outside the
+	// retention policy and no lease pinned it (docs/gc.md). Never a wrong
+	// answer, never ErrCorrupt.
+	ErrReclaimed = errors.New("kernel: reclaimed by garbage collection")
+	// ErrGraceExpired matches *GraceExpiredError.
+	ErrGraceExpired = errors.New("kernel: write staged longer ago than the grace period")
 )
+
+// GraceExpiredError says a write refused to publish because its staging
+// began longer ago than the garbage-collection grace period (docs/gc.md):
+// a collector may already have deleted objects it staged early. Nothing of
+// it was published; begin again (Retryable), which stages everything anew.
+type GraceExpiredError struct {
+	Staged time.Time     // when the write began staging (Env.Clock)
+	Now    time.Time     // when it tried to publish
+	Grace  time.Duration // the handle's grace period
+}
+
+// Error implements error.
+func (e *GraceExpiredError) Error() string {
+	return fmt.Sprintf("kernel: write staged at %s, publish at %s is past the grace period of %s (begin again)",
+		e.Staged.Format(time.RFC3339Nano), e.Now.Format(time.RFC3339Nano), e.Grace)
+}
+
+// Is makes errors.Is(err, ErrGraceExpired) hold.
+func (e *GraceExpiredError) Is(target error) bool { return target == ErrGraceExpired }
+
+// Retryable reports true: a new write stages fresh objects.
+func (e *GraceExpiredError) Retryable() bool { return true }
 
 // UnsupportedFormatError reports a graph or object whose format stamp this
 // build cannot read (see format.CheckStamp).

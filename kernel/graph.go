@@ -30,6 +30,11 @@ import (
 // it on the sim and fs stores (with faults on sim).
 const DefaultRetryBudget = 64
 
+// DefaultGrace is the default garbage-collection grace period
+// (Options.Grace): far above the longest write (seconds) and the recovery
+// lease (30 s). See docs/gc.md.
+const DefaultGrace = time.Hour
+
 // Backoff between attempts: full jitter in [0, min(cap, base*2^(n-1))),
 // drawn from Env.Entropy and slept on Env.Clock.
 const (
@@ -60,6 +65,10 @@ type Options struct {
 	// Recover; 0 means DefaultOpRequestBudget. Spending it is
 	// *RequestBudgetError.
 	OpRequestBudget int
+	// Grace is the grace period of garbage collection (docs/gc.md): a
+	// Write whose staging began longer ago than this (by Env.Clock)
+	// refuses to publish with *GraceExpiredError. 0 means DefaultGrace.
+	Grace time.Duration
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -74,6 +83,7 @@ type Graph struct {
 	budget   int
 	// opRequests is the request budget of one public write operation.
 	opRequests int
+	grace      time.Duration
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -96,8 +106,8 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if store == nil || opts.Env.Clock == nil || opts.Env.Entropy == nil {
 		return nil, fmt.Errorf("%w: store, Env.Clock and Env.Entropy are required", ErrInvalidArgument)
 	}
-	if opts.RetryBudget < 0 || opts.OpRequestBudget < 0 {
-		return nil, fmt.Errorf("%w: negative RetryBudget or OpRequestBudget", ErrInvalidArgument)
+	if opts.RetryBudget < 0 || opts.OpRequestBudget < 0 || opts.Grace < 0 {
+		return nil, fmt.Errorf("%w: negative RetryBudget, OpRequestBudget or Grace", ErrInvalidArgument)
 	}
 	if root != "" {
 		if err := objstore.ValidateKey(objstore.OpList, root); err != nil {
@@ -108,6 +118,10 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if budget == 0 {
 		budget = DefaultRetryBudget
 	}
+	grace := opts.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
 	opRequests := opts.OpRequestBudget
 	if opRequests == 0 {
 		opRequests = DefaultOpRequestBudget
@@ -115,12 +129,12 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests,
-		manifests:  newCache[loaded](manifestCacheEntries),
-		tables:     newCache[format.TableVersion](tableCacheEntries),
-		locations:  newCache[format.ManifestRef](locationCacheEntries),
-		indexes:    newCache[format.CommitIndex](indexCacheEntries),
-		legacy:     newCache[*migrate.Lineage](legacyCacheEntries),
+		opRequests: opRequests, grace: grace,
+		manifests: newCache[loaded](manifestCacheEntries),
+		tables:    newCache[format.TableVersion](tableCacheEntries),
+		locations: newCache[format.ManifestRef](locationCacheEntries),
+		indexes:   newCache[format.CommitIndex](indexCacheEntries),
+		legacy:    newCache[*migrate.Lineage](legacyCacheEntries),
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -84,6 +85,10 @@ type LogCursor string
 type LogPage struct {
 	Commits []Commit  // newest first
 	Next    LogCursor // "" when the history is exhausted
+	// Reclaimed is set on the page where the walk met the retention
+	// boundary: older history existed but garbage collection removed it
+	// (docs/gc.md). Next is "" then.
+	Reclaimed bool
 }
 
 func encodeCursor(r format.ManifestRef) LogCursor {
@@ -190,6 +195,12 @@ func (g *Graph) logPage(ctx context.Context, at format.ManifestRef, more bool, o
 			return LogPage{}, fmt.Errorf("walk exceeded %d steps: %w", limit+MaxForkHops, ErrCorrupt)
 		}
 		l, err := g.manifestAt(ctx, at)
+		if errors.Is(err, ErrNotFound) {
+			// Every manifest a walk steps to existed once: one that is
+			// gone was collected. Stop cleanly at the boundary.
+			page.Reclaimed, more = true, false
+			break
+		}
 		if err != nil {
 			return LogPage{}, err
 		}
@@ -222,6 +233,9 @@ func (g *Graph) Commit(ctx context.Context, id CommitID) (Commit, error) {
 		return Commit{}, fmt.Errorf("commit %s: %w", id, err)
 	}
 	l, err := g.manifestAt(ctx, at)
+	if errors.Is(err, ErrNotFound) { // located, then collected
+		return Commit{}, fmt.Errorf("commit %s: %w", id, ErrReclaimed)
+	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit %s: %w", id, err)
 	}
@@ -258,19 +272,54 @@ func (g *Graph) scanHistory(ctx context.Context, id CommitID) (format.ManifestRe
 	if err != nil {
 		return format.ManifestRef{}, err
 	}
-	budget := MaxWalkManifests
+	st := scanState{budget: MaxWalkManifests}
 	for _, name := range names {
-		r, found, err := g.scanName(ctx, name, id, &budget)
+		r, found, err := g.scanName(ctx, name, id, &st)
 		if err != nil || found {
 			return r, err
 		}
 	}
+	if st.truncated {
+		// Garbage collection removed part of the history: the commit may
+		// have been in it (docs/gc.md).
+		return format.ManifestRef{}, fmt.Errorf("commit %s: not in the retained history: %w", id, ErrReclaimed)
+	}
 	return format.ManifestRef{}, fmt.Errorf("commit %s: %w", id, ErrNotFound)
+}
+
+// scanState is one history scan: its manifest budget, and whether it met
+// history a collection truncated (an incarnation not starting at version
+// 0, or missing incarnations).
+type scanState struct {
+	budget    int
+	truncated bool
+	// lastInc and lastV are the previous key's incarnation and version.
+	lastInc, lastV uint64
+}
+
+// note records one listed manifest key (keys come newest first per name).
+func (st *scanState) note(inc, v uint64) {
+	switch {
+	case st.lastInc == 0:
+	case inc == st.lastInc:
+		st.truncated = st.truncated || v+1 != st.lastV
+	default:
+		st.truncated = st.truncated || st.lastV != 0 || inc+1 != st.lastInc
+	}
+	st.lastInc, st.lastV = inc, v
+}
+
+// end closes one name's scan: its oldest incarnation must start at 1, v0.
+func (st *scanState) end() {
+	if st.lastInc != 0 {
+		st.truncated = st.truncated || st.lastV != 0 || st.lastInc != 1
+	}
+	st.lastInc, st.lastV = 0, 0
 }
 
 // scanName reads the manifests of every incarnation of name, newest first,
 // looking for commit id.
-func (g *Graph) scanName(ctx context.Context, name string, id CommitID, budget *int) (format.ManifestRef, bool, error) {
+func (g *Graph) scanName(ctx context.Context, name string, id CommitID, st *scanState) (format.ManifestRef, bool, error) {
 	after := ""
 	searched := make(map[uint64]bool) // incarnations whose legacy lineage was searched
 	for {
@@ -283,17 +332,22 @@ func (g *Graph) scanName(ctx context.Context, name string, id CommitID, budget *
 			return format.ManifestRef{}, false, fmt.Errorf("scan %q: %w", name, err)
 		}
 		for _, key := range page.Keys {
-			if *budget--; *budget < 0 {
+			if st.budget--; st.budget < 0 {
 				return format.ManifestRef{}, false, fmt.Errorf("history search exceeded %d manifests", MaxWalkManifests)
 			}
 			inc, v, err := g.keys.ParseManifestKey(name, key)
 			if err != nil {
 				return format.ManifestRef{}, false, err
 			}
+			st.note(inc, v)
 			if searched[inc] {
 				continue // older than a legacy manifest: covered by its lineage
 			}
 			l, err := g.manifestAt(ctx, format.ManifestRef{Branch: name, Incarnation: inc, Version: v})
+			if errors.Is(err, ErrNotFound) {
+				st.truncated = true // collected since the listing
+				continue
+			}
 			if err != nil {
 				return format.ManifestRef{}, false, err
 			}
@@ -309,6 +363,7 @@ func (g *Graph) scanName(ctx context.Context, name string, id CommitID, budget *
 			}
 		}
 		if !page.Truncated || len(page.Keys) == 0 {
+			st.end()
 			return format.ManifestRef{}, false, nil
 		}
 		after = page.Keys[len(page.Keys)-1]

@@ -80,6 +80,9 @@ type publishReq struct {
 	// (a roll-back plan's): a head at any other version is errSlotTaken,
 	// never a re-parent.
 	slot uint64
+	// staged, if set, is when the write began staging: an attempt later
+	// than staged + the grace period refuses to write (docs/gc.md).
+	staged time.Time
 
 	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
@@ -220,6 +223,9 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	if err := g.fp.Hit(ctx, failpoint.PublishBeforeWrite); err != nil {
 		return true, Commit{}, err
 	}
+	if err := g.checkGrace(req); err != nil {
+		return true, Commit{}, err
+	}
 	key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
 	_, err = g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
 	switch {
@@ -240,6 +246,19 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		return false, Commit{}, err
 	}
 	return true, Commit{}, err
+}
+
+// checkGrace enforces the grace rule right before a manifest write: a
+// write staged longer ago than the grace period must not publish, since a
+// collector may have deleted what it staged first (docs/gc.md).
+func (g *Graph) checkGrace(req *publishReq) error {
+	if req.staged.IsZero() {
+		return nil
+	}
+	if now := g.clock.Now(); now.Sub(req.staged) >= g.grace {
+		return &GraceExpiredError{Staged: req.staged, Now: now, Grace: g.grace}
+	}
+	return nil
 }
 
 // final reports whether a read error ends the publish: anything but a

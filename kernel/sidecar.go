@@ -30,6 +30,9 @@ type writeRun struct {
 	wrote bool                 // a table version of own's round may have been written
 	lost  bool                 // own's round lost on a version mismatch: own can never roll forward
 	reads []format.SidecarRead // the round's read expectations, recorded in its sidecar
+	// follow is WriteOptions.FollowCompactions: strict tables and reads
+	// moved only by content-preserving versions do not end the write.
+	follow bool
 }
 
 // planRound builds every table's new content on its pinned version and
@@ -51,6 +54,9 @@ func (g *Graph) planRound(ctx context.Context, m *format.Manifest, writes []Tabl
 		content, err := w.Build(pinned)
 		if err != nil {
 			return nil, fmt.Errorf("build %q: %w", w.Table, err)
+		}
+		if content.ContentPreserving && base == (TableRef{}) {
+			return nil, fmt.Errorf("build %q: %w: a content-preserving version of an unpinned table", w.Table, ErrInvalidArgument)
 		}
 		tok, err := g.token()
 		if err != nil {
@@ -129,6 +135,7 @@ func (g *Graph) commitPlanned(ctx context.Context, b BranchRef, p plannedWrite) 
 	if p.pin != (TableRef{}) {
 		base := p.pin
 		tv.BasedOn = &base
+		tv.ContentPreserving = p.content.ContentPreserving
 	}
 	data, err := format.EncodeTableVersion(&tv, p.token)
 	if err != nil {
@@ -252,8 +259,9 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 	}
 	// A moved head (ExpectHead) is definite: buildNext checks it after the
 	// table expectations, so this write's own versions are still unpublished
-	// (a recoverer's roll-forward would have moved their pins first).
-	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrHeadMoved) {
+	// (a recoverer's roll-forward would have moved their pins first). So is
+	// a refusal by the grace rule (nothing of the round was published).
+	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrHeadMoved) && !errors.Is(cause, ErrGraceExpired) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if errors.Is(cause, ErrBranchNotFound) {

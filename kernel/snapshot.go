@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
@@ -68,6 +69,9 @@ func (g *Graph) SnapshotAtVersion(ctx context.Context, b BranchRef, version uint
 		return Snapshot{}, fmt.Errorf("snapshot of %s at version %d (head %d): %w", b, version, head.m.Version, ErrNotFound)
 	}
 	l, err := g.manifestAt(ctx, format.ManifestRef{Branch: b.name, Incarnation: b.inc, Version: version})
+	if errors.Is(err, ErrNotFound) { // below the head, so it existed: collected
+		return Snapshot{}, fmt.Errorf("snapshot of %s at version %d (head %d): %w", b, version, head.m.Version, ErrReclaimed)
+	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot of %s at version %d: %w", b, version, err)
 	}
@@ -82,6 +86,9 @@ func (g *Graph) SnapshotAtCommit(ctx context.Context, id CommitID) (Snapshot, er
 		return Snapshot{}, fmt.Errorf("snapshot at %s: %w", id, err)
 	}
 	l, err := g.manifestAt(ctx, at)
+	if errors.Is(err, ErrNotFound) { // located, then collected
+		return Snapshot{}, fmt.Errorf("snapshot at %s: %w", id, ErrReclaimed)
+	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot at %s: %w", id, err)
 	}

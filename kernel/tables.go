@@ -16,6 +16,11 @@ type TableContent struct {
 	Fragments []string
 	Rows      uint64
 	Metadata  map[string]string
+	// ContentPreserving marks the version as holding exactly the rows of
+	// the version it is built on (a compaction), so strict writers' pins
+	// of that version stay satisfied (lineage.PinSatisfied). Only a Write
+	// Build may set it, and only on a pinned table.
+	ContentPreserving bool
 }
 
 // TableRef names one version of a table on one fork; the zero TableRef means
@@ -156,6 +161,11 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 	}
 	var obj objstore.Object
 	err := g.withRetry(ctx, "read table", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+	if errors.Is(err, objstore.ErrNotFound) {
+		// Named by a pin, a based_on or a sidecar, so it existed: a
+		// collection removed it. Matches ErrNotFound too.
+		return TableVersion{}, fmt.Errorf("read table version %s: %w (%w)", key, ErrReclaimed, storeNotFound("", err))
+	}
 	if err != nil {
 		return TableVersion{}, storeNotFound("read table version "+key, err)
 	}

@@ -17,7 +17,11 @@ type TableWrite struct {
 	// caller read), or BaseVersion to be the published pin and every
 	// version above it to repeat the pinned content (recovery's restore
 	// versions and fences); otherwise Write fails with
-	// *VersionMismatchError.
+	// *VersionMismatchError. Versions that only preserve the content
+	// (compactions, lineage.PinSatisfied) count as BaseVersion: Build then
+	// gets the compacted pin, whose rows are BaseVersion's, and a
+	// compaction that lands during the round makes the write rebuild on
+	// it rather than fail.
 	// Non-strict writes rebase: Build is re-run on the currently published
 	// version and the new version is the live HEAD+1.
 	Strict      bool
@@ -60,6 +64,14 @@ type WriteOptions struct {
 	// Expect lists tables the write read but does not write, each at most
 	// once and none of them a written table.
 	Expect []ReadExpectation
+	// FollowCompactions makes a strict table (or strict read expectation)
+	// that moved past its base only through content-preserving versions
+	// (compactions; lineage.PinSatisfied) no mismatch: the round builds on
+	// the compacted version, and a round that lost to a compaction is
+	// retried. The data plane's transactions always set it. Without it a
+	// strict write behaves as before maintenance existed: any newer
+	// version other than a recovery restore fails it.
+	FollowCompactions bool
 }
 
 // Write commits one new version of every touched table and publishes them
@@ -119,7 +131,8 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
-	run := &writeRun{kind: kind}
+	req.staged = g.clock.Now() // before any Build: every object the write stages is younger
+	run := &writeRun{kind: kind, follow: opts.FollowCompactions}
 	var last error
 	for round := 0; round < g.budget; round++ {
 		if round > 0 {
@@ -132,8 +145,24 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 			return c, nil
 		}
 		mm, ok := isMismatch(err)
-		if !ok || strictTable(sorted, reads, mm.Table) {
+		if !ok {
 			return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+		}
+		if strictTable(sorted, reads, mm.Table) {
+			if !opts.FollowCompactions {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+			}
+			// A strict table that moved only through content-preserving
+			// versions (a compaction) is rebuilt like a lost race: a strict
+			// writer never fails because of a compaction alone. Anything
+			// else (a data write, a recovery restore) ends it as before.
+			retry, rerr := g.strictMayRetry(ctx, b, sorted, reads, mm.Table)
+			if rerr != nil {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, rerr))
+			}
+			if !retry {
+				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
+			}
 		}
 		// A non-strict table lost a race: rebuild on the new pin. The
 		// round's sidecar is dead (pins never go back, so it can never roll
@@ -219,7 +248,7 @@ func strictTable(writes []TableWrite, reads []readState, table string) bool {
 // checkReads compares every read expectation with its pin in m: a strict
 // one must be pinned at its version; a non-strict one pinned elsewhere is
 // revalidated on the pinned version, which it expects from then on.
-func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []readState) error {
+func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []readState, follow bool) error {
 	for i := range reads {
 		r := &reads[i]
 		var pin TableRef
@@ -230,7 +259,18 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 			continue
 		}
 		if r.Strict {
-			return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+			if !follow {
+				return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+			}
+			// The same rows at a compacted version: expect that one.
+			if ok, err := g.PinSatisfied(ctx, r.Table, r.cur, pin); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				return &VersionMismatchError{Table: r.Table, Expected: r.cur, Actual: pin.Version}
+			}
+			r.cur = pin.Version
+			continue
 		}
 		tv, err := g.ReadTable(ctx, r.Table, pin)
 		if err != nil {
@@ -264,8 +304,13 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		}
 		if w.Strict && heads[i].Version != w.BaseVersion {
 			// A HEAD above the pin that only repeats the pinned content (a
-			// restore or fence left by recovery) is no newer state.
-			if same, err := g.headRepeatsPin(ctx, &head.m, w.Table, w.BaseVersion, heads[i]); err != nil || !same {
+			// restore or fence left by recovery), or (following compactions)
+			// versions that only preserve it, are no newer state.
+			holds, err := g.headRepeatsPin(ctx, &head.m, w.Table, w.BaseVersion, heads[i])
+			if run.follow && err == nil && !holds {
+				holds, err = g.strictBaseHolds(ctx, &head.m, w.Table, w.BaseVersion, heads[i])
+			}
+			if err != nil || !holds {
 				if err != nil {
 					return Commit{}, err
 				}
@@ -273,7 +318,7 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 			}
 		}
 	}
-	if err := g.checkReads(ctx, &head.m, reads); err != nil {
+	if err := g.checkReads(ctx, &head.m, reads, run.follow); err != nil {
 		return Commit{}, err
 	}
 	plans, err := g.planRound(ctx, &head.m, writes, heads)
@@ -283,6 +328,13 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	run.reads = run.reads[:0]
 	for _, r := range reads {
 		run.reads = append(run.reads, format.SidecarRead{Table: r.Table, Version: r.cur})
+	}
+	// The grace rule (docs/gc.md) also before the sidecar and every table
+	// version: a sidecar is a collection root only for a write staged
+	// within the grace period, so recovery never rolls forward a version
+	// naming a fragment a collector already deleted.
+	if err := g.checkGrace(req); err != nil {
+		return Commit{}, err
 	}
 	// Recovery: the sidecar is durable before any table HEAD moves.
 	if err := g.beginSidecar(ctx, run, req, head, plans); err != nil {
@@ -294,6 +346,9 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	req.updates, req.exp = nil, nil
 	run.wrote = true
 	for _, p := range plans {
+		if err := g.checkGrace(req); err != nil {
+			return Commit{}, err
+		}
 		u, err := g.commitPlanned(ctx, b, p)
 		if err != nil {
 			return Commit{}, err

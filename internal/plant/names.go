@@ -57,11 +57,23 @@ const (
 	// AdjShortIn: In through the adjacency index drops the last edge of a
 	// node with two or more in-edges.
 	AdjShortIn = "adj-short-in"
+	// CompactDropsWrite: a compaction rebuilds on the version it first
+	// saw instead of the pinned one, so when a data write publishes first
+	// the compaction publishes the old rows over it.
+	CompactDropsWrite = "compact-drops-write"
+	// GCNoGrace: garbage collection ignores the grace period, so it
+	// deletes what a writer in another process staged and has not yet
+	// published.
+	GCNoGrace = "gc-no-grace"
+	// GCBranchLocal: garbage collection computes reachability per branch
+	// (a manifest keeps only the table versions on its own fork), so a
+	// version another branch inherited is deleted.
+	GCBranchLocal = "gc-branch-local"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal}
 	sort.Strings(names)
 	return names
 }

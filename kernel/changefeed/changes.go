@@ -158,7 +158,7 @@ func (d *DiffStream) Next(ctx context.Context, lim feed.Limits) (DiffPage, error
 	}
 	changes, next, done, err := d.s.fill(ctx, d.next, feed.NewPacker(lim), nil)
 	if err != nil {
-		return DiffPage{}, err
+		return DiffPage{}, gapOf("", err)
 	}
 	d.next, d.done = next, done
 	return DiffPage{Changes: changes, Done: done}, nil
@@ -231,11 +231,11 @@ func (f *Feed) CommitChanges(ctx context.Context, id kernel.CommitID, pageToken 
 	}
 	c, s, err := f.commitSpan(ctx, id, filter)
 	if err != nil {
-		return CommitPage{}, fmt.Errorf("changes of commit %s: %w", id, err)
+		return CommitPage{}, gapOf(id.String(), fmt.Errorf("changes of commit %s: %w", id, err))
 	}
 	changes, next, done, err := s.fill(ctx, tok.Resume, feed.NewPacker(lim), nil)
 	if err != nil {
-		return CommitPage{}, fmt.Errorf("changes of commit %s: %w", id, err)
+		return CommitPage{}, gapOf(id.String(), fmt.Errorf("changes of commit %s: %w", id, err))
 	}
 	page := CommitPage{Commit: c, Changes: changes}
 	if !done {

@@ -117,7 +117,8 @@ type Page struct {
 // graph, branch or filter, or naming a commit that is not on the chain
 // where it says is *feed.CursorError (feed.ErrBadCursor); a branch deleted
 // or re-created since the token was issued is feed.ErrBranchChanged;
-// history that was reclaimed is feed.ErrGap (none is reclaimed yet).
+// history that garbage collection reclaimed is a *feed.GapError
+// (feed.ErrGap and kernel.ErrReclaimed): re-baseline from a snapshot.
 func (f *Feed) Poll(ctx context.Context, branch string, pos Position, filter feed.Filter, lim feed.Limits) (Page, error) {
 	lim, filter, err := normalize(lim, filter)
 	if err != nil {
@@ -125,16 +126,25 @@ func (f *Feed) Poll(ctx context.Context, branch string, pos Position, filter fee
 	}
 	p, err := f.start(ctx, branch, pos, filter)
 	if err != nil {
-		return Page{}, fmt.Errorf("poll %s: %w", branch, err)
+		return Page{}, gapOf("", fmt.Errorf("poll %s: %w", branch, err))
 	}
 	if pos.kind == posNow {
 		return Page{Cursor: p.tok.Encode(), CaughtUp: true}, nil
 	}
 	page, err := p.run(ctx, filter, lim)
 	if err != nil {
-		return Page{}, fmt.Errorf("poll %s: %w", branch, err)
+		return Page{}, gapOf("", fmt.Errorf("poll %s: %w", branch, err))
 	}
 	return page, nil
+}
+
+// gapOf turns an error matching kernel.ErrReclaimed (history garbage
+// collection removed) into a *feed.GapError, which matches both.
+func gapOf(commit string, err error) error {
+	if errors.Is(err, kernel.ErrReclaimed) && !errors.Is(err, feed.ErrGap) {
+		return &feed.GapError{Commit: commit, Cause: err}
+	}
+	return err
 }
 
 // poller is one poll in progress.

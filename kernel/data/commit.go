@@ -85,7 +85,7 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 		return kernel.Commit{}, err
 	}
 	c := &committer{t: t, live: live, built: map[string]builtAt{}, ends: map[string]*tableView{}}
-	if err := c.checkStrict(t.stagedStrict()); err != nil {
+	if err := c.checkStrict(ctx, t.stagedStrict()); err != nil {
 		return kernel.Commit{}, err
 	}
 	if err := c.load(ctx); err != nil {
@@ -97,10 +97,10 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	if err := c.checkEnds(); err != nil {
 		return kernel.Commit{}, err
 	}
-	if err := c.checkStrict(c.strictPlans()); err != nil {
+	if err := c.checkStrict(ctx, c.strictPlans()); err != nil {
 		return kernel.Commit{}, err
 	}
-	if err := c.checkStrict(c.deleteReads()); err != nil {
+	if err := c.checkStrict(ctx, c.deleteReads()); err != nil {
 		return kernel.Commit{}, err
 	}
 	for _, name := range keys(c.plans) {
@@ -109,7 +109,7 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 		}
 	}
 	defer c.release()
-	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx)}
+	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
 	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
 }
 
@@ -201,11 +201,19 @@ func (c *committer) strictPlans() []string {
 	return out
 }
 
-// checkStrict fails, before any write, if a strict table moved since Begin.
-func (c *committer) checkStrict(tables []string) error {
+// checkStrict fails, before any write, if a strict table moved since Begin
+// other than through content-preserving versions (compactions: the same
+// rows, so everything validated on the live version holds for the base).
+func (c *committer) checkStrict(ctx context.Context, tables []string) error {
 	for _, name := range tables {
 		base, live := pinRef(c.t.base, name), pinRef(c.live, name)
 		if base != live {
+			if ok, err := c.t.g.k.PinSatisfied(ctx, name, base.Version, live); err != nil || ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			return fmt.Errorf("table %s changed since the transaction began; begin a new transaction and retry: %w",
 				name, &kernel.VersionMismatchError{Table: name, Expected: base.Version, Actual: live.Version})
 		}
@@ -464,7 +472,14 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 	b := c.built[name]
 	if b.on != on {
 		if c.plans[name].strict {
-			return kernel.TableContent{}, &kernel.VersionMismatchError{Table: name, Expected: b.on.Version, Actual: on.Version}
+			// Only a compaction in between: the same rows, rebuild on it.
+			ok, err := c.t.g.k.PinSatisfied(ctx, name, b.on.Version, on)
+			if err != nil {
+				return kernel.TableContent{}, err
+			}
+			if !ok {
+				return kernel.TableContent{}, &kernel.VersionMismatchError{Table: name, Expected: b.on.Version, Actual: on.Version}
+			}
 		}
 		if err := c.rebase(ctx, name, on); err != nil {
 			return kernel.TableContent{}, err

@@ -11,7 +11,7 @@ import (
 // and no map range whose order could reach an output or a decision.
 func TestDeterministic(t *testing.T) {
 	for _, tags := range detlint.TagSets {
-		for _, dir := range []string{".", "../schema", "pred", "traverse"} {
+		for _, dir := range []string{".", "../schema", "pred", "traverse", "compact", "../gc", "../maintain"} {
 			findings, err := detlint.Check(dir, detlint.Options{Tags: tags})
 			if err != nil {
 				t.Fatal(err)

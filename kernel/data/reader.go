@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // Table-version metadata written by the data plane.
@@ -158,6 +160,11 @@ func (r *reader) fetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.
 		return nil, corruptFragment(info.Name, "name is not a ULID")
 	}
 	b, err := r.g.get(ctx, r.g.keys.Data(t.Name, id))
+	if errors.Is(err, objstore.ErrNotFound) {
+		// Named by a table version, so it existed: garbage collection
+		// removed it (the snapshot is outside retention and unpinned).
+		return nil, fmt.Errorf("read fragment %s of %s: %w (%w)", info.Name, t.Name, kernel.ErrReclaimed, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read fragment %s of %s: %w", info.Name, t.Name, err)
 	}

@@ -64,6 +64,8 @@ func (k Kind) String() string {
 		return "recovery-plan"
 	case KindQuarantine:
 		return "quarantine"
+	case KindLease:
+		return "lease"
 	case KindCommitIndex:
 		return "commit-index"
 	case KindForkIndex:

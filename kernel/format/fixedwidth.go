@@ -212,11 +212,15 @@ type tableVersionJSON struct {
 	Rows      fixedU64  `json:"rows"`
 	Metadata  []KV      `json:"metadata,omitempty"`
 	BasedOn   *TableRef `json:"based_on,omitempty"`
+	// ContentPreserving is omitted when false, so older objects decode
+	// byte-exactly.
+	ContentPreserving bool `json:"content_preserving,omitempty"`
 }
 
 // MarshalJSON encodes t with fixed-width counters.
 func (t TableVersion) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tableVersionJSON{t.Table, t.Fork, fixedU64(t.Version), t.Fragments, fixedU64(t.Rows), t.Metadata, t.BasedOn})
+	return json.Marshal(tableVersionJSON{Table: t.Table, Fork: t.Fork, Version: fixedU64(t.Version), Fragments: t.Fragments,
+		Rows: fixedU64(t.Rows), Metadata: t.Metadata, BasedOn: t.BasedOn, ContentPreserving: t.ContentPreserving})
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -225,7 +229,8 @@ func (t *TableVersion) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &s); err != nil {
 		return err
 	}
-	*t = TableVersion{s.Table, s.Fork, uint64(s.Version), s.Fragments, uint64(s.Rows), s.Metadata, s.BasedOn}
+	*t = TableVersion{Table: s.Table, Fork: s.Fork, Version: uint64(s.Version), Fragments: s.Fragments,
+		Rows: uint64(s.Rows), Metadata: s.Metadata, BasedOn: s.BasedOn, ContentPreserving: s.ContentPreserving}
 	return nil
 }
 

@@ -107,6 +107,7 @@ func genTableVersion(t *rapid.T) TableVersion {
 	}
 	if tv.Version > 1 && rapid.Bool().Draw(t, "based") {
 		tv.BasedOn = &TableRef{Fork: genID(t, "bfork"), Version: rapid.Uint64Range(1, tv.Version-1).Draw(t, "bv")}
+		tv.ContentPreserving = rapid.Bool().Draw(t, "preserving")
 	}
 	return tv
 }

@@ -175,5 +175,24 @@ func (k Keys) CommitIndexPrefix() string { return k.join("index", "commits") + "
 // CommitIndex is the key of commit id's index (format.CommitIndex).
 func (k Keys) CommitIndex(id ID) string { return k.join("index", "commits", id.String()) }
 
+// LeasePrefix is the prefix of every snapshot lease.
+func (k Keys) LeasePrefix() string { return k.join("leases") + "/" }
+
+// Lease is the key of the snapshot lease id.
+func (k Keys) Lease(id ID) string { return k.join("leases", id.String()) }
+
+// ParseLeaseKey returns the lease id of a key under LeasePrefix.
+func (k Keys) ParseLeaseKey(key string) (ID, error) {
+	rest, ok := strings.CutPrefix(key, k.LeasePrefix())
+	if !ok {
+		return ID{}, corrupt("key", "%q is not under %q", key, k.LeasePrefix())
+	}
+	id, err := ulid.ParseStrict(rest)
+	if err != nil || id.String() != rest {
+		return ID{}, corrupt("key", "lease key %q does not end in a lease id", key)
+	}
+	return id, nil
+}
+
 // LegacyPrefix is reserved for v3 legacy objects (R/legacy/...).
 func (k Keys) LegacyPrefix() string { return k.join("legacy") + "/" }

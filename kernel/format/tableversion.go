@@ -38,6 +38,11 @@ type TableVersion struct {
 	Rows      uint64    `json:"rows"`
 	Metadata  []KV      `json:"metadata,omitempty"`
 	BasedOn   *TableRef `json:"based_on,omitempty"` // the version the content was built from
+	// ContentPreserving marks a maintenance version (a compaction): it
+	// holds exactly the rows of BasedOn, in other fragments. A strict
+	// writer's pin of BasedOn is satisfied by it (lineage.PinSatisfied).
+	// Requires BasedOn; omitted when false.
+	ContentPreserving bool `json:"content_preserving,omitempty"`
 }
 
 // EncodeTableVersion validates t and returns its enveloped canonical bytes.
@@ -79,6 +84,9 @@ func ValidateTableVersion(t *TableVersion) error {
 	}
 	if t.BasedOn != nil && (t.BasedOn.Fork == (ID{}) || t.BasedOn.Version == 0 || t.BasedOn.Version >= t.Version) {
 		return bad("based_on must name a non-zero version below %d", t.Version)
+	}
+	if t.ContentPreserving && t.BasedOn == nil {
+		return bad("a content-preserving version must name the version it preserves (based_on)")
 	}
 	if err := validateFragments(t.Fragments); err != nil {
 		return bad("%v", err)

@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/graphkernel/graphkernel/kernel"
 )
@@ -33,7 +34,8 @@ func WriteFrags(ctx context.Context, g *kernel.Graph, branch, msg string, tables
 // WriterScenarios are the writer kinds of the kernel itself that move table
 // HEADs before they publish, each as a cut scenario: the two-table write of
 // the recovery issue, a write creating a new table, a strict write, a write
-// on a forked branch, and a single-table write. Later writers (the data
+// on a forked branch, a single-table write and a compaction (a
+// content-preserving maintenance write). Later writers (the data
 // plane's transactions) add their own scenarios.
 func WriterScenarios() []CutScenario {
 	seed := func(ctx context.Context, g *kernel.Graph) error {
@@ -63,7 +65,26 @@ func WriterScenarios() []CutScenario {
 		{Name: "single-table", Setup: seed, Write: func(ctx context.Context, g *kernel.Graph) error {
 			return WriteFrags(ctx, g, "main", "cut write", []string{"b"}, []string{"b1"})
 		}},
+		{Name: "compaction", Setup: func(ctx context.Context, g *kernel.Graph) error {
+			if err := seed(ctx, g); err != nil {
+				return err
+			}
+			return WriteFrags(ctx, g, "main", "seed 2", []string{"a"}, []string{"a1"})
+		}, Write: compactWrite},
 	}
+}
+
+// compactWrite is a maintenance write (writer kind compact): table a's
+// fragments merged into one, marked content-preserving.
+func compactWrite(ctx context.Context, g *kernel.Graph) error {
+	b, err := g.Branch(ctx, "main")
+	if err != nil {
+		return err
+	}
+	_, err = g.WriteAs(ctx, "compact", b, []kernel.TableWrite{{Table: "a", Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
+		return kernel.TableContent{Fragments: []string{strings.Join(p.Fragments, "+")}, Rows: p.Rows, ContentPreserving: true}, nil
+	}}}, kernel.LineageIntent{Actor: "maintenance", Message: "compact a"})
+	return err
 }
 
 // strictWrite updates a strictly against its pinned version, and b

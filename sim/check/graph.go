@@ -53,7 +53,16 @@ type Graph struct {
 
 // LoadGraph decodes every manifest chain under root. Undecodable or gapped
 // chains are violations and are left out of the returned graph.
-func LoadGraph(in Inspector, root string) (Graph, []Violation) {
+func LoadGraph(in Inspector, root string) (Graph, []Violation) { return loadGraph(in, root, false) }
+
+// LoadRetainedGraph is LoadGraph for a graph garbage collection may have
+// truncated: each incarnation's chain must be contiguous from its oldest
+// retained manifest (not necessarily version 0) to its head.
+func LoadRetainedGraph(in Inspector, root string) (Graph, []Violation) {
+	return loadGraph(in, root, true)
+}
+
+func loadGraph(in Inspector, root string, truncated bool) (Graph, []Violation) {
 	keys := format.NewKeys(root)
 	prefix := keys.Root() + "/branches/"
 	type incID struct {
@@ -90,7 +99,7 @@ func LoadGraph(in Inspector, root string) (Graph, []Violation) {
 	})
 	g := Graph{Root: root}
 	for _, id := range ids {
-		inc, ivs := loadIncarnation(in, keys, id.name, id.inc, byInc[id])
+		inc, ivs := loadIncarnation(in, keys, id.name, id.inc, byInc[id], truncated)
 		vs = append(vs, ivs...)
 		if len(ivs) == 0 {
 			g.Incarnations = append(g.Incarnations, inc)
@@ -101,7 +110,7 @@ func LoadGraph(in Inspector, root string) (Graph, []Violation) {
 
 // loadIncarnation decodes one incarnation's manifests, oldest first, and
 // checks they are versions 0..n without gaps, with one identity.
-func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, ks []string) (Incarnation, []Violation) {
+func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, ks []string, truncated bool) (Incarnation, []Violation) {
 	inc := Incarnation{Key: IncarnationKey(name, incN)}
 	// Inverted versions: ascending key order is descending version order.
 	for i := len(ks) - 1; i >= 0; i-- {
@@ -114,6 +123,17 @@ func loadIncarnation(in Inspector, keys format.Keys, name string, incN uint64, k
 			return inc, []Violation{violation("format", "manifest %q: %v", ks[i], err)}
 		}
 		want := uint64(len(inc.Manifests))
+		if truncated && len(inc.Manifests) > 0 && m.Version != inc.Manifests[0].Version+uint64(len(inc.Manifests)) {
+			// Older manifests kept apart from the retained run (main's
+			// genesis, fork points of live branches): the chain checked is
+			// the newest contiguous run.
+			inc.Manifests = inc.Manifests[:0]
+		}
+		if truncated && len(inc.Manifests) == 0 {
+			want = m.Version // the oldest manifest of the retained run
+		} else if truncated {
+			want = inc.Manifests[0].Version + uint64(len(inc.Manifests))
+		}
 		if m.Version != want || m.Branch.Name != name || m.Branch.Incarnation != incN {
 			return inc, []Violation{violation("linear-chain", "%s: manifest %q holds %s#%d v%d, want v%d (gap or misplaced)",
 				inc.Key, ks[i], m.Branch.Name, m.Branch.Incarnation, m.Version, want)}

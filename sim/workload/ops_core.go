@@ -374,7 +374,7 @@ func opMerge(p *Proc, idx int, op Op) error {
 
 // opReopen drops the process's handle and opens the graph again.
 func opReopen(p *Proc, _ int, _ Op) error {
-	g, err := kernel.Open(p.Ctx(), p.run.Store, p.run.Root, kernel.Options{Env: p.env()})
+	g, err := kernel.Open(p.Ctx(), p.run.Store, p.run.Root, p.kopts())
 	if err != nil {
 		return p.readFailed("reopen", err)
 	}

@@ -85,7 +85,7 @@ func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
 		return p.data, nil
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: kernel.Options{Env: p.env()}})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts()})
 	if err != nil {
 		return nil, err
 	}

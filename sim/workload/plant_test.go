@@ -26,18 +26,21 @@ const controlSeeds = 20
 // about the checker meant for it. stamp-first makes a migrated graph
 // unreadable, which the migrate workload reports as a kernel error.
 var plantChecks = map[string][]string{
-	plant.DoubleAudit:      {"cuts"},
-	plant.PrivatePlan:      {"cuts"},
-	plant.IgnoreLostAck:    {"failed-commit-visible"},
-	plant.ReparentOnce:     {"linear-chain"},
-	plant.StaleCard:        {"cardinality"},
-	plant.AdjShortIn:       {"read-consistency"},
-	plant.StampFirst:       {"kernel-error", "lineage", "format"},
-	plant.TrustCommitIndex: {"cold-lookup"},
-	plant.ReachDropsMerge:  {"cold-lookup"},
-	plant.SkipForkMarker:   {"delete-dependents"},
-	plant.FeedSkip:         {"feed-replay"},
-	plant.TwoWayMerge:      {"merge-result"},
+	plant.DoubleAudit:       {"cuts"},
+	plant.PrivatePlan:       {"cuts"},
+	plant.IgnoreLostAck:     {"failed-commit-visible"},
+	plant.ReparentOnce:      {"linear-chain"},
+	plant.StaleCard:         {"cardinality"},
+	plant.AdjShortIn:        {"read-consistency"},
+	plant.StampFirst:        {"kernel-error", "lineage", "format"},
+	plant.TrustCommitIndex:  {"cold-lookup"},
+	plant.ReachDropsMerge:   {"cold-lookup"},
+	plant.SkipForkMarker:    {"delete-dependents"},
+	plant.FeedSkip:          {"feed-replay"},
+	plant.TwoWayMerge:       {"merge-result"},
+	plant.CompactDropsWrite: {"lost-write"},
+	plant.GCNoGrace:         {"retained-readable"},
+	plant.GCBranchLocal:     {"retained-readable"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted

@@ -56,6 +56,12 @@ func (p *Proc) env() kernel.Env {
 	return kernel.Env{Clock: p.run.clock, Entropy: p.h.Entropy(), Failpoints: p.h.Failpoints()}
 }
 
+// kopts are the kernel options of the process's handles: its environment
+// and the workload's grace period (0: the kernel's default).
+func (p *Proc) kopts() kernel.Options {
+	return kernel.Options{Env: p.env(), Grace: p.run.wl.Grace}
+}
+
 // Over reports whether err (or the process's state) means the process must
 // end now: its actor crashed or the world stopped. Nothing may be recorded
 // after that.
@@ -127,12 +133,12 @@ func (p *Proc) open() error {
 			if contract == nil {
 				contract = SchemaContract
 			}
-			p.g, err = kernel.Init(p.Ctx(), p.run.Store, p.run.Root, contract, kernel.Options{Env: p.env()})
+			p.g, err = kernel.Init(p.Ctx(), p.run.Store, p.run.Root, contract, p.kopts())
 			if errors.Is(err, kernel.ErrGraphExists) {
-				p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, kernel.Options{Env: p.env()})
+				p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, p.kopts())
 			}
 		} else {
-			p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, kernel.Options{Env: p.env()})
+			p.g, err = kernel.Open(p.Ctx(), p.run.Store, p.run.Root, p.kopts())
 		}
 		if err == nil {
 			return nil

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Workload is one named family of scenarios: how to generate a scenario from
@@ -37,6 +38,14 @@ type Workload struct {
 	// Run, if set, replaces the simulated world entirely: the workload runs
 	// its own harness (the crash-cut sweep does) and reports a Result.
 	Run func(s *Scenario, opt Options) *Result
+	// Reclaims marks a workload that collects garbage: the final checks
+	// that walk the whole history (chains, forks, commits exactly once,
+	// snapshots, recovery commits) do not apply; its own checkers cover the
+	// retained history instead.
+	Reclaims bool
+	// Grace, if set, is the kernel grace period of every process's handles
+	// (the maintenance workload collects with the same grace).
+	Grace time.Duration
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error

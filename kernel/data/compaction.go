@@ -1,0 +1,206 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data/compact"
+)
+
+// MaintenanceActor is the actor of every maintenance commit (compaction).
+const MaintenanceActor = "maintenance"
+
+// WriterKindCompact is the writer kind of a compaction: recorded in its
+// recovery sidecars and in any audit record recovery writes for them.
+const WriterKindCompact = "compact"
+
+// CompactReport says what one Compact call published.
+type CompactReport struct {
+	// Tables lists the tables compacted, by name; a table with nothing
+	// worth doing is not listed (and nothing was published for it).
+	Tables []TableCompaction
+}
+
+// TableCompaction is one table's compaction commit.
+type TableCompaction struct {
+	Table           string
+	Commit          kernel.Commit
+	FragmentsBefore int
+	FragmentsAfter  int
+	Rows            uint64
+}
+
+// errNothingToCompact ends a compaction's write from its Build: the
+// version it would compact needs nothing (a concurrent compaction did it).
+var errNothingToCompact = errors.New("data: nothing to compact")
+
+// Compact rewrites, in every table of b whose live version has at least
+// policy.MinFragments small fragments, runs of consecutive small fragments
+// into fragments of at most policy.TargetRows rows (ids sorted inside), and
+// publishes each table's result as one content-preserving version
+// (kernel.TableContent.ContentPreserving): a maintenance commit of writer
+// kind WriterKindCompact by MaintenanceActor, through kernel.WriteAs, so it
+// has a sidecar and recovery covers a crash at any cut.
+//
+// A compaction builds on the pinned version and is non-strict: a data
+// write that publishes first makes it rebuild on the data write's version
+// (the result holds both); one that publishes after it rebuilds itself on
+// the compacted version, and a strict one is not refused for it
+// (kernel.Graph.PinSatisfied). Nothing to do publishes nothing, so running
+// it again right after converges. It takes no lock: any number of
+// compactions and writers may run at once.
+func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.Policy) (CompactReport, error) {
+	p, err := policy.WithDefaults()
+	if err != nil {
+		return CompactReport{}, fmt.Errorf("compact %s: %w: %v", b, kernel.ErrInvalidArgument, err)
+	}
+	snap, err := g.k.SnapshotAt(ctx, b)
+	if err != nil {
+		return CompactReport{}, fmt.Errorf("compact %s: %w", b, err)
+	}
+	cat, err := g.catalog(ctx, snap.SchemaHash())
+	if err != nil {
+		return CompactReport{}, fmt.Errorf("compact %s: %w", b, err)
+	}
+	var rep CompactReport
+	for _, name := range cat.names {
+		pin := pinRef(snap, name)
+		if pin == (kernel.TableRef{}) {
+			continue
+		}
+		tv, err := g.k.ReadTable(ctx, name, pin)
+		if err != nil {
+			return rep, fmt.Errorf("compact %s: %w", b, err)
+		}
+		infos, _, err := fragmentInfos(cat.tables[name], tv)
+		if err != nil {
+			return rep, fmt.Errorf("compact %s: %w", b, err)
+		}
+		if compact.Plan(fragmentRows(infos), p) == nil {
+			continue
+		}
+		tc, err := g.compactTable(ctx, b, newReader(g, cat), cat.tables[name], p, tv)
+		if errors.Is(err, errNothingToCompact) {
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("compact %s: %w", b, err)
+		}
+		rep.Tables = append(rep.Tables, tc)
+	}
+	return rep, nil
+}
+
+func fragmentRows(infos []FragmentInfo) []uint64 {
+	rows := make([]uint64, len(infos))
+	for i, f := range infos {
+		rows[i] = f.Rows
+	}
+	return rows
+}
+
+// compactTable publishes one table's compaction; seen is the version
+// Compact planned on (used only by the planted bug compact-drops-write).
+func (g *Graph) compactTable(ctx context.Context, b kernel.BranchRef, r *reader, t *Table, p compact.Policy, seen kernel.TableVersion) (TableCompaction, error) {
+	tc := TableCompaction{Table: t.Name}
+	build := func(pinned kernel.TableVersion) (kernel.TableContent, error) {
+		if plant.Enabled(plant.CompactDropsWrite) { // planted bug: rebuild on the version first seen, not the pin
+			pinned = seen
+		}
+		return g.compactBuild(ctx, r, t, pinned, p, &tc)
+	}
+	c, err := g.k.WriteAs(ctx, WriterKindCompact, b, []kernel.TableWrite{{Table: t.Name, Build: build}},
+		kernel.LineageIntent{Actor: MaintenanceActor, Message: "compact " + t.Name})
+	if err != nil {
+		return TableCompaction{}, err
+	}
+	tc.Commit = c
+	return tc, nil
+}
+
+// compactBuild is a compaction's Build: the content of pinned with each
+// planned group of fragments rewritten as one new fragment (written here),
+// marked content-preserving. It asserts that the rows are unchanged.
+func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned kernel.TableVersion, p compact.Policy, tc *TableCompaction) (kernel.TableContent, error) {
+	if pinned.Version == 0 {
+		return kernel.TableContent{}, errNothingToCompact
+	}
+	infos, _, err := fragmentInfos(t, pinned)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
+	groups := compact.Plan(fragmentRows(infos), p)
+	if groups == nil {
+		return kernel.TableContent{}, errNothingToCompact
+	}
+	v := newTableView(t, infos, pinned.Rows)
+	out := make([]FragmentInfo, 0, len(infos))
+	next := 0
+	for _, gr := range groups {
+		out = append(out, infos[next:gr.First]...)
+		info, err := g.rewriteGroup(ctx, r, v, gr)
+		if err != nil {
+			return kernel.TableContent{}, err
+		}
+		out = append(out, info)
+		next = gr.First + gr.Count
+	}
+	out = append(out, infos[next:]...)
+	var rows uint64
+	for _, f := range out {
+		rows += f.Rows
+	}
+	if rows != pinned.Rows || len(out) >= len(infos) {
+		panic(fmt.Sprintf("data: compaction of %s v%d: %d rows in %d fragments from %d rows in %d", t.Name, pinned.Version, rows, len(out), pinned.Rows, len(infos)))
+	}
+	*tc = TableCompaction{Table: t.Name, FragmentsBefore: len(infos), FragmentsAfter: len(out), Rows: rows}
+	content := tableContent(out, rows)
+	// The same edges: an edge table's adjacency index (sorted by key and
+	// id, independent of the fragment layout) stays valid as it is.
+	for _, kv := range pinned.Metadata {
+		if strings.HasPrefix(kv.Key, metaAdjPrefix) {
+			content.Metadata[kv.Key] = kv.Value
+		}
+	}
+	content.ContentPreserving = true
+	return content, nil
+}
+
+// rewriteGroup writes the rows of fragments gr of v as one new fragment,
+// ids sorted, and returns its info.
+func (g *Graph) rewriteGroup(ctx context.Context, r *reader, v *tableView, gr compact.Group) (FragmentInfo, error) {
+	var src []rowSrc
+	for i := gr.First; i < gr.First+gr.Count; i++ {
+		if err := r.load(ctx, v, i); err != nil {
+			return FragmentInfo{}, err
+		}
+		rec := v.recs[i]
+		for row := 0; row < int(rec.NumRows()); row++ {
+			src = append(src, rowSrc{rec, row})
+		}
+	}
+	sort.SliceStable(src, func(a, b int) bool { return srcID(src[a]) < srcID(src[b]) })
+	rec := gather(v.t, src)
+	defer rec.Release()
+	data, info, err := EncodeFragment(v.t, rec)
+	if err != nil {
+		panic(fmt.Sprintf("data: compacted fragment of %s breaks the fragment rules (duplicate ids across fragments?): %v", v.t.Name, err))
+	}
+	if info.Rows != gr.Rows {
+		panic(fmt.Sprintf("data: compacted fragment of %s has %d rows, the group %d", v.t.Name, info.Rows, gr.Rows))
+	}
+	id, err := g.mintName()
+	if err != nil {
+		return FragmentInfo{}, err
+	}
+	if err := g.putFragment(ctx, g.keys.Data(v.t.Name, id), data); err != nil {
+		return FragmentInfo{}, err
+	}
+	info.Name = id.String()
+	return info, nil
+}

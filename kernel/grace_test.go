@@ -1,0 +1,59 @@
+package kernel_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/kerneltest"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// TestWritePastGraceRefusesToPublish pins the writer's half of the
+// collector's contract (docs/gc.md): a write whose staging began longer ago
+// than the grace period refuses to publish with a typed, retryable
+// *GraceExpiredError, publishes nothing, leaves no sidecar and undoes its
+// own version; a write within the grace period publishes.
+func TestWritePastGraceRefusesToPublish(t *testing.T) {
+	store := sim.New(sim.Config{Seed: 1})
+	env := testEnv(1)
+	clock := env.Clock.(*kernel.ManualClock)
+	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: env, Grace: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	commitTable(t, g, main, "a", "1")
+	write := func(staging time.Duration) error {
+		_, err := g.Write(ctx, main, []kernel.TableWrite{{Table: "a", Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
+			clock.Advance(staging) // a slow stage: fragments written long before the publish
+			return kernel.TableContent{Fragments: append(append([]string(nil), p.Fragments...), "slow"), Rows: p.Rows + 1}, nil
+		}}}, kernel.LineageIntent{Actor: "test", Message: "slow"})
+		return err
+	}
+	err = write(2 * time.Minute)
+	var ge *kernel.GraceExpiredError
+	if !errors.As(err, &ge) || !errors.Is(err, kernel.ErrGraceExpired) || !ge.Retryable() || ge.Grace != time.Minute {
+		t.Fatalf("write past grace: %v, want *GraceExpiredError", err)
+	}
+	if errors.Is(err, objstore.ErrAmbiguous) {
+		t.Fatalf("a refused publish is definite, got ambiguous: %v", err)
+	}
+	if n := len(fullLog(t, g, main)); n != 2 {
+		t.Fatalf("log has %d commits after a refused write, want 2", n)
+	}
+	if left := kerneltest.Sidecars(store, root); len(left) != 0 {
+		t.Fatalf("sidecars left: %v", left)
+	}
+	if err := write(30 * time.Second); err != nil {
+		t.Fatalf("write within grace: %v", err)
+	}
+	snap, _ := g.SnapshotAt(ctx, main)
+	pin, _ := snap.Table("a")
+	tv, _ := g.ReadTable(ctx, "a", kernelRef(pin))
+	if len(tv.Fragments) != 2 || tv.Fragments[1] != "slow" {
+		t.Fatalf("published content %v", tv.Fragments)
+	}
+}

@@ -1,0 +1,523 @@
+package maintain
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/gc"
+)
+
+// Bounds of one collection.
+const (
+	// DefaultMaxDeletes bounds the deletes of one Collect; a collection
+	// that reaches it stops (Report.Complete false): run it again.
+	DefaultMaxDeletes = 1 << 20
+	// maxListPages bounds the pages listed under one prefix.
+	maxListPages = 1 << 16
+)
+
+// Policy is a collection's retention (gc.Policy) and its bound.
+type Policy struct {
+	gc.Policy
+	// MaxDeletes bounds the deletes of one run (0: DefaultMaxDeletes).
+	MaxDeletes int
+}
+
+// Counts is what a collection did with one category of objects.
+type Counts struct {
+	Deleted, Kept int
+}
+
+// Report is the outcome of one Collect, per category.
+type Report struct {
+	Manifests, TableVersions, Fragments, Adjacency, CommitIndexes, Leases Counts
+	// Complete is false when MaxDeletes stopped the run early.
+	Complete bool
+}
+
+// incGroup is one branch incarnation's manifests, newest first.
+type incGroup struct {
+	key      gc.IncKey
+	keys     []string
+	versions []uint64
+	newest   bool // the newest incarnation of its name
+}
+
+// collection is one run's loaded state.
+type collection struct {
+	m       *Maintainer
+	p       gc.Policy
+	now     time.Time
+	marks   *gc.Marks
+	known   *gc.Known
+	groups  []incGroup
+	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
+	expired []string             // expired lease keys
+	rep     Report
+	budget  int
+}
+
+// Collect deletes what no retained state can reach (docs/gc.md): it loads
+// the root set — every branch's retained manifests (by gc.Protected), the
+// versions of pending sidecars, live leases — marks what they reach across
+// all branches (gc.Mark), then lists manifests, table versions, fragments,
+// commit indexes and leases in pages and deletes each unreachable one
+// (gc.Keep*). It never deletes anything younger than the grace period plus
+// the skew margin that nothing reaches, recovery records, schemas or name
+// markers. It is bounded (Policy.MaxDeletes, page counts), resumable (run
+// it again) and crash-safe (each delete removes only an unreachable
+// object, in any order). An unreadable sidecar, lease or reached object
+// stops it before the sweep it would affect.
+func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error) {
+	p, err := policy.Policy.WithDefaults()
+	if err != nil {
+		return Report{}, err
+	}
+	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{}}
+	if c.budget <= 0 {
+		c.budget = DefaultMaxDeletes
+	}
+	if err := c.load(ctx); err != nil {
+		return c.rep, fmt.Errorf("collect: %w", err)
+	}
+	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases} {
+		done, err := step(ctx)
+		if err != nil {
+			return c.rep, fmt.Errorf("collect: %w", err)
+		}
+		if !done {
+			return c.rep, nil
+		}
+	}
+	c.rep.Complete = true
+	return c.rep, nil
+}
+
+// load reads the root set and marks what it reaches.
+func (c *collection) load(ctx context.Context) error {
+	if err := c.listManifests(ctx); err != nil {
+		return err
+	}
+	any, versions, err := c.loadSidecars(ctx)
+	if err != nil {
+		return err
+	}
+	var roots []gc.RootManifest
+	var keepHeads []string
+	for _, g := range c.groups {
+		r, head, err := c.loadIncarnation(ctx, g)
+		if err != nil {
+			return err
+		}
+		if head == "" {
+			continue
+		}
+		roots = append(roots, r...)
+		if len(r) == 0 && g.newest {
+			keepHeads = append(keepHeads, head) // a deleted name's tombstone stays its head
+		}
+	}
+	leased, err := c.loadLeases(ctx)
+	if err != nil {
+		return err
+	}
+	if c.marks, err = gc.Mark(append(roots, leased...), any, versions); err != nil {
+		return err
+	}
+	for _, k := range keepHeads {
+		c.marks.Manifests[k] = true
+	}
+	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
+	// the change feed's tokens name it. It is kept forever.
+	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
+	return nil
+}
+
+// listManifests groups every manifest key by incarnation.
+func (c *collection) listManifests(ctx context.Context) error {
+	prefix := c.m.prefix("branches")
+	seen := map[string]bool{}
+	return c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			segs, ok := splitKey(prefix, key)
+			if !ok || len(segs) != 3 {
+				return fmt.Errorf("manifest key %q: %w", key, format.ErrCorrupt)
+			}
+			inc, v, err := c.m.keys.ParseManifestKey(segs[0], key)
+			if err != nil {
+				return err
+			}
+			ik := gc.IncKey{Name: segs[0], Inc: inc}
+			if n := len(c.groups); n == 0 || c.groups[n-1].key != ik {
+				c.groups = append(c.groups, incGroup{key: ik, newest: !seen[ik.Name]})
+				seen[ik.Name] = true
+			}
+			g := &c.groups[len(c.groups)-1]
+			g.keys, g.versions = append(g.keys, key), append(g.versions, v)
+		}
+		return nil
+	})
+}
+
+// manifest GETs and decodes one listed manifest; found=false when a
+// concurrent collection deleted it since the listing.
+func (c *collection) manifest(ctx context.Context, key string) (format.Manifest, bool, error) {
+	b, found, err := c.m.get(ctx, key)
+	if err != nil || !found {
+		return format.Manifest{}, false, err
+	}
+	mf, _, err := format.DecodeManifest(b)
+	if err != nil {
+		return format.Manifest{}, false, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.CurrentFormat, err)
+	}
+	return mf, true, nil
+}
+
+// loadIncarnation reads g's head and its protected manifests, records the
+// incarnation in c.known and returns the protected ones as roots.
+func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.RootManifest, string, error) {
+	head, found, err := c.manifest(ctx, g.keys[0])
+	if err != nil || !found {
+		return nil, "", err // a head only vanishes when a concurrent collection found its incarnation expired
+	}
+	var tomb int64
+	if head.Tombstone && head.Commit != nil {
+		tomb = head.Commit.TimeUnixNano
+	}
+	loaded := []format.Manifest{head}
+	times := []gc.ManifestTime{timeOf(head)}
+	n, more := gc.Protected(times, len(g.keys), tomb, c.p, c.now)
+	for more {
+		mf, found, err := c.manifest(ctx, g.keys[len(loaded)])
+		if err != nil {
+			return nil, "", err
+		}
+		if !found { // a concurrent collection ended protection here
+			n = len(loaded)
+			break
+		}
+		loaded, times = append(loaded, mf), append(times, timeOf(mf))
+		n, more = gc.Protected(times, len(g.keys), tomb, c.p, c.now)
+	}
+	if floor, ok := c.floors[g.key]; ok {
+		n = gc.SidecarFloor(n, g.versions, floor)
+		for len(loaded) < n {
+			mf, found, err := c.manifest(ctx, g.keys[len(loaded)])
+			if err != nil {
+				return nil, "", err
+			}
+			if !found {
+				n = len(loaded)
+				break
+			}
+			loaded = append(loaded, mf)
+		}
+	}
+	pins := map[string]uint64{}
+	for _, p := range head.Tables {
+		pins[p.Name] = p.Version
+	}
+	c.known.Add(g.key, gc.IncState{Fork: head.Branch.IncarnationID, HeadVersion: g.versions[0], Pins: pins, Expired: tomb != 0 && n == 0})
+	roots := make([]gc.RootManifest, 0, n+1)
+	for i := 0; i < n; i++ {
+		roots = append(roots, rootOf(g.keys[i], loaded[i]))
+	}
+	if f := head.ForkOf; f != nil && !head.Tombstone {
+		// A live branch's fork point is its first merge base: keep the
+		// source manifest and what it reaches while the branch lives.
+		key := c.m.keys.Manifest(f.Branch, f.Incarnation, f.ManifestVersion)
+		src, found, err := c.manifest(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		if found {
+			r := rootOf(key, src)
+			r.Fork = head.Branch.IncarnationID // a root of the child branch
+			roots = append(roots, r)
+		}
+	}
+	return roots, g.keys[0], nil
+}
+
+// timeOf is a manifest's time for retention: its commit's, or for a
+// branch-create manifest (no commit) the creation time in its incarnation
+// id (a ULID minted when the branch was created).
+func timeOf(m format.Manifest) gc.ManifestTime {
+	t := gc.ManifestTime{Version: m.Version}
+	if m.Commit != nil {
+		t.CommitUnixNano = m.Commit.TimeUnixNano
+	} else {
+		t.CommitUnixNano = int64(m.Branch.IncarnationID.Time()) * int64(time.Millisecond)
+	}
+	return t
+}
+
+func rootOf(key string, m format.Manifest) gc.RootManifest {
+	r := gc.RootManifest{Key: key, Fork: m.Branch.IncarnationID, Pins: m.Tables}
+	if m.Commit != nil {
+		r.Commit = m.Commit.ID
+	}
+	return r
+}
+
+// loadSidecars returns what pending sidecars name: their written versions
+// (on their fork) and the expected and read versions (fork unknown).
+func (c *collection) loadSidecars(ctx context.Context) ([]gc.AnyFork, []gc.TableKey, error) {
+	var any []gc.AnyFork
+	var versions []gc.TableKey
+	err := c.m.listAll(ctx, c.m.keys.SidecarPrefix(), maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			b, found, err := c.m.get(ctx, key)
+			if err != nil || !found {
+				if err != nil {
+					return err
+				}
+				continue // resolved meanwhile
+			}
+			s, _, err := format.DecodeSidecar(b)
+			if err != nil {
+				return fmt.Errorf("sidecar %s is unreadable (quarantine it first): %w", key, err)
+			}
+			for _, t := range s.Tables {
+				versions = append(versions, gc.TableKey{Table: t.Table, Fork: t.Fork, Version: t.Commit})
+				any = append(any, gc.AnyFork{Table: t.Table, Version: t.Expected})
+			}
+			for _, r := range s.Reads {
+				any = append(any, gc.AnyFork{Table: r.Table, Version: r.Version})
+			}
+			ik := gc.IncKey{Name: s.Branch.Name, Inc: s.Branch.Incarnation}
+			if f, ok := c.floors[ik]; !ok || s.BaseManifest < f {
+				c.floors[ik] = s.BaseManifest
+			}
+		}
+		return nil
+	})
+	return any, versions, err
+}
+
+// loadLeases returns the manifests live leases pin as roots, and notes
+// the expired leases for deletion.
+func (c *collection) loadLeases(ctx context.Context) ([]gc.RootManifest, error) {
+	var roots []gc.RootManifest
+	err := c.m.listAll(ctx, c.m.keys.LeasePrefix(), maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			b, found, err := c.m.get(ctx, key)
+			if err != nil || !found {
+				if err != nil {
+					return err
+				}
+				continue // released meanwhile
+			}
+			l, _, err := format.DecodeLease(b)
+			if err != nil {
+				return fmt.Errorf("lease %s is unreadable: %w", key, err)
+			}
+			if !gc.LeaseLive(l, c.p, c.now) {
+				c.expired = append(c.expired, key)
+				continue
+			}
+			c.rep.Leases.Kept++
+			mkey := c.m.keys.Manifest(l.Snapshot.Branch, l.Snapshot.Incarnation, l.Snapshot.Version)
+			mb, found, err := c.m.get(ctx, mkey)
+			if err != nil {
+				return err
+			}
+			if !found {
+				continue // pinned after it was reclaimed: Pin reports that to its caller
+			}
+			mf, _, err := format.DecodeManifest(mb)
+			if err != nil {
+				return fmt.Errorf("leased manifest %s: %w", mkey, err)
+			}
+			roots = append(roots, rootOf(mkey, mf))
+		}
+		return nil
+	})
+	return roots, err
+}
+
+// spend counts one delete against the budget; false when exhausted.
+func (c *collection) spend() bool {
+	if c.budget <= 0 {
+		return false
+	}
+	c.budget--
+	return true
+}
+
+func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
+	for _, g := range c.groups {
+		for i, key := range g.keys {
+			if gc.KeepManifest(c.marks, c.known, key, g.key, g.versions[i]) {
+				c.rep.Manifests.Kept++
+				continue
+			}
+			if !c.spend() {
+				return false, nil
+			}
+			if err := c.m.del(ctx, key); err != nil {
+				return false, err
+			}
+			c.rep.Manifests.Deleted++
+		}
+	}
+	return true, nil
+}
+
+// sweepTables decides every table version, marks the fragments of every
+// kept one (so nothing a kept version names is deleted) and deletes the
+// rest.
+func (c *collection) sweepTables(ctx context.Context) (bool, error) {
+	prefix := c.m.prefix("tables")
+	last, done := "", true
+	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			segs, ok := splitKey(prefix, key)
+			if !ok || len(segs) != 3 {
+				return fmt.Errorf("table version key %q: %w", key, format.ErrCorrupt)
+			}
+			fork, ferr := ulid.ParseStrict(segs[1])
+			v, verr := format.ParseInverted(segs[2])
+			group := segs[0] + "/" + segs[1]
+			newest := group != last
+			last = group
+			if ferr != nil || verr != nil || !done {
+				c.rep.TableVersions.Kept++ // not ours to judge, or out of budget
+				continue
+			}
+			tk := gc.TableKey{Table: segs[0], Fork: fork, Version: v}
+			if gc.KeepTableVersion(c.marks, c.known, tk, newest, c.p, c.now) {
+				if err := c.markVersion(ctx, key, tk); err != nil {
+					return err
+				}
+				c.rep.TableVersions.Kept++
+				continue
+			}
+			if done = c.spend(); !done {
+				c.rep.TableVersions.Kept++
+				continue
+			}
+			if err := c.m.del(ctx, key); err != nil {
+				return err
+			}
+			c.rep.TableVersions.Deleted++
+		}
+		return nil
+	})
+	return done && err == nil, err
+}
+
+// markVersion marks the fragments a kept table version names.
+func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey) error {
+	b, found, err := c.m.get(ctx, key)
+	if err != nil || !found {
+		return err // gone meanwhile: a concurrent collection deleted it
+	}
+	tv, _, err := format.DecodeTableVersion(b)
+	if err != nil {
+		return fmt.Errorf("table version %s: %w", key, err)
+	}
+	if err := c.marks.MarkFragments(tk.Table, tv.Fragments); err != nil {
+		return err
+	}
+	return c.markAdjacency(ctx, tv)
+}
+
+// markAdjacency marks an edge table version's adjacency index: its chunks
+// and the pages they list.
+func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) error {
+	chunks, err := data.AdjacencyChunks(tv)
+	if err != nil || len(chunks) == 0 {
+		return err
+	}
+	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
+		return err
+	}
+	for _, name := range chunks {
+		id, err := ulid.ParseStrict(name)
+		if err != nil {
+			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
+		}
+		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(tv.Table, id))
+		if err != nil || !found {
+			return err // gone: its version is being collected concurrently
+		}
+		pages, err := data.AdjacencyChunkPages(b)
+		if err != nil {
+			return fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
+		}
+		if err := c.marks.MarkAdjacency(tv.Table, pages); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *collection) sweepFragments(ctx context.Context) (bool, error) {
+	prefix := c.m.prefix("data")
+	return c.sweep(ctx, prefix, &c.rep.Fragments, func(key string) bool {
+		segs, ok := splitKey(prefix, key)
+		return !ok || len(segs) != 2 || gc.KeepFragment(c.marks, gc.FragKey{Table: segs[0], Name: segs[1]}, c.p, c.now)
+	})
+}
+
+func (c *collection) sweepAdjacency(ctx context.Context) (bool, error) {
+	prefix := c.m.prefix("adj")
+	return c.sweep(ctx, prefix, &c.rep.Adjacency, func(key string) bool {
+		segs, ok := splitKey(prefix, key)
+		return !ok || len(segs) != 2 || gc.KeepAdjacency(c.marks, gc.FragKey{Table: segs[0], Name: segs[1]}, c.p, c.now)
+	})
+}
+
+func (c *collection) sweepIndexes(ctx context.Context) (bool, error) {
+	prefix := c.m.keys.CommitIndexPrefix()
+	return c.sweep(ctx, prefix, &c.rep.CommitIndexes, func(key string) bool {
+		segs, ok := splitKey(prefix, key)
+		if !ok || len(segs) != 1 {
+			return true
+		}
+		id, err := ulid.ParseStrict(segs[0])
+		return err != nil || gc.KeepCommitIndex(c.marks, id, c.p, c.now)
+	})
+}
+
+func (c *collection) sweepLeases(ctx context.Context) (bool, error) {
+	for _, key := range c.expired {
+		if !c.spend() {
+			return false, nil
+		}
+		if err := c.m.del(ctx, key); err != nil {
+			return false, err
+		}
+		c.rep.Leases.Deleted++
+	}
+	return true, nil
+}
+
+// sweep lists prefix and deletes every key keep rejects, within budget.
+func (c *collection) sweep(ctx context.Context, prefix string, n *Counts, keep func(key string) bool) (bool, error) {
+	done := true
+	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			if !done || keep(key) {
+				n.Kept++
+				continue
+			}
+			if done = c.spend(); !done {
+				n.Kept++
+				continue
+			}
+			if err := c.m.del(ctx, key); err != nil {
+				return err
+			}
+			n.Deleted++
+		}
+		return nil
+	})
+	return done && err == nil, err
+}

@@ -1,0 +1,539 @@
+package maintain_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+var ctx = context.Background()
+
+const root = "graphs/g"
+
+// hookStore runs hook once before forwarding the first Put whose key
+// contains match (a deterministic interleaving point).
+type hookStore struct {
+	objstore.Store
+	match string
+	hook  func()
+}
+
+func (s *hookStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
+	if s.hook != nil && strings.Contains(key, s.match) {
+		h := s.hook
+		s.hook = nil
+		h()
+	}
+	return s.Store.Put(ctx, key, b, c)
+}
+
+type fixture struct {
+	t     *testing.T
+	store *hookStore
+	clock *kernel.ManualClock
+	g     *data.Graph
+	m     *maintain.Maintainer
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	env := func(seed byte) kernel.Env {
+		return kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{seed})}
+	}
+	s, err := schema.Parse([]byte("node Person { name: string }\nedge Knows: Person -> Person\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
+	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := maintain.New(store, root, env(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, store: store, clock: clock, g: g, m: m}
+}
+
+var policy = maintain.Policy{Policy: gc.Policy{KeepLast: 3, Grace: time.Minute, SkewMargin: time.Minute}}
+
+func (f *fixture) branch(name string) kernel.BranchRef {
+	f.t.Helper()
+	b, err := f.g.Branch(ctx, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// commit runs one transaction on branch b and advances the clock a minute.
+func (f *fixture) commit(b kernel.BranchRef, do func(tx *data.Txn) error) kernel.Commit {
+	f.t.Helper()
+	tx, err := f.g.Begin(ctx, b)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := do(tx); err != nil {
+		f.t.Fatal(err)
+	}
+	c, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "test", Message: "c"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	return c
+}
+
+func person(id, name string) data.Row { return data.Row{ID: id, Props: map[string]any{"name": name}} }
+
+// seed inserts 20 people, then renames p00 n times (each a new fragment).
+func (f *fixture) seed(b kernel.BranchRef, n int) []kernel.Commit {
+	f.t.Helper()
+	var cs []kernel.Commit
+	cs = append(cs, f.commit(b, func(tx *data.Txn) error {
+		for i := 0; i < 20; i++ {
+			if err := tx.Insert("Person", person(fmt.Sprintf("p%02d", i), "n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	for i := 0; i < n; i++ {
+		cs = append(cs, f.commit(b, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("v", i))) }))
+	}
+	return cs
+}
+
+// readAll reads every row of the snapshot at commit c (every fragment)
+// and returns p00's name.
+func (f *fixture) readAll(c kernel.CommitID) (string, error) {
+	s, err := f.g.SnapshotAtCommit(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	rr, err := s.Scan(ctx, "Person")
+	if err != nil {
+		return "", err
+	}
+	defer rr.Release()
+	rows := 0
+	for rr.Next() {
+		rows += int(rr.Record().NumRows())
+	}
+	if err := rr.Err(); err != nil {
+		return "", err
+	}
+	if rows != 20 {
+		return "", fmt.Errorf("%d rows, want 20", rows)
+	}
+	r, ok, err := s.Get(ctx, "Person", "p00")
+	if err != nil || !ok {
+		return "", fmt.Errorf("get p00: %v %v", ok, err)
+	}
+	return r.Props["name"].(string), nil
+}
+
+// reopen returns a fresh read-write handle (empty caches).
+func (f *fixture) reopen() *data.Graph {
+	f.t.Helper()
+	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return g
+}
+
+func (f *fixture) collect(p maintain.Policy) maintain.Report {
+	f.t.Helper()
+	rep, err := f.m.Collect(ctx, p)
+	if err != nil {
+		f.t.Fatalf("collect: %v", err)
+	}
+	if !rep.Complete {
+		f.t.Fatalf("collect incomplete: %+v", rep)
+	}
+	return rep
+}
+
+// TestCollectKeepsRetentionAndReclaimsTheRest: after a collection keeping
+// the last 3 commits, those commits read fully and correctly, older ones
+// answer ErrReclaimed (never ErrCorrupt, never a wrong answer), Log stops
+// cleanly at the boundary, writes go on, and a second collection deletes
+// nothing.
+func TestCollectKeepsRetentionAndReclaimsTheRest(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 12)
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(policy)
+	if rep.Manifests.Deleted == 0 || rep.TableVersions.Deleted == 0 || rep.Fragments.Deleted == 0 {
+		t.Fatalf("nothing reclaimed: %+v", rep)
+	}
+	for i, c := range cs[len(cs)-3:] {
+		name, err := f.readAll(c.ID)
+		if want := fmt.Sprint("v", 9+i); err != nil || name != want {
+			t.Fatalf("retained commit %d: %q %v, want %q", i, name, err, want)
+		}
+	}
+	cold := f.reopen() // a handle's cache of immutable objects may still answer, correctly
+	for _, c := range cs[:len(cs)-3] {
+		if _, err := f.reopenRead(c.ID); !errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrCorrupt) {
+			t.Fatalf("collected commit %s: %v, want ErrReclaimed", c.ID, err)
+		}
+		if _, err := cold.Kernel().Commit(ctx, c.ID); !errors.Is(err, kernel.ErrReclaimed) {
+			t.Fatalf("Commit(%s) = %v, want ErrReclaimed", c.ID, err)
+		}
+	}
+	if _, err := cold.Kernel().SnapshotAtVersion(ctx, main, 1); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("SnapshotAtVersion(1) = %v, want ErrReclaimed", err)
+	}
+	var logged int
+	cursor := kernel.LogCursor("")
+	for i := 0; i < 10; i++ {
+		page, err := cold.Kernel().Log(ctx, main, cursor, 2)
+		if err != nil {
+			t.Fatalf("log: %v", err)
+		}
+		logged += len(page.Commits)
+		if page.Next == "" {
+			if !page.Reclaimed {
+				t.Fatalf("log ended without marking the retention boundary")
+			}
+			break
+		}
+		cursor = page.Next
+	}
+	if logged != 3 {
+		t.Fatalf("log shows %d commits, want the 3 retained", logged)
+	}
+	c := f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", "after")) })
+	if name, err := f.readAll(c.ID); err != nil || name != "after" {
+		t.Fatalf("write after collection: %q %v", name, err)
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep = f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 4, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep.Manifests.Deleted+rep.TableVersions.Deleted+rep.Fragments.Deleted != 0 {
+		t.Fatalf("second collection with the same retention deleted %+v", rep)
+	}
+}
+
+// TestCollectKeepsWhatAWriteStaged: a collection with zero retention runs
+// while a transaction is between its fragment writes and its publish; the
+// write's staged objects are young (the grace rule), so nothing it needs is
+// deleted and the commit reads back whole. Later, with the clock past the
+// grace period, what the write replaced is collected.
+func TestCollectKeepsWhatAWriteStaged(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 3)
+	f.clock.Advance(10 * time.Minute)
+	zero := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}
+	var during maintain.Report
+	f.store.match, f.store.hook = "/sidecars/", func() { // fragments staged, named by nothing yet
+		rep, err := f.m.Collect(ctx, zero)
+		if err != nil {
+			t.Errorf("collect during the write: %v", err)
+		}
+		during = rep
+	}
+	c := f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", "staged")) })
+	if during.Manifests.Deleted == 0 {
+		t.Fatalf("the concurrent collection ran without reclaiming anything: %+v", during)
+	}
+	if name, err := f.readAll(c.ID); err != nil || name != "staged" {
+		t.Fatalf("the write staged during a collection: %q %v", name, err)
+	}
+	f.clock.Advance(10 * time.Minute)
+	f.collect(zero)
+	if name, err := f.reopenRead(c.ID); err != nil || name != "staged" {
+		t.Fatalf("head after a zero-retention collection: %q %v", name, err)
+	}
+}
+
+func (f *fixture) reopenRead(c kernel.CommitID) (string, error) {
+	g := f.g
+	f.g = f.reopen()
+	defer func() { f.g = g }()
+	return f.readAll(c)
+}
+
+// TestCollectKeepsVersionsSharedByBranches: feat is forked from main and
+// shares its table version; main moves on and keeps only its last commit.
+// Reachability is computed across all branches, so feat still reads whole.
+func TestCollectKeepsVersionsSharedByBranches(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("main", i))) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	g := f.reopen()
+	s, err := g.SnapshotAt(ctx, feat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, err := s.Get(ctx, "Person", "p00"); err != nil || !ok || r.Props["name"] != "v0" {
+		t.Fatalf("feat's shared version after main's collection: %+v %v %v", r, ok, err)
+	}
+	if n, err := s.Count(ctx, "Person"); err != nil || n != 20 {
+		t.Fatalf("feat count %d %v", n, err)
+	}
+}
+
+// TestPinnedSnapshotSurvivesUntilReleased: a leased snapshot outside
+// retention stays fully readable; after Release it is collected.
+func TestPinnedSnapshotSurvivesUntilReleased(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 1)
+	old, err := f.g.Kernel().SnapshotAtCommit(ctx, cs[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.m.Pin(ctx, old, time.Hour, "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("new", i))) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	one := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}
+	if rep := f.collect(one); rep.Leases.Kept != 1 {
+		t.Fatalf("lease not kept: %+v", rep)
+	}
+	if name, err := f.reopenRead(cs[1].ID); err != nil || name != "v0" {
+		t.Fatalf("pinned snapshot: %q %v", name, err)
+	}
+	if err := f.m.Release(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	f.collect(one)
+	if _, err := f.reopenRead(cs[1].ID); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("released snapshot: %v, want ErrReclaimed", err)
+	}
+	if _, err := f.m.Pin(ctx, old, time.Hour, "late"); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("pin of a reclaimed snapshot: %v, want ErrReclaimed", err)
+	}
+}
+
+// TestDeletedBranchCollectedAfterRetention: a deleted branch keeps its
+// history while its tombstone is within KeepFor; after, everything only it
+// reached is collected and the name still reads as deleted.
+func TestDeletedBranchCollectedAfterRetention(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		f.commit(feat, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprint("f", i), "feat")) })
+	}
+	if err := f.g.Kernel().DeleteBranch(ctx, "feat"); err != nil {
+		t.Fatal(err)
+	}
+	p := maintain.Policy{Policy: gc.Policy{KeepLast: 1, KeepFor: time.Hour, Grace: time.Minute, SkewMargin: time.Minute}}
+	f.clock.Advance(10 * time.Minute)
+	within := f.collect(p)
+	f.clock.Advance(2 * time.Hour)
+	after := f.collect(p)
+	if after.TableVersions.Deleted < 3 || after.Manifests.Deleted < 4 {
+		t.Fatalf("deleted branch not collected after retention: within %+v, after %+v", within, after)
+	}
+	if _, err := f.reopen().Branch(ctx, "feat"); !errors.Is(err, kernel.ErrBranchNotFound) {
+		t.Fatalf("Branch(feat) after collection: %v, want ErrBranchNotFound", err)
+	}
+	if name, err := f.reopenRead(f.head(main)); err != nil || name != "v0" {
+		t.Fatalf("main after collecting feat: %q %v", name, err)
+	}
+}
+
+func (f *fixture) head(b kernel.BranchRef) kernel.CommitID {
+	f.t.Helper()
+	c, err := f.g.Kernel().Head(ctx, b)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c.ID
+}
+
+// TestMaintainCompactsThenCollects: one call compacts the branches that
+// need it and collects; the heads read the same, and a second call right
+// after compacts nothing.
+func TestMaintainCompactsThenCollects(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	for i := 0; i < 15; i++ { // binary-counter merging leaves 4 small fragments
+		f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprintf("p%02d", i), "n")) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	p := maintain.RunPolicy{Collect: maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}}
+	rep, err := maintain.Maintain(ctx, f.g, f.m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := rep.Compactions["main"]; len(tc) != 1 || tc[0].FragmentsAfter != 1 || !rep.Collect.Complete {
+		t.Fatalf("maintain report %+v", rep)
+	}
+	s, err := f.reopen().SnapshotAt(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Count(ctx, "Person"); err != nil || n != 15 {
+		t.Fatalf("count after maintain %d %v", n, err)
+	}
+	rep, err = maintain.Maintain(ctx, f.g, f.m, p)
+	if err != nil || len(rep.Compactions) != 0 {
+		t.Fatalf("second maintain: %+v %v", rep, err)
+	}
+}
+
+// TestCollectKeepsWhatAPendingSidecarNeeds: a writer crashed before its
+// publish leaves a sidecar planned on manifest B; many commits and a
+// collection keeping only the last one later, recovery still resolves it,
+// because it reads every manifest since B and the collection kept them
+// (the simulator found this: maint seed 4).
+func TestCollectKeepsWhatAPendingSidecarNeeds(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
+		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := crashing.Begin(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
+		t.Fatalf("crashing commit: %v", err)
+	}
+	for i := 0; i < 6; i++ { // within the recovery lease: no heal-first resolves the sidecar
+		tx, err := f.g.Begin(ctx, main)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Insert("Person", person(fmt.Sprint("later", i), "x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep0 := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep0.Manifests.Deleted == 0 {
+		t.Fatalf("nothing collected: %+v", rep0)
+	}
+	f.reopen() // a read-write open sweeps the sidecar (past its lease)
+	if page, err := f.store.List(ctx, root+"/sidecars/", "", 10); err != nil || len(page.Keys) != 0 {
+		t.Fatalf("sidecars after recovery: %v %v", page.Keys, err)
+	}
+}
+
+// TestCollectKeepsTheAdjacencyIndexOfKeptVersions: an edge table's
+// adjacency chunks and pages are kept while a kept version names them and
+// collected with the versions that alone named them; Out and In on a cold
+// handle answer the same after a collection keeping one commit.
+func TestCollectKeepsTheAdjacencyIndexOfKeptVersions(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.commit(main, func(tx *data.Txn) error {
+		for i := 0; i < 4; i++ {
+			if err := tx.Insert("Person", person(fmt.Sprint("p", i), "n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for i := 0; i < 12; i++ {
+		f.commit(main, func(tx *data.Txn) error {
+			return tx.Insert("Knows", data.Row{ID: fmt.Sprintf("k%02d", i), From: fmt.Sprint("p", i%4), To: fmt.Sprint("p", (i+1)%4)})
+		})
+	}
+	adjacency := func(g *data.Graph) string {
+		s, err := g.SnapshotAt(ctx, main)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i := 0; i < 4; i++ {
+			o, err := s.Out(ctx, "Knows", fmt.Sprint("p", i))
+			if err != nil {
+				t.Fatalf("Out: %v", err)
+			}
+			in, err := s.In(ctx, "Knows", fmt.Sprint("p", i))
+			if err != nil {
+				t.Fatalf("In: %v", err)
+			}
+			out = append(out, fmt.Sprint(len(o), "/", len(in)))
+		}
+		return strings.Join(out, ",")
+	}
+	want := adjacency(f.g)
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep.Adjacency.Deleted == 0 || rep.Adjacency.Kept == 0 {
+		t.Fatalf("adjacency objects: %+v", rep.Adjacency)
+	}
+	if got := adjacency(f.reopen()); got != want {
+		t.Fatalf("adjacency after collection %s, want %s", got, want)
+	}
+}
+
+// TestCollectKeepsForkPoints: a live branch's fork point (its first merge
+// base) stays readable however far its source moved on and whatever the
+// retention, so the branch can still be merged.
+func TestCollectKeepsForkPoints(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork, err := f.g.Kernel().Head(ctx, feat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("main", i))) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	if name, err := f.reopenRead(fork.ID); err != nil || name != "v0" {
+		t.Fatalf("fork point of a live branch after collection: %q %v", name, err)
+	}
+	if _, err := f.reopen().Kernel().MergeBase(ctx, main, feat); err != nil {
+		t.Fatalf("merge base after collection: %v", err)
+	}
+}

@@ -1,0 +1,93 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// MaxLeaseTTL bounds a lease's time to live.
+const MaxLeaseTTL = 7 * 24 * time.Hour
+
+// Pin writes a lease (R/leases/<id>, kind 12) that keeps snap — its
+// manifest, every table version it pins and every fragment they name —
+// from collection until ttl has passed (by this maintainer's clock) or
+// Release. It then checks that the snapshot's manifest still exists: if a
+// collection reclaimed it first, the lease is removed and Pin returns an
+// error matching kernel.ErrReclaimed. Pin a snapshot soon after reading it
+// (well within the grace period, docs/gc.md).
+func (m *Maintainer) Pin(ctx context.Context, snap kernel.Snapshot, ttl time.Duration, actor string) (format.ID, error) {
+	if ttl <= 0 || ttl > MaxLeaseTTL {
+		return format.ID{}, fmt.Errorf("pin: %w: ttl %s not in (0, %s]", kernel.ErrInvalidArgument, ttl, MaxLeaseTTL)
+	}
+	id, err := m.mintID()
+	if err != nil {
+		return format.ID{}, fmt.Errorf("pin: %w", err)
+	}
+	tok, err := m.token()
+	if err != nil {
+		return format.ID{}, fmt.Errorf("pin: %w", err)
+	}
+	l := format.Lease{ID: id, Snapshot: format.ManifestRef{Branch: snap.Branch(), Incarnation: snap.Incarnation(), Version: snap.ManifestVersion()},
+		Actor: actor, ExpiresUnixNano: m.now().Add(ttl).UnixNano()}
+	b, err := format.EncodeLease(&l, tok)
+	if err != nil {
+		return format.ID{}, fmt.Errorf("pin: %w: %v", kernel.ErrInvalidArgument, err)
+	}
+	if err := m.putLease(ctx, m.keys.Lease(id), b, tok); err != nil {
+		return format.ID{}, fmt.Errorf("pin: %w", err)
+	}
+	_, found, err := m.get(ctx, m.keys.Manifest(l.Snapshot.Branch, l.Snapshot.Incarnation, l.Snapshot.Version))
+	if err != nil {
+		return id, fmt.Errorf("pin: verify snapshot: %w", err) // the lease stays until it expires
+	}
+	if !found {
+		if err := m.del(ctx, m.keys.Lease(id)); err != nil {
+			return id, fmt.Errorf("pin: snapshot already reclaimed; remove lease: %w", err)
+		}
+		return format.ID{}, fmt.Errorf("pin %s v%d: %w", l.Snapshot.Branch, l.Snapshot.Version, kernel.ErrReclaimed)
+	}
+	return id, nil
+}
+
+// putLease writes the lease create-only; an ambiguous outcome is resolved
+// by reading back the token.
+func (m *Maintainer) putLease(ctx context.Context, key string, b []byte, tok format.Token) error {
+	var last error
+	for i := 0; i < maxAttempts; i++ {
+		_, err := m.store.Put(ctx, key, b, objstore.CreateOnly)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, objstore.ErrAmbiguous) || errors.Is(err, objstore.ErrPreconditionFailed) {
+			got, found, gerr := m.get(ctx, key)
+			if gerr != nil {
+				return gerr
+			}
+			if found {
+				if _, t, derr := format.DecodeLease(got); derr == nil && t == tok {
+					return nil
+				}
+				return fmt.Errorf("lease %s holds another writer's lease: %w", key, format.ErrCorrupt)
+			}
+		} else if !retryable(err) {
+			return err
+		}
+		last = err
+	}
+	return fmt.Errorf("write lease %s: %d attempts: %w", key, maxAttempts, last)
+}
+
+// Release deletes the lease id: its snapshot is collectable again once
+// outside retention. Releasing a missing lease is not an error.
+func (m *Maintainer) Release(ctx context.Context, id format.ID) error {
+	if err := m.del(ctx, m.keys.Lease(id)); err != nil {
+		return fmt.Errorf("release lease %s: %w", id, err)
+	}
+	return nil
+}

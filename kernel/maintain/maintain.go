@@ -1,0 +1,162 @@
+// Package maintain is the I/O driver of maintenance (docs/gc.md): garbage
+// collection (Collect), snapshot leases (Pin, Release) and the one-call
+// entry point Maintain (compaction, then collection). The decisions are
+// pure functions in kernel/gc and kernel/data/compact; this package loads
+// state, calls them, and deletes — with plain deletes only (S8). It takes
+// no lock and assumes no single process: any number of maintainers and
+// writers may run at once.
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// Maintainer collects garbage and manages leases of one graph.
+type Maintainer struct {
+	store objstore.Store
+	keys  format.Keys
+	clock kernel.Clock
+	mu    sync.Mutex // guards ent
+	ent   io.Reader
+}
+
+// New returns a Maintainer of the graph under root. env supplies the clock
+// (which must be the writers' clock within the skew assumption of
+// docs/gc.md) and the entropy of lease ids and tokens.
+func New(store objstore.Store, root string, env kernel.Env) (*Maintainer, error) {
+	if store == nil || env.Clock == nil || env.Entropy == nil {
+		return nil, fmt.Errorf("maintain: %w: store, Env.Clock and Env.Entropy are required", kernel.ErrInvalidArgument)
+	}
+	return &Maintainer{store: store, keys: format.NewKeys(root), clock: env.Clock, ent: env.Entropy}, nil
+}
+
+// prefix is root/part/ (or part/ for an empty root).
+func (m *Maintainer) prefix(part string) string {
+	if m.keys.Root() == "" {
+		return part + "/"
+	}
+	return m.keys.Root() + "/" + part + "/"
+}
+
+// listAll pages through prefix, calling f on every page of keys, at most
+// maxPages pages.
+func (m *Maintainer) listAll(ctx context.Context, prefix string, maxPages int, f func(keys []string) error) error {
+	after := ""
+	for page := 0; ; page++ {
+		if page >= maxPages {
+			return fmt.Errorf("maintain: list %s: more than %d pages: %w", prefix, maxPages, ErrTooLarge)
+		}
+		p, err := m.retryList(ctx, prefix, after)
+		if err != nil {
+			return err
+		}
+		if err := f(p.Keys); err != nil {
+			return err
+		}
+		if !p.Truncated || len(p.Keys) == 0 {
+			return nil
+		}
+		after = p.Keys[len(p.Keys)-1]
+	}
+}
+
+// maxAttempts bounds the retries of one store call on retryable faults.
+const maxAttempts = 8
+
+func retryable(err error) bool {
+	return errors.Is(err, objstore.ErrTransient) || errors.Is(err, objstore.ErrConflict)
+}
+
+func (m *Maintainer) retryList(ctx context.Context, prefix, after string) (objstore.ListPage, error) {
+	var last error
+	for i := 0; i < maxAttempts; i++ {
+		p, err := m.store.List(ctx, prefix, after, objstore.MaxListLimit)
+		if err == nil || !retryable(err) {
+			if err != nil {
+				return p, fmt.Errorf("maintain: list %s: %w", prefix, err)
+			}
+			return p, nil
+		}
+		last = err
+	}
+	return objstore.ListPage{}, fmt.Errorf("maintain: list %s: %d attempts: %w", prefix, maxAttempts, last)
+}
+
+// get reads key; found=false only for not-found.
+func (m *Maintainer) get(ctx context.Context, key string) ([]byte, bool, error) {
+	var last error
+	for i := 0; i < maxAttempts; i++ {
+		obj, err := m.store.Get(ctx, key)
+		if err == nil {
+			return obj.Data, true, nil
+		}
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil, false, nil
+		}
+		if !retryable(err) {
+			return nil, false, fmt.Errorf("maintain: get %s: %w", key, err)
+		}
+		last = err
+	}
+	return nil, false, fmt.Errorf("maintain: get %s: %d attempts: %w", key, maxAttempts, last)
+}
+
+// del deletes key (a missing key is fine). An ambiguous delete is retried:
+// deleting twice is harmless.
+func (m *Maintainer) del(ctx context.Context, key string) error {
+	var last error
+	for i := 0; i < maxAttempts; i++ {
+		err := m.store.Delete(ctx, key)
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) && !errors.Is(err, objstore.ErrAmbiguous) {
+			return fmt.Errorf("maintain: delete %s: %w", key, err)
+		}
+		last = err
+	}
+	return fmt.Errorf("maintain: delete %s: %d attempts: %w", key, maxAttempts, last)
+}
+
+// ErrTooLarge: a collection met more state than its bounds allow; it
+// deleted nothing it could not justify and may be retried with larger
+// bounds.
+var ErrTooLarge = errors.New("maintain: state too large for one collection")
+
+func (m *Maintainer) mintID() (format.ID, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return ulid.New(ulid.Timestamp(m.clock.Now()), m.ent)
+}
+
+func (m *Maintainer) token() (format.Token, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var t format.Token
+	_, err := io.ReadFull(m.ent, t[:])
+	return t, err
+}
+
+// splitKey returns the segments of key below prefix.
+func splitKey(prefix, key string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(key, prefix)
+	if !ok {
+		return nil, false
+	}
+	return strings.Split(rest, "/"), true
+}
+
+// now is the maintainer's clock.
+func (m *Maintainer) now() time.Time { return m.clock.Now() }

@@ -1,0 +1,257 @@
+package workload
+
+import (
+	"github.com/oklog/ulid/v2"
+
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// maintFinal runs in the quiet phase once every other process ended: the
+// retained snapshots and the acknowledged inserts read whole; then, past
+// the grace period and every lease, a collection with zero retention (the
+// last manifest of each incarnation) and no pins must leave nothing the
+// heads cannot reach (checkNoLeak).
+func maintFinal(p *Proc) error {
+	if err := p.readRetained(maintKeepLast); err != nil {
+		return err
+	}
+	if err := opMaintRead(p, 0, Op{}); err != nil {
+		return err
+	}
+	if err := p.sleep(maintGrace + maintSkew + maintLeaseTTL + 5e9); err != nil {
+		return err
+	}
+	zero := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: maintGrace, SkewMargin: maintSkew}}
+	var last error
+	for attempt := 0; attempt < maxFinalAttempts; attempt++ {
+		rep, err := p.maintainer().Collect(p.Ctx(), zero)
+		if err == nil && rep.Complete {
+			if err := p.readRetained(1); err != nil {
+				return err
+			}
+			return p.checkNoLeak()
+		}
+		if p.Over(err) {
+			return p.end(err)
+		}
+		last = err
+		if err := p.sleep(finalRetryDelay); err != nil {
+			return err
+		}
+	}
+	p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("final collection never completed: %v", last)})
+	return nil
+}
+
+// checkNoLeak lists the store and reports every manifest, table version,
+// fragment, commit index or lease that the branch heads do not reach,
+// beyond what docs/gc.md keeps on purpose: each fork's newest version of
+// each table, versions above (or of tables outside) a live head's pins on
+// its own fork, and the fragments those name.
+func (p *Proc) checkNoLeak() error {
+	l := &leakCheck{p: p, keys: format.NewKeys(p.run.Root), allowed: map[string]bool{}}
+	l.allowed[l.keys.Manifest(format.MainBranch, 1, 0)] = true // the genesis: the graph's identity
+	if err := l.heads(); err != nil {
+		return err
+	}
+	var leaks []string
+	for _, part := range []string{"branches", "tables", "data", "adj", "index/commits", "leases"} {
+		keys, err := l.list(l.prefix(part))
+		if err != nil {
+			return p.readFailed("leak: list", err)
+		}
+		if part == "tables" {
+			if err := l.allowTables(keys); err != nil {
+				return err
+			}
+		}
+		for _, k := range keys {
+			if !l.allowed[k] {
+				leaks = append(leaks, k)
+			}
+		}
+	}
+	if len(leaks) > 0 {
+		sort.Strings(leaks)
+		p.run.Violate(check.Violation{Check: "leak", Detail: fmt.Sprintf("%d objects the heads cannot reach after the final collection, e.g. %s",
+			len(leaks), strings.Join(leaks[:min(len(leaks), 5)], " "))})
+	}
+	return nil
+}
+
+type leakCheck struct {
+	p       *Proc
+	keys    format.Keys
+	allowed map[string]bool
+	forks   map[format.ID]map[string]uint64 // live incarnation fork -> its head's pins
+}
+
+func (l *leakCheck) prefix(part string) string { return l.p.run.Root + "/" + part + "/" }
+
+func (l *leakCheck) list(prefix string) ([]string, error) {
+	var out []string
+	after := ""
+	for page := 0; page < 1<<12; page++ {
+		pg, err := l.p.run.Store.List(l.p.Ctx(), prefix, after, objstore.MaxListLimit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pg.Keys...)
+		if !pg.Truncated || len(pg.Keys) == 0 {
+			break
+		}
+		after = pg.Keys[len(pg.Keys)-1]
+	}
+	return out, nil
+}
+
+func (l *leakCheck) get(key string) ([]byte, error) {
+	obj, err := l.p.run.Store.Get(l.p.Ctx(), key)
+	return obj.Data, err
+}
+
+// heads allows the newest manifest of every incarnation, its commit's
+// index, and every table version a live head pins (with its fragments).
+func (l *leakCheck) heads() error {
+	keys, err := l.list(l.prefix("branches"))
+	if err != nil {
+		return l.p.readFailed("leak: list branches", err)
+	}
+	l.p.run.note("leak: %d manifests listed", len(keys))
+	l.forks = map[format.ID]map[string]uint64{}
+	lastInc := ""
+	for _, k := range keys {
+		inc := k[:strings.LastIndex(k, "/")]
+		if inc == lastInc {
+			continue
+		}
+		lastInc = inc
+		b, err := l.get(k)
+		if err != nil {
+			return l.p.readFailed("leak: head", err)
+		}
+		m, _, err := format.DecodeManifest(b)
+		if err != nil {
+			return l.p.readFailed("leak: head", err)
+		}
+		l.allowed[k] = true
+		if m.Commit != nil {
+			l.allowed[l.keys.CommitIndex(m.Commit.ID)] = true
+		}
+		if m.Tombstone {
+			continue
+		}
+		if f := m.ForkOf; f != nil { // a live branch's fork point is kept (its first merge base)
+			if err := l.allowManifest(l.keys.Manifest(f.Branch, f.Incarnation, f.ManifestVersion)); err != nil {
+				return err
+			}
+		}
+		pins := map[string]uint64{}
+		for _, pin := range m.Tables {
+			pins[pin.Name] = pin.Version
+			if err := l.allowVersion(l.keys.TableVersion(pin.Name, pin.Fork, pin.Version)); err != nil {
+				return err
+			}
+		}
+		l.forks[m.Branch.IncarnationID] = pins
+	}
+	return nil
+}
+
+// allowManifest allows a kept non-head manifest and what it pins.
+func (l *leakCheck) allowManifest(key string) error {
+	b, err := l.get(key)
+	if err != nil {
+		return l.p.readFailed("leak: fork point "+key, err)
+	}
+	m, _, err := format.DecodeManifest(b)
+	if err != nil {
+		return l.p.readFailed("leak: fork point "+key, err)
+	}
+	l.allowed[key] = true
+	if m.Commit != nil {
+		l.allowed[l.keys.CommitIndex(m.Commit.ID)] = true
+	}
+	for _, pin := range m.Tables {
+		if err := l.allowVersion(l.keys.TableVersion(pin.Name, pin.Fork, pin.Version)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allowTables allows each fork's newest version of each table and, on a
+// live fork, versions above its head's pin or of a table it does not pin.
+func (l *leakCheck) allowTables(keys []string) error {
+	last := ""
+	for _, k := range keys {
+		segs := strings.Split(strings.TrimPrefix(k, l.prefix("tables")), "/")
+		if len(segs) != 3 {
+			continue
+		}
+		group := segs[0] + "/" + segs[1]
+		newest := group != last
+		last = group
+		fork, err := ulid.ParseStrict(segs[1])
+		v, verr := format.ParseInverted(segs[2])
+		if err != nil || verr != nil {
+			continue
+		}
+		pins, live := l.forks[fork]
+		pin, pinned := pins[segs[0]]
+		if newest || (live && (!pinned || v > pin)) {
+			if err := l.allowVersion(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// allowVersion allows a table version and the fragments it names.
+func (l *leakCheck) allowVersion(key string) error {
+	if l.allowed[key] {
+		return nil
+	}
+	l.allowed[key] = true
+	b, err := l.get(key)
+	if err != nil {
+		return l.p.readFailed("leak: table version "+key, err)
+	}
+	tv, _, err := format.DecodeTableVersion(b)
+	if err != nil {
+		return l.p.readFailed("leak: table version "+key, err)
+	}
+	for _, f := range tv.Fragments {
+		l.allowed[l.prefix("data")+tv.Table+"/"+f] = true
+	}
+	chunks, err := data.AdjacencyChunks(tv)
+	if err != nil {
+		return l.p.readFailed("leak: adjacency of "+key, err)
+	}
+	for _, c := range chunks {
+		ck := l.prefix("adj") + tv.Table + "/" + c
+		l.allowed[ck] = true
+		b, err := l.get(ck)
+		if err != nil {
+			return l.p.readFailed("leak: adjacency chunk "+ck, err)
+		}
+		pages, err := data.AdjacencyChunkPages(b)
+		if err != nil {
+			return l.p.readFailed("leak: adjacency chunk "+ck, err)
+		}
+		for _, pg := range pages {
+			l.allowed[l.prefix("adj")+tv.Table+"/"+pg] = true
+		}
+	}
+	return nil
+}

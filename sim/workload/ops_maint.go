@@ -1,0 +1,465 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/data/compact"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// The maintenance workload's margins, in simulated time: every process's
+// kernel refuses to publish a write staged longer ago than maintGrace, and
+// collections use the same grace plus maintSkew.
+const (
+	maintGrace    = 20 * time.Second
+	maintSkew     = 10 * time.Second
+	maintKeepLast = 2
+	maintLeaseTTL = 40 * time.Second
+)
+
+// maintPolicy is the collections' policy during the run.
+var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Grace: maintGrace, SkewMargin: maintSkew}}
+
+// maintCompact makes compaction frequent: tables of a few small fragments.
+var maintCompact = compact.Policy{TargetRows: 64, MinFragments: 2}
+
+var maintShape = shape{faultPhase: 2 * time.Minute, quietPhase: 4 * time.Minute}
+
+func init() {
+	Register(&Workload{
+		Name: "maint",
+		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
+			"inserts), forked branches sharing table versions, readers holding leased snapshots; checks retained " +
+			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
+			"compaction alone, and after a final zero-retention collection nothing leaks",
+		Generate: genMaint,
+		Plants:   []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal},
+		Contract: mustContract(dataSchema),
+		Seed:     seedData,
+		Grace:    maintGrace,
+		Reclaims: true,
+		Final:    maintFinal,
+	})
+	RegisterOp("gtx", opMaintTx)
+	RegisterOp("gread", opMaintRead)
+	RegisterOp("gcompact", opMaintCompact)
+	RegisterOp("gcollect", opMaintCollect)
+	RegisterOp("gfork", opMaintFork)
+	RegisterOp("gpin", opMaintPin)
+	RegisterOp("gpinread", opMaintPinRead)
+}
+
+// maintState is what the maintenance workload's processes share: the
+// acknowledged inserts (which must never vanish) and the live pins.
+type maintState struct {
+	mu     sync.Mutex
+	acked  []string // ids of acknowledged inserts on main, in ack order
+	forks  int
+	pinned []maintPin
+}
+
+// maintPin is one leased snapshot and what it held when pinned.
+type maintPin struct {
+	id      format.ID
+	version uint64
+	expires time.Time
+	rows    string
+}
+
+func (s *maintState) ackedNow() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.acked...)
+}
+
+// genMaint generates a maintenance scenario.
+func genMaint(seed uint64, faults string) *Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x6d61696e74)) // "maint"
+	s := &Scenario{Workload: "maint", Seed: seed, Faults: faults, FaultPhase: maintShape.faultPhase, QuietPhase: maintShape.quietPhase}
+	think := [2]time.Duration{300 * time.Millisecond, 3 * time.Second}
+	for i := 0; i < 3+rng.IntN(2); i++ {
+		a := ActorPlan{Name: fmt.Sprintf("d%d", i)}
+		for n := opsFor(maintShape, think); n > 0; n-- {
+			a.Ops = append(a.Ops, genMaintTx(rng, think))
+		}
+		s.Actors = append(s.Actors, a)
+	}
+	s.Actors = append(s.Actors, genMaintActor(rng, "m0", [2]time.Duration{time.Second, 6 * time.Second}, func(rng *rand.Rand) Op {
+		if rng.IntN(2) == 0 {
+			return Op{Kind: "gcompact", Args: map[string]string{}}
+		}
+		return Op{Kind: "gcollect", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, genMaintActor(rng, "m1", [2]time.Duration{2 * time.Second, 8 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "gcollect", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, genMaintActor(rng, "b0", [2]time.Duration{5 * time.Second, 20 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "gfork", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, genMaintActor(rng, "r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
+		switch rng.IntN(3) {
+		case 0:
+			return Op{Kind: "gpin", Args: map[string]string{}}
+		case 1:
+			return Op{Kind: "gpinread", Args: map[string]string{}}
+		}
+		return Op{Kind: "gread", Args: map[string]string{}}
+	}))
+	return s
+}
+
+func genMaintActor(rng *rand.Rand, name string, th [2]time.Duration, op func(*rand.Rand) Op) ActorPlan {
+	a := ActorPlan{Name: name}
+	for n := opsFor(maintShape, th); n > 0; n-- {
+		o := op(rng)
+		o.Think = think(rng, th)
+		a.Ops = append(a.Ops, o)
+	}
+	return a
+}
+
+func genMaintTx(rng *rand.Rand, th [2]time.Duration) Op {
+	op := Op{Kind: "gtx", Think: think(rng, th), Args: map[string]string{"person": dataPeople[rng.IntN(len(dataPeople))]}}
+	switch x := rng.Float64(); {
+	case x < 0.5:
+		op.Args["kind"] = "insert"
+	case x < 0.75:
+		op.Args["kind"] = "rename"
+	case x < 0.9:
+		op.Args["kind"], op.Args["company"] = "link", dataCompanies[rng.IntN(len(dataCompanies))]
+	default:
+		op.Args["kind"] = "unlink"
+	}
+	return op
+}
+
+// opMaintTx runs one transaction on main: an insert of a fresh person
+// (which must never vanish once acknowledged), a strict rename (which must
+// never fail because of a compaction alone), a link or an unlink.
+func opMaintTx(p *Proc, idx int, op Op) error {
+	tag := p.Tag(idx)
+	person := op.Arg("person")
+	var base kernel.Snapshot
+	err := p.dataCommit(tag, "main", func(tx *data.Txn) error {
+		base = tx.Base()
+		switch op.Arg("kind") {
+		case "insert":
+			return tx.Insert("Person", data.Row{ID: "m-" + tag, Props: map[string]any{"name": tag}})
+		case "rename":
+			return tx.Update("Person", data.Row{ID: person, Props: map[string]any{"name": tag}})
+		case "link":
+			return tx.Insert("WorksAt", data.Row{ID: "e-" + tag, From: person, To: op.Arg("company")})
+		case "unlink":
+			edges, err := tx.Out(p.Ctx(), "WorksAt", person)
+			if err != nil || len(edges) == 0 {
+				return errNothingToDo
+			}
+			return tx.Delete("WorksAt", edges[0].ID)
+		}
+		return fmt.Errorf("workload: unknown mtx kind %q", op.Arg("kind"))
+	})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	switch {
+	case err == nil && op.Arg("kind") == "insert":
+		st := &p.run.maint
+		st.mu.Lock()
+		st.acked = append(st.acked, "m-"+tag)
+		st.mu.Unlock()
+	case errors.Is(err, kernel.ErrVersionMismatch) && op.Arg("kind") == "rename":
+		return p.checkStrictFailure(tag, base, err)
+	case err != nil && !errors.Is(err, errNothingToDo):
+		p.Unexpected("gtx", err)
+	}
+	return nil
+}
+
+// checkStrictFailure reports a strict rename that failed although Person
+// moved past its base only through content-preserving versions and no
+// other version sits above the pin: a failure because of a compaction
+// alone. It follows based_on itself (not kernel.PinSatisfied).
+func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gtx: open", err)
+	}
+	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gtx: branch", err)
+	}
+	live, err := g.Kernel().SnapshotAt(ctx, ref)
+	if err != nil {
+		return p.readFailed("gtx: snapshot", err)
+	}
+	bp, _ := base.Table("Person")
+	lp, _ := live.Table("Person")
+	head, err := g.Kernel().TableHead(ctx, ref, "Person")
+	if err != nil {
+		return p.readFailed("gtx: table head", err)
+	}
+	if lp.Version == bp.Version || head.Version != lp.Version {
+		return nil
+	}
+	at := kernel.TableRef{Fork: lp.Fork, Version: lp.Version}
+	for steps := 0; steps < 64 && at.Version > bp.Version; steps++ {
+		tv, err := g.Kernel().ReadTable(ctx, "Person", at)
+		if err != nil || !tv.ContentPreserving || tv.BasedOn == nil {
+			return p.readFailed("gtx: read table", err)
+		}
+		at = *tv.BasedOn
+	}
+	if at.Version == bp.Version {
+		p.run.Violate(check.Violation{Check: "strict-compaction", Detail: fmt.Sprintf(
+			"%s: strict rename %s failed though Person moved from v%d to v%d only by compactions: %v", p.name, tag, bp.Version, lp.Version, cause)})
+	}
+	return nil
+}
+
+// maintainer returns a maintenance handle on the run's store.
+func (p *Proc) maintainer() *maintain.Maintainer {
+	m, err := maintain.New(p.run.Store, p.run.Root, p.env())
+	if err != nil {
+		panic(fmt.Sprintf("workload: maintainer: %v", err))
+	}
+	return m
+}
+
+// opMaintCompact compacts main and every fork.
+func opMaintCompact(p *Proc, _ int, _ Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gcompact: open", err)
+	}
+	_, err = maintain.Maintain(p.Ctx(), g, p.maintainer(), maintain.RunPolicy{Compact: maintCompact, SkipCollect: true})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	p.Unexpected("gcompact", err)
+	return nil
+}
+
+// opMaintCollect collects, then reads every retained snapshot of every
+// live branch whole (the newest maintKeepLast manifests of each).
+func opMaintCollect(p *Proc, _ int, _ Op) error {
+	rep, err := p.maintainer().Collect(p.Ctx(), maintPolicy)
+	if p.Over(err) {
+		return p.end(err)
+	}
+	p.Unexpected("gcollect", err)
+	p.run.note("%s mcollect -> %+v (%v)", p.name, rep, errText(err))
+	return p.readRetained(maintKeepLast)
+}
+
+// readRetained reads the newest keep snapshots of every live branch in
+// full: they are retained by every collection, so any failure to read one
+// is a violation.
+func (p *Proc) readRetained(keep uint64) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("retained: open", err)
+	}
+	ctx := p.Ctx()
+	branches, err := g.Kernel().ListBranches(ctx)
+	if err != nil {
+		return p.readFailed("retained: branches", err)
+	}
+	for _, b := range branches {
+		head, err := g.Kernel().SnapshotAt(ctx, b)
+		if errors.Is(err, kernel.ErrBranchNotFound) {
+			continue
+		}
+		if err != nil {
+			return p.readFailed("retained: head", err)
+		}
+		for i := uint64(0); i < keep && i <= head.ManifestVersion(); i++ {
+			s, err := g.SnapshotAtVersion(ctx, b, head.ManifestVersion()-i)
+			if err == nil {
+				_, err = snapshotRows(p, s)
+			}
+			if err != nil {
+				return p.retainedFailed(fmt.Sprintf("%s v%d", b, head.ManifestVersion()-i), err)
+			}
+		}
+	}
+	return nil
+}
+
+// retainedFailed records a failed read of retained state: reclaimed or
+// missing is a violation; faults are not.
+func (p *Proc) retainedFailed(what string, err error) error {
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrNotFound) || errors.Is(err, kernel.ErrCorrupt) {
+		p.run.Violate(check.Violation{Check: "retained-readable", Detail: fmt.Sprintf("%s: %s: %v", p.name, what, err)})
+	}
+	return nil
+}
+
+// snapshotRows reads every row of every table of s and returns a
+// fingerprint of them.
+func snapshotRows(p *Proc, s *data.Snapshot) (string, error) {
+	var parts []string
+	for _, typ := range []string{"Company", "Knows", "Person", "WorksAt"} {
+		rr, err := s.Scan(p.Ctx(), typ)
+		if err != nil {
+			return "", err
+		}
+		for rr.Next() {
+			rec := rr.Record()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				row := typ
+				for c := 0; c < int(rec.NumCols()); c++ {
+					row += "/" + rec.Column(c).ValueStr(i)
+				}
+				parts = append(parts, row)
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return "", err
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ","), nil
+}
+
+// opMaintRead reads main's head whole and checks that every insert
+// acknowledged before the read began is there.
+func opMaintRead(p *Proc, _ int, _ Op) error {
+	acked := p.run.maint.ackedNow()
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gread: open", err)
+	}
+	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gread: branch", err)
+	}
+	s, err := g.SnapshotAt(ctx, ref)
+	if err != nil {
+		return p.readFailed("gread: snapshot", err)
+	}
+	rows, err := snapshotRows(p, s)
+	if err != nil {
+		return p.retainedFailed("main head", err)
+	}
+	for _, id := range acked {
+		if !strings.Contains(rows+",", "Person/"+id+"/") {
+			p.run.Violate(check.Violation{Check: "lost-write", Detail: fmt.Sprintf(
+				"%s: acknowledged insert %s is missing from main v%d", p.name, id, s.Kernel().ManifestVersion())})
+		}
+	}
+	return nil
+}
+
+// opMaintFork creates the next fork of main (sharing its table versions).
+func opMaintFork(p *Proc, _ int, _ Op) error {
+	st := &p.run.maint
+	st.mu.Lock()
+	n := st.forks
+	st.forks++
+	st.mu.Unlock()
+	ctx := p.Ctx()
+	main, err := p.g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gfork: branch", err)
+	}
+	_, err = p.g.CreateBranch(ctx, fmt.Sprintf("f%d", n), main)
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if err != nil && !errors.Is(err, kernel.ErrBranchExists) {
+		p.Unexpected("gfork", err)
+	}
+	return p.readRetained(maintKeepLast)
+}
+
+// opMaintPin leases main's head snapshot and remembers what it holds.
+func opMaintPin(p *Proc, _ int, _ Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gpin: open", err)
+	}
+	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gpin: branch", err)
+	}
+	s, err := g.SnapshotAt(ctx, ref)
+	if err != nil {
+		return p.readFailed("gpin: snapshot", err)
+	}
+	now := p.run.clock.Now()
+	id, err := p.maintainer().Pin(ctx, s.Kernel(), maintLeaseTTL, p.name)
+	if err != nil {
+		return p.readFailed("gpin: pin", err)
+	}
+	rows, err := snapshotRows(p, s)
+	if err != nil {
+		return p.retainedFailed("pinned snapshot", err)
+	}
+	st := &p.run.maint
+	st.mu.Lock()
+	st.pinned = append(st.pinned, maintPin{id: id, version: s.Kernel().ManifestVersion(), expires: now.Add(maintLeaseTTL), rows: rows})
+	st.mu.Unlock()
+	return nil
+}
+
+// opMaintPinRead re-reads every pinned snapshot still within its lease and
+// compares it with what it held; expired pins are released.
+func opMaintPinRead(p *Proc, _ int, _ Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gpinread: open", err)
+	}
+	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gpinread: branch", err)
+	}
+	st := &p.run.maint
+	st.mu.Lock()
+	pins := append([]maintPin(nil), st.pinned...)
+	st.mu.Unlock()
+	for _, pin := range pins {
+		if !p.run.clock.Now().Before(pin.expires.Add(-time.Second)) {
+			if err := p.maintainer().Release(ctx, pin.id); p.Over(err) {
+				return p.end(err)
+			}
+			continue
+		}
+		s, err := g.SnapshotAtVersion(ctx, ref, pin.version)
+		var rows string
+		if err == nil {
+			rows, err = snapshotRows(p, s)
+		}
+		if err != nil {
+			if rerr := p.retainedFailed(fmt.Sprintf("pinned main v%d", pin.version), err); rerr != nil {
+				return rerr
+			}
+			continue
+		}
+		if rows != pin.rows {
+			p.run.Violate(check.Violation{Check: "pinned-snapshot", Detail: fmt.Sprintf(
+				"%s: pinned main v%d reads differently within its lease", p.name, pin.version)})
+		}
+	}
+	return nil
+}
