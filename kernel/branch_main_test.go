@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -137,4 +138,33 @@ func TestBranchMainAfterInitNeedsNoRequest(t *testing.T) {
 		t.Fatalf("Branch(main) after Init made requests: %+v", diff(got, before))
 	}
 	wantStoredHead(t, "after init", store, format.NewKeys(root), main)
+}
+
+// Branch("main") reuses the stamp check of the open that fixed main's
+// incarnation (M1); a main head written later in a stamp this build
+// refuses is refused by every read through the ref, which loads main's
+// current head.
+func TestBranchMainLeavesTheStampGuardToItsReads(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		for _, readOnly := range []bool{false, true} {
+			store, keys := guardGraph(t, legacy)
+			cs := counting.New(store)
+			g, err := kernel.Open(ctx, cs, keys.Root(), kernel.Options{ReadOnly: readOnly, Env: testEnv(2)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			restampHead(t, store, keys, "main", format.CurrentFormat+1)
+			before := cs.Counts()
+			main := mustBranch(t, g, "main")
+			if got := cs.Counts(); got != before {
+				t.Fatalf("v3=%v: Branch(main) made requests: %+v", legacy, diff(got, before))
+			}
+			_, err = g.Head(ctx, main)
+			wantUnsupported(t, fmt.Sprintf("v3=%v read-only=%v: Head(main)", legacy, readOnly), err, true)
+			_, err = g.Log(ctx, main, "", 10)
+			wantUnsupported(t, fmt.Sprintf("v3=%v read-only=%v: Log(main)", legacy, readOnly), err, true)
+			_, err = g.SnapshotAt(ctx, main)
+			wantUnsupported(t, fmt.Sprintf("v3=%v read-only=%v: SnapshotAt(main)", legacy, readOnly), err, true)
+		}
+	}
 }
