@@ -44,8 +44,21 @@ func refOf(m *format.Manifest) BranchRef {
 }
 
 // Branch returns a handle on the live incarnation of name, or
-// ErrBranchNotFound.
+// ErrBranchNotFound. Every name but main costs a head lookup (LIST limit 1
+// + GET, the GET often cached), which also applies the stamp guard to the
+// branch's head. Main costs no request: main is never deleted or re-created
+// (K8) and a migration keeps its incarnation, so the incarnation the
+// handle's Open read (or Init wrote), already stamp-checked there, is
+// main's live one for the life of the graph; a main head written later in
+// a stamp this build refuses is refused by the first read through the ref.
+// A done ctx fails Branch for every name, main included, with ctx's error.
 func (g *Graph) Branch(ctx context.Context, name string) (BranchRef, error) {
+	if name == format.MainBranch && g.main.name != "" {
+		if err := ctx.Err(); err != nil {
+			return BranchRef{}, fmt.Errorf("branch %q: %w", name, err)
+		}
+		return g.main, nil
+	}
 	l, err := g.liveByName(ctx, name)
 	if err != nil {
 		return BranchRef{}, err

@@ -165,7 +165,9 @@ func fsCommit(tb testing.TB, s *fsSide) {
 }
 
 // fsOpen is one read-only open of main: Open(ReadOnly), Branch("main")
-// and its Head, on a fresh handle (nothing cached).
+// and its Head, on a fresh handle (nothing cached): 3 requests, two head
+// lookups of main (Open's LIST + GET, Head's LIST); Branch("main") is
+// answered by the handle (TestCostIsFlatAcrossDepths pins the counts).
 func fsOpen(tb testing.TB, s *fsSide) {
 	g, err := kernel.Open(ctx, s.cs, root, kernel.Options{ReadOnly: true, Env: kernel.SystemEnv()})
 	if err != nil {

@@ -90,6 +90,13 @@ type Graph struct {
 	locations *cache[format.ManifestRef]
 	indexes   *cache[format.CommitIndex] // verified commit indexes (kernel/commitindex.go)
 	legacy    *cache[*migrate.Lineage]   // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
+
+	// main is main's incarnation, read by Open or written by Init before
+	// the handle is returned and never changed after (zero: unknown). Main
+	// is never deleted or re-created (K8) and a migration keeps the
+	// incarnation, so it stays main's live incarnation for the life of the
+	// graph; Branch("main") answers from it (kernel/branch_ref.go).
+	main BranchRef
 }
 
 // loaded is one decoded manifest with its writer token and location.
@@ -267,11 +274,13 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 		return ErrGraphExists
 	}
 	g.manifests.put(g.keys.Manifest(format.MainBranch, 1, 0), loaded{m: m, token: tok})
+	g.main = refOf(&m)
 	return nil
 }
 
 // Open opens the graph under root. It reads main's head manifest (one LIST
-// and one GET) and refuses a format stamp outside what this build reads with
+// and one GET), which fixes main's incarnation for the handle (Branch("main")
+// then costs no request), and refuses a format stamp outside what this build reads with
 // *UnsupportedFormatError, in both modes (format.CheckStamp, the one guard).
 // A read-write open of a graph whose main is in an older supported format
 // migrates main forward (kernel/migration.go); a read-only handle never
@@ -300,6 +309,9 @@ func Open(ctx context.Context, store objstore.Store, root string, opts Options) 
 	}
 	if err := g.migrateOnOpen(ctx, head); err != nil {
 		return nil, fmt.Errorf("open %q: %w", root, err)
+	}
+	if !head.m.Tombstone { // main is never deleted; a tombstone keeps Branch's lookup (and its refusal)
+		g.main = refOf(&head.m)
 	}
 	if !g.readOnly { // recovery: converge interrupted writes (kernel/recovery_sweep.go)
 		if err := g.sweepOpen(ctx); err != nil {
