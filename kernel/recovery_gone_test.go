@@ -60,3 +60,49 @@ func TestLandedRollBackOfDeletedBranchIsAudited(t *testing.T) {
 		t.Fatalf("audit %+v: want a roll-back naming the landed recovery commit %s", a, plan.Commit)
 	}
 }
+
+// The same through the writer: its write is parked before its publish; a
+// recoverer (past the lease) rolls it back and fails before its audit
+// record; the branch is deleted; the writer's publish finds the branch
+// gone. Its own cleanup must audit the landed roll-back, never delete the
+// sidecar bare (which would leave the recovery commit named by no audit).
+func TestWriterOfDeletedBranchAuditsLandedRollBack(t *testing.T) {
+	store := recInit(t)
+	g := recOpen(t, store, 20, nil)
+	main, _ := g.Branch(recCtx, "main")
+	if _, err := g.CreateBranch(recCtx, "feat", main); err != nil {
+		t.Fatal(err)
+	}
+	other := recOpenNow(t, store, 34, nil)
+	rv := failpoint.NewRendezvous()
+	wfps := failpoint.NewSet()
+	wfps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
+	w := recOpenNow(t, store, 35, wfps)
+	done := make(chan error, 1)
+	go func() {
+		_, err := recWrite(w, "feat", map[string]string{"a": "fa1", "b": "fb1"}, "parked write")
+		done <- err
+	}()
+	<-rv.Reached()
+	op := recSidecars(t, store)[0].Op
+	recMustWrite(t, other, "feat", map[string]string{"a": "fa2"}, "on top") // the parked write can only roll back
+
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.AfterRecoveryPublishBeforeAudit, failpoint.Action{Kind: failpoint.ReturnError, Times: 1})
+	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrInjected) {
+		t.Fatalf("recoverer failing before its audit: Open = %v, want the injected failure", err)
+	}
+	plan := recPlan(t, store, op)
+	if err := g.DeleteBranch(recCtx, "feat"); err != nil {
+		t.Fatal(err)
+	}
+	rv.Release()
+	if err := <-done; !errors.Is(err, kernel.ErrBranchNotFound) {
+		t.Fatalf("parked write = %v, want ErrBranchNotFound", err)
+	}
+	recNoSidecars(t, store)
+	a := recOneAudit(t, store)
+	if a.Op != op || a.Decision != format.DecisionRollBack || a.RecoveryCommit != plan.Commit {
+		t.Fatalf("audit %+v: want a roll-back naming the landed recovery commit %s", a, plan.Commit)
+	}
+}
