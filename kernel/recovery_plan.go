@@ -262,3 +262,23 @@ func planPins(p *format.RecoveryPlan) []uint64 {
 	}
 	return to
 }
+
+// landedPlan returns the op's stored roll-back plan if its commit landed
+// (the manifest at its slot is the plan's commit), else nil. A sidecar
+// whose branch is gone is resolved with it: a plan of a gone branch that
+// has not landed never can (its slot is taken or below the branch's last
+// manifest), so only a landed one is a recovery commit to audit.
+func (g *Graph) landedPlan(ctx context.Context, s *format.Sidecar) (*format.RecoveryPlan, error) {
+	sp, err := g.loadPlan(ctx, s.Op)
+	if err != nil || !sp.found {
+		return nil, err
+	}
+	if sp.plan.Branch != s.Branch {
+		return nil, fmt.Errorf("recovery plan of op %s is for branch %v, its sidecar for %v: %w", s.Op, sp.plan.Branch, s.Branch, ErrCorrupt)
+	}
+	st, err := g.manifestSlot(ctx, &sp.plan)
+	if err != nil || st != recovery.SlotPlan {
+		return nil, err
+	}
+	return &sp.plan, nil
+}

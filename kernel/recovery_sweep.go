@@ -281,6 +281,16 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollForward, v.published.m.Commit.ID, true, nil))
 	}
 	if v.gone {
+		// A roll-back that landed before its branch went (its recoverer
+		// failed before the audit) is audited as that roll-back, naming the
+		// plan's commit: never a discard that names nothing (R5).
+		p, err := g.landedPlan(ctx, s)
+		if err != nil {
+			return resolution{}, err
+		}
+		if p != nil {
+			return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionRollBack, p.Commit, false, planPins(p)))
+		}
 		return g.conclude(ctx, s, g.auditOf(s, v, format.DecisionDiscard, format.ID{}, false, nil))
 	}
 	classes := make([]recovery.Class, len(v.obs))

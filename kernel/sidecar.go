@@ -276,6 +276,16 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 			g.resolveOwn(ctx, run)
 			return commitOf(*pub), nil
 		}
+		// Or a recoverer's roll-back plan landed before the branch went:
+		// that recovery commit is audited (resolveOwn), not left unnamed.
+		p, err := g.landedPlan(ctx, s)
+		if err != nil {
+			return Commit{}, cause // the sidecar stays for a sweep
+		}
+		if p != nil {
+			g.resolveOwn(ctx, run)
+			return Commit{}, cause
+		}
 	}
 	if err := g.undoDangling(ctx, s); err != nil {
 		return Commit{}, cause // the sidecar stays; a sweep rolls it back, never forward
