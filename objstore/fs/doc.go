@@ -17,11 +17,15 @@
 // directories, always leaving a non-empty tail. How the trie part is cut
 // is the root's layout, named by an empty marker directory in the root:
 //
-//   - trie2 (root/.layout-trie2, every new root): a chunk that starts with
-//     an ASCII digit is 1 byte, any other 2 bytes (one whole rune where a
-//     rune is longer), so children of one directory may mix widths:
-//     "b/18446744073709551615" is b.d/1.c/8.c/.../1.c/5.o (19 one-digit
-//     directories), "b/ab12" b.d/ab.c/1.c/2.o.
+//   - trie2 (root/.layout-trie2, every new root): the first 12 bytes of
+//     the trie part are cut into 2-byte chunks as in trie1; from byte 12
+//     on a chunk that starts with an ASCII digit is 1 byte, any other 2
+//     bytes (one whole rune where a rune is longer; a 2-byte chunk may
+//     cross byte 12), so children of one directory may mix widths:
+//     "b/18446744073709551615" is
+//     b.d/18.c/44.c/67.c/44.c/07.c/37.c/0.c/9.c/5.c/5.c/1.c/6.c/1.c/5.o
+//     (6 two-digit and 7 one-digit directories), "b/abcdefghijkl1a2b"
+//     b.d/ab.c/.../kl.c/1.c/a2.c/b.o.
 //   - trie1 (root/.layout-trie1, roots of earlier versions): every chunk
 //     is 2 bytes: b.d/18.c/44.c/67.c/44.c/07.c/37.c/09.c/55.c/16.c/15.o.
 //
@@ -30,12 +34,14 @@
 // are prefixes of one another coexist ("ab" is ab.o, "abc" ab.c/c.o).
 // This is what keeps history flat: the kernel's versions are fixed-width
 // inverted numbers in the final segment, and no directory on the way to
-// the newest one holds more than 10 of them (100 in trie1), so
-// List(prefix, limit 1) reads a bounded number of entries however many
-// versions exist (see TestHeadLookupEntriesFlatAcrossDepths). trie2 reads
-// fewer entries per directory and opens more directories (24 against 14
-// for a kernel head lookup): cheaper deep in history, dearer in a short
-// one (BenchmarkListHeadDepth). Empty trie directories a Delete leaves
+// the newest one holds more than 100 of them, so List(prefix, limit 1)
+// reads a bounded number of entries however many versions exist (see
+// TestHeadLookupEntriesFlatAcrossDepths). In trie2 the 12 leading digits,
+// which vary only past 10^8 versions, take 6 directories and the 8
+// trailing ones (which vary) hold at most 10 chunks each, so a kernel
+// head lookup opens 18 directories (trie1: 14) but reads at most 10
+// entries in every directory that varies up to 10^8 versions (trie1:
+// 100 from 100 versions on; see BenchmarkListHeadDepth). Empty trie directories a Delete leaves
 // behind are pruned, or skipped by List if a race kept them.
 //
 // Bookkeeping lives in root/.tmp (temp files), root/.locks (lock files)

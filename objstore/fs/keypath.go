@@ -29,10 +29,13 @@ const (
 	// layoutTrie1 cuts the trie part into 2-byte chunks: a leaf-level
 	// directory of decimal versions holds up to 100 entries.
 	layoutTrie1 layout = 1
-	// layoutTrie2 cuts a chunk that starts with an ASCII decimal digit to
-	// 1 byte, any other to 2: a directory of decimal versions holds at
-	// most 10 digit chunks, so a head lookup reads a few entries per level
-	// however many versions sit beside the head. New roots get it.
+	// layoutTrie2 cuts the trie part's first trie2WideBytes bytes as
+	// trie1 does (2-byte chunks) and, from there on, a chunk that starts
+	// with an ASCII decimal digit to 1 byte, any other to 2: the leading
+	// digits of a version, which history leaves constant, cost few
+	// directories, and the trailing ones, which vary, sit at most 10 to a
+	// directory, so a head lookup reads a few entries per level however
+	// many versions sit beside the head. New roots get it.
 	layoutTrie2 layout = 2
 )
 
@@ -66,22 +69,29 @@ func layoutOf(marker string) (layout, bool) {
 // segment is where history grows (the kernel's inverted 20-digit version
 // numbers), so it is stored as a trie of short chunk directories: every
 // directory on the way to an object holds at most the distinct
-// chunk continuations (100 two-digit ones in trie1, 10 one-digit ones in
-// trie2), and a List(prefix, limit 1) reads a bounded number of entries
+// chunk continuations (100 two-digit ones in trie1 and in trie2's first
+// 12 bytes, 10 one-digit ones in the rest of trie2), and a List(prefix, limit 1) reads a bounded number of entries
 // however many versions sit beside the head.
 const finalChunkBytes = 2
 
-// finalTrieBytes bounds the trie part of a final segment (12 levels in
-// trie1, up to 24 in trie2); the rest of a longer final segment is chunked
+// finalTrieBytes bounds the trie part of a final segment (12 two-byte
+// levels in trie1; 6 two-byte and up to 12 one-digit levels in trie2); the rest of a longer final segment is chunked
 // by chunkMaxBytes like any other segment, so a long key stays a shallow
 // path. The kernel's history-ordered final segments (20-digit inverted
 // versions) lie within it.
 const finalTrieBytes = 24
 
+// trie2WideBytes is how many leading bytes of the trie part trie2 cuts
+// into finalChunkBytes chunks before switching to the digit rule. The
+// kernel's 20-digit inverted versions thus take 6 two-byte levels and 8
+// one-byte ones; up to 10^8 versions only the one-byte levels vary.
+const trie2WideBytes = 12
+
 // chunkWidth is the byte length the layout gives a trie chunk starting
-// at seg[0]: 1 for an ASCII digit in trie2, else finalChunkBytes.
-func (l layout) chunkWidth(seg string) int {
-	if l == layoutTrie2 && seg[0] >= '0' && seg[0] <= '9' {
+// at seg[0], used bytes into the trie part: in trie2, 1 for an ASCII
+// digit once used >= trie2WideBytes; otherwise finalChunkBytes.
+func (l layout) chunkWidth(seg string, used int) int {
+	if l == layoutTrie2 && used >= trie2WideBytes && seg[0] >= '0' && seg[0] <= '9' {
 		return 1
 	}
 	return finalChunkBytes
@@ -102,8 +112,8 @@ func (l layout) encodeKey(key string) []string {
 	for i, seg := range segs {
 		if i == len(segs)-1 {
 			// Trie part: short chunks while the segment is longer than one.
-			for used := 0; used < finalTrieBytes && len(seg) > l.chunkWidth(seg); {
-				cut := l.chunkWidth(seg)
+			for used := 0; used < finalTrieBytes && len(seg) > l.chunkWidth(seg, used); {
+				cut := l.chunkWidth(seg, used)
 				for cut > 0 && !utf8.RuneStart(seg[cut]) {
 					cut--
 				}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/graphkernel/graphkernel/objstore"
 	"pgregory.net/rapid"
@@ -50,16 +51,12 @@ func TestEncodeKeyTable(t *testing.T) {
 	}
 }
 
-// The trie2 mapping cuts a trie chunk that starts with an ASCII digit to
+// The trie2 mapping cuts the trie part's first 12 bytes into 2-byte
+// chunks as trie1 does, then a chunk that starts with an ASCII digit to
 // one byte and any other to two (one whole rune if longer), so children of
-// one directory mix widths; it is as reversible as trie1.
+// one directory may mix widths; it is as reversible as trie1.
 func TestEncodeKeyTableTrie2(t *testing.T) {
 	long := strings.Repeat("x", 450)
-	digits := "18446744073709551615"
-	var digitChunks []string
-	for _, d := range digits[:len(digits)-1] {
-		digitChunks = append(digitChunks, string(d)+".c")
-	}
 	tests := []struct {
 		key  string
 		want []string
@@ -67,17 +64,26 @@ func TestEncodeKeyTableTrie2(t *testing.T) {
 		{"a", []string{"a.o"}},
 		{"7", []string{"7.o"}},
 		{"ab", []string{"ab.o"}},
-		{"12", []string{"1.c", "2.o"}},
+		{"12", []string{"12.o"}},
+		{"123", []string{"12.c", "3.o"}},
 		{"abc", []string{"ab.c", "c.o"}},
 		{"a1b2", []string{"a1.c", "b2.o"}},
-		{"1ab", []string{"1.c", "ab.o"}},
-		{"1abc", []string{"1.c", "ab.c", "c.o"}},
+		{"1abc", []string{"1a.c", "bc.o"}},
 		{"x/€€", []string{"x.d", "€.c", "€.o"}},
 		{"x/9€", []string{"x.d", "9.c", "€.o"}},
-		{"b/" + digits, append([]string{"b.d"}, append(slices.Clone(digitChunks), "5.o")...)},
-		{"01/23", []string{"01.d", "2.c", "3.o"}},
-		// 24 digit chunks of one byte, then the tail as one name.
-		{strings.Repeat("5", 30), append(slices.Repeat([]string{"5.c"}, 24), "555555.o")},
+		{"01/23", []string{"01.d", "23.o"}},
+		// 6 two-byte levels over the leading 12 digits, 7 one-digit ones.
+		{"b/18446744073709551615", []string{"b.d", "18.c", "44.c", "67.c", "44.c", "07.c", "37.c",
+			"0.c", "9.c", "5.c", "5.c", "1.c", "6.c", "1.c", "5.o"}},
+		// From byte 12 on: a digit is one byte, a letter leads two.
+		{"abcdefghijkl1a2b3", []string{"ab.c", "cd.c", "ef.c", "gh.c", "ij.c", "kl.c", "1.c", "a2.c", "b3.o"}},
+		// Offsets count bytes: a cut back to a rune boundary and a whole
+		// 3-byte rune reach byte 12 after 6 chunks here...
+		{"a€bcdefghi12345", []string{"a.c", "€.c", "bc.c", "de.c", "fg.c", "hi.c", "1.c", "2.c", "3.c", "4.c", "5.o"}},
+		// ...and a 2-byte chunk starting at byte 11 crosses it.
+		{"ab€€€1234", []string{"ab.c", "€.c", "€.c", "€.c", "12.c", "3.c", "4.o"}},
+		// 24 bytes of trie (6 two-byte chunks, 12 one-digit), then the tail.
+		{strings.Repeat("5", 30), append(append(slices.Repeat([]string{"55.c"}, 6), slices.Repeat([]string{"5.c"}, 12)...), "555555.o")},
 		{long, append(slices.Repeat([]string{"xx.c"}, 12), strings.Repeat("x", 200)+".c", strings.Repeat("x", 200)+".c", strings.Repeat("x", 26)+".o")},
 	}
 	for _, tc := range tests {
@@ -105,8 +111,9 @@ func TestDecodeRejectsForeignNames(t *testing.T) {
 }
 
 // Property: in either layout, for any valid key, decode(encode(k)) == k,
-// every name fits NAME_MAX, and no name is a bookkeeping directory or a
-// layout marker.
+// every name fits NAME_MAX, no name is a bookkeeping directory or a
+// layout marker, and every trie chunk has its layout's width (see
+// checkTrieWidths).
 func TestEncodeKeyProperty(t *testing.T) {
 	seg := rapid.OneOf(
 		rapid.StringOfN(rapid.RuneFrom(nil, rapidRanges...), 1, 120, -1),
@@ -138,7 +145,42 @@ func TestEncodeKeyProperty(t *testing.T) {
 		if !ok || back != key {
 			t.Fatalf("round trip %q -> %q -> %q", key, names, back)
 		}
+		checkTrieWidths(t, l, names)
 	})
+}
+
+// checkTrieWidths checks the final segment's trie chunks (the ".c" names
+// after the last ".d" one, within its first finalTrieBytes) against the
+// width w the layout gives each (in trie2 1 for a digit at byte
+// trie2WideBytes or later, else 2): a chunk is w bytes, or shorter only
+// because the next rune would cross w, or one whole rune longer than w.
+func checkTrieWidths(t *rapid.T, l layout, names []string) {
+	first := 0
+	for i, n := range names {
+		if strings.HasSuffix(n, sufDir) {
+			first = i + 1
+		}
+	}
+	used := 0
+	for i, n := range names[first:] {
+		body, ok := strings.CutSuffix(n, sufChunk)
+		if !ok || used >= finalTrieBytes {
+			return
+		}
+		w := finalChunkBytes
+		if l == layoutTrie2 && used >= trie2WideBytes && body[0] >= '0' && body[0] <= '9' {
+			w = 1
+		}
+		next, _, _ := decodeName(names[first+i+1])
+		_, size := utf8.DecodeRuneInString(next)
+		ok = len(body) == w ||
+			(len(body) < w && len(body)+size > w) ||
+			(len(body) > w && utf8.RuneCountInString(body) == 1)
+		if !ok {
+			t.Fatalf("layout %d: chunk %q at byte %d of %q, want width %d", l, body, used, names, w)
+		}
+		used += len(body)
+	}
 }
 
 // Printable ASCII incl. '.', plus 2-, 3- and 4-byte runes, so chunk cuts

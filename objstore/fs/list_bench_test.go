@@ -22,8 +22,9 @@ type headBenchStore struct {
 
 // BenchmarkListHeadDepth measures the kernel's head lookup alone,
 // List(incarnation prefix, limit 1), on fs at history depths 10 and 10^4,
-// in the trie2 layout (new roots, one-digit chunks) and the trie1 layout
-// (roots of earlier versions, two-digit chunks), side by side: each
+// in the trie2 layout (new roots, one-digit chunks past byte 12) and the
+// trie1 layout (roots of earlier versions, two-digit chunks), side by
+// side: each
 // iteration times one lookup on each of the four stores, alternating, so
 // every median comes from the same moments of a shared machine. It reports
 // the median ns of a lookup per layout and depth, the directory entries
