@@ -10,6 +10,7 @@
 //	graphkernel merge fs:/var/lib/graphs g1 feature main --dry-run
 //	graphkernel verify s3://bucket/prefix g1
 //	graphkernel recover fs:/var/lib/graphs g1 --ignore-lease
+//	graphkernel maintain fs:/var/lib/graphs g1 --keep-last 20
 //	graphkernel load fs:/var/lib/graphs g1 main people.jsonl knows.csv
 //	graphkernel export fs:/var/lib/graphs g1 main out/ --format parquet
 //
@@ -93,6 +94,7 @@ type opts struct {
 	ops         []feed.Op // diff, changes: --op
 	limit       int64     // diff, changes: --limit
 	dryRun      bool      // merge: --dry-run
+	maint       maintainOpts
 }
 
 func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
@@ -130,7 +132,7 @@ func commands() []command {
 			run: runRecover},
 	}
 	cmds = append(cmds, changeCommands()...)
-	cmds = append(cmds, mergeCommand())
+	cmds = append(cmds, mergeCommand(), maintainCommand())
 	return append(cmds, ioCommands()...)
 }
 
