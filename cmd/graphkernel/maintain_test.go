@@ -65,6 +65,10 @@ func TestMaintain(t *testing.T) {
 				t.Fatalf("log --json after collection: %d commits, want the 6 retained", len(log))
 			}
 
+			// A collected graph verifies clean: its truncated chains are
+			// retention, not damage.
+			f.mustRun(0, "verify", f.spec, testRoot)
+
 			text := f.mustRun(0, "maintain", f.spec, testRoot)
 			for _, line := range []string{"compaction: nothing to compact", "collection: CATEGORY", "manifests", "leases"} {
 				if !strings.Contains(text, line) {
