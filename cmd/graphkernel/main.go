@@ -34,6 +34,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/feed"
+	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -95,6 +96,7 @@ type opts struct {
 	limit       int64     // diff, changes: --limit
 	dryRun      bool      // merge: --dry-run
 	maint       maintainOpts
+	keepLast    int // verify: --keep-last
 }
 
 func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
@@ -122,7 +124,11 @@ func commands() []command {
 			example: "graphkernel schema fs:/var/lib/graphs g1", run: runSchema},
 		{name: "verify", args: "STORE ROOT", nargs: exactly(2),
 			summary: "check everything reachable from every live branch (read-only); exit 1 on any problem",
-			example: "graphkernel verify s3://bucket/prefix g1 --json", run: runVerify},
+			example: "graphkernel verify s3://bucket/prefix g1 --json --keep-last 10",
+			flags: func(fs *flag.FlagSet, o *opts) {
+				fs.IntVar(&o.keepLast, "keep-last", gc.DefaultKeepLast, "the graph's retention (maintain --keep-last): a manifest missing among an incarnation's newest `N` is damage, history below them collected")
+			},
+			run: runVerify},
 		{name: "recover", args: "STORE ROOT", nargs: exactly(2),
 			summary: "run the recovery sweep and print what it decided and audited",
 			example: "graphkernel recover fs:/var/lib/graphs g1 --ignore-lease",

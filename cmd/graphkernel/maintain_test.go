@@ -67,7 +67,7 @@ func TestMaintain(t *testing.T) {
 
 			// A collected graph verifies clean: its truncated chains are
 			// retention, not damage.
-			f.mustRun(0, "verify", f.spec, testRoot)
+			f.mustRun(0, "verify", f.spec, testRoot, "--keep-last", "5")
 
 			text := f.mustRun(0, "maintain", f.spec, testRoot)
 			for _, line := range []string{"compaction: nothing to compact", "collection: CATEGORY", "manifests", "leases"} {
