@@ -75,15 +75,17 @@ type pendingSidecar struct {
 
 // verifyReport is `verify --json`.
 type verifyReport struct {
-	LiveBranches  []string         `json:"live_branches"`
-	Manifests     int              `json:"manifests"`
-	TableVersions int              `json:"table_versions"`
-	Fragments     int              `json:"fragments"`
-	RowsChecked   uint64           `json:"rows_checked"`
-	Problems      []problem        `json:"problems"`
-	ProblemCount  map[string]int   `json:"problem_count"`
-	Sidecars      []pendingSidecar `json:"pending_sidecars"`
-	Notes         []string         `json:"notes,omitempty"`
+	LiveBranches  []string `json:"live_branches"`
+	Manifests     int      `json:"manifests"`
+	TableVersions int      `json:"table_versions"`
+	Fragments     int      `json:"fragments"`
+	// AdjacencyObjects counts the adjacency chunks and pages checked.
+	AdjacencyObjects int              `json:"adjacency_objects"`
+	RowsChecked      uint64           `json:"rows_checked"`
+	Problems         []problem        `json:"problems"`
+	ProblemCount     map[string]int   `json:"problem_count"`
+	Sidecars         []pendingSidecar `json:"pending_sidecars"`
+	Notes            []string         `json:"notes,omitempty"`
 }
 
 // verifier walks one graph root. It only reads (Get, Head, List).
@@ -680,6 +682,11 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if err != nil {
 		return nil, &problem{key, ruleDecode, err.Error()}
 	}
+	md := make(map[string]string, len(tv.Metadata))
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	v.checkAdjacency(ctx, key, p.Name, md)
 	return infos, nil
 }
 
@@ -824,7 +831,8 @@ func (v *verifier) listSidecars(ctx context.Context) error {
 func (a *app) printVerify(r *verifyReport) {
 	w := a.stdout
 	fmt.Fprintf(w, "live branches: %s\n", strings.Join(r.LiveBranches, ", "))
-	fmt.Fprintf(w, "checked: %d manifests, %d table versions, %d fragments, %d rows\n", r.Manifests, r.TableVersions, r.Fragments, r.RowsChecked)
+	fmt.Fprintf(w, "checked: %d manifests, %d table versions, %d fragments, %d adjacency chunks and pages, %d rows\n",
+		r.Manifests, r.TableVersions, r.Fragments, r.AdjacencyObjects, r.RowsChecked)
 	for _, s := range r.Sidecars {
 		lease := "within the lease (a live writer's, probably)"
 		if s.PastLease {
