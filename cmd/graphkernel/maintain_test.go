@@ -95,3 +95,30 @@ func TestMaintainUsage(t *testing.T) {
 		t.Fatalf("maintain -h: exit %d\n%s", code, errs)
 	}
 }
+
+// TestMaintainMaxDeletes: --max-deletes bounds one run's deletes and says
+// the collection is incomplete (verify still clean); the next run goes on.
+func TestMaintainMaxDeletes(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.manyCommits(6)
+	f.clock.Advance(2 * time.Hour)
+	var m maintainJSON
+	decodeJSON(t, f.mustRun(0, "maintain", f.spec, testRoot, "--keep-last", "2", "--max-deletes", "1", "--json"), &m)
+	deleted := 0
+	for _, c := range m.Collection {
+		deleted += c.Deleted
+	}
+	if m.Complete || deleted != 1 {
+		t.Fatalf("--max-deletes 1: complete %v, %d deleted", m.Complete, deleted)
+	}
+	// A collection stopped part-way leaves history below the window in
+	// any shape: it is still no damage.
+	f.mustRun(0, "verify", f.spec, testRoot, "--keep-last", "2")
+	if out := f.mustRun(0, "maintain", f.spec, testRoot, "--keep-last", "2", "--max-deletes", "1"); !strings.Contains(out, "stopped at --max-deletes") {
+		t.Fatalf("text lacks the stop:\n%s", out)
+	}
+	decodeJSON(t, f.mustRun(0, "maintain", f.spec, testRoot, "--keep-last", "2", "--json"), &m)
+	if !m.Complete || m.Collection["manifests"].Deleted == 0 {
+		t.Fatalf("the next run: %+v", m)
+	}
+}
