@@ -4,7 +4,7 @@
 # library never depends on it). The raw `go test -bench` output is kept next
 # to the plots (docs/perf/bench.txt).
 #
-#   scripts/perf.sh              # about two minutes on 2 cores
+#   scripts/perf.sh              # about three minutes on 2 cores
 #   scripts/perf.sh --plot-only  # redraw from docs/perf/bench.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,10 @@ if [[ "${1:-}" != "--plot-only" ]]; then
 	bench ./kernel '^BenchmarkColdLookupDepth$' 1x
 	bench ./objstore/fs '^BenchmarkPublishDepth$' 200x
 	bench ./kernel/data '^BenchmarkScan$' 20x
+	# Default sizes only (10^3/10^5 edges, 10^4/10^5 rows): add
+	# -bench-large by hand for 10^6 (minutes of fixtures).
+	bench ./kernel/data '^BenchmarkColdAdjacency$' 20x
+	bench ./kernel/data '^BenchmarkFilteredScanBySize$' 20x
 	bench ./kernel '^BenchmarkCommitThroughput$' 200x
 	bench ./sim/workload '^BenchmarkMixSeed$' 10x
 	cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | xargs || true)

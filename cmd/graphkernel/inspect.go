@@ -166,12 +166,14 @@ func runLog(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	var all []kernel.Commit
 	var cur kernel.LogCursor
+	reclaimed := false
 	for len(all) < o.n {
 		page, err := g.Kernel().Log(ctx, b, cur, min(o.n-len(all), kernel.MaxLogLimit))
 		if err != nil {
 			return fmt.Errorf("log of %s: %w", b, err)
 		}
 		all = append(all, page.Commits...)
+		reclaimed = reclaimed || page.Reclaimed
 		if cur = page.Next; cur == "" || len(page.Commits) == 0 {
 			break
 		}
@@ -185,6 +187,9 @@ func runLog(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	for _, c := range all {
 		a.printCommit(c)
+	}
+	if reclaimed {
+		fmt.Fprintln(a.stdout, "(older history was reclaimed by garbage collection: `graphkernel maintain` retention)")
 	}
 	return nil
 }

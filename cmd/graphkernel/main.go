@@ -10,6 +10,7 @@
 //	graphkernel merge fs:/var/lib/graphs g1 feature main --dry-run
 //	graphkernel verify s3://bucket/prefix g1
 //	graphkernel recover fs:/var/lib/graphs g1 --ignore-lease
+//	graphkernel maintain fs:/var/lib/graphs g1 --keep-last 20
 //	graphkernel load fs:/var/lib/graphs g1 main people.jsonl knows.csv
 //	graphkernel export fs:/var/lib/graphs g1 main out/ --format parquet
 //
@@ -33,6 +34,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/feed"
+	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -93,6 +95,8 @@ type opts struct {
 	ops         []feed.Op // diff, changes: --op
 	limit       int64     // diff, changes: --limit
 	dryRun      bool      // merge: --dry-run
+	maint       maintainOpts
+	keepLast    int // verify: --keep-last
 }
 
 func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
@@ -120,7 +124,11 @@ func commands() []command {
 			example: "graphkernel schema fs:/var/lib/graphs g1", run: runSchema},
 		{name: "verify", args: "STORE ROOT", nargs: exactly(2),
 			summary: "check everything reachable from every live branch (read-only); exit 1 on any problem",
-			example: "graphkernel verify s3://bucket/prefix g1 --json", run: runVerify},
+			example: "graphkernel verify s3://bucket/prefix g1 --json --keep-last 10",
+			flags: func(fs *flag.FlagSet, o *opts) {
+				fs.IntVar(&o.keepLast, "keep-last", gc.DefaultKeepLast, "the graph's retention (maintain --keep-last): a manifest missing among an incarnation's newest `N` is damage, history below them collected")
+			},
+			run: runVerify},
 		{name: "recover", args: "STORE ROOT", nargs: exactly(2),
 			summary: "run the recovery sweep and print what it decided and audited",
 			example: "graphkernel recover fs:/var/lib/graphs g1 --ignore-lease",
@@ -130,7 +138,7 @@ func commands() []command {
 			run: runRecover},
 	}
 	cmds = append(cmds, changeCommands()...)
-	cmds = append(cmds, mergeCommand())
+	cmds = append(cmds, mergeCommand(), maintainCommand())
 	return append(cmds, ioCommands()...)
 }
 

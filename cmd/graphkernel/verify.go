@@ -28,7 +28,7 @@ const (
 	ruleEnvelope     = "envelope"           // frame, length or CRC32C of the envelope
 	ruleDecode       = "decode"             // the payload does not decode under the format's rules
 	ruleLocation     = "location"           // the content names another key than the one it is stored at
-	ruleChainGap     = "chain-gap"          // manifest versions of an incarnation do not step by one down to 0
+	ruleChainGap     = "chain-gap"          // a manifest missing among an incarnation's newest --keep-last versions, or main's genesis missing
 	ruleChain        = "chain"              // successor rules: first parent, same incarnation, pins never backwards
 	ruleForkPoint    = "fork-point"         // fork_of / merged_from names no manifest with that head
 	ruleRows         = "rows"               // row counts disagree (pin, table version, fragments)
@@ -42,6 +42,7 @@ const (
 	ruleSchema       = "schema"             // schema contract object
 	ruleCommitIndex  = "commit-index"       // a commit index (lineage aid) that does not decode or names another commit
 	ruleForkIndex    = "fork-index"         // a live fork without its marker under a complete fork index, or a marker that does not decode
+	ruleLease        = "lease"              // a lease that does not decode, or an unexpired lease whose snapshot manifest is gone
 )
 
 // Per-object read bounds: an object larger than this is reported, never
@@ -74,15 +75,17 @@ type pendingSidecar struct {
 
 // verifyReport is `verify --json`.
 type verifyReport struct {
-	LiveBranches  []string         `json:"live_branches"`
-	Manifests     int              `json:"manifests"`
-	TableVersions int              `json:"table_versions"`
-	Fragments     int              `json:"fragments"`
-	RowsChecked   uint64           `json:"rows_checked"`
-	Problems      []problem        `json:"problems"`
-	ProblemCount  map[string]int   `json:"problem_count"`
-	Sidecars      []pendingSidecar `json:"pending_sidecars"`
-	Notes         []string         `json:"notes,omitempty"`
+	LiveBranches  []string `json:"live_branches"`
+	Manifests     int      `json:"manifests"`
+	TableVersions int      `json:"table_versions"`
+	Fragments     int      `json:"fragments"`
+	// AdjacencyObjects counts the adjacency chunks and pages checked.
+	AdjacencyObjects int              `json:"adjacency_objects"`
+	RowsChecked      uint64           `json:"rows_checked"`
+	Problems         []problem        `json:"problems"`
+	ProblemCount     map[string]int   `json:"problem_count"`
+	Sidecars         []pendingSidecar `json:"pending_sidecars"`
+	Notes            []string         `json:"notes,omitempty"`
 }
 
 // verifier walks one graph root. It only reads (Get, Head, List).
@@ -104,6 +107,18 @@ type verifier struct {
 
 	indexMissing, indexStale int
 	opaque                   map[string]bool // tables outside the schema seen
+
+	keepLast  uint64            // the retention verify assumes (docs/gc.md §2): gaps below an incarnation's newest keepLast versions are collected history
+	incHeads  map[incKey]uint64 // every incarnation's head version
+	refLive   []bool            // per ref: a live branch's fork point (must exist) rather than history collection may reclaim
+	truncated int               // incarnations whose history below the retention window was collected
+	reclaimed int               // fork points and merged-from manifests of collected history
+}
+
+// incKey names one branch incarnation.
+type incKey struct {
+	name string
+	inc  uint64
 }
 
 // liveHead is the newest manifest of a live branch incarnation.
@@ -128,7 +143,10 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := verifyGraph(ctx, st, pos[1], a.env, a.now())
+	if o.keepLast < 1 {
+		return &usageError{fmt.Sprintf("--keep-last %d: want >= 1", o.keepLast)}
+	}
+	rep, err := verifyGraph(ctx, st, pos[1], a.env, a.now(), o.keepLast)
 	if err != nil {
 		return err
 	}
@@ -148,8 +166,12 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 // verifyGraph checks everything reachable from every live branch of the
 // graph at root and returns the report; an error means verify itself could
 // not run (the store failed to list), not that the graph is damaged.
-func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time) (*verifyReport, error) {
-	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now,
+//
+// keepLast is the retention the graph is collected with (maintain's
+// --keep-last): a manifest missing among an incarnation's newest keepLast
+// versions is damage, a gap below them is collected history (a note).
+func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time, keepLast int) (*verifyReport, error) {
+	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now, keepLast: uint64(keepLast), incHeads: map[incKey]uint64{},
 		rep:     &verifyReport{LiveBranches: []string{}, Problems: []problem{}, ProblemCount: map[string]int{}, Sidecars: []pendingSidecar{}},
 		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}, opaque: map[string]bool{}}
 	v.loadTables(ctx, env)
@@ -157,6 +179,10 @@ func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel
 		return nil, err
 	}
 	v.checkRefs(ctx)
+	if v.truncated > 0 || v.reclaimed > 0 {
+		v.note("retention: %d incarnation(s) hold no history below their retained manifests, %d fork point(s) or merged-from manifest(s) of collected history are gone (garbage collection, docs/gc.md)",
+			v.truncated, v.reclaimed)
+	}
 	if len(v.opaque) > 0 {
 		names := make([]string, 0, len(v.opaque))
 		for n := range v.opaque { //detlint:ordered sorted below
@@ -175,6 +201,9 @@ func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel
 		}
 	}
 	if err := v.listSidecars(ctx); err != nil {
+		return nil, err
+	}
+	if err := v.checkLeases(ctx); err != nil {
 		return nil, err
 	}
 	return v.rep, nil
@@ -265,6 +294,29 @@ type chainState struct {
 	prev    *format.Manifest // the manifest just above (nil if it did not decode)
 	newest  bool             // the incarnation is the newest of its name
 	started bool
+	headVer uint64 // the incarnation's newest version
+	tomb    bool   // its newest manifest is a tombstone
+	cut     bool   // history below the retention window was collected
+}
+
+// window is the lowest version of cs's retention window: its newest
+// keepLast versions, which collection never deletes.
+func (v *verifier) window(head uint64) uint64 {
+	if head+1 <= v.keepLast {
+		return 0
+	}
+	return head + 1 - v.keepLast
+}
+
+// gapIsDamage reports whether versions lo..hi missing below version above
+// break retention: some is inside the window, unless it is the gap right
+// below a tombstone (a deleted incarnation collected after KeepFor keeps
+// only its tombstone, and the fork points live branches still need).
+func (v *verifier) gapIsDamage(cs *chainState, above, hi uint64) bool {
+	if cs.tomb && above == cs.headVer {
+		return false
+	}
+	return hi >= v.window(cs.headVer)
 }
 
 // walkManifests streams every manifest key of every branch (names ascending,
@@ -295,9 +347,25 @@ func (v *verifier) walkManifests(ctx context.Context) error {
 }
 
 func (v *verifier) endChain(cs *chainState) {
-	if cs.started && cs.prevVer != 0 {
+	if !cs.started {
+		return
+	}
+	defer func() {
+		if cs.cut {
+			v.truncated++
+		}
+	}()
+	switch {
+	case cs.prevVer == 0:
+	case cs.name == format.MainBranch && cs.inc == 1:
+		v.problem(v.keys.Manifest(cs.name, cs.inc, 0), ruleChainGap,
+			"main's genesis manifest is missing (collection keeps it forever: it is the graph's identity)")
+	case v.gapIsDamage(cs, cs.prevVer, cs.prevVer-1):
 		v.problem(v.keys.Manifest(cs.name, cs.inc, cs.prevVer-1), ruleChainGap,
-			"incarnation %s#%d has no manifest below version %d (want every version down to 0)", cs.name, cs.inc, cs.prevVer)
+			"incarnation %s#%d has no manifest below version %d, inside its newest %d versions (head %d), which collection keeps",
+			cs.name, cs.inc, cs.prevVer, v.keepLast, cs.headVer)
+	default:
+		cs.cut = true
 	}
 }
 
@@ -306,10 +374,23 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 	v.rep.Manifests++
 	first := cs.prevKey == ""
 	if !first && mk.ver != cs.prevVer-1 {
-		v.problem(key, ruleChainGap, "version %d follows version %d: versions must step by one", mk.ver, cs.prevVer)
+		if v.gapIsDamage(cs, cs.prevVer, cs.prevVer-1) {
+			v.problem(v.keys.Manifest(mk.name, mk.inc, cs.prevVer-1), ruleChainGap,
+				"version %d follows version %d: versions %d..%d are missing inside the incarnation's newest %d versions (head %d), which collection keeps",
+				mk.ver, cs.prevVer, mk.ver+1, cs.prevVer-1, v.keepLast, cs.headVer)
+		} else {
+			cs.cut = true
+		}
+		// Below the window: collected history, and what collection keeps
+		// apart from the retained run (main's genesis, fork points, leased
+		// snapshots).
 		cs.prev = nil
 	}
 	m, ok := v.readManifest(ctx, key, mk)
+	if first {
+		cs.headVer, cs.tomb = mk.ver, ok && m.Tombstone
+		v.incHeads[incKey{mk.name, mk.inc}] = mk.ver
+	}
 	if ok && first && cs.newest && !m.Tombstone {
 		v.live = append(v.live, liveHead{key: key, m: m})
 		v.rep.LiveBranches = append(v.rep.LiveBranches, fmt.Sprintf("%s#%d", mk.name, mk.inc))
@@ -324,7 +405,7 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 	cs.prevKey, cs.prevVer, cs.prev = key, mk.ver, nil
 	if ok {
 		cs.prev = &m
-		v.collectRefs(key, &m)
+		v.collectRefs(key, &m, cs.newest && !cs.tomb)
 		v.checkPins(ctx, key, &m)
 		if m.Commit != nil {
 			v.checkIndex(ctx, mk, m.Commit.ID)
@@ -433,16 +514,30 @@ func (v *verifier) checkForkIndex(ctx context.Context) {
 	}
 }
 
-// collectRefs remembers the fork point and merged-from manifest m names.
-func (v *verifier) collectRefs(key string, m *format.Manifest) {
+// collectRefs remembers the fork point and merged-from manifest m names;
+// live says m is of a live incarnation (whose fork point collection keeps).
+func (v *verifier) collectRefs(key string, m *format.Manifest, live bool) {
 	if m.ForkOf != nil && m.Version == 0 {
 		v.refs = append(v.refs, format.ManifestRef{Branch: m.ForkOf.Branch, Incarnation: m.ForkOf.Incarnation, Version: m.ForkOf.ManifestVersion})
 		v.refHeads, v.refFrom = append(v.refHeads, m.ForkOf.CommitID), append(v.refFrom, key)
+		v.refLive = append(v.refLive, live)
 	}
 	if m.Commit != nil && m.Commit.MergedFrom != nil && len(m.Commit.Parents) > 1 {
 		v.refs = append(v.refs, *m.Commit.MergedFrom)
 		v.refHeads, v.refFrom = append(v.refHeads, m.Commit.Parents[1]), append(v.refFrom, key)
+		v.refLive = append(v.refLive, false)
 	}
+}
+
+// reclaimable reports whether a missing manifest r may be collected
+// history: r is not a live branch's fork point, and it lies below its
+// incarnation's retention window (or the incarnation is gone).
+func (v *verifier) reclaimable(r format.ManifestRef, liveFork bool) bool {
+	if liveFork {
+		return false
+	}
+	head, ok := v.incHeads[incKey{r.Branch, r.Incarnation}]
+	return !ok || r.Version < v.window(head)
 }
 
 // checkRefs checks that every fork point and merged-from names a manifest
@@ -451,6 +546,10 @@ func (v *verifier) checkRefs(ctx context.Context) {
 	for i, r := range v.refs {
 		key := v.keys.Manifest(r.Branch, r.Incarnation, r.Version)
 		obj, err := v.st.Get(ctx, key)
+		if errors.Is(err, objstore.ErrNotFound) && v.reclaimable(r, v.refLive[i]) {
+			v.reclaimed++
+			continue
+		}
 		if err != nil {
 			v.problem(v.refFrom[i], ruleForkPoint, "names %s: %v", key, err)
 			continue
@@ -583,6 +682,11 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if err != nil {
 		return nil, &problem{key, ruleDecode, err.Error()}
 	}
+	md := make(map[string]string, len(tv.Metadata))
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	v.checkAdjacency(ctx, key, p.Name, md)
 	return infos, nil
 }
 
@@ -673,6 +777,33 @@ func (v *verifier) fragKey(table, name string) string {
 	return v.keys.Data(table, id)
 }
 
+// checkLeases checks every snapshot lease (R/leases/, kind 12): it
+// decodes (envelope, CRC, rules), and while it has not expired (by verify's
+// clock) the manifest it pins exists (collection keeps it: G7).
+func (v *verifier) checkLeases(ctx context.Context) error {
+	return listKeys(ctx, v.st, v.keys.LeasePrefix(), func(key string) error {
+		b, ok := v.getBounded(ctx, key, maxEnvelopeBytes)
+		if !ok {
+			return nil
+		}
+		l, _, err := format.DecodeLease(b)
+		if err != nil {
+			v.problem(key, ruleLease, "%v", err)
+			return nil
+		}
+		if v.now.UnixNano() >= l.ExpiresUnixNano {
+			return nil // expired: the next collection deletes it
+		}
+		mkey := v.keys.Manifest(l.Snapshot.Branch, l.Snapshot.Incarnation, l.Snapshot.Version)
+		if _, err := v.st.Head(ctx, mkey); errors.Is(err, objstore.ErrNotFound) {
+			v.problem(key, ruleLease, "unexpired lease (until %s) pins %s, which is gone", time.Unix(0, l.ExpiresUnixNano).UTC().Format(time.RFC3339), mkey)
+		} else if err != nil {
+			v.readProblem(mkey, err)
+		}
+		return nil
+	})
+}
+
 // listSidecars lists the pending recovery sidecars with their age.
 func (v *verifier) listSidecars(ctx context.Context) error {
 	return listKeys(ctx, v.st, v.keys.SidecarPrefix(), func(key string) error {
@@ -700,7 +831,8 @@ func (v *verifier) listSidecars(ctx context.Context) error {
 func (a *app) printVerify(r *verifyReport) {
 	w := a.stdout
 	fmt.Fprintf(w, "live branches: %s\n", strings.Join(r.LiveBranches, ", "))
-	fmt.Fprintf(w, "checked: %d manifests, %d table versions, %d fragments, %d rows\n", r.Manifests, r.TableVersions, r.Fragments, r.RowsChecked)
+	fmt.Fprintf(w, "checked: %d manifests, %d table versions, %d fragments, %d adjacency chunks and pages, %d rows\n",
+		r.Manifests, r.TableVersions, r.Fragments, r.AdjacencyObjects, r.RowsChecked)
 	for _, s := range r.Sidecars {
 		lease := "within the lease (a live writer's, probably)"
 		if s.PastLease {

@@ -70,6 +70,8 @@ type damageKeys struct {
 	frag         string // a fragment of that version
 	index        string // the commit index of main v1's commit
 	marker       string // the fork marker of feature#1
+	adjChunk     string // the first out-chunk of the Knows version main's head pins
+	adjPage      string // that chunk's first page
 }
 
 func (f *fixture) damageKeys(g *data.Graph) damageKeys {
@@ -90,10 +92,48 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	chunk, page := f.adjKeys(g, s.Kernel(), keys)
 	return damageKeys{m1: keys.Manifest("main", 1, 1), m2: keys.Manifest("main", 1, 2), head: keys.Manifest("main", 1, 3),
 		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id),
 		index:  keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID),
-		marker: f.forkMarkerKey(keys)}
+		marker: f.forkMarkerKey(keys), adjChunk: chunk, adjPage: page}
+}
+
+// adjKeys returns the keys of the first out-chunk of the Knows version s
+// pins and of that chunk's first page.
+func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys) (string, string) {
+	f.t.Helper()
+	ctx := context.Background()
+	p, _ := s.Table("Knows")
+	tv, err := g.Kernel().ReadTable(ctx, "Knows", kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var chunks []adjRefJSON
+	for _, kv := range tv.Metadata {
+		if kv.Key == "data.adj.out" {
+			if err := json.Unmarshal([]byte(kv.Value), &chunks); err != nil {
+				f.t.Fatal(err)
+			}
+		}
+	}
+	if len(chunks) == 0 {
+		f.t.Fatal("Knows has no adjacency index")
+	}
+	chunkKey := keys.Adjacency("Knows", ulid.MustParseStrict(chunks[0].Name))
+	o, err := f.store.Inner().Get(ctx, chunkKey)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	payload, err := format.OpenAdjacencyChunk(o.Data)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var c struct{ Pages []adjRefJSON }
+	if err := json.Unmarshal(payload, &c); err != nil || len(c.Pages) == 0 {
+		f.t.Fatalf("chunk %s: %v", chunkKey, err)
+	}
+	return chunkKey, keys.Adjacency("Knows", ulid.MustParseStrict(c.Pages[0].Name))
 }
 
 // TestVerifyNamesEachDamage damages one object at a time and asserts that
@@ -154,6 +194,15 @@ func TestVerifyNamesEachDamage(t *testing.T) {
 				f.t.Fatal(err)
 			}
 		}, func(k damageKeys) [][2]string { return [][2]string{{k.marker, ruleForkIndex}} }},
+		{"flip-adjacency-chunk-byte", func(f *fixture, k damageKeys) { b := get(f, k.adjChunk); put(f, k.adjChunk, flip(b, len(b)/2)) },
+			func(k damageKeys) [][2]string { return [][2]string{{k.adjChunk, ruleAdjacency}} }},
+		{"flip-adjacency-page-byte", func(f *fixture, k damageKeys) { b := get(f, k.adjPage); put(f, k.adjPage, flip(b, len(b)/2)) },
+			func(k damageKeys) [][2]string { return [][2]string{{k.adjPage, ruleAdjacency}} }},
+		{"delete-adjacency-page", func(f *fixture, k damageKeys) {
+			if err := f.store.Inner().Delete(ctx, k.adjPage); err != nil {
+				f.t.Fatal(err)
+			}
+		}, func(k damageKeys) [][2]string { return [][2]string{{k.adjPage, ruleMissing}} }},
 		{"swap-manifests", func(f *fixture, k damageKeys) {
 			b1, b2 := get(f, k.m1), get(f, k.m2)
 			put(f, k.m1, b2)

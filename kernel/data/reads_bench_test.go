@@ -113,6 +113,7 @@ func BenchmarkColdAdjacency(b *testing.B) {
 				}
 				b.ReportMetric(float64(bytes)/float64(b.N), "bytes/lookup")
 				b.ReportMetric(float64(reqs)/float64(b.N), "requests/lookup")
+				b.ReportMetric(float64(edgeTableBytes(b, cs)), "edge-table-bytes")
 			})
 		}
 		b.Run(fmt.Sprintf("edges=%d/warm-out", n), func(b *testing.B) {
@@ -238,4 +239,19 @@ func BenchmarkExpand3Hop(b *testing.B) {
 	b.ReportMetric(float64(reached)/elapsed.Seconds(), "nodes/s")
 	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/op")
 	b.ReportMetric(float64(reached)/float64(b.N), "nodes/op")
+}
+
+// edgeTableBytes is the size of E's Arrow fragments at main's head: what
+// finding a node's edges costs without the index (reading the table's
+// files directly).
+func edgeTableBytes(b *testing.B, cs *counting.Store) uint64 {
+	b.Helper()
+	s := snap(b, openGraph(b, cs, 5))
+	v, err := s.r.view(ctx, s.cat.tables["E"], pinRef(s.ks, "E"))
+	must(b, err)
+	var n uint64
+	for _, f := range v.frags {
+		n += f.Bytes
+	}
+	return n
 }

@@ -203,9 +203,23 @@ func draw(rs []result, dir, stamp string) ([]string, error) {
 	if err := add(chartScaled(svg("scan.svg"), "Scan cost by table size (fs store)", "rows in the table", "ns per row (log)", true, true, stamp, []line{
 		{"Snapshot.Scan (BenchmarkScan/graphkernel)", perRow(series(rs, `^BenchmarkScan/rows=(\d+)/graphkernel$`, "ns/op"))},
 		{"the same Arrow files read directly (BenchmarkScan/arrow-direct)", perRow(series(rs, `^BenchmarkScan/rows=(\d+)/arrow-direct$`, "ns/op"))},
-		{"Out(node) (no benchmark yet)", nil},
-		{"filtered scan (no benchmark yet)", nil},
 	})); err != nil {
+		return nil, err
+	}
+	if err := add(chartScaled(svg("filtered-scan.svg"), "Filtered scan cost by table size (fs store)\nperf.sh default: 10^4 and 10^5 rows only (10^6 with -bench-large)",
+		"rows in the table", "ns per table row (log)", true, true, stamp, []line{
+			{"ScanWhere, no predicate (BenchmarkFilteredScanBySize)", series(rs, `^BenchmarkFilteredScanBySize/rows=(\d+)/full$`, "ns/row")},
+			{"ScanWhere, a 1% qty range (range-1pct)", series(rs, `^BenchmarkFilteredScanBySize/rows=(\d+)/range-1pct$`, "ns/row")},
+			{"every Arrow file read directly (arrow-direct)", series(rs, `^BenchmarkFilteredScanBySize/rows=(\d+)/arrow-direct$`, "ns/row")},
+		})); err != nil {
+		return nil, err
+	}
+	if err := add(chartScaled(svg("adjacency.svg"), "Cold Out/In of one node by edge-table size (bytes read, counted)\nperf.sh default: 10^3 and 10^5 edges only (10^6 with -bench-large)",
+		"edges in the table", "bytes (log)", true, true, stamp, []line{
+			{"cold Out(node), degree 10 (BenchmarkColdAdjacency)", series(rs, `^BenchmarkColdAdjacency/edges=(\d+)/out=true$`, "bytes/lookup")},
+			{"cold In(node) (out=false)", series(rs, `^BenchmarkColdAdjacency/edges=(\d+)/out=false$`, "bytes/lookup")},
+			{"the edge table's Arrow files (read directly)", series(rs, `^BenchmarkColdAdjacency/edges=(\d+)/out=true$`, "edge-table-bytes")},
+		})); err != nil {
 		return nil, err
 	}
 	if err := add(chart(svg("goodput.svg"), "Commit goodput by number of writers (fs store, one branch)", "writers", "commits/s", false, stamp, []line{

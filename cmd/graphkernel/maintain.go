@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel/data/compact"
+	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+)
+
+// maintainOpts are maintain's flags (defaults: the library's).
+type maintainOpts struct {
+	keepLast     int
+	keepFor      time.Duration
+	grace        time.Duration
+	targetRows   uint64
+	minFragments int
+	maxDeletes   int
+	noCollect    bool
+}
+
+// maintainCommand is maintain, over maintain.Maintain (kernel/maintain).
+// The library has no dry run, so neither has the command.
+func maintainCommand() command {
+	return command{name: "maintain", args: "STORE ROOT", nargs: exactly(2),
+		summary: "compact every live branch's small fragments, then collect what retention no longer keeps (docs/gc.md); " +
+			"prints the compactions and what collection deleted and kept per category",
+		example: "graphkernel maintain fs:/var/lib/graphs g1 --keep-last 20 --keep-for 168h",
+		flags: func(fs *flag.FlagSet, o *opts) {
+			m := &o.maint
+			fs.IntVar(&m.keepLast, "keep-last", gc.DefaultKeepLast, "retain the newest `N` manifests of every branch incarnation (>= 1)")
+			fs.DurationVar(&m.keepFor, "keep-for", 0, "also retain manifests newer than this `duration` (0: only --keep-last)")
+			fs.DurationVar(&m.grace, "grace", gc.DefaultGrace, "the writers' grace period (must equal their kernel.Options.Grace)")
+			fs.Uint64Var(&m.targetRows, "target-rows", compact.DefaultTargetRows, "compaction: fragments below `N` rows are small; a rewritten fragment holds at most N")
+			fs.IntVar(&m.minFragments, "min-fragments", compact.DefaultMinFragments, "compaction: a table needs `N` small fragments before it is rewritten (>= 2)")
+			fs.IntVar(&m.maxDeletes, "max-deletes", maintain.DefaultMaxDeletes, "collection: at most `N` deletes in this run (run again to go on)")
+			fs.BoolVar(&m.noCollect, "no-collect", false, "compact only")
+		},
+		run: runMaintain}
+}
+
+// maintainPolicy turns the flags into the library's policy, checked.
+func maintainPolicy(m maintainOpts) (maintain.RunPolicy, error) {
+	if m.keepLast < 1 || m.keepFor < 0 || m.grace <= 0 || m.maxDeletes < 1 {
+		return maintain.RunPolicy{}, &usageError{fmt.Sprintf("--keep-last %d, --keep-for %s, --grace %s, --max-deletes %d: want keep-last >= 1, keep-for >= 0, grace > 0, max-deletes >= 1",
+			m.keepLast, m.keepFor, m.grace, m.maxDeletes)}
+	}
+	p := maintain.RunPolicy{
+		Compact:     compact.Policy{TargetRows: m.targetRows, MinFragments: m.minFragments},
+		Collect:     maintain.Policy{Policy: gc.Policy{KeepLast: m.keepLast, KeepFor: m.keepFor, Grace: m.grace}, MaxDeletes: m.maxDeletes},
+		SkipCollect: m.noCollect,
+	}
+	if _, err := p.Compact.WithDefaults(); err != nil {
+		return maintain.RunPolicy{}, &usageError{err.Error()}
+	}
+	return p, nil
+}
+
+// compactionJSON is one table compaction.
+type compactionJSON struct {
+	Branch          string `json:"branch"`
+	Table           string `json:"table"`
+	Commit          string `json:"commit"`
+	FragmentsBefore int    `json:"fragments_before"`
+	FragmentsAfter  int    `json:"fragments_after"`
+	Rows            uint64 `json:"rows"`
+}
+
+// countsJSON is what collection did with one category.
+type countsJSON struct {
+	Deleted int `json:"deleted"`
+	Kept    int `json:"kept"`
+}
+
+// maintainJSON is `maintain --json`. Collection is absent with --no-collect;
+// Complete is false when --max-deletes stopped the collection early.
+type maintainJSON struct {
+	Compactions []compactionJSON      `json:"compactions"`
+	Collected   bool                  `json:"collected"`
+	Complete    bool                  `json:"complete"`
+	Collection  map[string]countsJSON `json:"collection,omitempty"`
+}
+
+func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
+	p, err := maintainPolicy(o.maint)
+	if err != nil {
+		return err
+	}
+	g, st, err := a.openGraph(ctx, pos[0], pos[1], true)
+	if err != nil {
+		return err
+	}
+	m, err := maintain.New(st, pos[1], a.env)
+	if err != nil {
+		return err
+	}
+	rep, err := maintain.Maintain(ctx, g, m, p)
+	out := toMaintainJSON(rep, !p.SkipCollect && err == nil)
+	if err != nil {
+		a.printMaintain(out) // what was done before the failure
+		return err
+	}
+	if o.json {
+		return a.emitJSON(out)
+	}
+	a.printMaintain(out)
+	return nil
+}
+
+func toMaintainJSON(rep maintain.RunReport, collected bool) maintainJSON {
+	out := maintainJSON{Compactions: []compactionJSON{}, Collected: collected}
+	branches := make([]string, 0, len(rep.Compactions))
+	for b := range rep.Compactions { //detlint:ordered sorted below
+		branches = append(branches, b)
+	}
+	sort.Strings(branches)
+	for _, b := range branches {
+		for _, tc := range rep.Compactions[b] {
+			out.Compactions = append(out.Compactions, compactionJSON{Branch: b, Table: tc.Table, Commit: tc.Commit.ID.String(),
+				FragmentsBefore: tc.FragmentsBefore, FragmentsAfter: tc.FragmentsAfter, Rows: tc.Rows})
+		}
+	}
+	if !collected {
+		return out
+	}
+	c := rep.Collect
+	out.Complete = c.Complete
+	out.Collection = map[string]countsJSON{}
+	for name, n := range map[string]maintain.Counts{"manifests": c.Manifests, "table_versions": c.TableVersions, //detlint:ordered building a map; JSON sorts its keys
+		"fragments": c.Fragments, "adjacency": c.Adjacency, "commit_indexes": c.CommitIndexes, "leases": c.Leases} {
+		out.Collection[name] = countsJSON{Deleted: n.Deleted, Kept: n.Kept}
+	}
+	return out
+}
+
+// collectionCategories is the print order of collection's categories.
+var collectionCategories = []string{"manifests", "table_versions", "fragments", "adjacency", "commit_indexes", "leases"}
+
+func (a *app) printMaintain(m maintainJSON) {
+	w := a.stdout
+	if len(m.Compactions) == 0 {
+		fmt.Fprintln(w, "compaction: nothing to compact")
+	}
+	for _, c := range m.Compactions {
+		fmt.Fprintf(w, "compacted %s %s: %d -> %d fragments, %d rows (commit %s)\n", c.Branch, c.Table, c.FragmentsBefore, c.FragmentsAfter, c.Rows, c.Commit)
+	}
+	if !m.Collected {
+		fmt.Fprintln(w, "collection: not run")
+		return
+	}
+	fmt.Fprintf(w, "collection: %-15s %8s %8s\n", "CATEGORY", "DELETED", "KEPT")
+	for _, name := range collectionCategories {
+		n := m.Collection[name]
+		fmt.Fprintf(w, "            %-15s %8d %8d\n", name, n.Deleted, n.Kept)
+	}
+	if !m.Complete {
+		fmt.Fprintln(w, "collection stopped at --max-deletes: run maintain again to go on")
+	}
+}
