@@ -1,15 +1,13 @@
 package data
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"sort"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/graphkernel/graphkernel/kernel/merge"
 )
 
 // ChangeOp is what happened to one id between two snapshots.
@@ -285,27 +283,5 @@ func nonNull(props map[string]any) int {
 // (empty bytes differ from null), time.Time by instant, float64 by bits (so
 // NaN equals the same NaN, and 0 differs from -0). int is taken as int64.
 func ValuesEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	if i, ok := a.(int); ok {
-		a = int64(i)
-	}
-	if i, ok := b.(int); ok {
-		b = int64(i)
-	}
-	switch av := a.(type) {
-	case []byte:
-		bv, ok := b.([]byte)
-		return ok && bytes.Equal(av, bv)
-	case time.Time:
-		bv, ok := b.(time.Time)
-		return ok && av.Equal(bv)
-	case float64:
-		bv, ok := b.(float64)
-		return ok && math.Float64bits(av) == math.Float64bits(bv)
-	case string, int64, bool:
-		return a == b
-	}
-	panic(fmt.Sprintf("data: ValuesEqual of unsupported value type %T", a))
+	return merge.ValuesEqual(a, b) // one home: the merge's pure core compares values too
 }

@@ -224,9 +224,12 @@ func RowsEqual(a, b Row) bool {
 	return true
 }
 
-// ValuesEqual reports whether two property values are exactly equal: same
-// Go type and value; []byte by content, time.Time by instant, float64 by
-// bits; int is taken as int64; nil (null) equals only nil.
+// ValuesEqual reports whether two property values (as data.Row.Props holds
+// them; nil is null) are exactly equal: same Go type and value; []byte by
+// content (empty bytes differ from null), time.Time by instant, float64 by
+// bits (so NaN equals the same NaN, and 0 differs from -0); int is taken as
+// int64. It is the one definition of value equality: data.ValuesEqual,
+// the row diff, the change feed and the merge all use it.
 func ValuesEqual(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -250,7 +253,7 @@ func ValuesEqual(a, b any) bool {
 	case string, int64, bool:
 		return a == b
 	}
-	panic(fmt.Sprintf("merge: ValuesEqual of unsupported value type %T", a))
+	panic(fmt.Sprintf("ValuesEqual of unsupported value type %T", a))
 }
 
 // SortConflicts orders conflicts deterministically: by type, id, kind,
