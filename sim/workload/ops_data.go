@@ -93,6 +93,23 @@ func (p *Proc) dg() (*data.Graph, error) {
 	return g, nil
 }
 
+// headSnapshot opens the data graph (once per process) and takes a
+// snapshot of branch's head. stop reports that a read failed; err is then
+// what the op returns (readFailed's answer, labelled what).
+func (p *Proc) headSnapshot(what, branch string) (ref kernel.BranchRef, s *data.Snapshot, stop bool, err error) {
+	g, err := p.dg()
+	if err != nil {
+		return ref, nil, true, p.readFailed(what+": open", err)
+	}
+	if ref, err = g.Branch(p.Ctx(), branch); err != nil {
+		return ref, nil, true, p.readFailed(what+": branch", err)
+	}
+	if s, err = g.SnapshotAt(p.Ctx(), ref); err != nil {
+		return ref, nil, true, p.readFailed(what+": snapshot", err)
+	}
+	return ref, s, false, nil
+}
+
 // seedData upserts the fixed people and companies until acknowledged (the
 // init process runs it once the graph exists).
 func seedData(p *Proc) error {
@@ -199,19 +216,11 @@ var errNothingToDo = errors.New("workload: nothing to do")
 // opDataRead reads a branch's snapshot and checks the data invariants: no
 // person works at more than one company, and no edge dangles.
 func opDataRead(p *Proc, _ int, op Op) error {
-	g, err := p.dg()
-	if err != nil {
-		return p.readFailed("dread: open", err)
+	ref, snap, stop, err := p.headSnapshot("dread", op.Arg("branch"))
+	if stop {
+		return err
 	}
 	ctx := p.Ctx()
-	ref, err := g.Branch(ctx, op.Arg("branch"))
-	if err != nil {
-		return p.readFailed("dread: branch", err)
-	}
-	snap, err := g.SnapshotAt(ctx, ref)
-	if err != nil {
-		return p.readFailed("dread: snapshot", err)
-	}
 	for _, person := range dataPeople {
 		for _, et := range []string{"WorksAt", "Knows"} {
 			edges, err := snap.Out(ctx, et, person)

@@ -343,18 +343,9 @@ func snapshotRows(p *Proc, s *data.Snapshot) (string, error) {
 // acknowledged before the read began is there.
 func opMaintRead(p *Proc, _ int, _ Op) error {
 	acked := p.run.maint.ackedNow()
-	g, err := p.dg()
-	if err != nil {
-		return p.readFailed("gread: open", err)
-	}
-	ctx := p.Ctx()
-	ref, err := g.Branch(ctx, "main")
-	if err != nil {
-		return p.readFailed("gread: branch", err)
-	}
-	s, err := g.SnapshotAt(ctx, ref)
-	if err != nil {
-		return p.readFailed("gread: snapshot", err)
+	_, s, stop, err := p.headSnapshot("gread", "main")
+	if stop {
+		return err
 	}
 	rows, err := snapshotRows(p, s)
 	if err != nil {
@@ -393,19 +384,11 @@ func opMaintFork(p *Proc, _ int, _ Op) error {
 
 // opMaintPin leases main's head snapshot and remembers what it holds.
 func opMaintPin(p *Proc, _ int, _ Op) error {
-	g, err := p.dg()
-	if err != nil {
-		return p.readFailed("gpin: open", err)
+	_, s, stop, err := p.headSnapshot("gpin", "main")
+	if stop {
+		return err
 	}
 	ctx := p.Ctx()
-	ref, err := g.Branch(ctx, "main")
-	if err != nil {
-		return p.readFailed("gpin: branch", err)
-	}
-	s, err := g.SnapshotAt(ctx, ref)
-	if err != nil {
-		return p.readFailed("gpin: snapshot", err)
-	}
 	now := p.run.clock.Now()
 	id, err := p.maintainer().Pin(ctx, s.Kernel(), maintLeaseTTL, p.name)
 	if err != nil {

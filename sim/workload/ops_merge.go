@@ -262,19 +262,11 @@ func (p *Proc) checkMerge(g *data.Graph, res data.MergeResult, conflicted bool) 
 
 // opMergeRead checks that no Knows edge dangles on op's branch.
 func opMergeRead(p *Proc, _ int, op Op) error {
-	g, err := p.dg()
-	if err != nil {
-		return p.readFailed("mread: open", err)
+	ref, snap, stop, err := p.headSnapshot("mread", op.Arg("branch"))
+	if stop {
+		return err
 	}
 	ctx := p.Ctx()
-	ref, err := g.Branch(ctx, op.Arg("branch"))
-	if err != nil {
-		return p.readFailed("mread: branch", err)
-	}
-	snap, err := g.SnapshotAt(ctx, ref)
-	if err != nil {
-		return p.readFailed("mread: snapshot", err)
-	}
 	for _, person := range dataPeople {
 		edges, err := snap.Out(ctx, "Knows", person)
 		if err != nil {
