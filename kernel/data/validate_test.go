@@ -242,3 +242,21 @@ func TestValidateErrorsName(t *testing.T) {
 		t.Fatalf("mixed = %v, want a message telling the caller to split the transaction", err)
 	}
 }
+
+// TestPlainDeleteAfterCascade pins rule 4's order independence: a plain
+// delete of a node whose only edges a cascade in the same transaction
+// removes is valid, although its type (Company) is checked before the
+// cascading one (Person). Found by TestWriteChecksMatchNaive.
+func TestPlainDeleteAfterCascade(t *testing.T) {
+	cat := testCatalog(t)
+	s := newStaging(cat, Limits{MaxRows: 8, MaxBytes: 4000})
+	defer s.release()
+	for _, c := range []tx{{op: OpDelete, typ: "Company", ids: []string{"c1"}}, {op: OpDelete, typ: "Person", ids: []string{"p1"}, cascade: true}} {
+		if err := stage(s, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := validate(s, views(t, cat, baseGraph(), nil)); err != nil {
+		t.Fatalf("validate = %v, want nil", err)
+	}
+}
