@@ -156,20 +156,27 @@ func nodeExists(s *staging, vs viewSet, typ, id string) bool {
 }
 
 // expandNodeDeletes applies rule 4. Edges the transaction deletes
-// explicitly do not count as remaining.
+// explicitly, or through any cascade in it, do not count as remaining: every
+// cascade is expanded first, then the plain deletes are checked, so the
+// outcome does not depend on the order of types or ids.
 func expandNodeDeletes(s *staging, vs viewSet, plans map[string]*tablePlan) error {
-	for _, name := range s.names() {
-		st := s.tables[name]
-		if st.t.Edge || len(st.deletes) == 0 {
-			continue
-		}
-		dels := append([]pendingDelete(nil), st.deletes...)
-		sort.Slice(dels, func(i, j int) bool { return dels[i].id < dels[j].id })
-		for _, e := range s.cat.edgesTouching(name) {
-			base := vs.baseOf(e.Name)
-			for _, d := range dels {
-				if err := cascadeOne(vs, plans, name, e, base, d); err != nil {
-					return err
+	for _, cascades := range [2]bool{true, false} {
+		for _, name := range s.names() {
+			st := s.tables[name]
+			if st.t.Edge || len(st.deletes) == 0 {
+				continue
+			}
+			dels := append([]pendingDelete(nil), st.deletes...)
+			sort.Slice(dels, func(i, j int) bool { return dels[i].id < dels[j].id })
+			for _, e := range s.cat.edgesTouching(name) {
+				base := vs.baseOf(e.Name)
+				for _, d := range dels {
+					if d.cascade != cascades {
+						continue
+					}
+					if err := cascadeOne(vs, plans, name, e, base, d); err != nil {
+						return err
+					}
 				}
 			}
 		}
