@@ -167,7 +167,7 @@ func (c *committer) revalidateEnds(ctx context.Context, typ string) func(kernel.
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(typ)); err != nil {
+		if err := c.t.r.notePresence(ctx, v, c.t.s.endpointIDs(typ)); err != nil {
 			return err
 		}
 		c.ends[typ] = v
@@ -392,8 +392,9 @@ func (c *committer) baseView(ctx context.Context, name string) (*tableView, erro
 	return v, nil
 }
 
-// loadEnds loads, for every node type a pending edge ends at, the fragments
-// that may hold the endpoints: in the base view (validate's rule: the base
+// loadEnds makes, for every node type a pending edge ends at, the
+// endpoints' existence answerable (through the node table's id index, else
+// by loading the fragments that may hold them): in the base view (validate's rule: the base
 // plus the pending writes) and, as c.ends, in the view of the version the
 // publish will expect — the live version when the transaction writes that
 // node type too (its write expects the version it builds on), else the
@@ -405,14 +406,14 @@ func (c *committer) loadEnds(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
+		if err := c.t.r.notePresence(ctx, v, ids); err != nil {
 			return err
 		}
 		if _, staged := c.t.s.tables[typ]; staged {
 			if v, err = c.headView(ctx, typ); err != nil {
 				return err
 			}
-			if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
+			if err := c.t.r.notePresence(ctx, v, ids); err != nil {
 				return err
 			}
 		}
@@ -517,7 +518,7 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 		}
 	}
 	if _, ok := c.ends[name]; ok { // a written endpoint type: check the endpoints on its new version
-		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(name)); err != nil {
+		if err := c.t.r.notePresence(ctx, v, c.t.s.endpointIDs(name)); err != nil {
 			return err
 		}
 		c.ends[name] = v
@@ -571,6 +572,15 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 	content := tableContent(infos, rows)
 	if t.Edge && writeAdjacency {
 		md, err := adjWriter{g: g, r: r}.buildAdjacency(ctx, p, rows)
+		if err != nil {
+			return kernel.TableContent{}, err
+		}
+		for k, v := range md { //detlint:ordered copies into a map
+			content.Metadata[k] = v
+		}
+	}
+	if !t.Edge {
+		md, err := adjWriter{g: g, r: r}.idIndexOf(ctx, p, rows)
 		if err != nil {
 			return kernel.TableContent{}, err
 		}

@@ -23,6 +23,10 @@ type tableView struct {
 	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
 	hasAdj bool        // the version has an adjacency index
 
+	ids     []adjRef        // node tables: the id index's chunks
+	hasIDs  bool            // the version has an id index
+	present map[string]bool // ids whose existence the id index answered
+
 	// noted holds, for nodes whose edges a loader looked up through the
 	// index, the ids of their out-edges and of all their edges (sorted);
 	// outEdges and incident answer from it when the table is not loaded
@@ -68,8 +72,12 @@ func (v *tableView) lookup(id string) (rowRef, bool) {
 	return ref, found
 }
 
-// has reports whether id exists in the view.
+// has reports whether id exists in the view: as the id index answered
+// (notePresence), else from the loaded fragments.
 func (v *tableView) has(id string) bool {
+	if p, ok := v.present[id]; ok {
+		return p
+	}
 	_, ok := v.lookup(id)
 	return ok
 }
