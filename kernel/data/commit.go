@@ -267,8 +267,9 @@ func (c *committer) load(ctx context.Context) error {
 
 // noteEdges looks up the edges of nodes in edge table name at its live
 // and base versions through their adjacency indexes (a version without one
-// is loaded whole), and with load also loads the fragments holding those
-// edges in both views.
+// is loaded whole): with load, all their edges, and it loads the fragments
+// holding them in both views; without, only their out-edges (what a
+// @card check counts).
 func (c *committer) noteEdges(ctx context.Context, name string, nodes []string, load bool) error {
 	head, err := c.headView(ctx, name)
 	if err != nil {
@@ -287,19 +288,21 @@ func (c *committer) noteEdges(ctx context.Context, name string, nodes []string, 
 			continue
 		}
 		for _, n := range nodes {
-			if _, ok := v.noted[n]; ok {
-				ids = append(ids, v.noted[n].all...)
+			if noted, ok := v.noted[n]; ok && (!noted.outOnly || !load) {
+				ids = append(ids, noted.all...)
 				continue
 			}
 			out, err := c.t.r.adjacentIndexed(ctx, v, n, dirOut)
 			if err != nil {
 				return err
 			}
-			in, err := c.t.r.adjacentIndexed(ctx, v, n, dirIn)
-			if err != nil {
-				return err
+			var in []Row
+			if load { // a node delete needs all its edges; a @card check only its out-edges
+				if in, err = c.t.r.adjacentIndexed(ctx, v, n, dirIn); err != nil {
+					return err
+				}
 			}
-			v.note(n, out, in)
+			v.note(n, out, in, !load)
 			ids = append(ids, v.noted[n].all...)
 		}
 	}
