@@ -22,7 +22,7 @@ import (
 // a version without it (written before it existed) is indexed from the
 // whole table by its next commit.
 const (
-	IDPageRows   = 2048
+	IDPageRows   = 512
 	IDChunkPages = 32
 	metaIDKey    = metaAdjPrefix + "id"
 )
