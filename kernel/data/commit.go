@@ -237,7 +237,7 @@ func (c *committer) load(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, head, pendingIDs(st)); err != nil {
+		if err := c.t.r.loadPending(ctx, head, st); err != nil {
 			return err
 		}
 		if len(st.deletes) > 0 && !st.t.Edge {
@@ -425,6 +425,28 @@ func (c *committer) loadEnds(ctx context.Context) error {
 	return nil
 }
 
+// loadPending makes v answer what validation asks about st's pending ids:
+// the existence of the ids st only inserts (through the id index when v
+// has one: an insert of an existing id is refused, so its row is never
+// needed), and the rows of the ids it may replace or delete.
+func (r *reader) loadPending(ctx context.Context, v *tableView, st *stagedTable) error {
+	var inserts, others []string
+	for _, ref := range st.index() {
+		if st.writes[ref.w].op == OpInsert {
+			inserts = append(inserts, st.id(ref))
+		} else {
+			others = append(others, st.id(ref))
+		}
+	}
+	for _, d := range st.deletes {
+		others = append(others, d.id)
+	}
+	if err := r.notePresence(ctx, v, inserts); err != nil {
+		return err
+	}
+	return r.loadIDs(ctx, v, others)
+}
+
 func pendingIDs(st *stagedTable) []string {
 	ids := make([]string, 0, len(st.deletes))
 	for _, ref := range st.index() {
@@ -511,7 +533,7 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 	if err != nil {
 		return err
 	}
-	if err := c.t.r.loadIDs(ctx, v, pendingIDs(c.t.s.tables[name])); err != nil {
+	if err := c.t.r.loadPending(ctx, v, c.t.s.tables[name]); err != nil {
 		return err
 	}
 	c.vs.head[name] = v

@@ -24,10 +24,12 @@ func commitErr(t *testing.T, store objstore.Store, seed uint64, stage func(*Txn)
 	return err
 }
 
-// TestIDIndexEndpointChecks: the endpoint checks of an edge insert answer
-// through the node table's id index (no node fragment read): an edge to a
-// node a cascade deleted is refused with ErrDanglingEdge, an edge between
-// existing nodes and one to a node a later commit inserted are accepted.
+// TestIDIndexEndpointChecks: the endpoint checks of an edge insert and the
+// existence check of a node insert answer through the node table's id
+// index (no node fragment read): an edge to a node a cascade deleted is
+// refused with ErrDanglingEdge, a node insert of an existing id with
+// ErrIDExists, an edge between existing nodes and one to a node a later
+// commit inserted are accepted.
 // Red without the id index (the checks load whole node fragments) and red
 // when the index keeps deleted ids.
 func TestIDIndexEndpointChecks(t *testing.T) {
@@ -51,6 +53,11 @@ func TestIDIndexEndpointChecks(t *testing.T) {
 	cs.Reset()
 	must(t, commitErr(t, cs, 5, func(tx *Txn) error { return tx.Insert("Knows", edge("k-live", "p000001", "p008200")) }))
 	noNodeReads("the accepted insert")
+	cs.Reset()
+	if err := commitErr(t, cs, 6, func(tx *Txn) error { return tx.Insert("Person", person("p000001", "dup")) }); !errors.Is(err, ErrIDExists) {
+		t.Fatalf("insert of an existing node: %v, want ErrIDExists", err)
+	}
+	noNodeReads("the refused node insert")
 	commitTx(t, openGraph(t, cs, 6), func(tx *Txn) error { return tx.Insert("Person", person("p000007", "back")) })
 	cs.Reset()
 	must(t, commitErr(t, cs, 7, func(tx *Txn) error { return tx.Insert("Knows", edge("k-back", "p000002", "p000007")) }))
