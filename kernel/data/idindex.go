@@ -1,18 +1,19 @@
 package data
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"sort"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 )
 
 // The id index of a node table version (docs/format.md, "Id index"): the
-// version's ids, sorted, cut into pages of at most IDPageRows ids (Arrow
-// IPC files with the single column id), listed in order by chunks of at
+// version's ids, sorted, cut into pages of at most IDPageRows ids
+// (front-coded: see encodeIDPage), listed in order by chunks of at
 // most IDChunkPages pages (kind-14 adjacency chunks with dir "id"), which
 // the table version lists in order under data.adj.id. Pages partition the
 // id order (strictly: no id in two pages). It answers "does node id
@@ -27,9 +28,73 @@ const (
 	metaIDKey    = metaAdjPrefix + "id"
 )
 
-// idTable is the table of t's id pages: t's name and its id column only.
-func idTable(t *Table) *Table {
-	return &Table{Name: t.Name, arrow: arrow.NewSchema([]arrow.Field{t.arrow.Field(colID)}, nil)}
+// idPageMagic starts every id page: "gkid" and the page format, 1.
+const idPageMagic = "gkid\x01"
+
+// encodeIDPage front-codes ids (valid keys, strictly ascending): the
+// magic, then per id the uvarint length of the prefix it shares with the
+// previous id (maximal), the uvarint length of the rest, and the rest.
+// Deterministic: the same ids always give the same bytes.
+func encodeIDPage(ids []string) []byte {
+	b := []byte(idPageMagic)
+	prev := ""
+	for _, id := range ids {
+		n := 0
+		for n < len(prev) && n < len(id) && prev[n] == id[n] {
+			n++
+		}
+		b = binary.AppendUvarint(b, uint64(n))
+		b = binary.AppendUvarint(b, uint64(len(id)-n))
+		b = append(b, id[n:]...)
+		prev = id
+	}
+	return b
+}
+
+// parseIDPage decodes exactly rows ids from a front-coded page: each a
+// valid key, strictly ascending, no byte left over, and the page in its
+// canonical form (re-encoding gives the same bytes). Every length is
+// checked against the bytes left and MaxIDBytes before use, so it never
+// panics and allocates at most rows*MaxIDBytes bounded by len(b).
+func parseIDPage(b []byte, rows uint64) ([]string, error) {
+	if len(b) < len(idPageMagic) || string(b[:len(idPageMagic)]) != idPageMagic {
+		return nil, fmt.Errorf("not an id page (magic)")
+	}
+	if rows == 0 || rows > uint64(len(b)) {
+		return nil, fmt.Errorf("%d ids in %d bytes", rows, len(b))
+	}
+	rest := b[len(idPageMagic):]
+	ids := make([]string, 0, rows)
+	prev := ""
+	for range rows {
+		shared, n := binary.Uvarint(rest)
+		if n <= 0 || shared > uint64(len(prev)) {
+			return nil, fmt.Errorf("id %d: bad shared prefix length", len(ids))
+		}
+		rest = rest[n:]
+		tail, n := binary.Uvarint(rest)
+		if n <= 0 || tail > uint64(len(rest)-n) || shared+tail > MaxIDBytes {
+			return nil, fmt.Errorf("id %d: bad suffix length", len(ids))
+		}
+		rest = rest[n:]
+		id := prev[:shared] + string(rest[:tail])
+		rest = rest[tail:]
+		if p := idProblem(id); p != "" {
+			return nil, fmt.Errorf("id %d %s", len(ids), p)
+		}
+		if len(ids) > 0 && id <= prev {
+			return nil, fmt.Errorf("ids not strictly ascending at %d", len(ids))
+		}
+		ids = append(ids, id)
+		prev = id
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%d bytes after the last id", len(rest))
+	}
+	if !bytes.Equal(encodeIDPage(ids), b) {
+		return nil, fmt.Errorf("id page is not in canonical form")
+	}
+	return ids, nil
 }
 
 // checkIDRefs adds the id index's rule to checkRefs: a ref's first row is
@@ -67,47 +132,39 @@ func parseIDIndex(md map[string]string, rows uint64) (refs []adjRef, ok bool, er
 
 // --- reading ----------------------------------------------------------------
 
-// idPage returns the decoded id page ref of node table t (cached).
-func (r *reader) idPage(ctx context.Context, t *Table, ref adjRef) (arrow.Record, error) {
-	key := cacheKey(t.Name, ref.Name)
-	if rec, ok := r.g.cache.get(key); ok {
-		return rec, nil
+// idPage returns the decoded ids of id page ref of node table t (cached).
+func (r *reader) idPage(ctx context.Context, t *Table, ref adjRef) ([]string, error) {
+	key := "ids:" + cacheKey(t.Name, ref.Name)
+	if v, ok := r.g.cache.getAny(key); ok {
+		return v.([]string), nil
 	}
 	b, err := r.getChecked(ctx, t, ref)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeIDPage(t, ref, b)
+	ids, err := decodeIDPage(ref, b)
 	if err != nil {
 		return nil, err
 	}
-	r.g.cache.put(key, rec, int64(ref.Bytes))
-	return rec, nil
+	r.g.cache.put(key, ids, int64(ref.Bytes))
+	return ids, nil
 }
 
 // decodeIDPage checks and decodes the bytes of id page ref: size and CRC,
-// an Arrow IPC file of t's id column, valid ids strictly ascending, row
-// count and range as referenced. Any failure matches ErrCorruptFragment;
-// it never panics.
-func decodeIDPage(t *Table, ref adjRef, b []byte) (arrow.Record, error) {
+// then parseIDPage (ref.Rows ids), then the range as referenced. Any
+// failure matches ErrCorruptFragment; it never panics.
+func decodeIDPage(ref adjRef, b []byte) ([]string, error) {
 	if err := checkSum(ref, b); err != nil {
 		return nil, err
 	}
-	it := idTable(t)
-	rec, err := DecodeFragment(it, FragmentInfo{Name: ref.Name, Rows: ref.Rows, Bytes: ref.Bytes, CRC32C: ref.CRC32C}, b)
+	ids, err := parseIDPage(b, ref.Rows)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRecord(it, rec); err != nil {
-		rec.Release()
 		return nil, corruptFragment(ref.Name, "id page: %v", err)
 	}
-	ids := rec.Column(colID).(*array.String)
-	if ids.Value(0) != ref.LoKey || ids.Value(ids.Len()-1) != ref.HiKey {
-		rec.Release()
+	if ids[0] != ref.LoKey || ids[len(ids)-1] != ref.HiKey {
 		return nil, corruptFragment(ref.Name, "id page range does not match its reference")
 	}
-	return rec, nil
+	return ids, nil
 }
 
 // covering returns the ref of refs (strictly disjoint, ascending) whose
@@ -135,13 +192,12 @@ func (r *reader) idExists(ctx context.Context, v *tableView, id string) (bool, e
 	if !ok {
 		return false, nil
 	}
-	rec, err := r.idPage(ctx, v.t, pref)
+	ids, err := r.idPage(ctx, v.t, pref)
 	if err != nil {
 		return false, err
 	}
-	ids := rec.Column(colID).(*array.String)
-	j := sort.Search(ids.Len(), func(k int) bool { return ids.Value(k) >= id })
-	return j < ids.Len() && ids.Value(j) == id, nil
+	j := sort.SearchStrings(ids, id)
+	return j < len(ids) && ids[j] == id, nil
 }
 
 // notePresence makes v.has answerable for ids: through the id index when
@@ -261,15 +317,14 @@ func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, add
 				pages = append(pages, pref)
 				continue
 			}
-			rec, err := c.r.idPage(ctx, p.t, pref)
+			old, err := c.r.idPage(ctx, p.t, pref)
 			if err != nil {
 				return nil, err
 			}
 			var ids []string
-			col := rec.Column(colID).(*array.String)
-			for i := 0; i < col.Len(); i++ {
-				if !gone[col.Value(i)] {
-					ids = append(ids, col.Value(i))
+			for _, id := range old {
+				if !gone[id] {
+					ids = append(ids, id)
 				}
 			}
 			for _, ch := range byPage[pi] {
@@ -292,25 +347,16 @@ func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, add
 	return out, nil
 }
 
-// writeIDPages sorts ids, cuts them into pages of at most IDPageRows,
-// writes each under a fresh name and returns their refs.
+// writeIDPages sorts ids, cuts them into front-coded pages of at most
+// IDPageRows, writes each under a fresh name and returns their refs.
 func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]adjRef, error) {
 	sort.Strings(ids)
-	it := idTable(t)
 	var out []adjRef
 	for len(ids) > 0 {
 		n := min(len(ids), IDPageRows)
-		b := array.NewRecordBuilder(goAlloc, it.arrow)
-		b.Field(colID).(*array.StringBuilder).AppendValues(ids[:n], nil)
-		rec := b.NewRecord()
-		b.Release()
-		buf, err := encodeIPC(it, rec)
-		rec.Release()
-		if err != nil {
-			return nil, fmt.Errorf("encode id page of %s: %w", t.Name, err)
-		}
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
-		if ref, err = c.putAdj(ctx, t, ref, buf); err != nil {
+		var err error
+		if ref, err = c.putAdj(ctx, t, ref, encodeIDPage(ids[:n])); err != nil {
 			return nil, err
 		}
 		out = append(out, ref)
