@@ -223,3 +223,30 @@ func FuzzDecodeIDIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestParseIDIndexRejects: the table-version list of id chunks is corrupt
+// when refs overlap, repeat an id across refs, name a lo_id other than lo,
+// or do not add up to the version's rows.
+func TestParseIDIndexRejects(t *testing.T) {
+	ref := func(name, lo, hi string, rows uint64) string {
+		return fmt.Sprintf(`{"name":%q,"lo":%q,"lo_id":%q,"hi":%q,"rows":%d,"bytes":10,"crc32c":1}`, name, lo, lo, hi, rows)
+	}
+	a, b := "01HZZZZZZZZZZZZZZZZZZZZZZA", "01HZZZZZZZZZZZZZZZZZZZZZZB"
+	for _, tc := range []struct {
+		name, raw string
+		rows      uint64
+		ok        bool
+	}{
+		{"sound", "[" + ref(a, "a", "c", 2) + "," + ref(b, "d", "f", 2) + "]", 4, true},
+		{"empty", "[]", 0, true},
+		{"overlap", "[" + ref(a, "a", "d", 2) + "," + ref(b, "c", "f", 2) + "]", 4, false},
+		{"shared-id", "[" + ref(a, "a", "d", 2) + "," + ref(b, "d", "f", 2) + "]", 4, false},
+		{"lo-id", `[{"name":"` + a + `","lo":"a","lo_id":"b","hi":"c","rows":2,"bytes":10,"crc32c":1}]`, 2, false},
+		{"rows", "[" + ref(a, "a", "c", 2) + "]", 3, false},
+	} {
+		_, ok, err := parseIDIndex(map[string]string{metaIDKey: tc.raw}, tc.rows)
+		if (err == nil) != tc.ok || ok != tc.ok {
+			t.Errorf("%s: ok=%v err=%v, want ok=%v", tc.name, ok, err, tc.ok)
+		}
+	}
+}
