@@ -49,9 +49,12 @@ func (d adjDir) String() string {
 	return [3]string{"out", "in", "id"}[d]
 }
 
-// chunkPages bounds the pages one chunk of direction d lists.
-func (d adjDir) chunkPages() int {
-	if d == dirID {
+// chunkPages bounds the pages one chunk of direction d of table t lists.
+func (d adjDir) chunkPages(t *Table) int {
+	switch {
+	case d == dirID && t.Edge:
+		return EdgeIDChunkPages
+	case d == dirID:
 		return IDChunkPages
 	}
 	return AdjChunkPages
@@ -189,7 +192,7 @@ func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
 	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Name || c.Dir != d.String() {
 		return nil, corruptFragment(ref.Name, "adjacency chunk payload: %v", err)
 	}
-	if err := checkRefs(c.Pages, d.chunkPages(), int64(ref.Rows)); err != nil {
+	if err := checkRefs(c.Pages, d.chunkPages(t), int64(ref.Rows)); err != nil {
 		return nil, corruptFragment(ref.Name, "%v", err)
 	}
 	if d == dirID {
@@ -515,12 +518,12 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 	return out, nil
 }
 
-// writeChunks groups page refs into chunks of at most d.chunkPages(),
+// writeChunks groups page refs into chunks of at most d.chunkPages(t),
 // writes each and returns their refs.
 func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []adjRef) ([]adjRef, error) {
 	var out []adjRef
 	for len(pages) > 0 {
-		n := min(len(pages), d.chunkPages())
+		n := min(len(pages), d.chunkPages(t))
 		payload, err := json.Marshal(adjChunk{Table: t.Name, Dir: d.String(), Pages: pages[:n]})
 		if err != nil {
 			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))

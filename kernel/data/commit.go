@@ -427,8 +427,9 @@ func (c *committer) loadEnds(ctx context.Context) error {
 
 // loadPending makes v answer what validation asks about st's pending ids:
 // the existence of the ids st only inserts (through the id index when v
-// has one: an insert of an existing id is refused, so its row is never
-// needed), and the rows of the ids it may replace or delete.
+// has one: an insert of an existing id is refused, so a node's row is
+// never needed; an existing edge's row is, for its ends), and the rows of
+// the ids it may replace or delete.
 func (r *reader) loadPending(ctx context.Context, v *tableView, st *stagedTable) error {
 	var inserts, others []string
 	for _, ref := range st.index() {
@@ -443,6 +444,13 @@ func (r *reader) loadPending(ctx context.Context, v *tableView, st *stagedTable)
 	}
 	if err := r.notePresence(ctx, v, inserts); err != nil {
 		return err
+	}
+	if v.t.Edge { // an edge's ends must stay answerable (the @card candidates): load the rare existing ones
+		for _, id := range inserts {
+			if v.has(id) {
+				others = append(others, id)
+			}
+		}
 	}
 	return r.loadIDs(ctx, v, others)
 }
@@ -604,14 +612,12 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 			content.Metadata[k] = v
 		}
 	}
-	if !t.Edge {
-		md, err := adjWriter{g: g, r: r}.idIndexOf(ctx, p, rows)
-		if err != nil {
-			return kernel.TableContent{}, err
-		}
-		for k, v := range md { //detlint:ordered copies into a map
-			content.Metadata[k] = v
-		}
+	md, err := adjWriter{g: g, r: r}.idIndexOf(ctx, p, rows)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
+	for k, v := range md { //detlint:ordered copies into a map
+		content.Metadata[k] = v
 	}
 	return content, nil
 }

@@ -22,11 +22,26 @@ import (
 // (same key space R/adj/<table>/, same chunk kind, same metadata prefix);
 // a version without it (written before it existed) is indexed from the
 // whole table by its next commit.
+//
+// Edge tables carry one too (their inserts' id-existence check), with
+// larger pages and chunks (EdgeIDPageRows, EdgeIDChunkPages) so that the
+// refs an edge table version lists stay few: every cold Out/In reads that
+// version.
 const (
-	IDPageRows   = 512
-	IDChunkPages = 32
-	metaIDKey    = metaAdjPrefix + "id"
+	IDPageRows       = 512
+	IDChunkPages     = 32
+	EdgeIDPageRows   = 2048
+	EdgeIDChunkPages = 64
+	metaIDKey        = metaAdjPrefix + "id"
 )
+
+// idPageRows bounds the ids of one id page of table t.
+func idPageRows(t *Table) int {
+	if t.Edge {
+		return EdgeIDPageRows
+	}
+	return IDPageRows
+}
 
 // idPageMagic starts every id page: "gkid" and the page format, 1.
 const idPageMagic = "gkid\x01"
@@ -225,7 +240,7 @@ func (r *reader) notePresence(ctx context.Context, v *tableView, ids []string) e
 
 // --- building -----------------------------------------------------------------
 
-// buildIDIndex writes the id index of the new version of node table p.t
+// buildIDIndex writes the id index of the new version of table p.t
 // (rows rows) and returns its table-version metadata. On a head version
 // with an index it rewrites only the pages (and chunks) an inserted or
 // deleted id falls in; otherwise it builds the index from the whole head
@@ -348,12 +363,12 @@ func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, add
 }
 
 // writeIDPages sorts ids, cuts them into front-coded pages of at most
-// IDPageRows, writes each under a fresh name and returns their refs.
+// idPageRows(t), writes each under a fresh name and returns their refs.
 func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]adjRef, error) {
 	sort.Strings(ids)
 	var out []adjRef
 	for len(ids) > 0 {
-		n := min(len(ids), IDPageRows)
+		n := min(len(ids), idPageRows(t))
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
 		var err error
 		if ref, err = c.putAdj(ctx, t, ref, encodeIDPage(ids[:n])); err != nil {
@@ -369,7 +384,7 @@ func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]
 // they were before the id index existed.
 var writeIDIndex = true
 
-// idIndexOf returns the id index metadata of a built node table version,
+// idIndexOf returns the id index metadata of a built table version,
 // or nil when writeIDIndex is off.
 func (c adjWriter) idIndexOf(ctx context.Context, p *tablePlan, rows uint64) (map[string]string, error) {
 	if !writeIDIndex {

@@ -250,3 +250,21 @@ func TestParseIDIndexRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeIDIndexInsert: an edge insert's id-existence check goes through
+// the edge table's id index: a new id inside the range of an existing
+// fragment reads no edge fragment (red without the edge id index: the
+// covering fragment is loaded), and an existing id is still refused with
+// ErrIDExists.
+func TestEdgeIDIndexInsert(t *testing.T) {
+	cs, _ := worksAtGraph(t, MaxFragmentRows+100)
+	commitTx(t, openGraph(t, cs, 3), func(tx *Txn) error { return tx.Insert("Person", person("zz", "new")) })
+	cs.Reset()
+	must(t, commitErr(t, cs, 4, func(tx *Txn) error { return tx.Insert("WorksAt", edge("w000100x", "zz", "c0")) }))
+	if gets, b := prefixBytes(cs, testRoot+"/data/WorksAt/"); gets != 0 {
+		t.Fatalf("an in-range edge insert read %d WorksAt fragments (%d bytes); want its id index only", gets, b)
+	}
+	if err := commitErr(t, cs, 5, func(tx *Txn) error { return tx.Insert("WorksAt", edge("w000100", "zz", "c1")) }); !errors.Is(err, ErrIDExists) {
+		t.Fatalf("insert of an existing edge id: %v, want ErrIDExists", err)
+	}
+}

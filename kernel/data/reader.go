@@ -132,9 +132,6 @@ func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tabl
 	if v.ids, v.hasIDs, err = parseIDIndex(md, tv.Rows); err != nil {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
-	if v.hasIDs && t.Edge {
-		return nil, fmt.Errorf("table %s version %d: an id index on an edge table: %w", tv.Table, tv.Version, format.ErrCorrupt)
-	}
 	return v, nil
 }
 

@@ -84,6 +84,9 @@ func (v *tableView) has(id string) bool {
 
 // ends returns the endpoints of edge id.
 func (v *tableView) ends(id string) (from, to string, ok bool) {
+	if p, known := v.present[id]; known && !p {
+		return "", "", false
+	}
 	ref, ok := v.lookup(id)
 	if !ok {
 		return "", "", false

@@ -233,7 +233,12 @@ func randomWriteTxn(rt *rapid.T, m wmodel, step int) (wmodel, func(*Txn) error, 
 				to = fmt.Sprintf("c%d", rapid.IntRange(0, 2).Draw(rt, "c"))
 			}
 			e := Row{ID: id, From: rapid.SampledFrom(personUniverse).Draw(rt, "from"), To: to}
+			_, exists := m.edges[typ][id]
 			next.edges[typ][id] = e
+			if !exists && rapid.Bool().Draw(rt, "insert-edge") { // a new id: its existence check goes through the edge id index
+				ops = append(ops, func(tx *Txn) error { return tx.Insert(typ, e) })
+				continue
+			}
 			ops = append(ops, func(tx *Txn) error { return tx.Upsert(typ, e) })
 		}
 	}
