@@ -28,7 +28,7 @@ type adjRefJSON struct {
 }
 
 // checkAdjacency checks the indexes a table version lists — an edge
-// table's adjacency index (data.adj.out and data.adj.in), a node table's
+// table's adjacency index (data.adj.out and data.adj.in), any table's
 // id index (data.adj.id) — each object once: every chunk's size, CRC-32C,
 // envelope and page list, and every page's size and CRC-32C (pages are not
 // Arrow-decoded: the fragments carry the rows verify checks). A version

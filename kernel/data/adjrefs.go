@@ -12,7 +12,7 @@ import (
 
 // AdjacencyChunks returns the names of the chunks a table version's
 // indexes list (R/adj/<table>/<name>), sorted: an edge table's adjacency
-// index (data.adj.out, data.adj.in) and a node table's id index
+// index (data.adj.out, data.adj.in) and any table's id index
 // (data.adj.id); none for a version without an index. Garbage collection
 // keeps them and the pages they list (AdjacencyChunkPages) while it keeps
 // the version.

@@ -11,22 +11,21 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 )
 
-// The id index of a node table version (docs/format.md, "Id index"): the
+// The id index of a table version (docs/format.md, "Id index"): the
 // version's ids, sorted, cut into pages of at most IDPageRows ids
 // (front-coded: see encodeIDPage), listed in order by chunks of at
 // most IDChunkPages pages (kind-14 adjacency chunks with dir "id"), which
 // the table version lists in order under data.adj.id. Pages partition the
-// id order (strictly: no id in two pages). It answers "does node id
-// exist" while reading one chunk and one page, not the node's whole
-// fragment. Written, named and collected exactly like the adjacency index
+// id order (strictly: no id in two pages). It answers "does id exist"
+// while reading one chunk and one page, not the whole fragment covering
+// it. Written, named and collected exactly like the adjacency index
 // (same key space R/adj/<table>/, same chunk kind, same metadata prefix);
 // a version without it (written before it existed) is indexed from the
 // whole table by its next commit.
 //
-// Edge tables carry one too (their inserts' id-existence check), with
-// larger pages and chunks (EdgeIDPageRows, EdgeIDChunkPages) so that the
-// refs an edge table version lists stay few: every cold Out/In reads that
-// version.
+// Edge tables use larger pages and chunks (EdgeIDPageRows,
+// EdgeIDChunkPages) so that the refs an edge table version lists stay
+// few: every cold Out/In reads that version.
 const (
 	IDPageRows       = 512
 	IDChunkPages     = 32
@@ -147,7 +146,7 @@ func parseIDIndex(md map[string]string, rows uint64) (refs []adjRef, ok bool, er
 
 // --- reading ----------------------------------------------------------------
 
-// idPage returns the decoded ids of id page ref of node table t (cached).
+// idPage returns the decoded ids of id page ref of table t (cached).
 func (r *reader) idPage(ctx context.Context, t *Table, ref adjRef) ([]string, error) {
 	key := "ids:" + cacheKey(t.Name, ref.Name)
 	if v, ok := r.g.cache.getAny(key); ok {
