@@ -11,8 +11,8 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
-// ruleAdjacency: an adjacency chunk or page (R/adj/, docs/format.md
-// "Adjacency index") whose size or CRC-32C differs from its ref, a chunk
+// ruleAdjacency: an adjacency or id chunk or page (R/adj/, docs/format.md
+// "Adjacency index", "Id index") whose size or CRC-32C differs from its ref, a chunk
 // whose envelope or payload does not decode, or refs that do not parse.
 const ruleAdjacency = "adjacency"
 
@@ -27,14 +27,14 @@ type adjRefJSON struct {
 	CRC32C uint32 `json:"crc32c"`
 }
 
-// checkAdjacency checks the adjacency index an edge table version lists
-// (data.adj.out and data.adj.in), each object once: every chunk's size,
-// CRC-32C, envelope and page list, and every page's size and CRC-32C
-// (pages are not Arrow-decoded: the fragments carry the rows verify
-// checks). A version without an index (node tables, older versions) has
-// nothing to check.
+// checkAdjacency checks the indexes a table version lists — an edge
+// table's adjacency index (data.adj.out and data.adj.in), any table's
+// id index (data.adj.id) — each object once: every chunk's size, CRC-32C,
+// envelope and page list, and every page's size and CRC-32C (pages are not
+// Arrow-decoded: the fragments carry the rows verify checks). A version
+// without an index (older versions) has nothing to check.
 func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md map[string]string) {
-	for _, dir := range []string{"out", "in"} {
+	for _, dir := range []string{"out", "in", "id"} {
 		raw, ok := md["data.adj."+dir]
 		if !ok {
 			continue

@@ -72,6 +72,7 @@ type damageKeys struct {
 	marker       string // the fork marker of feature#1
 	adjChunk     string // the first out-chunk of the Knows version main's head pins
 	adjPage      string // that chunk's first page
+	idPage       string // the first page of the first id chunk of that Person version
 }
 
 func (f *fixture) damageKeys(g *data.Graph) damageKeys {
@@ -92,35 +93,37 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	chunk, page := f.adjKeys(g, s.Kernel(), keys)
+	chunk, page := f.adjKeys(g, s.Kernel(), keys, "Knows", "data.adj.out")
+	_, idPage := f.adjKeys(g, s.Kernel(), keys, "Person", "data.adj.id")
 	return damageKeys{m1: keys.Manifest("main", 1, 1), m2: keys.Manifest("main", 1, 2), head: keys.Manifest("main", 1, 3),
 		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id),
 		index:  keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID),
-		marker: f.forkMarkerKey(keys), adjChunk: chunk, adjPage: page}
+		marker: f.forkMarkerKey(keys), adjChunk: chunk, adjPage: page, idPage: idPage}
 }
 
-// adjKeys returns the keys of the first out-chunk of the Knows version s
-// pins and of that chunk's first page.
-func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys) (string, string) {
+// adjKeys returns the keys of the first chunk the version of table s pins
+// lists under metadata key md (data.adj.out, data.adj.id, ...) and of that
+// chunk's first page.
+func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys, table, md string) (string, string) {
 	f.t.Helper()
 	ctx := context.Background()
-	p, _ := s.Table("Knows")
-	tv, err := g.Kernel().ReadTable(ctx, "Knows", kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	p, _ := s.Table(table)
+	tv, err := g.Kernel().ReadTable(ctx, table, kernel.TableRef{Fork: p.Fork, Version: p.Version})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	var chunks []adjRefJSON
 	for _, kv := range tv.Metadata {
-		if kv.Key == "data.adj.out" {
+		if kv.Key == md {
 			if err := json.Unmarshal([]byte(kv.Value), &chunks); err != nil {
 				f.t.Fatal(err)
 			}
 		}
 	}
 	if len(chunks) == 0 {
-		f.t.Fatal("Knows has no adjacency index")
+		f.t.Fatalf("%s has no %s index", table, md)
 	}
-	chunkKey := keys.Adjacency("Knows", ulid.MustParseStrict(chunks[0].Name))
+	chunkKey := keys.Adjacency(table, ulid.MustParseStrict(chunks[0].Name))
 	o, err := f.store.Inner().Get(ctx, chunkKey)
 	if err != nil {
 		f.t.Fatal(err)
@@ -133,7 +136,7 @@ func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys) (s
 	if err := json.Unmarshal(payload, &c); err != nil || len(c.Pages) == 0 {
 		f.t.Fatalf("chunk %s: %v", chunkKey, err)
 	}
-	return chunkKey, keys.Adjacency("Knows", ulid.MustParseStrict(c.Pages[0].Name))
+	return chunkKey, keys.Adjacency(table, ulid.MustParseStrict(c.Pages[0].Name))
 }
 
 // TestVerifyNamesEachDamage damages one object at a time and asserts that
@@ -198,6 +201,8 @@ func TestVerifyNamesEachDamage(t *testing.T) {
 			func(k damageKeys) [][2]string { return [][2]string{{k.adjChunk, ruleAdjacency}} }},
 		{"flip-adjacency-page-byte", func(f *fixture, k damageKeys) { b := get(f, k.adjPage); put(f, k.adjPage, flip(b, len(b)/2)) },
 			func(k damageKeys) [][2]string { return [][2]string{{k.adjPage, ruleAdjacency}} }},
+		{"flip-id-page-byte", func(f *fixture, k damageKeys) { b := get(f, k.idPage); put(f, k.idPage, flip(b, len(b)/2)) },
+			func(k damageKeys) [][2]string { return [][2]string{{k.idPage, ruleAdjacency}} }},
 		{"delete-adjacency-page", func(f *fixture, k damageKeys) {
 			if err := f.store.Inner().Delete(ctx, k.adjPage); err != nil {
 				f.t.Fatal(err)

@@ -32,17 +32,32 @@ const (
 	metaAdjPrefix = "data.adj." // + "out" | "in"
 )
 
-// adjDir is a direction of the index: 0 out (key from), 1 in (key to).
+// adjDir is a direction of the index: 0 out (key from), 1 in (key to),
+// or 2 the id index of a node table (idindex.go), whose chunks share the
+// adjacency chunks' kind, layout and key space with dir "id".
 type adjDir int
 
 const (
 	dirOut adjDir = 0
 	dirIn  adjDir = 1
+	dirID  adjDir = 2
 )
 
+// col is the key column of an edge direction (out or in only).
 func (d adjDir) col() int { return [2]int{colFrom, colTo}[d] }
 func (d adjDir) String() string {
-	return [2]string{"out", "in"}[d]
+	return [3]string{"out", "in", "id"}[d]
+}
+
+// chunkPages bounds the pages one chunk of direction d of table t lists.
+func (d adjDir) chunkPages(t *Table) int {
+	switch {
+	case d == dirID && t.Edge:
+		return EdgeIDChunkPages
+	case d == dirID:
+		return IDChunkPages
+	}
+	return AdjChunkPages
 }
 
 // adjRef names a page (in a chunk) or a chunk (in the table version): its
@@ -177,8 +192,13 @@ func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
 	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Name || c.Dir != d.String() {
 		return nil, corruptFragment(ref.Name, "adjacency chunk payload: %v", err)
 	}
-	if err := checkRefs(c.Pages, AdjChunkPages, int64(ref.Rows)); err != nil {
+	if err := checkRefs(c.Pages, d.chunkPages(t), int64(ref.Rows)); err != nil {
 		return nil, corruptFragment(ref.Name, "%v", err)
+	}
+	if d == dirID {
+		if err := checkIDRefs(c.Pages); err != nil {
+			return nil, corruptFragment(ref.Name, "%v", err)
+		}
 	}
 	if len(c.Pages) == 0 || c.Pages[0].LoKey != ref.LoKey || c.Pages[0].LoID != ref.LoID || c.Pages[len(c.Pages)-1].HiKey != ref.HiKey {
 		return nil, corruptFragment(ref.Name, "adjacency chunk range does not match its reference")
@@ -498,12 +518,12 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 	return out, nil
 }
 
-// writeChunks groups page refs into chunks of at most AdjChunkPages, writes
-// each and returns their refs.
+// writeChunks groups page refs into chunks of at most d.chunkPages(t),
+// writes each and returns their refs.
 func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []adjRef) ([]adjRef, error) {
 	var out []adjRef
 	for len(pages) > 0 {
-		n := min(len(pages), AdjChunkPages)
+		n := min(len(pages), d.chunkPages(t))
 		payload, err := json.Marshal(adjChunk{Table: t.Name, Dir: d.String(), Pages: pages[:n]})
 		if err != nil {
 			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))

@@ -10,10 +10,12 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
-// AdjacencyChunks returns the names of the adjacency chunks an edge table
-// version's index lists (R/adj/<table>/<name>), sorted; none for a node
-// table or a version without an index. Garbage collection keeps them and
-// the pages they list (AdjacencyChunkPages) while it keeps the version.
+// AdjacencyChunks returns the names of the chunks a table version's
+// indexes list (R/adj/<table>/<name>), sorted: an edge table's adjacency
+// index (data.adj.out, data.adj.in) and any table's id index
+// (data.adj.id); none for a version without an index. Garbage collection
+// keeps them and the pages they list (AdjacencyChunkPages) while it keeps
+// the version.
 func AdjacencyChunks(tv kernel.TableVersion) ([]string, error) {
 	var names []string
 	for _, kv := range tv.Metadata {
@@ -32,8 +34,8 @@ func AdjacencyChunks(tv kernel.TableVersion) ([]string, error) {
 	return names, nil
 }
 
-// AdjacencyChunkPages returns the names of the pages an adjacency chunk
-// object (its stored bytes) lists.
+// AdjacencyChunkPages returns the names of the pages an adjacency or id
+// chunk object (its stored bytes) lists.
 func AdjacencyChunkPages(b []byte) ([]string, error) {
 	payload, err := format.OpenAdjacencyChunk(b)
 	if err != nil {

@@ -167,7 +167,7 @@ func (c *committer) revalidateEnds(ctx context.Context, typ string) func(kernel.
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(typ)); err != nil {
+		if err := c.t.r.notePresence(ctx, v, c.t.s.endpointIDs(typ)); err != nil {
 			return err
 		}
 		c.ends[typ] = v
@@ -237,7 +237,7 @@ func (c *committer) load(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, head, pendingIDs(st)); err != nil {
+		if err := c.t.r.loadPending(ctx, head, st); err != nil {
 			return err
 		}
 		if len(st.deletes) > 0 && !st.t.Edge {
@@ -267,8 +267,9 @@ func (c *committer) load(ctx context.Context) error {
 
 // noteEdges looks up the edges of nodes in edge table name at its live
 // and base versions through their adjacency indexes (a version without one
-// is loaded whole), and with load also loads the fragments holding those
-// edges in both views.
+// is loaded whole): with load, all their edges, and it loads the fragments
+// holding them in both views; without, only their out-edges (what a
+// @card check counts).
 func (c *committer) noteEdges(ctx context.Context, name string, nodes []string, load bool) error {
 	head, err := c.headView(ctx, name)
 	if err != nil {
@@ -287,19 +288,21 @@ func (c *committer) noteEdges(ctx context.Context, name string, nodes []string, 
 			continue
 		}
 		for _, n := range nodes {
-			if _, ok := v.noted[n]; ok {
-				ids = append(ids, v.noted[n].all...)
+			if noted, ok := v.noted[n]; ok && (!noted.outOnly || !load) {
+				ids = append(ids, noted.all...)
 				continue
 			}
 			out, err := c.t.r.adjacentIndexed(ctx, v, n, dirOut)
 			if err != nil {
 				return err
 			}
-			in, err := c.t.r.adjacentIndexed(ctx, v, n, dirIn)
-			if err != nil {
-				return err
+			var in []Row
+			if load { // a node delete needs all its edges; a @card check only its out-edges
+				if in, err = c.t.r.adjacentIndexed(ctx, v, n, dirIn); err != nil {
+					return err
+				}
 			}
-			v.note(n, out, in)
+			v.note(n, out, in, !load)
 			ids = append(ids, v.noted[n].all...)
 		}
 	}
@@ -392,8 +395,9 @@ func (c *committer) baseView(ctx context.Context, name string) (*tableView, erro
 	return v, nil
 }
 
-// loadEnds loads, for every node type a pending edge ends at, the fragments
-// that may hold the endpoints: in the base view (validate's rule: the base
+// loadEnds makes, for every node type a pending edge ends at, the
+// endpoints' existence answerable (through the node table's id index, else
+// by loading the fragments that may hold them): in the base view (validate's rule: the base
 // plus the pending writes) and, as c.ends, in the view of the version the
 // publish will expect — the live version when the transaction writes that
 // node type too (its write expects the version it builds on), else the
@@ -405,20 +409,50 @@ func (c *committer) loadEnds(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
+		if err := c.t.r.notePresence(ctx, v, ids); err != nil {
 			return err
 		}
 		if _, staged := c.t.s.tables[typ]; staged {
 			if v, err = c.headView(ctx, typ); err != nil {
 				return err
 			}
-			if err := c.t.r.loadIDs(ctx, v, ids); err != nil {
+			if err := c.t.r.notePresence(ctx, v, ids); err != nil {
 				return err
 			}
 		}
 		c.ends[typ] = v
 	}
 	return nil
+}
+
+// loadPending makes v answer what validation asks about st's pending ids:
+// the existence of the ids st only inserts (through the id index when v
+// has one: an insert of an existing id is refused, so a node's row is
+// never needed; an existing edge's row is, for its ends), and the rows of
+// the ids it may replace or delete.
+func (r *reader) loadPending(ctx context.Context, v *tableView, st *stagedTable) error {
+	var inserts, others []string
+	for _, ref := range st.index() {
+		if st.writes[ref.w].op == OpInsert {
+			inserts = append(inserts, st.id(ref))
+		} else {
+			others = append(others, st.id(ref))
+		}
+	}
+	for _, d := range st.deletes {
+		others = append(others, d.id)
+	}
+	if err := r.notePresence(ctx, v, inserts); err != nil {
+		return err
+	}
+	if v.t.Edge { // an edge's ends must stay answerable (the @card candidates): load the rare existing ones
+		for _, id := range inserts {
+			if v.has(id) {
+				others = append(others, id)
+			}
+		}
+	}
+	return r.loadIDs(ctx, v, others)
 }
 
 func pendingIDs(st *stagedTable) []string {
@@ -507,7 +541,7 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 	if err != nil {
 		return err
 	}
-	if err := c.t.r.loadIDs(ctx, v, pendingIDs(c.t.s.tables[name])); err != nil {
+	if err := c.t.r.loadPending(ctx, v, c.t.s.tables[name]); err != nil {
 		return err
 	}
 	c.vs.head[name] = v
@@ -517,7 +551,7 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 		}
 	}
 	if _, ok := c.ends[name]; ok { // a written endpoint type: check the endpoints on its new version
-		if err := c.t.r.loadIDs(ctx, v, c.t.s.endpointIDs(name)); err != nil {
+		if err := c.t.r.notePresence(ctx, v, c.t.s.endpointIDs(name)); err != nil {
 			return err
 		}
 		c.ends[name] = v
@@ -577,6 +611,13 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 		for k, v := range md { //detlint:ordered copies into a map
 			content.Metadata[k] = v
 		}
+	}
+	md, err := adjWriter{g: g, r: r}.idIndexOf(ctx, p, rows)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
+	for k, v := range md { //detlint:ordered copies into a map
+		content.Metadata[k] = v
 	}
 	return content, nil
 }

@@ -211,7 +211,7 @@ func TestCompactEdgeTableKeepsItsAdjacencyIndex(t *testing.T) {
 			adj++
 		}
 	}
-	if !tv.ContentPreserving || adj != 2 {
+	if !tv.ContentPreserving || adj != 3 { // data.adj.out, data.adj.in, data.adj.id
 		t.Fatalf("compacted edge version: preserving %v, %d adjacency entries", tv.ContentPreserving, adj)
 	}
 	if got := adjacency(); got != want {

@@ -48,15 +48,15 @@ func (p *mergePlan) check(ctx context.Context, in mergeInput) ([]MergeConflict, 
 }
 
 // nodeInResult reports whether node id of type typ is in the merged result:
-// its merged image when the merge resolved it, else the target's row.
+// its merged image when the merge resolved it, else whether the target has
+// it (through the target's id index).
 func (p *mergePlan) nodeInResult(ctx context.Context, in mergeInput, typ, id string) (bool, error) {
 	if tm, ok := p.tables[typ]; ok {
 		if r, resolved := tm.resolved[id]; resolved {
 			return r != nil, nil
 		}
 	}
-	_, found, err := in.tgt.Get(ctx, typ, id)
-	return found, err
+	return in.tgt.exists(ctx, typ, id)
 }
 
 func (p *mergePlan) checkEdges(ctx context.Context, in mergeInput, tm *tableMerge) ([]MergeConflict, error) {

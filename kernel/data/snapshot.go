@@ -119,6 +119,22 @@ func (s *Snapshot) Get(ctx context.Context, typ, id string) (Row, bool, error) {
 	return v.row(ref), true, nil
 }
 
+// exists reports whether typ has a row with id: through the node table's
+// id index when its version has one (one chunk and one page), else from
+// the fragments whose id range covers id.
+func (s *Snapshot) exists(ctx context.Context, typ, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.view(ctx, typ)
+	if err != nil {
+		return false, err
+	}
+	if err := s.r.notePresence(ctx, v, []string{id}); err != nil {
+		return false, err
+	}
+	return v.has(id), nil
+}
+
 // MaxGetMany bounds the ids of one GetMany call.
 const MaxGetMany = 1 << 16
 

@@ -23,6 +23,10 @@ type tableView struct {
 	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
 	hasAdj bool        // the version has an adjacency index
 
+	ids     []adjRef        // node tables: the id index's chunks
+	hasIDs  bool            // the version has an id index
+	present map[string]bool // ids whose existence the id index answered
+
 	// noted holds, for nodes whose edges a loader looked up through the
 	// index, the ids of their out-edges and of all their edges (sorted);
 	// outEdges and incident answer from it when the table is not loaded
@@ -68,14 +72,21 @@ func (v *tableView) lookup(id string) (rowRef, bool) {
 	return ref, found
 }
 
-// has reports whether id exists in the view.
+// has reports whether id exists in the view: as the id index answered
+// (notePresence), else from the loaded fragments.
 func (v *tableView) has(id string) bool {
+	if p, ok := v.present[id]; ok {
+		return p
+	}
 	_, ok := v.lookup(id)
 	return ok
 }
 
 // ends returns the endpoints of edge id.
 func (v *tableView) ends(id string) (from, to string, ok bool) {
+	if p, known := v.present[id]; known && !p {
+		return "", "", false
+	}
 	ref, ok := v.lookup(id)
 	if !ok {
 		return "", "", false
@@ -126,17 +137,21 @@ func (v *tableView) edgeIndex() {
 	}
 }
 
-// notedEdges are one node's edges as an index lookup found them.
-type notedEdges struct{ out, all []string }
+// notedEdges are one node's edges as an index lookup found them: its
+// out-edges and, unless outOnly, all its edges.
+type notedEdges struct {
+	out, all []string
+	outOnly  bool
+}
 
-// note records node's edges (rows from adjacency lookups in both
-// directions).
-func (v *tableView) note(node string, out, in []Row) {
+// note records node's edges (rows from adjacency lookups: out, and in
+// unless outOnly).
+func (v *tableView) note(node string, out, in []Row, outOnly bool) {
 	if v.noted == nil {
 		v.noted = map[string]notedEdges{}
 	}
 	set := map[string]bool{}
-	var n notedEdges
+	n := notedEdges{outOnly: outOnly}
 	for _, r := range out {
 		n.out = append(n.out, r.ID)
 		set[r.ID] = true
@@ -149,11 +164,11 @@ func (v *tableView) note(node string, out, in []Row) {
 	v.noted[node] = n
 }
 
-// notedOf returns node's noted edges; a node neither noted nor answerable
-// from a whole loaded table is an internal bug.
-func (v *tableView) notedOf(node string) notedEdges {
+// notedOf returns node's noted edges (all of them when all); a node not
+// noted so and not answerable from a whole loaded table is an internal bug.
+func (v *tableView) notedOf(node string, all bool) notedEdges {
 	n, ok := v.noted[node]
-	if !ok {
+	if !ok || (all && n.outOnly) {
 		panic(fmt.Sprintf("data: edges of node %q in %s were not looked up and the table is not loaded whole", node, v.t.Name))
 	}
 	return n
@@ -161,11 +176,8 @@ func (v *tableView) notedOf(node string) notedEdges {
 
 // outEdges returns the ids, sorted, of the edges whose source is from.
 func (v *tableView) outEdges(from string) []string {
-	if n, ok := v.noted[from]; ok || !v.fullyLoaded() {
-		if !ok {
-			n = v.notedOf(from)
-		}
-		return n.out
+	if _, ok := v.noted[from]; ok || !v.fullyLoaded() {
+		return v.notedOf(from, false).out
 	}
 	v.edgeIndex()
 	return v.bySource[from]
@@ -173,11 +185,8 @@ func (v *tableView) outEdges(from string) []string {
 
 // incident returns the ids, sorted, of the edges with node as from or to.
 func (v *tableView) incident(node string) []string {
-	if n, ok := v.noted[node]; ok || !v.fullyLoaded() {
-		if !ok {
-			n = v.notedOf(node)
-		}
-		return n.all
+	if n, ok := v.noted[node]; (ok && !n.outOnly) || !v.fullyLoaded() {
+		return v.notedOf(node, true).all
 	}
 	v.edgeIndex()
 	return v.byNode[node]

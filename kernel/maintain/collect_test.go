@@ -510,6 +510,33 @@ func TestCollectKeepsTheAdjacencyIndexOfKeptVersions(t *testing.T) {
 	}
 }
 
+// TestCollectKeepsTheIDIndexOfKeptVersions: a node table's id index
+// (chunks and pages under R/adj/<table>/, data.adj.id) is collected with
+// the versions that alone named it and kept while a kept version names it:
+// after a collection keeping one commit, a cold handle's endpoint checks,
+// which read that index, accept edges to every kept node.
+func TestCollectKeepsTheIDIndexOfKeptVersions(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	for i := 0; i < 6; i++ {
+		f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprint("p", i), "n")) })
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep.Adjacency.Deleted == 0 || rep.Adjacency.Kept == 0 {
+		t.Fatalf("id index objects: %+v", rep.Adjacency)
+	}
+	f.g = f.reopen()
+	f.commit(main, func(tx *data.Txn) error {
+		for i := 0; i < 6; i++ {
+			if err := tx.Insert("Knows", data.Row{ID: fmt.Sprint("k", i), From: fmt.Sprint("p", i), To: fmt.Sprint("p", (i+1)%6)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // TestCollectKeepsForkPoints: a live branch's fork point (its first merge
 // base) stays readable however far its source moved on and whatever the
 // retention, so the branch can still be merged.
