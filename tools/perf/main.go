@@ -188,7 +188,7 @@ func draw(rs []result, dir, stamp string) ([]string, error) {
 	if err := add(chart(svg("commit-latency.svg"), "Commit latency by history depth", "history depth (commits)", "µs per commit", true, stamp, []line{
 		{"sim: kernel commit, one table (BenchmarkCommitCost)", scale(series(rs, `^BenchmarkCommitCost/depth=(\d+)$`, "ns/op"), 1e-3)},
 		{"fs: head LIST + GET + create-only PUT (BenchmarkPublishDepth)", scale(series(rs, `^BenchmarkPublishDepth/depth=(\d+)$`, "ns/op"), 1e-3)},
-		{"s3: kernel commit (no benchmark yet)", nil},
+		{"s3 (local versitygw): kernel commit, median (BenchmarkDepthS3)", scale(series(rs, `^BenchmarkDepthS3/depth=(\d+)/commit$`, "median-ns/commit"), 1e-3)},
 	})); err != nil {
 		return nil, err
 	}
@@ -197,6 +197,7 @@ func draw(rs []result, dir, stamp string) ([]string, error) {
 		{"cold Commit(id) lookup (BenchmarkColdLookupDepth)", series(rs, `^BenchmarkColdLookupDepth/depth=(\d+)$`, "commit-requests")},
 		{"cold MergeBase (BenchmarkColdLookupDepth)", series(rs, `^BenchmarkColdLookupDepth/depth=(\d+)$`, "mergebase-requests")},
 		{"fs: directory entries read per head lookup (BenchmarkPublishDepth)", series(rs, `^BenchmarkPublishDepth/depth=(\d+)$`, "entries/lookup")},
+		{"s3: table version + publish, one commit (BenchmarkDepthS3)", series(rs, `^BenchmarkDepthS3/depth=(\d+)/commit$`, "requests/commit")},
 	})); err != nil {
 		return nil, err
 	}
