@@ -50,6 +50,9 @@ type commitJSON struct {
 	Incarnation uint64    `json:"incarnation"`
 	Version     uint64    `json:"manifest_version"`
 	Marks       []string  `json:"marks,omitempty"`
+	// RetentionBoundary is set (log --json only) on the oldest commit
+	// listed when the history below it was reclaimed by garbage collection.
+	RetentionBoundary bool `json:"retention_boundary,omitempty"`
 }
 
 // marks says what is special about a commit: merge, recovery, genesis,
