@@ -186,6 +186,9 @@ func runLog(ctx context.Context, a *app, o *opts, pos []string) error {
 		for i, c := range all {
 			out[i] = toCommitJSON(c)
 		}
+		if reclaimed && len(out) > 0 {
+			out[len(out)-1].RetentionBoundary = true
+		}
 		return a.emitJSON(out)
 	}
 	for _, c := range all {
