@@ -4,7 +4,8 @@
 # library never depends on it). The raw `go test -bench` output is kept next
 # to the plots (docs/perf/bench.txt).
 #
-#   scripts/perf.sh              # about four minutes on 2 cores
+#   scripts/perf.sh              # about 1.5 minutes on 2 cores (the first run
+#                                # also builds the local S3 server, ~2 min)
 #   scripts/perf.sh --plot-only  # redraw from docs/perf/bench.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
