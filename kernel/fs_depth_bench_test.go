@@ -34,8 +34,9 @@ const fsShallowCommits = 10
 // and what it cost to build.
 type fsFixture struct {
 	dir        string
-	simBuild   time.Duration // buildHistory on the sim store
-	copyToDisk time.Duration // every object copied into a NoSync fs store, then sync(2)
+	store      objstore.Store // if set, the store the sides open instead of fs:dir (BenchmarkDepthS3)
+	simBuild   time.Duration  // buildHistory on the sim store
+	copyToDisk time.Duration  // every object copied into a NoSync fs store, then sync(2)
 }
 
 // buildFSFixture builds a history of depth commits on main (buildHistory:
@@ -114,14 +115,18 @@ func openSide(tb testing.TB, f fsFixture, writer bool) *fsSide {
 // counter and, for a writer, a handle on main.
 func (s *fsSide) attach(tb testing.TB, f fsFixture, writer bool) {
 	tb.Helper()
-	store, err := fs.Open(f.dir) // fsync on: the store under test is the durable one
-	if err != nil {
-		tb.Fatal(err)
+	store := f.store
+	if store == nil {
+		var err error
+		if store, err = fs.Open(f.dir); err != nil { // fsync on: the store under test is the durable one
+			tb.Fatal(err)
+		}
 	}
 	s.cs = counting.NewWithLogLimit(store, 0)
 	if writer {
 		// Real clock and entropy: ids never collide with the fixture's
 		// (minted from a manual clock) nor between benchmark calls.
+		var err error
 		if s.g, err = kernel.Open(ctx, s.cs, root, kernel.Options{Env: kernel.SystemEnv()}); err != nil {
 			tb.Fatal(err)
 		}

@@ -4,7 +4,8 @@
 # library never depends on it). The raw `go test -bench` output is kept next
 # to the plots (docs/perf/bench.txt).
 #
-#   scripts/perf.sh              # about three minutes on 2 cores
+#   scripts/perf.sh              # about 1.5 minutes on 2 cores (the first run
+#                                # also builds the local S3 server, ~2 min)
 #   scripts/perf.sh --plot-only  # redraw from docs/perf/bench.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,9 @@ if [[ "${1:-}" != "--plot-only" ]]; then
 	bench ./kernel '^BenchmarkCommitCost$' 200x
 	bench ./kernel '^BenchmarkColdLookupDepth$' 1x
 	bench ./objstore/fs '^BenchmarkPublishDepth$' 200x
+	# Local S3 server (versitygw, built once into the user cache); depths
+	# 10, 10^3, 10^4 (add -s3depth.deep by hand for 10^5, minutes).
+	bench ./kernel '^BenchmarkDepthS3$' 1x
 	bench ./kernel/data '^BenchmarkScan$' 20x
 	# Default sizes only (10^3/10^5 edges, 10^4/10^5 rows): add
 	# -bench-large by hand for 10^6 (minutes of fixtures).

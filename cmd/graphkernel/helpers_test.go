@@ -57,6 +57,11 @@ func newFixture(t *testing.T, backend string) *fixture {
 	default:
 		t.Fatalf("backend %q", backend)
 	}
+	return fixtureOn(t, inner, spec)
+}
+
+// fixtureOn is a fixture whose STORE spec resolves to inner (counted).
+func fixtureOn(t *testing.T, inner objstore.Store, spec string) *fixture {
 	clock := kernel.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	return &fixture{t: t, store: counting.New(inner), spec: spec, clock: clock,
 		env: kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{7})}}

@@ -50,6 +50,9 @@ type commitJSON struct {
 	Incarnation uint64    `json:"incarnation"`
 	Version     uint64    `json:"manifest_version"`
 	Marks       []string  `json:"marks,omitempty"`
+	// RetentionBoundary is set (log --json only) on the oldest commit
+	// listed when the history below it was reclaimed by garbage collection.
+	RetentionBoundary bool `json:"retention_boundary,omitempty"`
 }
 
 // marks says what is special about a commit: merge, recovery, genesis,
@@ -182,6 +185,9 @@ func runLog(ctx context.Context, a *app, o *opts, pos []string) error {
 		out := make([]commitJSON, len(all))
 		for i, c := range all {
 			out[i] = toCommitJSON(c)
+		}
+		if reclaimed && len(out) > 0 {
+			out[len(out)-1].RetentionBoundary = true
 		}
 		return a.emitJSON(out)
 	}

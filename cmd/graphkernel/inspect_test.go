@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -87,13 +88,21 @@ func rowsOf(s showJSON, typ string) uint64 {
 }
 
 // TestUsage pins the conventions: -h prints an example and exits 0 on
-// every subcommand, and bad command lines exit 2.
+// every subcommand, and bad command lines (on every subcommand: missing
+// arguments, an unknown flag) exit 2.
 func TestUsage(t *testing.T) {
 	f := newFixture(t, "sim")
 	for _, c := range commands() {
 		code, _, errs := f.run(c.name, "-h")
 		if code != 0 || !strings.Contains(errs, "example:\n  graphkernel "+c.name) || !strings.Contains(errs, "-json") {
 			t.Errorf("%s -h: exit %d\n%s", c.name, code, errs)
+		}
+		// Missing arguments or an unknown flag: a usage error (2) on
+		// every subcommand.
+		for _, args := range [][]string{{c.name}, {c.name, f.spec, testRoot, "--no-such-flag"}} {
+			if code, _, errs := f.run(args...); code != 2 || !strings.Contains(errs, "usage: graphkernel "+c.name) {
+				t.Errorf("%q: exit %d, want 2 with the usage line\n%s", args, code, errs)
+			}
 		}
 	}
 	for _, args := range [][]string{
@@ -132,6 +141,49 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		}
 		if drawn := strings.Contains(errb.String(), "[#"); drawn != tty {
 			t.Errorf("tty %t: progress drawn %t:\n%q", tty, drawn, errb.String())
+		}
+		// load's status line likewise: none at all off a terminal.
+		errb.Reset()
+		root := fmt.Sprintf("tty-%t", tty)
+		if code := a.run(context.Background(), []string{"load", f.spec, root, "main", "testdata/people.jsonl", "--schema", "testdata/people.schema"}); code != 0 {
+			t.Fatalf("load: exit %d\n%s", code, errb.String())
+		}
+		if drawn := strings.Contains(errb.String(), "\r\033[K"); drawn != tty || (!tty && errb.Len() != 0) {
+			t.Errorf("tty %t: load status drawn %t:\n%q", tty, drawn, errb.String())
+		}
+	}
+}
+
+// TestJSONEverySubcommand: every subcommand's --json prints one valid
+// JSON document on stdout and nothing else (a subcommand added without a
+// case here fails the test).
+func TestJSONEverySubcommand(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.buildGraph()
+	dir := t.TempDir()
+	cases := map[string][]string{ //detlint:ordered (looked up by name)
+		"branches": {"branches", f.spec, testRoot},
+		"log":      {"log", f.spec, testRoot},
+		"show":     {"show", f.spec, testRoot, "main"},
+		"schema":   {"schema", f.spec, testRoot},
+		"verify":   {"verify", f.spec, testRoot},
+		"recover":  {"recover", f.spec, testRoot},
+		"diff":     {"diff", f.spec, testRoot, "main@1", "main"},
+		"changes":  {"changes", f.spec, testRoot, "main@2"},
+		"merge":    {"merge", f.spec, testRoot, "feature", "main", "--dry-run"},
+		"maintain": {"maintain", f.spec, testRoot},
+		"load":     {"load", f.spec, "demo", "main", "testdata/people.jsonl", "--schema", "testdata/people.schema"},
+		"export":   {"export", f.spec, testRoot, "main", dir},
+	}
+	for _, c := range commands() {
+		args, ok := cases[c.name]
+		if !ok {
+			t.Errorf("%s: no --json case", c.name)
+			continue
+		}
+		out := f.mustRun(0, append(args, "--json")...)
+		if !json.Valid([]byte(out)) {
+			t.Errorf("%s --json: not one JSON document:\n%s", c.name, out)
 		}
 	}
 }

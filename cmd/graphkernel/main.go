@@ -73,6 +73,7 @@ type command struct {
 	name    string
 	args    string // positional arguments, for the usage line
 	summary string
+	notes   string // more help for -h, after the summary (optional)
 	example string
 	flags   func(fs *flag.FlagSet, o *opts)
 	run     func(ctx context.Context, a *app, o *opts, pos []string) error
@@ -113,6 +114,8 @@ func commands() []command {
 			example: "graphkernel branches fs:/var/lib/graphs g1", run: runBranches},
 		{name: "log", args: "STORE ROOT [BRANCH]", nargs: between(2, 3),
 			summary: "commits newest first; merges show both parents, recovery and other non-plain commits are marked",
+			notes: "When garbage collection reclaimed the history below the oldest commit listed, the text ends with a note\n" +
+				"and --json sets \"retention_boundary\": true on that commit (absent on every other commit).",
 			example: "graphkernel log fs:/var/lib/graphs g1 main -n 20",
 			flags:   func(fs *flag.FlagSet, o *opts) { fs.IntVar(&o.n, "n", 20, "show at most `N` commits (1..100000)") },
 			run:     runLog},
@@ -212,7 +215,11 @@ func parseArgs(cmd *command, args []string, stderr io.Writer) (*opts, []string, 
 		cmd.flags(fs, o)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: graphkernel %s %s [flags]\n\n%s\n\nexample:\n  %s\n\nflags:\n", cmd.name, cmd.args, cmd.summary, cmd.example)
+		fmt.Fprintf(stderr, "usage: graphkernel %s %s [flags]\n\n%s\n", cmd.name, cmd.args, cmd.summary)
+		if cmd.notes != "" {
+			fmt.Fprintf(stderr, "\n%s\n", cmd.notes)
+		}
+		fmt.Fprintf(stderr, "\nexample:\n  %s\n\nflags:\n", cmd.example)
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nSTORE is fs:DIR or s3://bucket/prefix. Exit status: 0 ok, 1 problems found, 2 usage.\n")
 	}

@@ -64,6 +64,22 @@ func TestMaintain(t *testing.T) {
 			if len(log) != 6 {
 				t.Fatalf("log --json after collection: %d commits, want the 6 retained", len(log))
 			}
+			// --json marks the boundary as the text does: on the oldest
+			// retained commit only, and not when -n stops short of it.
+			for i, c := range log {
+				if c.RetentionBoundary != (i == len(log)-1) {
+					t.Fatalf("log --json: commit %d retention_boundary=%v, want it on the oldest (6th) only", i, c.RetentionBoundary)
+				}
+			}
+			decodeJSON(t, f.mustRun(0, "log", f.spec, testRoot, "main", "-n", "3", "--json"), &log)
+			for i, c := range log {
+				if c.RetentionBoundary {
+					t.Fatalf("log -n 3 --json: commit %d marked as the retention boundary before reaching it", i)
+				}
+			}
+			if _, _, help := f.run("log", "-h"); !strings.Contains(help, "retention_boundary") {
+				t.Fatalf("log -h does not document retention_boundary:\n%s", help)
+			}
 
 			// A collected graph verifies clean: its truncated chains are
 			// retention, not damage.

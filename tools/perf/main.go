@@ -128,11 +128,15 @@ func chartScaled(path, title, xl, yl string, logX, logY bool, stamp string, line
 	if drawn == 0 {
 		return missing, nil
 	}
+	// Headroom above the data for the legend (drawn at the top right), so
+	// it never covers a line.
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Max *= 1 + 2*float64(len(lines))
 	} else {
 		p.Y.Min = 0
+		p.Y.Max *= 1 + 0.12*float64(len(lines))
 	}
 	return missing, p.Save(7*vg.Inch, 4*vg.Inch, path)
 }
@@ -185,10 +189,10 @@ func draw(rs []result, dir, stamp string) ([]string, error) {
 	var pending []string
 	add := func(m []string, err error) error { pending = append(pending, m...); return err }
 	svg := func(n string) string { return filepath.Join(dir, n) }
-	if err := add(chart(svg("commit-latency.svg"), "Commit latency by history depth", "history depth (commits)", "µs per commit", true, stamp, []line{
+	if err := add(chartScaled(svg("commit-latency.svg"), "Commit latency by history depth", "history depth (commits)", "µs per commit (log)", true, true, stamp, []line{
 		{"sim: kernel commit, one table (BenchmarkCommitCost)", scale(series(rs, `^BenchmarkCommitCost/depth=(\d+)$`, "ns/op"), 1e-3)},
 		{"fs: head LIST + GET + create-only PUT (BenchmarkPublishDepth)", scale(series(rs, `^BenchmarkPublishDepth/depth=(\d+)$`, "ns/op"), 1e-3)},
-		{"s3: kernel commit (no benchmark yet)", nil},
+		{"s3 (local versitygw): kernel commit, median (BenchmarkDepthS3)", scale(series(rs, `^BenchmarkDepthS3/depth=(\d+)/commit$`, "median-ns/commit"), 1e-3)},
 	})); err != nil {
 		return nil, err
 	}
@@ -197,6 +201,7 @@ func draw(rs []result, dir, stamp string) ([]string, error) {
 		{"cold Commit(id) lookup (BenchmarkColdLookupDepth)", series(rs, `^BenchmarkColdLookupDepth/depth=(\d+)$`, "commit-requests")},
 		{"cold MergeBase (BenchmarkColdLookupDepth)", series(rs, `^BenchmarkColdLookupDepth/depth=(\d+)$`, "mergebase-requests")},
 		{"fs: directory entries read per head lookup (BenchmarkPublishDepth)", series(rs, `^BenchmarkPublishDepth/depth=(\d+)$`, "entries/lookup")},
+		{"s3: table version + publish, one commit (BenchmarkDepthS3)", series(rs, `^BenchmarkDepthS3/depth=(\d+)/commit$`, "requests/commit")},
 	})); err != nil {
 		return nil, err
 	}
