@@ -54,7 +54,7 @@ func init() {
 		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
 			"writers, updates, cascading deletes, and readers checking cardinality and dangling edges",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
-		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn},
+		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Final:    finalData,
