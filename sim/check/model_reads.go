@@ -72,6 +72,10 @@ type ModelCoverage struct {
 	// model could not explain (the first such commit makes every later
 	// commit of its incarnation unmodelled too, and is counted once).
 	Commits, UnmodelledCommits int
+	// RolledForward and RolledBack count the recovery commits replayed:
+	// roll-forwards applied their writer's operations, roll-backs kept
+	// their parent's rows.
+	RolledForward, RolledBack int
 }
 
 // CheckReadsVsModel compares every recorded read with the reference data
@@ -154,6 +158,13 @@ func replay(inc Incarnation, s *schema.Schema, txns map[string][]datamodel.Op, c
 		}
 		if m.Commit != nil {
 			out[m.Version] = modelState{state: next, commit: commitName(m)}
+			if next != nil && m.Commit.Kind == format.KindRecovery {
+				if strings.HasPrefix(m.Commit.Message, kernel.RecoveryMessagePrefix) {
+					cov.RolledBack++
+				} else {
+					cov.RolledForward++
+				}
+			}
 		}
 		prev = next
 	}

@@ -75,11 +75,13 @@ type Result struct {
 	// the reference data model and those at a commit it cannot explain.
 	ModelReads      int
 	ModelUnmodelled int
-	LinChecks       int
-	LinUnknown      int
-	Violations      []check.Violation
-	LinFailures     []check.LinFailure
-	Trace           []string
+	// ModelCoverage is the reference data model's full account.
+	ModelCoverage check.ModelCoverage
+	LinChecks     int
+	LinUnknown    int
+	Violations    []check.Violation
+	LinFailures   []check.LinFailure
+	Trace         []string
 }
 
 // Failed reports whether the run found any violation.
@@ -197,7 +199,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 	return &Result{
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
-		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled,
+		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov,
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
