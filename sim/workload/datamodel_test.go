@@ -22,8 +22,14 @@ func TestDataReadsVsModel(t *testing.T) {
 		var cov check.ModelCoverage
 		for seed := uint64(1); seed <= seeds; seed++ {
 			r := Execute(w.Generate(seed, "default"), testOpts)
-			if r.Failed() {
-				t.Fatalf("%s seed %d: %v", name, seed, r.Violations)
+			for _, v := range r.Violations {
+				if v.Check == "reads-vs-model" {
+					t.Fatalf("%s seed %d: %v", name, seed, v)
+				}
+				// Other checks are TestCleanRuns' and simrun's business; a
+				// known kernel panic (docs/invariants.md, data-plane gaps)
+				// must not hide whether the model check holds.
+				t.Logf("%s seed %d: %v", name, seed, v)
 			}
 			checked, unmodelled = checked+r.ModelReads, unmodelled+r.ModelUnmodelled
 			c := r.ModelCoverage

@@ -283,7 +283,39 @@ func opDataRead(p *Proc, _ int, op Op) error {
 	if err := p.checkGets(snap, ref); err != nil {
 		return err
 	}
+	if err := p.checkScans(snap, ref); err != nil {
+		return err
+	}
 	return p.checkReads(snap, ref)
+}
+
+// modelScans are filtered scans compared with the reference data model
+// only: ranges, negation and null tests over the renamed people, and
+// endpoint filters over both edge types.
+var modelScans = []struct {
+	typ  string
+	pred pred.Expr
+}{
+	{"Person", pred.And(pred.Ge("name", "d2"), pred.Not(pred.Eq("id", "p1")))},
+	{"Person", pred.Or(pred.IsNull("name"), pred.Lt("name", "d"))},
+	{"Knows", pred.Or(pred.Eq("from", "p0"), pred.In("to", "p1", "p2"))},
+	{"WorksAt", pred.And(pred.Ne("to", "c0"), pred.NotNull("from"))},
+}
+
+// checkScans runs modelScans on snap, for the reference data model.
+func (p *Proc) checkScans(snap *data.Snapshot, ref kernel.BranchRef) error {
+	for _, sc := range modelScans {
+		got, err := scanIDs(p.Ctx(), snap, sc.typ, &sc.pred)
+		if err != nil {
+			return p.readFailed("dread: scanwhere", err)
+		}
+		sc := sc
+		p.modelRead(snap, ref, fmt.Sprintf("ScanWhere(%s, %v)", sc.typ, sc.pred.String()), got, func(m *datamodel.State) ([]string, error) {
+			rows, err := m.ScanWhere(sc.typ, &sc.pred)
+			return datamodel.IDs(rows), err
+		})
+	}
+	return nil
 }
 
 // modelRead records one read of snap (on ref) for the comparison with the
