@@ -52,7 +52,8 @@ func init() {
 	Register(&Workload{
 		Name: "data",
 		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
-			"writers, updates, cascading deletes, and readers checking cardinality and dangling edges",
+			"writers, updates, cascading deletes, and readers checking cardinality, dangling edges and every graph read " +
+			"against the reference data model (reads-vs-model)",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
 		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow},
 		Contract: mustContract(dataSchema),
