@@ -19,6 +19,7 @@ var deterministic = []struct {
 	{"check", nil},
 	{"workload", []string{"real.go"}},
 	{"../model", []string{"reference.go"}}, // reference.go: the kernel work's
+	{"../model/datamodel", nil},
 }
 
 // TestDeterministicPackages pins house rule 1 for the simulator: no wall

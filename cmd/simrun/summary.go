@@ -31,17 +31,21 @@ type Summary struct {
 	FailingSeeds   []uint64 `json:"failing_seeds"`
 
 	// Extras.
-	SimWallRatio   float64        `json:"sim_wall_ratio"`
-	SeedsPerMinute float64        `json:"seeds_per_minute"`
-	Parallel       int            `json:"parallel"`
-	Workload       string         `json:"workload"`
-	Faults         string         `json:"faults"`
-	Store          string         `json:"store"`
-	Plant          string         `json:"plant,omitempty"`
-	Reads          int            `json:"reads"`
-	Resolved       int            `json:"sidecars_resolved_quiescent"`
-	ViolationKinds map[string]int `json:"violation_kinds,omitempty"`
-	FirstViolation string         `json:"first_violation,omitempty"`
+	SimWallRatio   float64 `json:"sim_wall_ratio"`
+	SeedsPerMinute float64 `json:"seeds_per_minute"`
+	Parallel       int     `json:"parallel"`
+	Workload       string  `json:"workload"`
+	Faults         string  `json:"faults"`
+	Store          string  `json:"store"`
+	Plant          string  `json:"plant,omitempty"`
+	Reads          int     `json:"reads"`
+	Resolved       int     `json:"sidecars_resolved_quiescent"`
+	// ModelReads and ModelUnmodelled: data reads compared with the
+	// reference data model, and those at commits it cannot explain.
+	ModelReads      int            `json:"model_reads,omitempty"`
+	ModelUnmodelled int            `json:"model_unmodelled,omitempty"`
+	ViolationKinds  map[string]int `json:"violation_kinds,omitempty"`
+	FirstViolation  string         `json:"first_violation,omitempty"`
 
 	// The process harness (-procs) only. There, crashes counts the SIGKILLs
 	// too and recoveries the operations recovery audited (R/audit/).
@@ -73,6 +77,8 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
 		s.Resolved += r.Resolved
+		s.ModelReads += r.ModelReads
+		s.ModelUnmodelled += r.ModelUnmodelled
 		s.SimSeconds += r.SimTime.Seconds()
 		s.Violations += len(r.Violations)
 		if r.Failed() {
@@ -121,6 +127,9 @@ func writeTable(w io.Writer, s *Summary) {
 	row("ops", s.Ops)
 	row("commits (acknowledged)", s.Commits)
 	row("reads", s.Reads)
+	if s.ModelReads+s.ModelUnmodelled > 0 {
+		row("data reads vs model", fmt.Sprintf("%d compared with the reference data model (%d at commits it cannot explain)", s.ModelReads, s.ModelUnmodelled))
+	}
 	row("faults injected", s.FaultsInjected)
 	row("crashes", s.Crashes)
 	row("recoveries", fmt.Sprintf("%d (restarted processes' recovering opens; %d sidecars left to the quiescent sweep)", s.Recoveries, s.Resolved))

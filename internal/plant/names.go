@@ -61,6 +61,11 @@ const (
 	// saw instead of the pinned one, so when a data write publishes first
 	// the compaction publishes the old rows over it.
 	CompactDropsWrite = "compact-drops-write"
+	// UpsertKeepsRow: an upsert of an existing id keeps the stored row
+	// instead of replacing it, in the fragments and (for an edge) the
+	// adjacency index alike, so every read agrees with every other and
+	// only a comparison with what was written can tell.
+	UpsertKeepsRow = "upsert-keeps-row"
 	// GCNoGrace: garbage collection ignores the grace period, so it
 	// deletes what a writer in another process staged and has not yet
 	// published.
@@ -73,7 +78,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, UpsertKeepsRow}
 	sort.Strings(names)
 	return names
 }

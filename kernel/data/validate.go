@@ -96,6 +96,7 @@ func planTable(st *stagedTable, head *tableView) (*tablePlan, error) {
 			return nil, reject(ErrIDExists, st.t.Name, id, "", "insert of an existing id; use upsert or update to replace it")
 		case op == OpUpdate && !exists:
 			return nil, reject(ErrIDMissing, st.t.Name, id, "", "update of a missing id; use insert or upsert to create it")
+		case exists && op == OpUpsert && plant.Enabled(plant.UpsertKeepsRow): // planted bug (dead code without -tags simplant): the stored row stays
 		case exists:
 			p.replace[id] = ref
 		default:

@@ -18,6 +18,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data/pred"
 	"github.com/graphkernel/graphkernel/kernel/data/traverse"
 	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/model/datamodel"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -51,9 +52,10 @@ func init() {
 	Register(&Workload{
 		Name: "data",
 		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
-			"writers, updates, cascading deletes, and readers checking cardinality and dangling edges",
+			"writers, updates, cascading deletes, and readers checking cardinality, dangling edges and every graph read " +
+			"against the reference data model (reads-vs-model)",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
-		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn},
+		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Final:    finalData,
@@ -114,18 +116,15 @@ func (p *Proc) headSnapshot(what, branch string) (ref kernel.BranchRef, s *data.
 // init process runs it once the graph exists).
 func seedData(p *Proc) error {
 	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
+		err := p.dataCommitOps(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(*data.Txn) ([]datamodel.Op, error) {
+			var ops []datamodel.Op
 			for _, id := range dataPeople {
-				if err := tx.Upsert("Person", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {
-					return err
-				}
+				ops = append(ops, datamodel.Op{Kind: datamodel.Upsert, Type: "Person", Row: datamodel.Row{ID: id, Props: map[string]any{"name": id}}})
 			}
 			for _, id := range dataCompanies {
-				if err := tx.Upsert("Company", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {
-					return err
-				}
+				ops = append(ops, datamodel.Op{Kind: datamodel.Upsert, Type: "Company", Row: datamodel.Row{ID: id, Props: map[string]any{"name": id}}})
 			}
-			return nil
+			return ops, nil
 		})
 		if err == nil {
 			return nil
@@ -139,6 +138,23 @@ func seedData(p *Proc) error {
 	}
 	p.run.Violate(check.Violation{Check: "liveness", Detail: "data seed never acknowledged"})
 	return nil
+}
+
+// dataCommitOps is dataCommit of the operations plan returns (plan may
+// read through the transaction), recording them under tag for the
+// reference data model (check.CheckReadsVsModel) before the commit.
+func (p *Proc) dataCommitOps(tag, branch string, plan func(*data.Txn) ([]datamodel.Op, error)) error {
+	return p.dataCommit(tag, branch, func(tx *data.Txn) error {
+		ops, err := plan(tx)
+		if err != nil {
+			return err
+		}
+		if err := stageOps(tx, ops); err != nil {
+			return err
+		}
+		p.run.models.Txn(tag, ops)
+		return nil
+	})
 }
 
 // dataCommit begins a transaction on branch, stages it with stage and
@@ -180,32 +196,61 @@ func (p *Proc) dataCommit(tag, branch string, stage func(*data.Txn) error) error
 func opDataTx(p *Proc, idx int, op Op) error {
 	tag := p.Tag(idx)
 	person, company := op.Arg("person"), op.Arg("company")
-	err := p.dataCommit(tag, op.Arg("branch"), func(tx *data.Txn) error {
+	err := p.dataCommitOps(tag, op.Arg("branch"), func(tx *data.Txn) ([]datamodel.Op, error) {
+		one := func(k datamodel.Kind, typ string, r datamodel.Row) ([]datamodel.Op, error) {
+			return []datamodel.Op{{Kind: k, Type: typ, Row: r}}, nil
+		}
 		switch op.Arg("kind") {
 		case "link":
-			return tx.Insert("WorksAt", data.Row{ID: "e-" + tag, From: person, To: company})
+			return one(datamodel.Insert, "WorksAt", datamodel.Row{ID: "e-" + tag, From: person, To: company})
 		case "know":
-			return tx.Insert("Knows", data.Row{ID: "k-" + tag, From: person, To: op.Arg("other")})
+			return one(datamodel.Insert, "Knows", datamodel.Row{ID: "k-" + tag, From: person, To: op.Arg("other")})
 		case "unlink":
 			edges, err := tx.Out(p.Ctx(), "WorksAt", person)
 			if err != nil || len(edges) == 0 {
-				return errNothingToDo
+				return nil, errNothingToDo
 			}
-			return tx.Delete("WorksAt", edges[0].ID)
+			return one(datamodel.Delete, "WorksAt", datamodel.Row{ID: edges[0].ID})
 		case "rename":
-			return tx.Update("Person", data.Row{ID: person, Props: map[string]any{"name": tag}})
+			return one(datamodel.Update, "Person", datamodel.Row{ID: person, Props: map[string]any{"name": tag}})
 		case "drop":
-			return tx.DeleteCascade("Person", person)
+			return one(datamodel.DeleteCascade, "Person", datamodel.Row{ID: person})
 		case "upsert":
-			return tx.Upsert("Person", data.Row{ID: person, Props: map[string]any{"name": tag}})
+			return one(datamodel.Upsert, "Person", datamodel.Row{ID: person, Props: map[string]any{"name": tag}})
 		}
-		return fmt.Errorf("workload: unknown dtx kind %q", op.Arg("kind"))
+		return nil, fmt.Errorf("workload: unknown dtx kind %q", op.Arg("kind"))
 	})
 	if p.Over(err) {
 		return p.end(err)
 	}
 	if err != nil && !errors.Is(err, errNothingToDo) {
 		p.Unexpected("dtx", err)
+	}
+	return nil
+}
+
+// stageOps stages the model's operations on tx.
+func stageOps(tx *data.Txn, ops []datamodel.Op) error {
+	for _, o := range ops {
+		r := data.Row{ID: o.Row.ID, From: o.Row.From, To: o.Row.To, Props: o.Row.Props}
+		var err error
+		switch o.Kind {
+		case datamodel.Insert:
+			err = tx.Insert(o.Type, r)
+		case datamodel.Upsert:
+			err = tx.Upsert(o.Type, r)
+		case datamodel.Update:
+			err = tx.Update(o.Type, r)
+		case datamodel.Delete:
+			err = tx.Delete(o.Type, r.ID)
+		case datamodel.DeleteCascade:
+			err = tx.DeleteCascade(o.Type, r.ID)
+		default:
+			err = fmt.Errorf("workload: op kind %v", o.Kind)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -236,7 +281,108 @@ func opDataRead(p *Proc, _ int, op Op) error {
 			}
 		}
 	}
+	if err := p.checkGets(snap, ref); err != nil {
+		return err
+	}
+	if err := p.checkScans(snap, ref); err != nil {
+		return err
+	}
 	return p.checkReads(snap, ref)
+}
+
+// modelScans are filtered scans compared with the reference data model
+// only: ranges, negation and null tests over the renamed people, and
+// endpoint filters over both edge types.
+var modelScans = []struct {
+	typ  string
+	pred pred.Expr
+}{
+	{"Person", pred.And(pred.Ge("name", "d2"), pred.Not(pred.Eq("id", "p1")))},
+	{"Person", pred.Or(pred.IsNull("name"), pred.Lt("name", "d"))},
+	{"Knows", pred.Or(pred.Eq("from", "p0"), pred.In("to", "p1", "p2"))},
+	{"WorksAt", pred.And(pred.Ne("to", "c0"), pred.NotNull("from"))},
+}
+
+// checkScans runs modelScans on snap, for the reference data model.
+func (p *Proc) checkScans(snap *data.Snapshot, ref kernel.BranchRef) error {
+	for _, sc := range modelScans {
+		got, err := scanIDs(p.Ctx(), snap, sc.typ, &sc.pred)
+		if err != nil {
+			return p.readFailed("dread: scanwhere", err)
+		}
+		sc := sc
+		p.modelRead(snap, ref, fmt.Sprintf("ScanWhere(%s, %v)", sc.typ, sc.pred.String()), got, func(m *datamodel.State) ([]string, error) {
+			rows, err := m.ScanWhere(sc.typ, &sc.pred)
+			return datamodel.IDs(rows), err
+		})
+	}
+	return nil
+}
+
+// modelRead records one read of snap (on ref) for the comparison with the
+// reference data model at the snapshot's commit (check.CheckReadsVsModel).
+func (p *Proc) modelRead(snap *data.Snapshot, ref kernel.BranchRef, what string, got []string, want func(*datamodel.State) ([]string, error)) {
+	p.run.models.Read(check.ModelRead{
+		Key: check.IncarnationKey(ref.Name(), ref.Incarnation()), Version: snap.Kernel().ManifestVersion(),
+		Where: fmt.Sprintf("%s at %s v%d", p.name, ref, snap.Kernel().ManifestVersion()), What: what, Got: got, Want: want,
+	})
+}
+
+// checkGets reads every fixed person and company with Get, for the
+// reference data model.
+func (p *Proc) checkGets(snap *data.Snapshot, ref kernel.BranchRef) error {
+	for _, n := range []struct {
+		typ string
+		ids []string
+	}{{"Person", dataPeople}, {"Company", dataCompanies}} {
+		for _, id := range n.ids {
+			r, ok, err := snap.Get(p.Ctx(), n.typ, id)
+			if err != nil {
+				return p.readFailed("dread: get", err)
+			}
+			typ, id := n.typ, id
+			p.modelRead(snap, ref, fmt.Sprintf("Get(%s, %s)", typ, id), []string{getString(r, ok)},
+				func(m *datamodel.State) ([]string, error) {
+					r, ok := m.Get(typ, id)
+					return []string{getString(modelRowToData(r), ok)}, nil
+				})
+		}
+	}
+	return nil
+}
+
+// getString renders a Get's answer.
+func getString(r data.Row, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return datamodel.RowString(dataRowToModel(r))
+}
+
+func dataRowToModel(r data.Row) datamodel.Row {
+	return datamodel.Row{ID: r.ID, From: r.From, To: r.To, Props: r.Props}
+}
+
+func modelRowToData(r datamodel.Row) data.Row {
+	return data.Row{ID: r.ID, From: r.From, To: r.To, Props: r.Props}
+}
+
+// rowStrings renders rows (datamodel.RowString each).
+func rowStrings(rows []data.Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = datamodel.RowString(dataRowToModel(r))
+	}
+	return out
+}
+
+// modelRowStrings renders the model's rows like rowStrings.
+func modelRowStrings(rows []datamodel.Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = datamodel.RowString(r)
+	}
+	return out
 }
 
 // checkReads compares the graph reads of snap (Out, In, the degrees,
@@ -253,6 +399,10 @@ func (p *Proc) checkReads(snap *data.Snapshot, ref kernel.BranchRef) error {
 			return p.readFailed("dread: scan", err)
 		}
 		scanned[et] = edges
+		et := et
+		p.modelRead(snap, ref, fmt.Sprintf("Scan(%s)", et), edgeStrings(edges), func(m *datamodel.State) ([]string, error) {
+			return edgeStrings(check.ModelEdges(m.Rows(et))), nil
+		})
 		targets := dataPeople
 		if et == "WorksAt" {
 			targets = dataCompanies
@@ -270,10 +420,18 @@ func (p *Proc) checkReads(snap *data.Snapshot, ref kernel.BranchRef) error {
 				what := fmt.Sprintf("%s(%s, %s) and its degree %d", map[bool]string{true: "Out", false: "In"}[pair.out], et, n, deg)
 				vs = append(vs, check.SameReads(where, what, append(strings.Split(edgeIDs(got), ","), fmt.Sprint(deg)),
 					append(strings.Split(strings.Join(want, ","), ","), fmt.Sprint(len(want))))...)
+				n, out := n, pair.out
+				p.modelRead(snap, ref, what, append(rowStrings(got), fmt.Sprint(deg)), func(m *datamodel.State) ([]string, error) {
+					rows, deg := m.In(et, n), m.InDegree(et, n)
+					if out {
+						rows, deg = m.Out(et, n), m.OutDegree(et, n)
+					}
+					return append(modelRowStrings(rows), fmt.Sprint(deg)), nil
+				})
 			}
 		}
 	}
-	more, err := p.checkNodeReads(snap, where, scanned["Knows"])
+	more, err := p.checkNodeReads(snap, ref, where, scanned["Knows"])
 	if err != nil {
 		return err
 	}
@@ -285,16 +443,20 @@ func (p *Proc) checkReads(snap *data.Snapshot, ref kernel.BranchRef) error {
 
 // checkNodeReads compares GetMany, a ScanWhere and two Expands with the
 // naive evaluation over full scans.
-func (p *Proc) checkNodeReads(snap *data.Snapshot, where string, knows []check.Edge) ([]check.Violation, error) {
+func (p *Proc) checkNodeReads(snap *data.Snapshot, ref kernel.BranchRef, where string, knows []check.Edge) ([]check.Violation, error) {
 	ctx := p.Ctx()
 	people, err := scanIDs(ctx, snap, "Person", nil)
 	if err != nil {
 		return nil, p.readFailed("dread: scan", err)
 	}
-	many, err := snap.GetMany(ctx, "Person", append([]string{"nobody"}, dataPeople...))
+	ids := append([]string{"nobody"}, dataPeople...)
+	many, err := snap.GetMany(ctx, "Person", ids)
 	if err != nil {
 		return nil, p.readFailed("dread: getmany", err)
 	}
+	p.modelRead(snap, ref, "GetMany(Person, all)", rowStrings(many), func(m *datamodel.State) ([]string, error) {
+		return modelRowStrings(m.GetMany("Person", ids)), nil
+	})
 	vs := check.SameReads(where, "GetMany(Person, all)", strings.Split(edgeIDs(many), ","), strings.Split(strings.Join(people, ","), ","))
 	e := pred.Or(pred.In("name", "p0", "p2"), pred.Eq("id", "p3"))
 	got, err := scanIDs(ctx, snap, "Person", &e)
@@ -308,6 +470,10 @@ func (p *Proc) checkNodeReads(snap *data.Snapshot, where string, knows []check.E
 		}
 	}
 	vs = append(vs, check.SameReads(where, "ScanWhere(Person, "+e.String()+")", got, want)...)
+	p.modelRead(snap, ref, "ScanWhere(Person, "+e.String()+")", got, func(m *datamodel.State) ([]string, error) {
+		rows, err := m.ScanWhere("Person", &e)
+		return datamodel.IDs(rows), err
+	})
 	for _, x := range []struct {
 		dir      traverse.Direction
 		min, max int
@@ -321,8 +487,13 @@ func (p *Proc) checkNodeReads(snap *data.Snapshot, where string, knows []check.E
 			hops = append(hops, check.Hop{ID: n.ID, Hops: n.Hops})
 		}
 		naive := check.Expand(knows, []string{"p0"}, x.dir != traverse.In, x.dir != traverse.Out, x.min, x.max)
-		vs = append(vs, check.SameReads(where, fmt.Sprintf("Expand(Knows, p0, %v, %d..%d)", x.dir, x.min, x.max),
-			check.HopStrings(hops), check.HopStrings(naive))...)
+		what := fmt.Sprintf("Expand(Knows, p0, %v, %d..%d)", x.dir, x.min, x.max)
+		vs = append(vs, check.SameReads(where, what, check.HopStrings(hops), check.HopStrings(naive))...)
+		x := x
+		p.modelRead(snap, ref, what, check.HopStrings(hops), func(m *datamodel.State) ([]string, error) {
+			return check.HopStrings(check.Expand(check.ModelEdges(m.Rows("Knows")), []string{"p0"},
+				x.dir != traverse.In, x.dir != traverse.Out, x.min, x.max)), nil
+		})
 	}
 	return vs, nil
 }
@@ -401,6 +572,17 @@ func (p *Proc) checkEndpoints(snap *data.Snapshot, ref kernel.BranchRef, et stri
 		}
 	}
 	return nil
+}
+
+// edgeStrings renders edges like datamodel.RowString renders a prop-less
+// edge row.
+func edgeStrings(edges []check.Edge) []string {
+	out := make([]string, len(edges))
+	for i, e := range edges {
+		out[i] = datamodel.RowString(datamodel.Row{ID: e.ID, From: e.From, To: e.To})
+	}
+	sort.Strings(out)
+	return out
 }
 
 func edgeIDs(rows []data.Row) string {

@@ -32,6 +32,7 @@ var plantChecks = map[string][]string{
 	plant.ReparentOnce:      {"linear-chain"},
 	plant.StaleCard:         {"cardinality"},
 	plant.AdjShortIn:        {"read-consistency"},
+	plant.UpsertKeepsRow:    {"reads-vs-model"},
 	plant.StampFirst:        {"kernel-error", "lineage", "format"},
 	plant.TrustCommitIndex:  {"cold-lookup"},
 	plant.ReachDropsMerge:   {"cold-lookup"},

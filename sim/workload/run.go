@@ -17,6 +17,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/migrate"
+	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/model"
 	"github.com/graphkernel/graphkernel/objstore"
 	objsim "github.com/graphkernel/graphkernel/objstore/sim"
@@ -70,11 +71,17 @@ type Result struct {
 	Cuts           int
 	Resolved       int // sidecars the janitor's quiescent sweep resolved
 	Reads          int
-	LinChecks      int
-	LinUnknown     int
-	Violations     []check.Violation
-	LinFailures    []check.LinFailure
-	Trace          []string
+	// ModelReads and ModelUnmodelled count the data reads compared with
+	// the reference data model and those at a commit it cannot explain.
+	ModelReads      int
+	ModelUnmodelled int
+	// ModelCoverage is the reference data model's full account.
+	ModelCoverage check.ModelCoverage
+	LinChecks     int
+	LinUnknown    int
+	Violations    []check.Violation
+	LinFailures   []check.LinFailure
+	Trace         []string
 }
 
 // Failed reports whether the run found any violation.
@@ -113,6 +120,8 @@ type Run struct {
 	procs      map[int]*Proc    // by actor id
 	sidecars   map[string]sidecarLife
 	feedSaves  map[string]feedSave // feed consumers' durable records (ops_feed.go)
+	models     check.DataRecord    // data transactions and reads for the reference data model (ops_data.go)
+	modelCov   check.ModelCoverage // what CheckReadsVsModel explained
 
 	maint maintState // the maintenance workload's shared observations
 
@@ -190,6 +199,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 	return &Result{
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
+		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov,
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
@@ -248,6 +258,7 @@ func (r *Run) finalChecks() {
 		vs = append(vs, check.CheckForks(g)...)
 		vs = append(vs, check.CheckCommits(g, r.H)...)
 		vs = append(vs, r.checkSnapshots(g)...)
+		vs = append(vs, r.checkReadsVsModel(g)...)
 	}
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
 	if !r.opt.NoRecoveryChecks {
@@ -260,6 +271,21 @@ func (r *Run) finalChecks() {
 	for _, v := range vs {
 		r.Violate(v)
 	}
+}
+
+// checkReadsVsModel compares the data reads with the reference data
+// model (a workload with a data schema whose readers recorded reads).
+func (r *Run) checkReadsVsModel(g check.Graph) []check.Violation {
+	if r.models.Reads() == 0 || r.wl.Contract == nil {
+		return nil
+	}
+	s, err := schema.Decode(r.wl.Contract)
+	if err != nil {
+		return []check.Violation{{Check: "reads-vs-model", Detail: fmt.Sprintf("the workload's contract does not decode: %v", err)}}
+	}
+	vs, cov := check.CheckReadsVsModel(g, &s, &r.models)
+	r.modelCov = cov
+	return vs
 }
 
 // sidecarLife records who wrote and who removed one recovery sidecar.
