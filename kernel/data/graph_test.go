@@ -551,3 +551,36 @@ func TestEmptyAndDone(t *testing.T) {
 		t.Fatalf("get after discard: %v", err)
 	}
 }
+
+// TestCascadeRacingEdgeDelete pins a cascade whose edge another writer
+// deleted since Begin: the @card check must not look the gone edge up on
+// the live head (it panicked: "edges of node \"\" ... were not looked
+// up"); the cascade is strict on the edge table, so the commit fails with
+// a version mismatch telling the caller to retry, before any write. Found
+// by the simulator's data-drops workload (a person's cascade delete racing
+// the unlink of their WorksAt edge).
+func TestCascadeRacingEdgeDelete(t *testing.T) {
+	cs := counting.New(sim.New(sim.Config{Seed: 1}))
+	g := initGraph(t, cs, Limits{})
+	seedGraph(t, g)
+	for _, p := range []string{"p4", "p5", "p6"} { // more WorksAt fragments than the check loads
+		commitTx(t, g, func(tx *Txn) error {
+			must(t, tx.Insert("Person", person(p, p)))
+			return tx.Insert("WorksAt", edge("w-"+p, p, "c2"))
+		})
+	}
+	drop := begin(t, g)
+	must(t, drop.DeleteCascade("Person", "p1"))
+	commitTx(t, openGraph(t, cs, 2), func(tx *Txn) error { return tx.Delete("WorksAt", "w1") })
+
+	before := heads(t, g)
+	cs.Reset()
+	_, err := drop.Commit(ctx, kernel.LineageIntent{})
+	var mm *kernel.VersionMismatchError
+	if !errors.Is(err, kernel.ErrVersionMismatch) || !errors.As(err, &mm) || mm.Table != "WorksAt" {
+		t.Fatalf("cascade racing the delete of its edge: %v, want a version mismatch on WorksAt", err)
+	}
+	if cs.Writes() != 0 || heads(t, g) != before {
+		t.Fatalf("the refused cascade wrote %d objects", cs.Writes())
+	}
+}
