@@ -266,13 +266,15 @@ func cardSources(s *staging, plans map[string]*tablePlan, e *Table) []string {
 				set[p.st.str(ref, colFrom)] = true
 			}
 		}
-		for id := range p.replace { //detlint:ordered fills a set that is sorted next
-			from, _, _ := p.head.ends(id)
-			set[from] = true
-		}
-		for id := range p.deletes { //detlint:ordered fills a set that is sorted next
-			from, _, _ := p.head.ends(id)
-			set[from] = true
+		for _, ids := range [2][]string{keys(p.replace), keys(p.deletes)} {
+			for _, id := range ids {
+				// An edge gone from the live head (another writer deleted it
+				// since Begin) changes no count there; a delete of it is
+				// strict, so the commit fails on its expectation instead.
+				if from, _, ok := p.head.ends(id); ok {
+					set[from] = true
+				}
+			}
 		}
 	}
 	if np := plans[e.From]; np != nil && e.Card.Min > 0 {
