@@ -58,36 +58,10 @@ func buildFSFixture(tb testing.TB, dir string, depth int) fsFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	copyObjects(tb, src, dst, root+"/")
+	copyObjects(tb, src, dst, root+"/", 1)
 	syscall.Sync()
 	f.copyToDisk = time.Since(start)
 	return f
-}
-
-// copyObjects copies every object under prefix from src to dst, a List
-// page at a time.
-func copyObjects(tb testing.TB, src, dst objstore.Store, prefix string) {
-	tb.Helper()
-	after := ""
-	for {
-		page, err := src.List(ctx, prefix, after, objstore.MaxListLimit)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, k := range page.Keys {
-			obj, err := src.Get(ctx, k)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if _, err := dst.Put(ctx, k, obj.Data, objstore.Unconditional); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		if !page.Truncated || len(page.Keys) == 0 {
-			return
-		}
-		after = page.Keys[len(page.Keys)-1]
-	}
 }
 
 // fsSide is one side of a timed pair: a durable fs store (behind a

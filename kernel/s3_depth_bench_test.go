@@ -32,15 +32,15 @@ func buildS3Fixture(tb testing.TB, srv *s3test.Server, depth int) fsFixture {
 	buildHistory(tb, src, depth)
 	f := fsFixture{simBuild: time.Since(start), store: srv.NewStore(tb)}
 	start = time.Now()
-	copyObjectsParallel(tb, src, f.store, root+"/")
+	copyObjects(tb, src, f.store, root+"/", s3CopyWorkers)
 	f.copyToDisk = time.Since(start)
 	return f
 }
 
-// copyObjectsParallel copies every object under prefix from src to dst, a
-// List page at a time, each page's PUTs spread over s3CopyWorkers
-// goroutines.
-func copyObjectsParallel(tb testing.TB, src, dst objstore.Store, prefix string) {
+// copyObjects copies every object under prefix from src to dst, a List
+// page at a time, each page's copies spread over workers goroutines (the
+// fs and S3 depth fixtures share it).
+func copyObjects(tb testing.TB, src, dst objstore.Store, prefix string, workers int) {
 	tb.Helper()
 	after := ""
 	for {
@@ -49,9 +49,9 @@ func copyObjectsParallel(tb testing.TB, src, dst objstore.Store, prefix string) 
 			tb.Fatal(err)
 		}
 		keys := make(chan string)
-		errs := make(chan error, s3CopyWorkers)
+		errs := make(chan error, workers)
 		var wg sync.WaitGroup
-		for range s3CopyWorkers {
+		for range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
