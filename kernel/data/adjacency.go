@@ -421,23 +421,34 @@ func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, r
 	if len(refs) == 0 {
 		return c.adjScratch(ctx, p, d, nil, added)
 	}
-	byChunk := groupChanges(refs, changes)
 	gone := setOf(removed)
+	return c.rewriteChunks(ctx, p.t, d, refs, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
+		return c.rewritePages(ctx, p.t, d, pages, changes, gone)
+	})
+}
+
+// rewriteChunks rewrites, for the index of direction d (refs), the chunks
+// that changes fall in: rewrite gives a chunk's new pages from its old ones
+// and its changes, and the pages are re-cut into chunks; every other chunk
+// is kept by reference. The adjacency and id indexes share it.
+func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs []adjRef, changes []adjChange,
+	rewrite func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error)) ([]adjRef, error) {
+	byChunk := groupChanges(refs, changes)
 	var out []adjRef
 	for ci, ref := range refs {
 		if len(byChunk[ci]) == 0 {
 			out = append(out, ref)
 			continue
 		}
-		chunk, err := c.r.chunk(ctx, p.t, d, ref)
+		chunk, err := c.r.chunk(ctx, t, d, ref)
 		if err != nil {
 			return nil, err
 		}
-		pages, err := c.rewritePages(ctx, p.t, d, chunk.Pages, byChunk[ci], gone)
+		pages, err := rewrite(ctx, chunk.Pages, byChunk[ci])
 		if err != nil {
 			return nil, err
 		}
-		chunks, err := c.writeChunks(ctx, p.t, d, pages)
+		chunks, err := c.writeChunks(ctx, t, d, pages)
 		if err != nil {
 			return nil, err
 		}

@@ -311,52 +311,42 @@ func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, add
 	for _, id := range added {
 		changes = append(changes, adjChange{key: id, id: id, src: &rowSrc{}})
 	}
-	refs := p.head.ids
-	byChunk := groupChanges(refs, changes)
 	gone := setOf(removed)
+	return c.rewriteChunks(ctx, p.t, dirID, p.head.ids, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
+		return c.rewriteIDPages(ctx, p.t, pages, changes, gone)
+	})
+}
+
+// rewriteIDPages rewrites the id pages of one chunk that changes fall in:
+// the ids in gone dropped, the added ids (changes with a src) merged in.
+func (c adjWriter) rewriteIDPages(ctx context.Context, t *Table, pages []adjRef, changes []adjChange, gone map[string]bool) ([]adjRef, error) {
+	byPage := groupChanges(pages, changes)
 	var out []adjRef
-	for ci, ref := range refs {
-		if len(byChunk[ci]) == 0 {
-			out = append(out, ref)
+	for pi, pref := range pages {
+		if len(byPage[pi]) == 0 {
+			out = append(out, pref)
 			continue
 		}
-		chunk, err := c.r.chunk(ctx, p.t, dirID, ref)
+		old, err := c.r.idPage(ctx, t, pref)
 		if err != nil {
 			return nil, err
 		}
-		byPage := groupChanges(chunk.Pages, byChunk[ci])
-		var pages []adjRef
-		for pi, pref := range chunk.Pages {
-			if len(byPage[pi]) == 0 {
-				pages = append(pages, pref)
-				continue
+		var ids []string
+		for _, id := range old {
+			if !gone[id] {
+				ids = append(ids, id)
 			}
-			old, err := c.r.idPage(ctx, p.t, pref)
-			if err != nil {
-				return nil, err
-			}
-			var ids []string
-			for _, id := range old {
-				if !gone[id] {
-					ids = append(ids, id)
-				}
-			}
-			for _, ch := range byPage[pi] {
-				if ch.src != nil {
-					ids = append(ids, ch.id)
-				}
-			}
-			written, err := c.writeIDPages(ctx, p.t, ids)
-			if err != nil {
-				return nil, err
-			}
-			pages = append(pages, written...)
 		}
-		chunks, err := c.writeChunks(ctx, p.t, dirID, pages)
+		for _, ch := range byPage[pi] {
+			if ch.src != nil {
+				ids = append(ids, ch.id)
+			}
+		}
+		written, err := c.writeIDPages(ctx, t, ids)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, chunks...)
+		out = append(out, written...)
 	}
 	return out, nil
 }
