@@ -185,19 +185,29 @@ func BenchmarkDepthFS(b *testing.B) {
 		depths = depthBenchDepths
 	}
 	tmp := b.TempDir() // lives until every sub-benchmark has run
+	runDepthPairs(b, depths, func(tb testing.TB, name string, depth int) fsFixture {
+		return buildFSFixture(tb, filepath.Join(tmp, name), depth)
+	})
+}
+
+// runDepthPairs runs the open and commit pairs of BenchmarkDepthFS and
+// BenchmarkDepthS3 at each depth: build makes a fixture of a depth (name
+// is unique per fixture); each depth's is built once, and fresh depth-10
+// fixtures as the shallow side needs them.
+func runDepthPairs(b *testing.B, depths []int, build func(tb testing.TB, name string, depth int) fsFixture) {
 	fixtures := map[int]fsFixture{}
 	fixture := func(tb testing.TB, depth int) fsFixture {
 		if f, ok := fixtures[depth]; ok {
 			return f
 		}
-		f := buildFSFixture(tb, filepath.Join(tmp, fmt.Sprintf("depth-%d", depth)), depth)
+		f := build(tb, fmt.Sprintf("depth-%d", depth), depth)
 		fixtures[depth] = f
 		return f
 	}
 	fresh := 0
 	fresh10 := func(tb testing.TB) fsFixture {
 		fresh++
-		return buildFSFixture(tb, filepath.Join(tmp, fmt.Sprintf("fresh10-%d", fresh)), 10)
+		return build(tb, fmt.Sprintf("fresh10-%d", fresh), 10)
 	}
 	for _, depth := range depths {
 		b.Run(fmt.Sprintf("depth=%d/open", depth), func(b *testing.B) {

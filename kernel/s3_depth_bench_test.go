@@ -108,37 +108,7 @@ func BenchmarkDepthS3(b *testing.B) {
 		depths = depthBenchDepths
 	}
 	srv := s3test.Shared(b)
-	fixtures := map[int]fsFixture{}
-	fixture := func(tb testing.TB, depth int) fsFixture {
-		if f, ok := fixtures[depth]; ok {
-			return f
-		}
-		f := buildS3Fixture(tb, srv, depth)
-		fixtures[depth] = f
-		return f
-	}
-	fresh10 := func(tb testing.TB) fsFixture { return buildS3Fixture(tb, srv, 10) }
-	for _, depth := range depths {
-		b.Run(fmt.Sprintf("depth=%d/open", depth), func(b *testing.B) {
-			f := fixture(b, depth)
-			base := fixture(b, 10)
-			if depth == 10 {
-				base = fresh10(b)
-			}
-			reportPair(b, f, openSide(b, f, false), openSide(b, base, false), fsOpen, "open")
-		})
-		b.Run(fmt.Sprintf("depth=%d/commit", depth), func(b *testing.B) {
-			renew := func() fsFixture { return fresh10(b) }
-			f := fixture(b, depth)
-			if depth == 10 {
-				f = fresh10(b)
-			}
-			deep, base := openSide(b, f, true), openSide(b, fresh10(b), true)
-			base.renew = renew
-			if depth == 10 {
-				deep.renew = renew
-			}
-			reportPair(b, f, deep, base, fsCommit, "commit")
-		})
-	}
+	runDepthPairs(b, depths, func(tb testing.TB, _ string, depth int) fsFixture {
+		return buildS3Fixture(tb, srv, depth)
+	})
 }
