@@ -100,6 +100,7 @@ type verifier struct {
 	schemas  map[string]bool      // schema hashes checked
 	tvRows   map[string]uint64    // table-version keys checked -> rows held (tvUnreadable if not)
 	seenFrag map[string]bool      // fragment keys checked
+	sums     rowSums              // per fragment and index object: the multiset hashes of its entries
 	refs     []format.ManifestRef // fork points and merged-from refs to check at the end
 	refHeads []format.ID
 	refFrom  []string
@@ -173,7 +174,7 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time, keepLast int) (*verifyReport, error) {
 	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now, keepLast: uint64(keepLast), incHeads: map[incKey]uint64{},
 		rep:     &verifyReport{LiveBranches: []string{}, Problems: []problem{}, ProblemCount: map[string]int{}, Sidecars: []pendingSidecar{}},
-		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}, opaque: map[string]bool{}}
+		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}, opaque: map[string]bool{}, sums: newRowSums()}
 	v.loadTables(ctx, env)
 	if err := v.walkManifests(ctx); err != nil {
 		return nil, err
@@ -624,6 +625,7 @@ func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) (uint64,
 	for _, f := range infos {
 		v.checkFragment(ctx, p.Name, f)
 	}
+	v.indexMatchesRows(key, p.Name, infos)
 	v.tvRows[key] = sumRows(infos)
 	if !v.dataTable(p.Name) {
 		v.opaque[p.Name] = true
@@ -766,6 +768,7 @@ func (v *verifier) checkFragment(ctx context.Context, table string, f data.Fragm
 	}
 	defer rec.Release()
 	v.fragmentRows(key, f, idColumn(rec, 0))
+	v.sums.fragment(key, rec, t.Edge)
 }
 
 // fragKey is the key of fragment name of table ("" if name is no ULID).

@@ -8,12 +8,15 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
 // ruleAdjacency: an adjacency or id chunk or page (R/adj/, docs/format.md
 // "Adjacency index", "Id index") whose size or CRC-32C differs from its ref, a chunk
-// whose envelope or payload does not decode, or refs that do not parse.
+// whose envelope or payload does not decode, a page that does not decode
+// or is out of order or range, refs that do not parse, or an index that
+// lists other entries than its version's fragments hold.
 const ruleAdjacency = "adjacency"
 
 // maxAdjRefs bounds the refs of one direction or chunk verify reads.
@@ -30,8 +33,9 @@ type adjRefJSON struct {
 // checkAdjacency checks the indexes a table version lists — an edge
 // table's adjacency index (data.adj.out and data.adj.in), any table's
 // id index (data.adj.id) — each object once: every chunk's size, CRC-32C,
-// envelope and page list, and every page's size and CRC-32C (pages are not
-// Arrow-decoded: the fragments carry the rows verify checks). A version
+// envelope and page list, and every page's size, CRC-32C, decode, order and
+// range. It records each direction's multiset hash of entries, which
+// indexMatchesRows compares with the version's fragments. A version
 // without an index (older versions) has nothing to check.
 func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md map[string]string) {
 	for _, dir := range []string{"out", "in", "id"} {
@@ -44,28 +48,76 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 			v.problem(tvKey, ruleAdjacency, "data.adj.%s: %d refs, %v", dir, len(chunks), err)
 			continue
 		}
+		sum := indexSum{known: true}
 		for _, c := range chunks {
-			b, ok := v.adjObject(ctx, tvKey, table, c)
-			if !ok {
-				continue
-			}
-			payload, err := format.OpenAdjacencyChunk(b)
-			if err != nil {
-				v.problem(v.adjKey(table, c.Name), ruleEnvelope, "%v", err)
-				continue
-			}
-			var chunk struct {
-				Pages []adjRefJSON `json:"pages"`
-			}
-			if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs {
-				v.problem(v.adjKey(table, c.Name), ruleAdjacency, "chunk payload: %d pages, %v", len(chunk.Pages), err)
-				continue
-			}
-			for _, p := range chunk.Pages {
-				v.adjObject(ctx, v.adjKey(table, c.Name), table, p)
-			}
+			sum.add(v.checkChunk(ctx, tvKey, table, dir, c))
 		}
+		v.sums.index[tvKey+"\x00"+dir] = sum
 	}
+}
+
+// checkChunk checks one chunk of direction dir and its pages (once each),
+// and returns the multiset hash of the entries it lists (unknown if it or
+// a page is damaged).
+func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c adjRefJSON) indexSum {
+	key := v.adjKey(table, c.Name)
+	if sum, seen := v.sums.objects[key]; seen {
+		return sum
+	}
+	b, ok := v.adjObject(ctx, tvKey, table, c)
+	if !ok {
+		return indexSum{}
+	}
+	payload, err := format.OpenAdjacencyChunk(b)
+	if err != nil {
+		v.problem(key, ruleEnvelope, "%v", err)
+		return indexSum{}
+	}
+	var chunk struct {
+		Pages []json.RawMessage `json:"pages"`
+	}
+	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs {
+		v.problem(key, ruleAdjacency, "chunk payload: %d pages, %v", len(chunk.Pages), err)
+		return indexSum{}
+	}
+	sum := indexSum{known: true}
+	for _, raw := range chunk.Pages {
+		sum.add(v.checkPage(ctx, key, table, dir, raw))
+	}
+	v.sums.objects[key] = sum
+	return sum
+}
+
+// checkPage checks one index page once: size and CRC-32C against its ref,
+// then, when the schema knows the table, its decode, order and range
+// (data.DecodeIndexPage); it returns the hash of its entries.
+func (v *verifier) checkPage(ctx context.Context, chunkKey, table, dir string, raw json.RawMessage) indexSum {
+	var ref adjRefJSON
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		v.problem(chunkKey, ruleAdjacency, "page ref: %v", err)
+		return indexSum{}
+	}
+	key := v.adjKey(table, ref.Name)
+	if sum, seen := v.sums.objects[key]; seen {
+		return sum
+	}
+	b, ok := v.adjObject(ctx, chunkKey, table, ref)
+	t := v.tables[table]
+	if !ok || t == nil {
+		return indexSum{}
+	}
+	keys, ids, err := data.DecodeIndexPage(t, dir, raw, b)
+	if err != nil {
+		v.problem(key, ruleAdjacency, "%v", err)
+		return indexSum{}
+	}
+	sum := indexSum{known: true}
+	for i := range ids {
+		sum.sum += entryHash(keys[i], ids[i])
+		sum.rows++
+	}
+	v.sums.objects[key] = sum
+	return sum
 }
 
 // adjKey is the key of adjacency object name of table ("" if no ULID).

@@ -359,3 +359,62 @@ func (f *fixture) forkMarkerKey(keys format.Keys) string {
 	m := f.readManifest(keys.Manifest("feature", 1, 0))
 	return keys.ForkMarker(m.ForkOf.IncarnationID, "feature", m.Branch.IncarnationID)
 }
+
+// TestVerifyIndexMatchesRows damages an index without breaking any
+// checksum: a table version of Knows whose fragment holds new rows but
+// whose metadata names the previous version's indexes (sound objects
+// listing the old rows). verify must name the version under rule
+// adjacency for each of its three indexes (out, in, id), from the
+// multiset hashes of the index entries and of the fragments' rows.
+func TestVerifyIndexMatchesRows(t *testing.T) {
+	f := newFixture(t, "sim")
+	g := f.buildGraph()
+	ctx := context.Background()
+	k := g.Kernel()
+	main, _ := k.Branch(ctx, "main")
+	s, _ := g.SnapshotAt(ctx, main)
+	keys := format.NewKeys(testRoot)
+	tbl, err := s.Table("Knows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.Kernel().Table("Knows")
+	old, err := k.ReadTable(ctx, "Knows", kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := kernel.TableContent{Metadata: map[string]string{"data.format": "1"}}
+	for _, kv := range old.Metadata {
+		if strings.HasPrefix(kv.Key, "data.adj.") {
+			content.Metadata[kv.Key] = kv.Value
+		}
+	}
+	b, info := edgeFragment(t, tbl, [][3]string{{"kzz8", "p1", "p2"}, {"kzz9", "p2", "p3"}})
+	name := ulid.MustNew(ulid.Now(), f.env.Entropy)
+	if _, err := f.store.Put(ctx, keys.Data("Knows", name), b, objstore.CreateOnly); err != nil {
+		t.Fatal(err)
+	}
+	info.Name = name.String()
+	mi, _ := json.Marshal(info)
+	content.Fragments = []string{info.Name}
+	content.Metadata["data.fragment."+info.Name] = string(mi)
+	content.Rows = info.Rows
+	u, err := k.CommitTableVersion(ctx, main, "Knows", content, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Publish(ctx, main, []kernel.TableUpdate{u}, kernel.LineageIntent{Actor: "buggy"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, r := f.verify()
+	tvKey := keys.TableVersion("Knows", p.Fork, p.Version+1)
+	n := 0
+	for _, pr := range r.Problems {
+		if pr.Key == tvKey && pr.Rule == ruleAdjacency && strings.Contains(pr.Detail, "not the 2 rows of the fragments") {
+			n++
+		}
+	}
+	if code != 1 || n != 3 {
+		t.Fatalf("exit %d, %d index-vs-rows problems at %s (want 3: out, in, id); problems %+v", code, n, tvKey, r.Problems)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/apache/arrow/go/v17/arrow/array"
+
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
@@ -50,4 +52,40 @@ func AdjacencyChunkPages(b []byte) ([]string, error) {
 		names[i] = p.Name
 	}
 	return names, nil
+}
+
+// DecodeIndexPage checks and decodes one page of a table version's
+// adjacency index (dir "out" or "in", t an edge table) or id index (dir
+// "id") exactly as a reader does: ref is the page's entry in its chunk's
+// page list (JSON), b the page's bytes; size and CRC-32C, decode, order,
+// and range as ref records. It returns the page's entries in order: for
+// "out" and "in" each edge's key (from or to) and id, for "id" each id as
+// both. Any failure matches ErrCorruptFragment; it never panics. verify
+// uses it to check indexes against the fragments.
+func DecodeIndexPage(t *Table, dir string, ref, b []byte) (keys, ids []string, err error) {
+	var r adjRef
+	if err := json.Unmarshal(ref, &r); err != nil {
+		return nil, nil, corruptFragment("?", "index page ref: %v", err)
+	}
+	switch {
+	case dir == dirID.String():
+		ids, err := decodeIDPage(r, b)
+		return ids, ids, err
+	case !t.Edge || (dir != dirOut.String() && dir != dirIn.String()):
+		return nil, nil, corruptFragment(r.Name, "no index direction %q on %s", dir, t.Name)
+	}
+	d := dirOut
+	if dir == dirIn.String() {
+		d = dirIn
+	}
+	rec, err := decodePage(t, d, r, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rec.Release()
+	kc, ic := rec.Column(d.col()).(*array.String), rec.Column(colID).(*array.String) // checked by decodePage
+	for i := 0; i < ic.Len(); i++ {
+		keys, ids = append(keys, kc.Value(i)), append(ids, ic.Value(i))
+	}
+	return keys, ids, nil
 }
