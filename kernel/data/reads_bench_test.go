@@ -34,39 +34,55 @@ edge E: N -> N { w: int64? }
 edge C: N -> N @card(0..1) {}
 `
 
-// adjGraph builds a graph of edges/10 nodes and `edges` E edges (each node
-// has out-degree 10; to is a scrambled node) on a counting sim store, plus
-// a C edge from every node to its successor but the last.
-func adjGraph(b *testing.B, edges int) (*counting.Store, int) {
+// newAdjGraph initialises an empty graph of adjSchemaText on a counting
+// sim store, with limits large enough for one-transaction 10^6-row loads.
+func newAdjGraph(b *testing.B) (*counting.Store, *Graph) {
 	b.Helper()
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	s, err := schema.Parse([]byte(adjSchemaText))
 	must(b, err)
 	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
 	must(b, err)
-	nodes := edges / 10
-	node := func(i int) string { return fmt.Sprintf("n%08d", i) }
-	snapshot := snap(b, g)
+	return cs, g
+}
+
+// benchNode names node i of the read benchmarks' fixtures.
+func benchNode(i int) string { return fmt.Sprintf("n%08d", i) }
+
+// nodeBuilder holds N rows n00000000.. for `nodes` nodes, names null.
+func nodeBuilder(snapshot *Snapshot, nodes int) *array.RecordBuilder {
 	nt, _ := snapshot.Table("N")
-	et, _ := snapshot.Table("E")
-	ct, _ := snapshot.Table("C")
 	nb := array.NewRecordBuilder(goAlloc, nt.Schema())
 	for i := 0; i < nodes; i++ {
-		nb.Field(0).(*array.StringBuilder).Append(node(i))
+		nb.Field(0).(*array.StringBuilder).Append(benchNode(i))
 		nb.Field(1).(*array.StringBuilder).AppendNull()
 	}
+	return nb
+}
+
+// adjGraph builds a graph of edges/10 nodes and `edges` E edges (each node
+// has out-degree 10; to is a scrambled node) on a counting sim store, plus
+// a C edge from every node to its successor but the last.
+func adjGraph(b *testing.B, edges int) (*counting.Store, int) {
+	b.Helper()
+	cs, g := newAdjGraph(b)
+	nodes := edges / 10
+	snapshot := snap(b, g)
+	et, _ := snapshot.Table("E")
+	ct, _ := snapshot.Table("C")
+	nb := nodeBuilder(snapshot, nodes)
 	eb := array.NewRecordBuilder(goAlloc, et.Schema())
 	for i := 0; i < edges; i++ {
 		eb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("e%09d", i))
-		eb.Field(1).(*array.StringBuilder).Append(node(i / 10))
-		eb.Field(2).(*array.StringBuilder).Append(node((i * 7919) % nodes))
+		eb.Field(1).(*array.StringBuilder).Append(benchNode(i / 10))
+		eb.Field(2).(*array.StringBuilder).Append(benchNode((i * 7919) % nodes))
 		eb.Field(3).(*array.Int64Builder).Append(int64(i))
 	}
 	cb := array.NewRecordBuilder(goAlloc, ct.Schema())
 	for i := 0; i+1 < nodes; i++ {
 		cb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("c%09d", i))
-		cb.Field(1).(*array.StringBuilder).Append(node(i))
-		cb.Field(2).(*array.StringBuilder).Append(node(i + 1))
+		cb.Field(1).(*array.StringBuilder).Append(benchNode(i))
+		cb.Field(2).(*array.StringBuilder).Append(benchNode(i + 1))
 	}
 	commitTx(b, g, func(tx *Txn) error {
 		for _, w := range []struct {
@@ -134,26 +150,16 @@ func BenchmarkColdAdjacency(b *testing.B) {
 // every node but the last has its one C edge), on a counting sim store.
 func cardGraph(b *testing.B, edges int) *counting.Store {
 	b.Helper()
-	cs := counting.New(sim.New(sim.Config{Seed: 1}))
-	s, err := schema.Parse([]byte(adjSchemaText))
-	must(b, err)
-	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
-	must(b, err)
+	cs, g := newAdjGraph(b)
 	nodes := edges + 1
-	node := func(i int) string { return fmt.Sprintf("n%08d", i) }
 	snapshot := snap(b, g)
-	nt, _ := snapshot.Table("N")
 	ct, _ := snapshot.Table("C")
-	nb := array.NewRecordBuilder(goAlloc, nt.Schema())
-	for i := 0; i < nodes; i++ {
-		nb.Field(0).(*array.StringBuilder).Append(node(i))
-		nb.Field(1).(*array.StringBuilder).AppendNull()
-	}
+	nb := nodeBuilder(snapshot, nodes)
 	cb := array.NewRecordBuilder(goAlloc, ct.Schema())
 	for i := 0; i < edges; i++ {
 		cb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("c%09d", i))
-		cb.Field(1).(*array.StringBuilder).Append(node(i))
-		cb.Field(2).(*array.StringBuilder).Append(node((i * 7919) % nodes))
+		cb.Field(1).(*array.StringBuilder).Append(benchNode(i))
+		cb.Field(2).(*array.StringBuilder).Append(benchNode((i * 7919) % nodes))
 	}
 	commitTx(b, g, func(tx *Txn) error {
 		for _, w := range []struct {
