@@ -414,7 +414,7 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 	}
 	var tips []lineage.Tip
 	for _, at := range lineage.CommonReach(ra, rb) {
-		l, err := g.manifestAt(ctx, at)
+		l, err := g.lineageManifest(ctx, at)
 		if err != nil {
 			return Commit{}, false, err
 		}
@@ -431,11 +431,24 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 	if !ok {
 		return Commit{}, false, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNotFound)
 	}
-	l, err := g.manifestAt(ctx, best.At)
+	l, err := g.lineageManifest(ctx, best.At)
 	if err != nil {
 		return Commit{}, false, err
 	}
 	return commitOf(l), true, nil
+}
+
+// lineageManifest is manifestAt for a manifest the lineage names (a reach
+// entry, a previous manifest, a merged-from location, a located commit):
+// it existed, so its absence means a garbage collection removed it, which
+// is ErrReclaimed and deliberately not ErrNotFound (MergeBaseOf's
+// ErrNotFound means the two commits share no ancestor).
+func (g *Graph) lineageManifest(ctx context.Context, at format.ManifestRef) (loaded, error) {
+	l, err := g.manifestAt(ctx, at)
+	if errors.Is(err, ErrNotFound) {
+		return loaded{}, fmt.Errorf("manifest %s#%d v%d named by the lineage: %w (%v)", at.Branch, at.Incarnation, at.Version, ErrReclaimed, err)
+	}
+	return l, err
 }
 
 // commitReach returns the verified complete reach of commit id, if any.
@@ -466,7 +479,7 @@ func (g *Graph) mergeBaseByWalk(ctx context.Context, a, b CommitID) (Commit, err
 	if !ok {
 		return Commit{}, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNotFound)
 	}
-	l, err := g.manifestAt(ctx, where[base])
+	l, err := g.lineageManifest(ctx, where[base])
 	if err != nil {
 		return Commit{}, fmt.Errorf("merge base: %w", err)
 	}
@@ -494,7 +507,7 @@ func (g *Graph) walkAncestry(ctx context.Context, start format.ManifestRef, pare
 		if *budget--; *budget < 0 {
 			return fmt.Errorf("ancestry walk exceeded %d manifests", MaxWalkManifests)
 		}
-		l, err := g.manifestAt(ctx, at)
+		l, err := g.lineageManifest(ctx, at)
 		if err != nil {
 			return err
 		}
