@@ -403,6 +403,8 @@ func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) 
 // mergeBaseByReach answers MergeBaseOf from the reaches of a, b and the tips
 // of their common reach (lineage.BestTip). ok=false, with no error, when
 // some commit on the way has no complete verified reach: the caller walks.
+// A collected tip that a present tip reaches is skipped (it is not the
+// base: lineage.Undominated); any other is ErrReclaimed.
 func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bool, error) {
 	ra, ok, err := g.commitReach(ctx, a)
 	if err != nil || !ok {
@@ -413,8 +415,13 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 		return Commit{}, false, err
 	}
 	var tips []lineage.Tip
+	var missing []format.ManifestRef
 	for _, at := range lineage.CommonReach(ra, rb) {
 		l, err := g.lineageManifest(ctx, at)
+		if errors.Is(err, ErrReclaimed) {
+			missing = append(missing, at) // collected: harmless if a present tip reaches it
+			continue
+		}
 		if err != nil {
 			return Commit{}, false, err
 		}
@@ -426,6 +433,10 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 			return Commit{}, false, err
 		}
 		tips = append(tips, lineage.Tip{At: at, ID: l.m.Commit.ID, Reach: r})
+	}
+	if gone := lineage.Undominated(tips, missing); len(gone) > 0 {
+		m := gone[0]
+		return Commit{}, false, fmt.Errorf("merge base of %s and %s: tip %s#%d v%d of their common reach: %w", a, b, m.Branch, m.Incarnation, m.Version, ErrReclaimed)
 	}
 	best, ok := lineage.BestTip(tips)
 	if !ok {

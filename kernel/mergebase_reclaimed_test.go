@@ -14,22 +14,27 @@ import (
 // collection, MergeBase answers ErrReclaimed, never ErrNotFound: that one
 // means the two commits share no ancestor, a definite answer a caller may
 // act on (docs/gc.md §5). Both paths: the commit indexes' reaches, and the
-// walk when every index is gone too.
+// walk when every index is gone too. A collected tip of the common reach
+// that the base reaches is not needed: the base is still found.
 func TestMergeBaseOverCollectedHistory(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		dropIndexes  bool
-		dropManifest func(f1, m2 kernel.Commit) kernel.Commit
+		dropManifest func(base, f1, m2 kernel.Commit) kernel.Commit
+		answers      bool // the base is still found
 	}{
-		{"reach/base-gone", false, func(f1, _ kernel.Commit) kernel.Commit { return f1 }},
-		{"walk/base-gone", true, func(f1, _ kernel.Commit) kernel.Commit { return f1 }},
-		{"walk/merge-commit-gone", true, func(_, m2 kernel.Commit) kernel.Commit { return m2 }},
+		{"reach/base-gone", false, func(_, f1, _ kernel.Commit) kernel.Commit { return f1 }, false},
+		{"walk/base-gone", true, func(_, f1, _ kernel.Commit) kernel.Commit { return f1 }, false},
+		{"walk/merge-commit-gone", true, func(_, _, m2 kernel.Commit) kernel.Commit { return m2 }, false},
+		// The fork point is a tip of main's and f's common reach, but f1
+		// (the base) reaches it: its absence changes nothing.
+		{"reach/dominated-tip-gone", false, func(base, _, _ kernel.Commit) kernel.Commit { return base }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eachStore(t, func(t *testing.T, store objstore.Store) {
 				g := mustInit(t, store, 1)
 				main := mustBranch(t, g, "main")
-				commitTable(t, g, main, "a", "base")
+				base := commitTable(t, g, main, "a", "base")
 				f, err := g.CreateBranch(ctx, "f", main)
 				if err != nil {
 					t.Fatal(err)
@@ -46,7 +51,7 @@ func TestMergeBaseOverCollectedHistory(t *testing.T) {
 					t.Fatalf("before: merge base %s %v, want %s", c.ID, err, f1.ID)
 				}
 				keys := format.NewKeys(root)
-				gone := tc.dropManifest(f1, m2)
+				gone := tc.dropManifest(base, f1, m2)
 				if err := store.Delete(ctx, keys.Manifest(gone.Branch, gone.Incarnation, gone.ManifestVersion)); err != nil {
 					t.Fatal(err)
 				}
@@ -62,7 +67,13 @@ func TestMergeBaseOverCollectedHistory(t *testing.T) {
 						}
 					}
 				}
-				_, err = coldHandle(t, store).MergeBase(ctx, main, f)
+				c, err := coldHandle(t, store).MergeBase(ctx, main, f)
+				if tc.answers {
+					if err != nil || c.ID != f1.ID {
+						t.Fatalf("merge base with a dominated tip collected: %s %v, want %s", c.ID, err, f1.ID)
+					}
+					return
+				}
 				if !errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrNotFound) {
 					t.Fatalf("merge base over collected history: %v, want ErrReclaimed and not ErrNotFound", err)
 				}

@@ -113,3 +113,27 @@ func BestTip(tips []Tip) (best Tip, ok bool) {
 	}
 	return best, ok
 }
+
+// Undominated returns the manifests of missing (tips of a common reach
+// whose manifests are gone: collected) that no tip in tips reaches. Only
+// those could be the merge base: a missing tip some present tip reaches
+// is an ancestor of that tip, so it is not the best common ancestor, and
+// whatever it reaches that tip reaches too, so leaving it out changes no
+// domination among the present tips. BestTip over tips is the merge base
+// exactly when the result is empty.
+func Undominated(tips []Tip, missing []format.ManifestRef) []format.ManifestRef {
+	var out []format.ManifestRef
+	for _, m := range missing {
+		dominated := false
+		for _, t := range tips {
+			if Reaches(t.Reach, m) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, m)
+		}
+	}
+	return out
+}

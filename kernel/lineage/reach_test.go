@@ -1,6 +1,7 @@
 package lineage
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,6 +95,30 @@ func TestBestTip(t *testing.T) {
 			got, ok := BestTip(tc.tips)
 			if ok != tc.ok || got.ID != tc.want {
 				t.Fatalf("BestTip = %v, %v; want %v, %v", got.ID, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestUndominated: a collected tip that a present tip reaches is not
+// needed; one that no present tip reaches is (it may be the base).
+func TestUndominated(t *testing.T) {
+	x := Tip{At: ref("x", 1, 2), ID: format.ID{2}, Reach: []format.ManifestRef{ref("main", 1, 3), ref("x", 1, 2)}}
+	for _, tc := range []struct {
+		name    string
+		tips    []Tip
+		missing []format.ManifestRef
+		want    []format.ManifestRef
+	}{
+		{"nothing missing", []Tip{x}, nil, nil},
+		{"reached by a present tip", []Tip{x}, []format.ManifestRef{ref("main", 1, 3)}, nil},
+		{"below a reached version", []Tip{x}, []format.ManifestRef{ref("main", 1, 1)}, nil},
+		{"above what any tip reaches", []Tip{x}, []format.ManifestRef{ref("main", 1, 4)}, []format.ManifestRef{ref("main", 1, 4)}},
+		{"no present tip", nil, []format.ManifestRef{ref("y", 1, 1)}, []format.ManifestRef{ref("y", 1, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Undominated(tc.tips, tc.missing); !slices.Equal(got, tc.want) {
+				t.Fatalf("Undominated = %v, want %v", got, tc.want)
 			}
 		})
 	}
