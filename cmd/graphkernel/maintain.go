@@ -83,6 +83,9 @@ type maintainJSON struct {
 	Collected   bool                  `json:"collected"`
 	Complete    bool                  `json:"complete"`
 	Collection  map[string]countsJSON `json:"collection,omitempty"`
+	// MergeBases and MergeBasesUnknown are maintain.Report's (rule 3b).
+	MergeBases        int `json:"merge_bases_kept"`
+	MergeBasesUnknown int `json:"merge_bases_unknown"`
 }
 
 func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
@@ -129,6 +132,7 @@ func toMaintainJSON(rep maintain.RunReport, collected bool) maintainJSON {
 	}
 	c := rep.Collect
 	out.Complete = c.Complete
+	out.MergeBases, out.MergeBasesUnknown = c.MergeBases, c.MergeBasesUnknown
 	out.Collection = map[string]countsJSON{}
 	for name, n := range map[string]maintain.Counts{"manifests": c.Manifests, "table_versions": c.TableVersions, //detlint:ordered building a map; JSON sorts its keys
 		"fragments": c.Fragments, "adjacency": c.Adjacency, "commit_indexes": c.CommitIndexes, "leases": c.Leases} {
@@ -157,6 +161,7 @@ func (a *app) printMaintain(m maintainJSON) {
 		n := m.Collection[name]
 		fmt.Fprintf(w, "            %-15s %8d %8d\n", name, n.Deleted, n.Kept)
 	}
+	fmt.Fprintf(w, "            merge bases kept %d (live heads of unknown reach: %d)\n", m.MergeBases, m.MergeBasesUnknown)
 	if !m.Complete {
 		fmt.Fprintln(w, "collection stopped at --max-deletes: run maintain again to go on")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
 
 // Bounds of one collection.
@@ -36,6 +37,13 @@ type Counts struct {
 // Report is the outcome of one Collect, per category.
 type Report struct {
 	Manifests, TableVersions, Fragments, Adjacency, CommitIndexes, Leases Counts
+	// MergeBases counts the manifests kept as merge-base tips of live
+	// branch pairs (rule 3b) that no other rule kept.
+	MergeBases int
+	// MergeBasesUnknown counts live heads whose reach could not be read
+	// (no complete commit index: a pre-index or migrated history): their
+	// merge bases are not roots, and a later merge may meet ErrReclaimed.
+	MergeBasesUnknown int
 	// Complete is false when MaxDeletes stopped the run early.
 	Complete bool
 }
@@ -56,14 +64,16 @@ type collection struct {
 	marks   *gc.Marks
 	known   *gc.Known
 	groups  []incGroup
-	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
-	expired []string             // expired lease keys
+	floors  map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
+	reaches [][]format.ManifestRef // the reach of every live head whose commit index is complete
+	expired []string               // expired lease keys
 	rep     Report
 	budget  int
 }
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
 // the root set — every branch's retained manifests (by gc.Protected), the
+// fork points and merge-base tips of live branches (gc.MergeBaseTips), the
 // versions of pending sidecars, live leases — marks what they reach across
 // all branches (gc.Mark), then lists manifests, table versions, fragments,
 // commit indexes and leases in pages and deletes each unreachable one
@@ -122,6 +132,11 @@ func (c *collection) load(ctx context.Context) error {
 			keepHeads = append(keepHeads, head) // a deleted name's tombstone stays its head
 		}
 	}
+	bases, err := c.loadMergeBases(ctx, roots)
+	if err != nil {
+		return err
+	}
+	roots = append(roots, bases...)
 	leased, err := c.loadLeases(ctx)
 	if err != nil {
 		return err
@@ -241,7 +256,95 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 			roots = append(roots, r)
 		}
 	}
+	if !head.Tombstone {
+		if err := c.noteReach(ctx, g, head); err != nil {
+			return nil, "", err
+		}
+	}
 	return roots, g.keys[0], nil
+}
+
+// noteReach records the reach of a live head (rule 3b's input), read from
+// its head commit's index and checked against the manifest that shows the
+// commit: the head itself, or for a commit-less head (a branch's version
+// 0) the manifest the index names. An index that is absent, unreadable,
+// incomplete or names a manifest not showing its commit is not trusted
+// (indexes are never authoritative): the head is counted in
+// Report.MergeBasesUnknown.
+func (c *collection) noteReach(ctx context.Context, g incGroup, head format.Manifest) error {
+	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(head.Head))
+	if err != nil {
+		return err
+	}
+	var x format.CommitIndex
+	var shown *format.Manifest
+	if found {
+		if x, _, err = format.DecodeCommitIndex(b); err != nil {
+			found = false // an aid, never authoritative: unreadable is unknown
+		}
+	}
+	at := format.ManifestRef{Branch: g.key.Name, Incarnation: g.key.Inc, Version: head.Version}
+	if found && x.At == at {
+		shown = &head
+	} else if found {
+		mf, ok, err := c.manifest(ctx, c.m.keys.Manifest(x.At.Branch, x.At.Incarnation, x.At.Version))
+		if err != nil {
+			return err
+		}
+		if ok {
+			shown = &mf
+		}
+	}
+	reach, ok := headReach(at, head, x, shown)
+	if !ok {
+		c.rep.MergeBasesUnknown++
+		return nil
+	}
+	c.reaches = append(c.reaches, reach)
+	return nil
+}
+
+// headReach is the reach of the live head manifest at, given the index x
+// of its head commit and the manifest at x.At (shown, nil if absent):
+// x.Reach for a head carrying its commit, x.Reach plus at for a
+// commit-less one. ok=false unless x is complete and shown carries x's
+// commit.
+func headReach(at format.ManifestRef, head format.Manifest, x format.CommitIndex, shown *format.Manifest) ([]format.ManifestRef, bool) {
+	if shown == nil || !x.Complete || x.ID != head.Head || shown.Commit == nil || shown.Commit.ID != x.ID {
+		return nil, false
+	}
+	if head.Commit != nil {
+		return x.Reach, x.At == at
+	}
+	return lineage.ManifestReach(at, x.Reach)
+}
+
+// loadMergeBases returns, as roots, the manifests at the tips of every
+// live branch pair's common reach (gc.MergeBaseTips, rule 3b) that are not
+// roots already: what MergeBase and a merge's base snapshot read.
+func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest) ([]gc.RootManifest, error) {
+	have := make(map[string]bool, len(roots))
+	for _, r := range roots {
+		have[r.Key] = true
+	}
+	var out []gc.RootManifest
+	for _, tip := range gc.MergeBaseTips(c.reaches) {
+		key := c.m.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version)
+		if have[key] {
+			continue
+		}
+		mf, found, err := c.manifest(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			continue // collected by an earlier run (before this rule, or its reach unknown then)
+		}
+		have[key] = true
+		out = append(out, rootOf(key, mf))
+	}
+	c.rep.MergeBases = len(out)
+	return out, nil
 }
 
 // timeOf is a manifest's time for retention: its commit's, or for a

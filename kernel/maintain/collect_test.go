@@ -564,3 +564,110 @@ func TestCollectKeepsForkPoints(t *testing.T) {
 		t.Fatalf("merge base after collection: %v", err)
 	}
 }
+
+// TestCollectKeepsMergeBases: branches merged into each other, then moved
+// on past retention. The collection keeps the manifests their merge base
+// needs (rule 3b: the tips of every live pair's common reach), so after it
+// MergeBase answers as before and merging again works — without the rule
+// the base (the merged commit, far below either head) is collected and
+// the merge fails with ErrReclaimed.
+func TestCollectKeepsMergeBases(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix, err := f.g.Kernel().CreateBranch(ctx, "fix", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		f.commit(feat, func(tx *data.Txn) error { return tx.Update("Person", person("p01", fmt.Sprint("feat", i))) })
+		f.commit(fix, func(tx *data.Txn) error { return tx.Update("Person", person("p04", fmt.Sprint("fix", i))) })
+	}
+	for _, src := range []kernel.BranchRef{feat, fix} {
+		if _, err := f.g.Merge(ctx, src, main, kernel.LineageIntent{Actor: "t", Message: "merge"}, data.MergeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.g.Merge(ctx, main, fix, kernel.LineageIntent{Actor: "t", Message: "back"}, data.MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	for i := 0; i < 6; i++ {
+		f.commit(feat, func(tx *data.Txn) error { return tx.Update("Person", person("p02", fmt.Sprint("feat", i))) })
+		f.commit(fix, func(tx *data.Txn) error { return tx.Update("Person", person("p05", fmt.Sprint("fix", i))) })
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p03", fmt.Sprint("main", i))) })
+	}
+	pairs := [][2]kernel.BranchRef{{main, feat}, {main, fix}, {feat, fix}}
+	var before []kernel.CommitID
+	for _, p := range pairs {
+		c, err := f.reopen().Kernel().MergeBase(ctx, p[0], p[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = append(before, c.ID)
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 2, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep.Manifests.Deleted == 0 || rep.MergeBases == 0 {
+		t.Fatalf("collection reclaimed no manifest or kept no merge base: %+v", rep)
+	}
+	for i, p := range pairs {
+		c, err := f.reopen().Kernel().MergeBase(ctx, p[0], p[1])
+		if err != nil || c.ID != before[i] {
+			t.Fatalf("merge base of %s and %s after collection: %s %v, want %s", p[0], p[1], c.ID, err, before[i])
+		}
+	}
+	cold := f.reopen()
+	for _, src := range []kernel.BranchRef{feat, fix} {
+		if _, err := cold.Merge(ctx, src, main, kernel.LineageIntent{Actor: "t", Message: "again"}, data.MergeOptions{}); err != nil {
+			t.Fatalf("merge %s into main after collection: %v", src, err)
+		}
+	}
+	s, err := cold.SnapshotAt(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"p01": "feat2", "p02": "feat5", "p03": "main5", "p04": "fix2", "p05": "fix5"} {
+		r, ok, err := s.Get(ctx, "Person", id)
+		if err != nil || !ok || r.Props["name"] != want {
+			t.Fatalf("after the merges %s = %v %v %v, want name %q", id, r, ok, err, want)
+		}
+	}
+}
+
+// TestCollectWithoutCommitIndexes: commit indexes are aids, never
+// authoritative; with every one gone a collection still runs and keeps
+// everything the other rules keep, and it counts the live heads whose
+// merge bases it could not find (Report.MergeBasesUnknown) instead of
+// guessing.
+func TestCollectWithoutCommitIndexes(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 6)
+	if _, err := f.g.Kernel().CreateBranch(ctx, "feat", main); err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
+	if err != nil || len(page.Keys) == 0 || page.Truncated {
+		t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
+	}
+	for _, k := range page.Keys {
+		if err := f.store.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(policy)
+	if rep.MergeBasesUnknown != 2 || rep.MergeBases != 0 {
+		t.Fatalf("merge bases kept %d, unknown %d; want 0 and 2 (main and feat)", rep.MergeBases, rep.MergeBasesUnknown)
+	}
+	for i, c := range cs[len(cs)-3:] {
+		if name, err := f.readAll(c.ID); err != nil || name != fmt.Sprint("v", 3+i) {
+			t.Fatalf("retained commit %d: %q %v", i, name, err)
+		}
+	}
+}

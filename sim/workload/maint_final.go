@@ -3,6 +3,7 @@ package workload
 import (
 	"github.com/oklog/ulid/v2"
 
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
@@ -93,6 +95,7 @@ type leakCheck struct {
 	keys    format.Keys
 	allowed map[string]bool
 	forks   map[format.ID]map[string]uint64 // live incarnation fork -> its head's pins
+	reaches [][]format.ManifestRef          // the reach of every live head with a complete commit index
 }
 
 func (l *leakCheck) prefix(part string) string { return l.p.run.Root + "/" + part + "/" }
@@ -163,6 +166,60 @@ func (l *leakCheck) heads() error {
 			}
 		}
 		l.forks[m.Branch.IncarnationID] = pins
+		if err := l.noteReach(k, m); err != nil {
+			return err
+		}
+	}
+	return l.allowMergeBases()
+}
+
+// noteReach records a live head's reach, from its head commit's index
+// (a commit-less head adds itself to its fork commit's reach). A head
+// without a complete index contributes none: its merge bases are not kept
+// (Report.MergeBasesUnknown), so none are allowed.
+func (l *leakCheck) noteReach(key string, m format.Manifest) error {
+	b, err := l.get(l.keys.CommitIndex(m.Head))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return l.p.readFailed("leak: commit index", err)
+	}
+	x, _, err := format.DecodeCommitIndex(b)
+	if err != nil || !x.Complete {
+		return nil
+	}
+	at := format.ManifestRef{Branch: m.Branch.Name, Incarnation: m.Branch.Incarnation, Version: m.Version}
+	r := x.Reach
+	if m.Commit == nil {
+		if r, _ = lineage.ManifestReach(at, x.Reach); r == nil {
+			return nil
+		}
+	}
+	l.reaches = append(l.reaches, r)
+	return nil
+}
+
+// allowMergeBases allows, for every pair of live heads, the manifests at
+// the tips of their common reach (docs/gc.md rule 3b) and what they pin —
+// computed pair by pair here, independently of gc.MergeBaseTips. A tip
+// already gone is no leak.
+func (l *leakCheck) allowMergeBases() error {
+	for i := range l.reaches {
+		for j := i + 1; j < len(l.reaches); j++ {
+			for _, tip := range lineage.CommonReach(l.reaches[i], l.reaches[j]) {
+				key := l.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version)
+				if l.allowed[key] {
+					continue
+				}
+				if _, err := l.get(key); errors.Is(err, objstore.ErrNotFound) {
+					continue
+				}
+				if err := l.allowManifest(key); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
