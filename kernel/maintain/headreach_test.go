@@ -14,7 +14,9 @@ import (
 // branch's version 0) adds itself to its fork commit's reach.
 func TestHeadReach(t *testing.T) {
 	id := func(b byte) format.ID { return format.ID{b} }
-	ref := func(b string, v uint64) format.ManifestRef { return format.ManifestRef{Branch: b, Incarnation: 1, Version: v} }
+	ref := func(b string, v uint64) format.ManifestRef {
+		return format.ManifestRef{Branch: b, Incarnation: 1, Version: v}
+	}
 	withCommit := func(c byte) *format.Manifest { return &format.Manifest{Commit: &format.Commit{ID: id(c)}, Head: id(c)} }
 	reach := []format.ManifestRef{ref("f", 2), ref("main", 7)}
 	head := format.Manifest{Version: 2, Commit: &format.Commit{ID: id(1)}, Head: id(1)}
