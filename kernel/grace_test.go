@@ -57,3 +57,49 @@ func TestWritePastGraceRefusesToPublish(t *testing.T) {
 		t.Fatalf("published content %v", tv.Fragments)
 	}
 }
+
+// TestReadSinceStartsTheGraceClock: LineageIntent.ReadSince moves the
+// start of the grace period back to when the caller read what it refers
+// to, for a bare Publish (which stages nothing, so had no grace check) and
+// for a Write (whose own start is later): past it both refuse with
+// *GraceExpiredError and publish nothing; within it both publish.
+func TestReadSinceStartsTheGraceClock(t *testing.T) {
+	store := sim.New(sim.Config{Seed: 1})
+	env := testEnv(1)
+	clock := env.Clock.(*kernel.ManualClock)
+	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: env, Grace: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	commitTable(t, g, main, "a", "1")
+	publish := func(intent kernel.LineageIntent) error {
+		_, err := g.Publish(ctx, main, nil, intent, nil)
+		return err
+	}
+	write := func(intent kernel.LineageIntent) error {
+		_, err := g.Write(ctx, main, []kernel.TableWrite{{Table: "a", Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
+			return kernel.TableContent{Fragments: append(append([]string(nil), p.Fragments...), "w"), Rows: p.Rows + 1}, nil
+		}}}, intent)
+		return err
+	}
+	for _, c := range []struct {
+		name string
+		do   func(kernel.LineageIntent) error
+	}{{"publish", publish}, {"write", write}} {
+		name, do := c.name, c.do
+		read := clock.Now()
+		clock.Advance(2 * time.Minute)
+		before := len(fullLog(t, g, main))
+		err := do(kernel.LineageIntent{Actor: "t", Message: name, ReadSince: read})
+		if !errors.Is(err, kernel.ErrGraceExpired) {
+			t.Fatalf("%s read past grace: %v, want ErrGraceExpired", name, err)
+		}
+		if n := len(fullLog(t, g, main)); n != before {
+			t.Fatalf("%s: log grew from %d to %d after a refusal", name, before, n)
+		}
+		if err := do(kernel.LineageIntent{Actor: "t", Message: name, ReadSince: clock.Now().Add(-30 * time.Second)}); err != nil {
+			t.Fatalf("%s within grace: %v", name, err)
+		}
+	}
+}

@@ -37,6 +37,12 @@ type LineageIntent struct {
 	// result is a function of the whole head (a merge) sets it, so the
 	// result is never published on a head it was not computed against.
 	ExpectHead *CommitID
+	// ReadSince, if set, is when the caller read what the commit refers to
+	// (a merge: its snapshots and the merged parent). Every attempt later
+	// than ReadSince + Options.Grace refuses with *GraceExpiredError before
+	// it writes anything, as a Write staged that long ago does: a collector
+	// may have deleted what was read since (docs/gc.md §3).
+	ReadSince time.Time
 }
 
 // Commit is one commit of the graph, projected from the manifest that
@@ -139,7 +145,7 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 		return publishReq{}, err
 	}
 	return publishReq{branch: b, updates: append([]lineage.Update(nil), updates...), exp: append([]lineage.Expectation(nil), exp...),
-		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok}, nil
+		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok, staged: intent.ReadSince}, nil
 }
 
 // publish runs the bounded attempt loop of one request. Every exit with an

@@ -131,7 +131,9 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 	if err != nil {
 		return Commit{}, fmt.Errorf("write on %s: %w", b, err)
 	}
-	req.staged = g.clock.Now() // before any Build: every object the write stages is younger
+	if now := g.clock.Now(); req.staged.IsZero() || now.Before(req.staged) {
+		req.staged = now // before any Build: every object the write stages is younger
+	}
 	run := &writeRun{kind: kind, follow: opts.FollowCompactions}
 	var last error
 	for round := 0; round < g.budget; round++ {

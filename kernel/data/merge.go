@@ -123,6 +123,10 @@ type MergeResult struct {
 // The publish expects the target head the merge read (ExpectHead): if the
 // target moved, the merge is computed again on the new head, at most
 // opts.Rounds times, then fails with a retryable *kernel.ContentionError.
+// A round publishes within the grace period of its first read
+// (LineageIntent.ReadSince), else it fails with *kernel.GraceExpiredError
+// (retryable): what it read, the merged parent included, may have been
+// collected since (docs/gc.md §3).
 // A crash leaves the target unmerged or merged; recovery rolls an
 // unpublished merge back (never forward: a recovery commit has one parent).
 func (g *Graph) Merge(ctx context.Context, source, target kernel.BranchRef, intent kernel.LineageIntent, opts MergeOptions) (MergeResult, error) {
@@ -158,6 +162,9 @@ func (g *Graph) Merge(ctx context.Context, source, target kernel.BranchRef, inte
 // up to date, conflicting or a dry run, publishes it expecting the target
 // head it read.
 func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef, intent kernel.LineageIntent, opts MergeOptions) (MergeResult, error) {
+	if now := g.clock.Now(); intent.ReadSince.IsZero() || now.Before(intent.ReadSince) {
+		intent.ReadSince = now // before the round reads: the grace rule counts from here
+	}
 	in, err := g.loadMergeInput(ctx, source, target)
 	if err != nil {
 		return MergeResult{}, err
