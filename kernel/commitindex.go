@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,10 +109,12 @@ func (g *Graph) commitIndexFor(ctx context.Context, head loaded, next *format.Ma
 
 // writeCommitIndex writes x (an unconditional overwrite: each attempt of a
 // publish targets a higher slot than the last). It is written before the
-// manifest, so an index exists for every landed commit unless it was
-// deleted or the write's outcome was lost; an ambiguous outcome is left to
-// the reader's verification, which treats a missing or stale index as no
-// aid.
+// manifest, so an index exists for every landed commit unless a
+// collection deleted it with its manifest. An ambiguous outcome is read
+// back (house rule 3): our bytes there end it, anything else (absent, or
+// an earlier attempt's) writes again, within the retry budget. Guessing
+// "written" would leave a landed commit without an index, and every later
+// commit of its branch with an incomplete reach for good.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
 	tok, err := g.token()
 	if err != nil {
@@ -124,10 +127,19 @@ func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) err
 	key := g.keys.CommitIndex(x.ID)
 	err = g.withRetry(ctx, "write commit index", func() error {
 		_, err := g.store.Put(ctx, key, data, objstore.Unconditional)
-		if objstore.IsAmbiguous(err) {
-			return nil // the reader verifies; a lost index only costs a walk
+		if !objstore.IsAmbiguous(err) {
+			return err
 		}
-		return err
+		obj, gerr := g.store.Get(ctx, key)
+		switch {
+		case gerr == nil && bytes.Equal(obj.Data, data):
+			return nil // it landed
+		case gerr != nil && !errors.Is(gerr, objstore.ErrNotFound):
+			return gerr // unknown still: retried if retryable, else the attempt fails before its manifest
+		}
+		// Not there (or not ours): a definite miss, written again; the
+		// error no longer claims ambiguity, since nothing of it applied.
+		return objstore.NewError(objstore.OpPut, key, objstore.ErrTransient, fmt.Errorf("ambiguous write read back as not applied: %v", err))
 	})
 	if err != nil {
 		return fmt.Errorf("write commit index %s: %w", key, err)
