@@ -74,11 +74,16 @@ const (
 	// (a manifest keeps only the table versions on its own fork), so a
 	// version another branch inherited is deleted.
 	GCBranchLocal = "gc-branch-local"
+	// GCNoMergeBase: garbage collection skips rule 3b (merge bases of live
+	// branches are roots), so a branch merged from main, then left behind
+	// while main moves on past retention, loses its merge base and the
+	// next merge fails with ErrReclaimed.
+	GCNoMergeBase = "gc-no-merge-base"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, UpsertKeepsRow}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow}
 	sort.Strings(names)
 	return names
 }

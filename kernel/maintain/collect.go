@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
@@ -326,6 +327,9 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	have := make(map[string]bool, len(roots))
 	for _, r := range roots {
 		have[r.Key] = true
+	}
+	if plant.Enabled(plant.GCNoMergeBase) { // planted bug: rule 3b skipped
+		return nil, nil
 	}
 	var out []gc.RootManifest
 	for _, tip := range gc.MergeBaseTips(c.reaches) {

@@ -41,11 +41,11 @@ func init() {
 	Register(&Workload{
 		Name: "maint",
 		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
-			"inserts), forked branches sharing table versions, readers holding leased snapshots; checks retained " +
+			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots; checks retained " +
 			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
-			"compaction alone, and after a final zero-retention collection nothing leaks",
+			"compaction alone, merges between live branches find their merge base, and after a final zero-retention collection nothing leaks",
 		Generate: genMaint,
-		Plants:   []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal},
+		Plants:   []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Grace:    maintGrace,
@@ -57,6 +57,7 @@ func init() {
 	RegisterOp("gcompact", opMaintCompact)
 	RegisterOp("gcollect", opMaintCollect)
 	RegisterOp("gfork", opMaintFork)
+	RegisterOp("gmerge", opMaintMerge)
 	RegisterOp("gpin", opMaintPin)
 	RegisterOp("gpinread", opMaintPinRead)
 }
@@ -68,6 +69,9 @@ type maintState struct {
 	acked  []string // ids of acknowledged inserts on main, in ack order
 	forks  int
 	pinned []maintPin
+	// basesUnknown: some collection could not read a live head's reach
+	// (maintain.Report.MergeBasesUnknown), so it kept no merge base for it.
+	basesUnknown bool
 }
 
 // maintPin is one leased snapshot and what it held when pinned.
@@ -107,6 +111,9 @@ func genMaint(seed uint64, faults string) *Scenario {
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "b0", [2]time.Duration{5 * time.Second, 20 * time.Second}, func(rng *rand.Rand) Op {
 		return Op{Kind: "gfork", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, genMaintActor(rng, "b1", [2]time.Duration{3 * time.Second, 12 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "gmerge", Args: map[string]string{"fork": fmt.Sprint(rng.IntN(maintMergeForks))}}
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
 		switch rng.IntN(3) {
@@ -261,6 +268,11 @@ func opMaintCollect(p *Proc, _ int, _ Op) error {
 	}
 	p.Unexpected("gcollect", err)
 	p.run.note("%s mcollect -> %+v (%v)", p.name, rep, errText(err))
+	if rep.MergeBasesUnknown > 0 {
+		p.run.maint.mu.Lock()
+		p.run.maint.basesUnknown = true
+		p.run.maint.mu.Unlock()
+	}
 	return p.readRetained(maintKeepLast)
 }
 
@@ -380,6 +392,51 @@ func opMaintFork(p *Proc, _ int, _ Op) error {
 		p.Unexpected("gfork", err)
 	}
 	return p.readRetained(maintKeepLast)
+}
+
+// maintMergeForks is how many of the first forks gmerge merges main into.
+const maintMergeForks = 3
+
+// opMaintMerge merges main into fork f<fork> (created by gfork; absent is
+// skipped). Forks take no other writes, so the merge never conflicts, and
+// after the first one the merge base is the main commit it merged — soon
+// far below main's retention. Collections must keep it (docs/gc.md rule
+// 3b; merges publish within the grace period of their reads), so a merge
+// between live branches answering ErrReclaimed is a violation
+// (merge-base-kept), unless a collection could not read some live head's
+// reach (Report.MergeBasesUnknown), which keeps no base for it by design.
+func opMaintMerge(p *Proc, idx int, op Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gmerge: open", err)
+	}
+	ctx := p.Ctx()
+	main, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gmerge: branch", err)
+	}
+	fork, err := g.Branch(ctx, "f"+op.Arg("fork"))
+	if errors.Is(err, kernel.ErrBranchNotFound) {
+		return nil
+	}
+	if err != nil {
+		return p.readFailed("gmerge: branch", err)
+	}
+	res, err := g.Merge(ctx, main, fork, kernel.LineageIntent{Actor: p.name, Message: p.Tag(idx)}, data.MergeOptions{})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	p.run.note("%s gmerge main -> %s: %s %s (%v)", p.name, fork.Name(), res.Outcome, res.Commit.ID, errText(err))
+	st := &p.run.maint
+	st.mu.Lock()
+	unknown := st.basesUnknown
+	st.mu.Unlock()
+	if errors.Is(err, kernel.ErrReclaimed) && !unknown {
+		p.run.Violate(check.Violation{Check: "merge-base-kept", Detail: fmt.Sprintf("%s: merge main into %s between live branches: %v", p.name, fork.Name(), err)})
+		return nil
+	}
+	p.Unexpected("gmerge", err)
+	return nil
 }
 
 // opMaintPin leases main's head snapshot and remembers what it holds.

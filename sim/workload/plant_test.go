@@ -42,6 +42,7 @@ var plantChecks = map[string][]string{
 	plant.CompactDropsWrite: {"lost-write"},
 	plant.GCNoGrace:         {"retained-readable"},
 	plant.GCBranchLocal:     {"retained-readable"},
+	plant.GCNoMergeBase:     {"merge-base-kept"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted
