@@ -17,15 +17,7 @@ import (
 // *GraceExpiredError, publishes nothing, leaves no sidecar and undoes its
 // own version; a write within the grace period publishes.
 func TestWritePastGraceRefusesToPublish(t *testing.T) {
-	store := sim.New(sim.Config{Seed: 1})
-	env := testEnv(1)
-	clock := env.Clock.(*kernel.ManualClock)
-	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: env, Grace: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	main := mustBranch(t, g, "main")
-	commitTable(t, g, main, "a", "1")
+	store, g, clock, main := graceGraph(t)
 	write := func(staging time.Duration) error {
 		_, err := g.Write(ctx, main, []kernel.TableWrite{{Table: "a", Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
 			clock.Advance(staging) // a slow stage: fragments written long before the publish
@@ -33,7 +25,7 @@ func TestWritePastGraceRefusesToPublish(t *testing.T) {
 		}}}, kernel.LineageIntent{Actor: "test", Message: "slow"})
 		return err
 	}
-	err = write(2 * time.Minute)
+	err := write(2 * time.Minute)
 	var ge *kernel.GraceExpiredError
 	if !errors.As(err, &ge) || !errors.Is(err, kernel.ErrGraceExpired) || !ge.Retryable() || ge.Grace != time.Minute {
 		t.Fatalf("write past grace: %v, want *GraceExpiredError", err)
@@ -64,15 +56,7 @@ func TestWritePastGraceRefusesToPublish(t *testing.T) {
 // for a Write (whose own start is later): past it both refuse with
 // *GraceExpiredError and publish nothing; within it both publish.
 func TestReadSinceStartsTheGraceClock(t *testing.T) {
-	store := sim.New(sim.Config{Seed: 1})
-	env := testEnv(1)
-	clock := env.Clock.(*kernel.ManualClock)
-	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: env, Grace: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	main := mustBranch(t, g, "main")
-	commitTable(t, g, main, "a", "1")
+	_, g, clock, main := graceGraph(t)
 	publish := func(intent kernel.LineageIntent) error {
 		_, err := g.Publish(ctx, main, nil, intent, nil)
 		return err
@@ -102,4 +86,19 @@ func TestReadSinceStartsTheGraceClock(t *testing.T) {
 			t.Fatalf("%s within grace: %v", name, err)
 		}
 	}
+}
+
+// graceGraph is a graph on a sim store with a one-minute grace period, its
+// manual clock, and main holding one commit of table a.
+func graceGraph(t *testing.T) (*sim.Store, *kernel.Graph, *kernel.ManualClock, kernel.BranchRef) {
+	t.Helper()
+	store := sim.New(sim.Config{Seed: 1})
+	env := testEnv(1)
+	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: env, Grace: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	commitTable(t, g, main, "a", "1")
+	return store, g, env.Clock.(*kernel.ManualClock), main
 }

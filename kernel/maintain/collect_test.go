@@ -81,6 +81,16 @@ func (f *fixture) branch(name string) kernel.BranchRef {
 	return b
 }
 
+// fork creates branch name from b.
+func (f *fixture) fork(name string, from kernel.BranchRef) kernel.BranchRef {
+	f.t.Helper()
+	b, err := f.g.Kernel().CreateBranch(ctx, name, from)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
 // commit runs one transaction on branch b and advances the clock a minute.
 func (f *fixture) commit(b kernel.BranchRef, do func(tx *data.Txn) error) kernel.Commit {
 	f.t.Helper()
@@ -279,10 +289,7 @@ func TestCollectKeepsVersionsSharedByBranches(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 1)
-	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
-	if err != nil {
-		t.Fatal(err)
-	}
+	feat := f.fork("feat", main)
 	for i := 0; i < 5; i++ {
 		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p00", fmt.Sprint("main", i))) })
 	}
@@ -345,10 +352,7 @@ func TestDeletedBranchCollectedAfterRetention(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 1)
-	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
-	if err != nil {
-		t.Fatal(err)
-	}
+	feat := f.fork("feat", main)
 	for i := 0; i < 3; i++ {
 		f.commit(feat, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprint("f", i), "feat")) })
 	}
@@ -544,10 +548,7 @@ func TestCollectKeepsForkPoints(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 1)
-	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
-	if err != nil {
-		t.Fatal(err)
-	}
+	feat := f.fork("feat", main)
 	fork, err := f.g.Kernel().Head(ctx, feat)
 	if err != nil {
 		t.Fatal(err)
@@ -575,14 +576,8 @@ func TestCollectKeepsMergeBases(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 1)
-	feat, err := f.g.Kernel().CreateBranch(ctx, "feat", main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fix, err := f.g.Kernel().CreateBranch(ctx, "fix", main)
-	if err != nil {
-		t.Fatal(err)
-	}
+	feat := f.fork("feat", main)
+	fix := f.fork("fix", main)
 	for i := 0; i < 3; i++ {
 		f.commit(feat, func(tx *data.Txn) error { return tx.Update("Person", person("p01", fmt.Sprint("feat", i))) })
 		f.commit(fix, func(tx *data.Txn) error { return tx.Update("Person", person("p04", fmt.Sprint("fix", i))) })
