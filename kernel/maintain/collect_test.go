@@ -666,3 +666,52 @@ func TestCollectWithoutCommitIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectDropsMergedDeletedBranches: a feature branch merged into main,
+// then deleted, stays in the reach of main and of every branch forked
+// after the merge, so it is a tip of their common reach — but one the
+// merge base reaches (main's side dominates it). Rule 3b keeps only the
+// tips some pair may need as its base, so once the deleted branch is past
+// retention its manifests and the versions only it pinned are collected
+// (without that, every merged feature branch would be kept forever), and
+// MergeBase and a merge of the later branch still work.
+func TestCollectDropsMergedDeletedBranches(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 1)
+	feat := f.fork("feat", main)
+	for i := 0; i < 3; i++ {
+		f.commit(feat, func(tx *data.Txn) error { return tx.Update("Person", person("p07", fmt.Sprint("feat", i))) })
+	}
+	if _, err := f.g.Merge(ctx, feat, main, kernel.LineageIntent{Actor: "t", Message: "merge feat"}, data.MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.Kernel().DeleteBranch(ctx, "feat"); err != nil {
+		t.Fatal(err)
+	}
+	fix := f.fork("fix", main)
+	for i := 0; i < 4; i++ {
+		f.commit(fix, func(tx *data.Txn) error { return tx.Update("Person", person("p08", fmt.Sprint("fix", i))) })
+		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p09", fmt.Sprint("main", i))) })
+	}
+	base, err := f.reopen().Kernel().MergeBase(ctx, main, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := maintain.Policy{Policy: gc.Policy{KeepLast: 1, KeepFor: time.Hour, Grace: time.Minute, SkewMargin: time.Minute}}
+	f.clock.Advance(2 * time.Hour)
+	f.collect(p)
+	page, err := f.store.List(ctx, root+"/branches/feat/", "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Keys) != 1 {
+		t.Fatalf("deleted, merged branch after retention keeps %d manifests %v, want only its tombstone", len(page.Keys), page.Keys)
+	}
+	if c, err := f.reopen().Kernel().MergeBase(ctx, main, fix); err != nil || c.ID != base.ID {
+		t.Fatalf("merge base of main and fix after collection: %s %v, want %s", c.ID, err, base.ID)
+	}
+	if _, err := f.reopen().Merge(ctx, fix, main, kernel.LineageIntent{Actor: "t", Message: "merge fix"}, data.MergeOptions{}); err != nil {
+		t.Fatalf("merge fix into main after collection: %v", err)
+	}
+}
