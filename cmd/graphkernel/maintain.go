@@ -84,8 +84,9 @@ type maintainJSON struct {
 	Complete    bool                  `json:"complete"`
 	Collection  map[string]countsJSON `json:"collection,omitempty"`
 	// MergeBases and MergeBasesUnknown are maintain.Report's (rule 3b).
-	MergeBases        int `json:"merge_bases_kept"`
-	MergeBasesUnknown int `json:"merge_bases_unknown"`
+	MergeBases        int  `json:"merge_bases_kept"`
+	MergeBasesUnknown int  `json:"merge_bases_unknown"`
+	MergeBasesInexact bool `json:"merge_bases_inexact"`
 }
 
 func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
@@ -132,7 +133,7 @@ func toMaintainJSON(rep maintain.RunReport, collected bool) maintainJSON {
 	}
 	c := rep.Collect
 	out.Complete = c.Complete
-	out.MergeBases, out.MergeBasesUnknown = c.MergeBases, c.MergeBasesUnknown
+	out.MergeBases, out.MergeBasesUnknown, out.MergeBasesInexact = c.MergeBases, c.MergeBasesUnknown, c.MergeBasesInexact
 	out.Collection = map[string]countsJSON{}
 	for name, n := range map[string]maintain.Counts{"manifests": c.Manifests, "table_versions": c.TableVersions, //detlint:ordered building a map; JSON sorts its keys
 		"fragments": c.Fragments, "adjacency": c.Adjacency, "commit_indexes": c.CommitIndexes, "leases": c.Leases} {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
 
 // MergeBaseTips returns the manifests a merge base of two live branches
@@ -46,4 +47,59 @@ func compareTip(a, b format.ManifestRef) int {
 		return 1
 	}
 	return 0
+}
+
+// MaxBaseChecks bounds the domination checks of one MergeBaseRoots call
+// (one lineage.Reaches each); past it the call keeps every candidate.
+const MaxBaseChecks = 1 << 22
+
+// maxBaseChecks is MaxBaseChecks, lowered by a test of the fallback.
+var maxBaseChecks = MaxBaseChecks
+
+// MergeBaseRoots returns the tips some pair of live heads may need: for
+// every pair of heads (their reaches), the tips of their common reach that
+// no other tip of that pair reaches — its possible merge bases, exactly
+// what MergeBase needs present (a collected tip that a present tip reaches
+// is skipped: lineage.Undominated). reachOf holds the reach of each tip
+// whose reach is known; a tip without one is kept and dominates nothing
+// (if in doubt, keep). exact=false when the checks would exceed
+// MaxBaseChecks: then every candidate (MergeBaseTips) is returned. Sorted
+// like MergeBaseTips; no duplicates.
+func MergeBaseRoots(heads [][]format.ManifestRef, reachOf map[format.ManifestRef][]format.ManifestRef) (keep []format.ManifestRef, exact bool) {
+	need := map[format.ManifestRef]bool{}
+	checks := 0
+	for i := range heads {
+		for j := i + 1; j < len(heads); j++ {
+			tips := lineage.CommonReach(heads[i], heads[j])
+			for _, t := range tips {
+				if !dominated(t, tips, reachOf, &checks) {
+					need[t] = true
+				}
+				if checks > maxBaseChecks {
+					return MergeBaseTips(heads), false
+				}
+			}
+		}
+	}
+	for t := range need { //detlint:ordered sorted next
+		keep = append(keep, t)
+	}
+	slices.SortFunc(keep, compareTip)
+	return keep, true
+}
+
+// dominated reports whether another tip of tips with a known reach
+// reaches t.
+func dominated(t format.ManifestRef, tips []format.ManifestRef, reachOf map[format.ManifestRef][]format.ManifestRef, checks *int) bool {
+	for _, u := range tips {
+		r, known := reachOf[u]
+		if u == t || !known {
+			continue
+		}
+		*checks++
+		if lineage.Reaches(r, t) {
+			return true
+		}
+	}
+	return false
 }

@@ -81,3 +81,90 @@ func TestMergeBaseTipsTable(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeBaseRootsKeepsWhatMergeBaseNeeds (rapid, arbitrary reaches):
+// for every pair of heads, with every tip of their common reach outside
+// MergeBaseRoots deleted, the kernel's rule still answers — no missing tip
+// is undominated (lineage.Undominated) — and answers the same base
+// (lineage.BestTip) as with every tip present. Reaches are drawn acyclic
+// and transitive, as a history's are; some are unknown to the collector.
+func TestMergeBaseRootsKeepsWhatMergeBaseNeeds(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var heads [][]format.ManifestRef
+		for i := range rapid.IntRange(0, 5).Draw(t, "heads") {
+			heads = append(heads, drawReach(t, fmt.Sprint("h", i)))
+		}
+		// Reaches of a real history: acyclic and transitive. In version
+		// order, a tip reaches the join of some earlier tips' reaches, and
+		// always those of the earlier tips of its own incarnation.
+		tips := MergeBaseTips(heads)
+		slices.SortStableFunc(tips, func(a, b format.ManifestRef) int { return int(a.Version) - int(b.Version) })
+		closed := map[format.ManifestRef][]format.ManifestRef{}
+		for i, tip := range tips {
+			var in [][]format.ManifestRef
+			for _, e := range tips[:i] {
+				if format.CompareIncarnation(e, tip) == 0 || rapid.Bool().Draw(t, fmt.Sprint("reaches", i, e)) {
+					in = append(in, closed[e])
+				}
+			}
+			closed[tip], _ = lineage.JoinReach(tip, in...)
+		}
+		reachOf := map[format.ManifestRef][]format.ManifestRef{}
+		for i, tip := range tips {
+			if rapid.IntRange(0, 5).Draw(t, fmt.Sprint("unknown", i)) > 0 {
+				reachOf[tip] = closed[tip]
+			}
+		}
+		keep, exact := MergeBaseRoots(heads, reachOf)
+		if !exact {
+			t.Fatalf("inexact on a small input")
+		}
+		for i := range heads {
+			for j := i + 1; j < len(heads); j++ {
+				var all, present []lineage.Tip
+				var missing []format.ManifestRef
+				for k, at := range lineage.CommonReach(heads[i], heads[j]) {
+					// The kernel reads the true reach of a present tip; the
+					// collector may not have (unknown): then it dominates nothing.
+					tip := lineage.Tip{At: at, ID: format.ID{byte(k + 1)}, Reach: closed[at]}
+					all = append(all, tip)
+					if slices.Contains(keep, at) {
+						present = append(present, tip)
+					} else {
+						missing = append(missing, at)
+					}
+				}
+				if gone := lineage.Undominated(present, missing); len(gone) > 0 {
+					t.Fatalf("pair %d,%d: collected tips %v are not dominated by a kept one", i, j, gone)
+				}
+				want, wok := lineage.BestTip(all)
+				got, gok := lineage.BestTip(present)
+				if wok != gok || want.At != got.At {
+					t.Fatalf("pair %d,%d: base %v %v with the kept tips, %v %v with all", i, j, got.At, gok, want.At, wok)
+				}
+			}
+		}
+	})
+}
+
+// TestMergeBaseRootsFallsBackWhenTooLarge: past the check bound it keeps
+// every candidate, and says so.
+func TestMergeBaseRootsFallsBackWhenTooLarge(t *testing.T) {
+	ref := func(b string, v uint64) format.ManifestRef {
+		return format.ManifestRef{Branch: b, Incarnation: 1, Version: v}
+	}
+	heads := [][]format.ManifestRef{{ref("f", 1), ref("main", 9)}, {ref("f", 5), ref("main", 7)}, {ref("main", 3)}}
+	reachOf := map[format.ManifestRef][]format.ManifestRef{
+		ref("main", 7): {ref("f", 1), ref("main", 7)}, ref("f", 1): {ref("f", 1), ref("main", 2)}, ref("main", 3): {ref("main", 3)},
+	}
+	exactKeep, exact := MergeBaseRoots(heads, reachOf)
+	if !exact || slices.Contains(exactKeep, ref("f", 1)) {
+		t.Fatalf("exact run kept %v (exact %v); f v1 is dominated by main v7", exactKeep, exact)
+	}
+	defer func(n int) { maxBaseChecks = n }(maxBaseChecks)
+	maxBaseChecks = 1
+	keep, exact := MergeBaseRoots(heads, reachOf)
+	if exact || !cmp.Equal(keep, MergeBaseTips(heads)) {
+		t.Fatalf("over the bound: %v exact=%v, want every candidate %v", keep, exact, MergeBaseTips(heads))
+	}
+}

@@ -45,6 +45,9 @@ type Report struct {
 	// (no complete commit index: a pre-index or migrated history): their
 	// merge bases are not roots, and a later merge may meet ErrReclaimed.
 	MergeBasesUnknown int
+	// MergeBasesInexact: the domination checks ran past gc.MaxBaseChecks,
+	// so every tip of every live pair's common reach was kept.
+	MergeBasesInexact bool
 	// Complete is false when MaxDeletes stopped the run early.
 	Complete bool
 }
@@ -320,9 +323,12 @@ func headReach(at format.ManifestRef, head format.Manifest, x format.CommitIndex
 	return lineage.ManifestReach(at, x.Reach)
 }
 
-// loadMergeBases returns, as roots, the manifests at the tips of every
-// live branch pair's common reach (gc.MergeBaseTips, rule 3b) that are not
-// roots already: what MergeBase and a merge's base snapshot read.
+// loadMergeBases returns, as roots, the possible merge bases of every
+// live branch pair (gc.MergeBaseRoots, rule 3b) that are not roots
+// already: of the tips of each pair's common reach, those no other tip of
+// the pair reaches — what MergeBase needs present, and a merge's base
+// snapshot. It reads each candidate tip's manifest and commit index for
+// its reach; a tip whose reach it cannot read is kept.
 func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest) ([]gc.RootManifest, error) {
 	have := make(map[string]bool, len(roots))
 	for _, r := range roots {
@@ -331,24 +337,58 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	if plant.Enabled(plant.GCNoMergeBase) { // planted bug: rule 3b skipped
 		return nil, nil
 	}
-	var out []gc.RootManifest
+	found := map[format.ManifestRef]format.Manifest{}
+	reachOf := map[format.ManifestRef][]format.ManifestRef{}
 	for _, tip := range gc.MergeBaseTips(c.reaches) {
-		key := c.m.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version)
-		if have[key] {
-			continue
-		}
-		mf, found, err := c.manifest(ctx, key)
+		mf, ok, err := c.manifest(ctx, c.m.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version))
 		if err != nil {
 			return nil, err
 		}
-		if !found {
-			continue // collected by an earlier run (before this rule, or its reach unknown then)
+		if !ok {
+			continue // collected earlier: MergeBase skips it if a kept tip reaches it
+		}
+		found[tip] = mf
+		r, ok, err := c.tipReach(ctx, tip, mf)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			reachOf[tip] = r
+		}
+	}
+	keep, exact := gc.MergeBaseRoots(c.reaches, reachOf)
+	c.rep.MergeBasesInexact = !exact
+	var out []gc.RootManifest
+	for _, tip := range keep {
+		key := c.m.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version)
+		mf, ok := found[tip]
+		if !ok || have[key] {
+			continue
 		}
 		have[key] = true
 		out = append(out, rootOf(key, mf))
 	}
 	c.rep.MergeBases = len(out)
 	return out, nil
+}
+
+// tipReach is the reach of the commit the manifest at tip carries, from
+// its commit index, trusted only when complete and naming tip; ok=false
+// for a commit-less manifest or an index that is absent, unreadable,
+// incomplete or stale.
+func (c *collection) tipReach(ctx context.Context, tip format.ManifestRef, mf format.Manifest) ([]format.ManifestRef, bool, error) {
+	if mf.Commit == nil {
+		return nil, false, nil
+	}
+	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(mf.Commit.ID))
+	if err != nil || !found {
+		return nil, false, err
+	}
+	x, _, err := format.DecodeCommitIndex(b)
+	if err != nil || !x.Complete || x.ID != mf.Commit.ID || x.At != tip {
+		return nil, false, nil // an aid, never authoritative: not trusted
+	}
+	return x.Reach, true, nil
 }
 
 // timeOf is a manifest's time for retention: its commit's, or for a

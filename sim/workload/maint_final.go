@@ -200,16 +200,35 @@ func (l *leakCheck) noteReach(key string, m format.Manifest) error {
 	return nil
 }
 
-// allowMergeBases allows, for every pair of live heads, the manifests at
-// the tips of their common reach (docs/gc.md rule 3b) and what they pin —
-// computed pair by pair here, independently of gc.MergeBaseTips. A tip
-// already gone is no leak.
+// allowMergeBases allows, for every pair of live heads, the tips of their
+// common reach that no other tip of the pair reaches (docs/gc.md rule 3b:
+// the pair's possible merge bases) and what they pin — computed pair by
+// pair here, independently of gc.MergeBaseRoots. A tip whose reach cannot
+// be read is allowed and dominates nothing; a tip already gone is no leak.
 func (l *leakCheck) allowMergeBases() error {
+	reach := map[format.ManifestRef][]format.ManifestRef{}
+	known := map[format.ManifestRef]bool{}
 	for i := range l.reaches {
 		for j := i + 1; j < len(l.reaches); j++ {
-			for _, tip := range lineage.CommonReach(l.reaches[i], l.reaches[j]) {
-				key := l.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version)
-				if l.allowed[key] {
+			tips := lineage.CommonReach(l.reaches[i], l.reaches[j])
+			for _, t := range tips {
+				if _, seen := known[t]; !seen {
+					r, ok, err := l.tipReach(t)
+					if err != nil {
+						return err
+					}
+					reach[t], known[t] = r, ok
+				}
+			}
+			for _, t := range tips {
+				dominated := false
+				for _, u := range tips {
+					if u != t && known[u] && lineage.Reaches(reach[u], t) {
+						dominated = true
+					}
+				}
+				key := l.keys.Manifest(t.Branch, t.Incarnation, t.Version)
+				if dominated || l.allowed[key] {
 					continue
 				}
 				if _, err := l.get(key); errors.Is(err, objstore.ErrNotFound) {
@@ -222,6 +241,31 @@ func (l *leakCheck) allowMergeBases() error {
 		}
 	}
 	return nil
+}
+
+// tipReach reads the reach of the commit at manifest t from its commit
+// index (ok=false: none that is complete and names t).
+func (l *leakCheck) tipReach(t format.ManifestRef) ([]format.ManifestRef, bool, error) {
+	b, err := l.get(l.keys.Manifest(t.Branch, t.Incarnation, t.Version))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, l.p.readFailed("leak: tip", err)
+	}
+	m, _, err := format.DecodeManifest(b)
+	if err != nil || m.Commit == nil {
+		return nil, false, nil
+	}
+	xb, err := l.get(l.keys.CommitIndex(m.Commit.ID))
+	if err != nil {
+		return nil, false, nil
+	}
+	x, _, err := format.DecodeCommitIndex(xb)
+	if err != nil || !x.Complete || x.At != t {
+		return nil, false, nil
+	}
+	return x.Reach, true, nil
 }
 
 // allowManifest allows a kept non-head manifest and what it pins.
