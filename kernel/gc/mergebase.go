@@ -56,50 +56,72 @@ const MaxBaseChecks = 1 << 22
 // maxBaseChecks is MaxBaseChecks, lowered by a test of the fallback.
 var maxBaseChecks = MaxBaseChecks
 
-// MergeBaseRoots returns the tips some pair of live heads may need: for
-// every pair of heads (their reaches), the tips of their common reach that
-// no other tip of that pair reaches — its possible merge bases, exactly
-// what MergeBase needs present (a collected tip that a present tip reaches
-// is skipped: lineage.Undominated). reachOf holds the reach of each tip
-// whose reach is known; a tip without one is kept and dominates nothing
-// (if in doubt, keep). exact=false when the checks would exceed
-// MaxBaseChecks: then every candidate (MergeBaseTips) is returned. Sorted
-// like MergeBaseTips; no duplicates.
+// MergeBaseRoots returns the tips some pair of live heads may need as its
+// merge base, of the candidates MergeBaseTips finds: every candidate t
+// except those dominated everywhere — some other candidate u (another
+// incarnation, reach known) reaches t, and every head that reaches t
+// reaches u too. Then in every pair whose common reach has t as a tip, u
+// is a common ancestor, so that pair's tip in u's incarnation (u or a
+// later commit of it) reaches t: t is not the pair's base, and MergeBase
+// skips it once collected (lineage.Undominated). A merged and deleted
+// feature branch is such a t (u: main's merge commit). The test is
+// sufficient, not exact: a tip dominated in each pair by a different u is
+// kept (if in doubt, keep). reachOf holds the reach of each candidate
+// whose reach is known; a candidate without one is kept unless dominated
+// and dominates nothing. Cost: candidates × (heads + candidates) reach
+// lookups; exact=false when that would exceed MaxBaseChecks, and then
+// every candidate is returned. Sorted like MergeBaseTips.
 func MergeBaseRoots(heads [][]format.ManifestRef, reachOf map[format.ManifestRef][]format.ManifestRef) (keep []format.ManifestRef, exact bool) {
-	need := map[format.ManifestRef]bool{}
-	checks := 0
-	for i := range heads {
-		for j := i + 1; j < len(heads); j++ {
-			tips := lineage.CommonReach(heads[i], heads[j])
-			for _, t := range tips {
-				if !dominated(t, tips, reachOf, &checks) {
-					need[t] = true
-				}
-				if checks > maxBaseChecks {
-					return MergeBaseTips(heads), false
-				}
+	cands := MergeBaseTips(heads)
+	if len(cands)*(len(heads)+len(cands)) > maxBaseChecks {
+		return cands, false
+	}
+	reachedBy := make([]headSet, len(cands))
+	for i, t := range cands {
+		reachedBy[i] = newHeadSet(len(heads))
+		for h, r := range heads {
+			if lineage.Reaches(r, t) {
+				reachedBy[i].add(h)
 			}
 		}
 	}
-	for t := range need { //detlint:ordered sorted next
-		keep = append(keep, t)
+	for i, t := range cands {
+		if !dominatedEverywhere(i, t, cands, reachedBy, reachOf) {
+			keep = append(keep, t)
+		}
 	}
-	slices.SortFunc(keep, compareTip)
 	return keep, true
 }
 
-// dominated reports whether another tip of tips with a known reach
-// reaches t.
-func dominated(t format.ManifestRef, tips []format.ManifestRef, reachOf map[format.ManifestRef][]format.ManifestRef, checks *int) bool {
-	for _, u := range tips {
+// dominatedEverywhere reports whether a candidate u of another
+// incarnation, with a known reach, reaches candidate t (index i) and is
+// reached by every head that reaches t.
+func dominatedEverywhere(i int, t format.ManifestRef, cands []format.ManifestRef, reachedBy []headSet, reachOf map[format.ManifestRef][]format.ManifestRef) bool {
+	for j, u := range cands {
 		r, known := reachOf[u]
-		if u == t || !known {
+		if j == i || !known || format.CompareIncarnation(u, t) == 0 {
 			continue
 		}
-		*checks++
-		if lineage.Reaches(r, t) {
+		if lineage.Reaches(r, t) && reachedBy[j].contains(reachedBy[i]) {
 			return true
 		}
 	}
 	return false
+}
+
+// headSet is a set of head indexes.
+type headSet []uint64
+
+func newHeadSet(n int) headSet { return make(headSet, (n+63)/64) }
+
+func (s headSet) add(h int) { s[h/64] |= 1 << (h % 64) }
+
+// contains reports whether s holds every member of o.
+func (s headSet) contains(o headSet) bool {
+	for k := range o {
+		if o[k]&^s[k] != 0 {
+			return false
+		}
+	}
+	return true
 }

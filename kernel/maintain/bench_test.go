@@ -18,6 +18,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/counting"
 	fsstore "github.com/graphkernel/graphkernel/objstore/fs"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -326,4 +327,81 @@ func dirBytes(b *testing.B, dir string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkCollectMergeBases: the cost of a collection (store requests)
+// with n live branches, each forked from main, given one commit and
+// merged into main, while main moves on (and as many deleted branches
+// merged the same way), so every pair of live branches has its own merge
+// base and every reach names n incarnations. Rule 3b reads each
+// candidate tip's manifest and commit index, so a collection's requests
+// grow with the branches; requests-per-branch staying flat from 10 to 100
+// (ratio-per-branch/10) says it is linear, not quadratic, in them. CPU
+// time grows faster: each commit index's reach names every incarnation
+// merged before it, and the collection decodes one per candidate.
+func BenchmarkCollectMergeBases(b *testing.B) {
+	var base float64
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("branches=%d", n), func(b *testing.B) {
+			cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
+			bg := newBenchGraph(b, cs)
+			bg.insert(b, id(0))
+			policy := maintain.Policy{Policy: gc.Policy{KeepLast: 2, Grace: time.Minute, SkewMargin: time.Minute}}
+			for i := 0; i < 2*n; i++ {
+				name := fmt.Sprintf("f%03d", i)
+				f, err := bg.g.Kernel().CreateBranch(ctx, name, bg.main)
+				if err != nil {
+					b.Fatal(err)
+				}
+				commitOn(b, bg.g, f, id(1+i))
+				if _, err := bg.g.Merge(ctx, f, bg.main, kernel.LineageIntent{Actor: "b", Message: "merge " + name}, data.MergeOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				if i%2 == 1 {
+					if err := bg.g.Kernel().DeleteBranch(ctx, name); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bg.clock.Advance(time.Second)
+			}
+			bg.clock.Advance(time.Hour)
+			rep, err := bg.m.Collect(ctx, policy)
+			if err != nil || !rep.Complete || rep.MergeBasesUnknown != 0 {
+				b.Fatalf("first collection: %+v %v", rep, err)
+			}
+			var reqs uint64
+			for b.Loop() {
+				before := cs.Counts().Requests()
+				rep, err = bg.m.Collect(ctx, policy)
+				if err != nil {
+					b.Fatal(err)
+				}
+				reqs += cs.Counts().Requests() - before
+			}
+			per := float64(reqs) / float64(b.N)
+			b.ReportMetric(per, "requests/collect")
+			b.ReportMetric(per/float64(n), "requests/branch")
+			b.ReportMetric(float64(rep.MergeBases), "merge-base-roots")
+			if n == 10 {
+				base = per / float64(n)
+			} else if base > 0 {
+				b.ReportMetric(per/float64(n)/base, "ratio-per-branch/10")
+			}
+		})
+	}
+}
+
+// commitOn inserts one person on branch br.
+func commitOn(b *testing.B, g *data.Graph, br kernel.BranchRef, person string) {
+	b.Helper()
+	tx, err := g.Begin(ctx, br)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Insert("Person", data.Row{ID: person, Props: map[string]any{"name": person}}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "b", Message: "c"}); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -200,47 +200,68 @@ func (l *leakCheck) noteReach(key string, m format.Manifest) error {
 	return nil
 }
 
-// allowMergeBases allows, for every pair of live heads, the tips of their
-// common reach that no other tip of the pair reaches (docs/gc.md rule 3b:
-// the pair's possible merge bases) and what they pin — computed pair by
-// pair here, independently of gc.MergeBaseRoots. A tip whose reach cannot
-// be read is allowed and dominates nothing; a tip already gone is no leak.
+// allowMergeBases allows every tip of a live pair's common reach that is
+// not dominated everywhere (docs/gc.md rule 3b: some other tip, of
+// another incarnation and with a readable reach, reaches it and is reached
+// by every live head that reaches it) and what it pins — computed here
+// with plain loops over the pairs, independently of gc.MergeBaseRoots. A
+// tip whose reach cannot be read dominates nothing; a tip already gone is
+// no leak.
 func (l *leakCheck) allowMergeBases() error {
-	reach := map[format.ManifestRef][]format.ManifestRef{}
-	known := map[format.ManifestRef]bool{}
+	var tips []format.ManifestRef
+	seen := map[format.ManifestRef]bool{}
 	for i := range l.reaches {
 		for j := i + 1; j < len(l.reaches); j++ {
-			tips := lineage.CommonReach(l.reaches[i], l.reaches[j])
-			for _, t := range tips {
-				if _, seen := known[t]; !seen {
-					r, ok, err := l.tipReach(t)
-					if err != nil {
-						return err
-					}
-					reach[t], known[t] = r, ok
-				}
-			}
-			for _, t := range tips {
-				dominated := false
-				for _, u := range tips {
-					if u != t && known[u] && lineage.Reaches(reach[u], t) {
-						dominated = true
-					}
-				}
-				key := l.keys.Manifest(t.Branch, t.Incarnation, t.Version)
-				if dominated || l.allowed[key] {
-					continue
-				}
-				if _, err := l.get(key); errors.Is(err, objstore.ErrNotFound) {
-					continue
-				}
-				if err := l.allowManifest(key); err != nil {
-					return err
+			for _, t := range lineage.CommonReach(l.reaches[i], l.reaches[j]) {
+				if !seen[t] {
+					seen[t] = true
+					tips = append(tips, t)
 				}
 			}
 		}
 	}
+	reach := map[format.ManifestRef][]format.ManifestRef{}
+	known := map[format.ManifestRef]bool{}
+	for _, t := range tips {
+		r, ok, err := l.tipReach(t)
+		if err != nil {
+			return err
+		}
+		reach[t], known[t] = r, ok
+	}
+	for _, t := range tips {
+		key := l.keys.Manifest(t.Branch, t.Incarnation, t.Version)
+		if l.allowed[key] || l.dominatedEverywhere(t, tips, reach, known) {
+			continue
+		}
+		if _, err := l.get(key); errors.Is(err, objstore.ErrNotFound) {
+			continue
+		}
+		if err := l.allowManifest(key); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// dominatedEverywhere: some tip u of another incarnation, with a known
+// reach, reaches t, and every live head that reaches t reaches u.
+func (l *leakCheck) dominatedEverywhere(t format.ManifestRef, tips []format.ManifestRef, reach map[format.ManifestRef][]format.ManifestRef, known map[format.ManifestRef]bool) bool {
+	for _, u := range tips {
+		if !known[u] || format.CompareIncarnation(u, t) == 0 || !lineage.Reaches(reach[u], t) {
+			continue
+		}
+		everywhere := true
+		for _, h := range l.reaches {
+			if lineage.Reaches(h, t) && !lineage.Reaches(h, u) {
+				everywhere = false
+			}
+		}
+		if everywhere {
+			return true
+		}
+	}
+	return false
 }
 
 // tipReach reads the reach of the commit at manifest t from its commit
