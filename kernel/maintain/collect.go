@@ -38,12 +38,13 @@ type Counts struct {
 // Report is the outcome of one Collect, per category.
 type Report struct {
 	Manifests, TableVersions, Fragments, Adjacency, CommitIndexes, Leases Counts
-	// MergeBases counts the manifests kept as merge-base tips of live
-	// branch pairs (rule 3b) that no other rule kept.
+	// MergeBases counts the manifests kept as possible merge bases of
+	// live branch pairs (rule 3b) that no other rule kept.
 	MergeBases int
 	// MergeBasesUnknown counts live heads whose reach could not be read
-	// (no complete commit index: a pre-index or migrated history): their
-	// merge bases are not roots, and a later merge may meet ErrReclaimed.
+	// (no complete commit index: a pre-index or migrated history, or one
+	// reaching more than format.MaxReachEntries incarnations): their merge
+	// bases are not roots, and a later merge may meet ErrReclaimed.
 	MergeBasesUnknown int
 	// MergeBasesInexact: the domination checks ran past gc.MaxBaseChecks,
 	// so every tip of every live pair's common reach was kept.
@@ -77,7 +78,7 @@ type collection struct {
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
 // the root set — every branch's retained manifests (by gc.Protected), the
-// fork points and merge-base tips of live branches (gc.MergeBaseTips), the
+// fork points and possible merge bases of live branches (gc.MergeBaseRoots), the
 // versions of pending sidecars, live leases — marks what they reach across
 // all branches (gc.Mark), then lists manifests, table versions, fragments,
 // commit indexes and leases in pages and deletes each unreachable one
@@ -324,11 +325,11 @@ func headReach(at format.ManifestRef, head format.Manifest, x format.CommitIndex
 }
 
 // loadMergeBases returns, as roots, the possible merge bases of every
-// live branch pair (gc.MergeBaseRoots, rule 3b) that are not roots
-// already: of the tips of each pair's common reach, those no other tip of
-// the pair reaches — what MergeBase needs present, and a merge's base
+// live branch pair (rule 3b) that are not roots already: the tips of the
+// pairs' common reaches that are not dominated everywhere
+// (gc.MergeBaseRoots) — what MergeBase needs present, and a merge's base
 // snapshot. It reads each candidate tip's manifest and commit index for
-// its reach; a tip whose reach it cannot read is kept.
+// its reach; a tip whose reach it cannot read dominates nothing.
 func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest) ([]gc.RootManifest, error) {
 	have := make(map[string]bool, len(roots))
 	for _, r := range roots {
