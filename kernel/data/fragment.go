@@ -112,14 +112,19 @@ func DecodeFragment(t *Table, info FragmentInfo, b []byte) (arrow.Record, error)
 
 // decodeIPC reads the single record batch of an Arrow IPC file with t's
 // schema. Arrow panics on some malformed inputs; those panics are turned
-// into errors here, and allocations are capped at a multiple of len(b) so a
-// forged length cannot exhaust memory.
+// into errors here, buffer allocations are capped at a multiple of len(b),
+// and the footer's vector lengths (which size Go allocations outside the
+// allocator) are bounded first (checkIPCFooter), so a forged length cannot
+// exhaust memory.
 func decodeIPC(t *Table, b []byte) (rec arrow.Record, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			rec, err = nil, fmt.Errorf("malformed Arrow IPC: %v", r)
 		}
 	}()
+	if err := checkIPCFooter(b); err != nil {
+		return nil, err
+	}
 	mem := &cappedAllocator{limit: 2*len(b) + 4096}
 	fr, err := ipc.NewFileReader(bytes.NewReader(b), ipc.WithAllocator(mem))
 	if err != nil {
