@@ -35,6 +35,10 @@ const DefaultRetryBudget = 64
 // lease (30 s). See docs/gc.md.
 const DefaultGrace = time.Hour
 
+// DefaultSkewMargin is the default clock-skew margin (Options.SkewMargin);
+// it equals gc.DefaultSkewMargin. See docs/gc.md §4.
+const DefaultSkewMargin = 5 * time.Minute
+
 // Backoff between attempts: full jitter in [0, min(cap, base*2^(n-1))),
 // drawn from Env.Entropy and slept on Env.Clock.
 const (
@@ -69,6 +73,11 @@ type Options struct {
 	// Write whose staging began longer ago than this (by Env.Clock)
 	// refuses to publish with *GraceExpiredError. 0 means DefaultGrace.
 	Grace time.Duration
+	// SkewMargin is how far the clocks of the processes sharing the store
+	// may disagree (docs/gc.md §4; the collectors' gc.Policy.SkewMargin).
+	// A publish whose clock reads more than this before the branch head's
+	// commit time refuses with *ClockSkewError. 0 means DefaultSkewMargin.
+	SkewMargin time.Duration
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -84,6 +93,7 @@ type Graph struct {
 	// opRequests is the request budget of one public write operation.
 	opRequests int
 	grace      time.Duration
+	skew       time.Duration // Options.SkewMargin
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -113,8 +123,8 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if store == nil || opts.Env.Clock == nil || opts.Env.Entropy == nil {
 		return nil, fmt.Errorf("%w: store, Env.Clock and Env.Entropy are required", ErrInvalidArgument)
 	}
-	if opts.RetryBudget < 0 || opts.OpRequestBudget < 0 || opts.Grace < 0 {
-		return nil, fmt.Errorf("%w: negative RetryBudget, OpRequestBudget or Grace", ErrInvalidArgument)
+	if opts.RetryBudget < 0 || opts.OpRequestBudget < 0 || opts.Grace < 0 || opts.SkewMargin < 0 {
+		return nil, fmt.Errorf("%w: negative RetryBudget, OpRequestBudget, Grace or SkewMargin", ErrInvalidArgument)
 	}
 	if root != "" {
 		if err := objstore.ValidateKey(objstore.OpList, root); err != nil {
@@ -129,6 +139,10 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if grace == 0 {
 		grace = DefaultGrace
 	}
+	skew := opts.SkewMargin
+	if skew == 0 {
+		skew = DefaultSkewMargin
+	}
 	opRequests := opts.OpRequestBudget
 	if opRequests == 0 {
 		opRequests = DefaultOpRequestBudget
@@ -136,7 +150,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests, grace: grace,
+		opRequests: opRequests, grace: grace, skew: skew,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),

@@ -212,6 +212,9 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	if err := checkLive(req.branch, head, found); err != nil {
 		return true, Commit{}, err
 	}
+	if err := g.checkSkew(req, &head.m); err != nil {
+		return true, Commit{}, err
+	}
 	if req.slot != 0 && head.m.Version+1 != req.slot {
 		return true, Commit{}, fmt.Errorf("%w: head is v%d, the slot v%d", errSlotTaken, head.m.Version, req.slot)
 	}

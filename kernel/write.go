@@ -299,6 +299,11 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	if err != nil {
 		return Commit{}, err
 	}
+	// A clock behind the head by more than the skew margin stages nothing:
+	// a collector may take its fragments for abandoned ones (docs/gc.md §4).
+	if err := g.checkSkew(req, &head.m); err != nil {
+		return Commit{}, err
+	}
 	heads := make([]TableRef, len(writes))
 	for i, w := range writes {
 		if heads[i], err = g.tableHead(ctx, b, &head.m, w.Table); err != nil {

@@ -79,11 +79,16 @@ const (
 	// while main moves on past retention, loses its merge base and the
 	// next merge fails with ErrReclaimed.
 	GCNoMergeBase = "gc-no-merge-base"
+	// SkewUnchecked: a publish skips the clock-skew check (docs/gc.md §4),
+	// so a writer whose clock runs behind the branch head's commit time by
+	// more than the skew margin publishes, and its staged fragments may
+	// already look abandoned to a collector.
+	SkewUnchecked = "skew-unchecked"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked}
 	sort.Strings(names)
 	return names
 }

@@ -205,6 +205,9 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 	if err != nil || !found {
 		return nil, "", err // a head only vanishes when a concurrent collection found its incarnation expired
 	}
+	if err := c.checkClock(g, &head); err != nil {
+		return nil, "", err
+	}
 	var tomb int64
 	if head.Tombstone && head.Commit != nil {
 		tomb = head.Commit.TimeUnixNano
