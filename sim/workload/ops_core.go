@@ -438,6 +438,8 @@ func errText(err error) string {
 		return "validation"
 	case errors.Is(err, kernel.ErrContention):
 		return "contention"
+	case errors.Is(err, kernel.ErrClockSkew):
+		return "clock-skew"
 	case errors.Is(err, failpoint.ErrInjected):
 		return "injected"
 	case errors.Is(err, objstore.ErrTransient):

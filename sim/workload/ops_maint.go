@@ -43,14 +43,16 @@ func init() {
 		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
 			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots; checks retained " +
 			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
-			"compaction alone, merges between live branches find their merge base, and after a final zero-retention collection nothing leaks",
-		Generate: genMaint,
-		Plants:   []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase},
-		Contract: mustContract(dataSchema),
-		Seed:     seedData,
-		Grace:    maintGrace,
-		Reclaims: true,
-		Final:    maintFinal,
+			"compaction alone, merges between live branches find their merge base, a writer and a collector whose clocks run " +
+			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
+		Generate:   genMaint,
+		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked},
+		Contract:   mustContract(dataSchema),
+		Seed:       seedData,
+		Grace:      maintGrace,
+		SkewMargin: maintSkew,
+		Reclaims:   true,
+		Final:      maintFinal,
 	})
 	RegisterOp("gtx", opMaintTx)
 	RegisterOp("gread", opMaintRead)
@@ -124,6 +126,7 @@ func genMaint(seed uint64, faults string) *Scenario {
 		}
 		return Op{Kind: "gread", Args: map[string]string{}}
 	}))
+	s.Actors = append(s.Actors, genMaintSkewed(rng)...)
 	return s
 }
 
@@ -180,6 +183,7 @@ func opMaintTx(p *Proc, idx int, op Op) error {
 	if p.Over(err) {
 		return p.end(err)
 	}
+	p.checkSkewAccepted("gtx "+tag, err)
 	switch {
 	case err == nil && op.Arg("kind") == "insert":
 		st := &p.run.maint
@@ -267,7 +271,11 @@ func opMaintCollect(p *Proc, _ int, _ Op) error {
 		return p.end(err)
 	}
 	p.Unexpected("gcollect", err)
+	p.checkSkewAccepted("gcollect", err)
 	p.run.note("%s mcollect -> %+v (%v)", p.name, rep, errText(err))
+	if errors.Is(err, kernel.ErrClockSkew) {
+		return nil // refused before deleting anything: nothing new to read
+	}
 	if rep.MergeBasesUnknown > 0 {
 		p.run.maint.mu.Lock()
 		p.run.maint.basesUnknown = true

@@ -52,14 +52,20 @@ func (p *Proc) Tag(index int) string { return fmt.Sprintf("%s.%d", p.plan.Name, 
 func (p *Proc) client() int { return p.h.ID() }
 
 // env is the kernel environment of the process.
+// Its clock is off the world's by the plan's Clock (a skewed host).
 func (p *Proc) env() kernel.Env {
-	return kernel.Env{Clock: p.run.clock, Entropy: p.h.Entropy(), Failpoints: p.h.Failpoints()}
+	var clock kernel.Clock = p.run.clock
+	if p.plan.Clock != 0 {
+		clock = skewedClock{Clock: clock, off: p.plan.Clock}
+	}
+	return kernel.Env{Clock: clock, Entropy: p.h.Entropy(), Failpoints: p.h.Failpoints()}
 }
 
 // kopts are the kernel options of the process's handles: its environment
-// and the workload's grace period (0: the kernel's default).
+// and the workload's grace period and skew margin (0: the kernel's
+// defaults).
 func (p *Proc) kopts() kernel.Options {
-	return kernel.Options{Env: p.env(), Grace: p.run.wl.Grace}
+	return kernel.Options{Env: p.env(), Grace: p.run.wl.Grace, SkewMargin: p.run.wl.SkewMargin}
 }
 
 // Over reports whether err (or the process's state) means the process must
@@ -86,6 +92,7 @@ func (p *Proc) Unexpected(what string, err error) {
 	if errors.Is(err, kernel.ErrCorrupt) || errors.Is(err, kernel.ErrUnsupportedFormat) {
 		p.run.Violate(check.Violation{Check: "kernel-error", Detail: fmt.Sprintf("%s: %s: %v", p.name, what, err)})
 	}
+	p.checkSkewRefusal(what, err)
 }
 
 // main is the process's life.

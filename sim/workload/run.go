@@ -350,7 +350,7 @@ func Outcome(err error) model.Outcome {
 	for _, definite := range []error{
 		kernel.ErrVersionMismatch, kernel.ErrBranchNotFound, kernel.ErrInvalidArgument,
 		kernel.ErrInvalidName, kernel.ErrReadOnly, kernel.ErrHasDependents, kernel.ErrBranchExists,
-		data.ErrValidation,
+		data.ErrValidation, kernel.ErrClockSkew,
 	} {
 		if errors.Is(err, definite) {
 			return model.Failed

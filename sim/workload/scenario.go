@@ -34,6 +34,11 @@ type Scenario struct {
 type ActorPlan struct {
 	Name string
 	Ops  []Op
+	// Clock is how far the actor's host clock is off the world's (its
+	// kernel and maintenance handles read world time + Clock; checkers
+	// keep the world's); 0: exact. Case files write it as
+	// "actor NAME clock=DURATION".
+	Clock time.Duration
 }
 
 // Op is one operation: its kind, the think time before it, and its
@@ -72,7 +77,7 @@ func (s *Scenario) Clone() *Scenario {
 	out := *s
 	out.Actors = make([]ActorPlan, len(s.Actors))
 	for i, a := range s.Actors {
-		out.Actors[i] = ActorPlan{Name: a.Name, Ops: make([]Op, len(a.Ops))}
+		out.Actors[i] = ActorPlan{Name: a.Name, Ops: make([]Op, len(a.Ops)), Clock: a.Clock}
 		for j, op := range a.Ops {
 			args := make(map[string]string, len(op.Args))
 			//detlint:ordered copies into a map
@@ -95,7 +100,11 @@ func (s *Scenario) Format(w io.Writer) error {
 	fmt.Fprintf(&b, "%s\nworkload %s\nseed %d\nfaults %s\nphases %s %s\n",
 		caseHeader, s.Workload, s.Seed, s.Faults, s.FaultPhase, s.QuietPhase)
 	for _, a := range s.Actors {
-		fmt.Fprintf(&b, "actor %s\n", a.Name)
+		if a.Clock != 0 {
+			fmt.Fprintf(&b, "actor %s clock=%s\n", a.Name, a.Clock)
+		} else {
+			fmt.Fprintf(&b, "actor %s\n", a.Name)
+		}
 		for _, op := range a.Ops {
 			fmt.Fprintf(&b, "  %s %s", op.Think, op.Kind)
 			keys := make([]string, 0, len(op.Args))
@@ -182,6 +191,10 @@ func (s *Scenario) parseLine(text string) error {
 		}
 	case f[0] == "actor" && len(f) == 2:
 		s.Actors = append(s.Actors, ActorPlan{Name: f[1]})
+	case f[0] == "actor" && len(f) == 3 && strings.HasPrefix(f[2], "clock="):
+		a := ActorPlan{Name: f[1]}
+		a.Clock, err = time.ParseDuration(strings.TrimPrefix(f[2], "clock="))
+		s.Actors = append(s.Actors, a)
 	default:
 		return fmt.Errorf("cannot parse %q", text)
 	}
@@ -227,6 +240,9 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("simcase: bad or repeated actor name %q", a.Name)
 		}
 		names[a.Name] = true
+		if a.Clock < -MaxPhase || a.Clock > MaxPhase {
+			return fmt.Errorf("simcase: actor %s: clock offset %v out of bounds", a.Name, a.Clock)
+		}
 		if len(a.Ops) > MaxActorOps {
 			return fmt.Errorf("simcase: actor %s has %d ops, more than %d", a.Name, len(a.Ops), MaxActorOps)
 		}

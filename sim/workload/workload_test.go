@@ -50,6 +50,8 @@ func TestParseRejects(t *testing.T) {
 		{"reserved name", head + "actor _init\n", "bad or repeated actor"},
 		{"repeated name", head + "actor a\nactor a\n", "bad or repeated actor"},
 		{"bad think", head + "actor a\n  soon read\n", "line 7"},
+		{"bad clock", head + "actor a clock=late\n", "line 6"},
+		{"clock out of bounds", head + "actor a clock=-25h\n", "clock offset"},
 		{"zero quiet phase", "simcase v1\nworkload core\nseed 1\nfaults none\nphases 1s 0s\n", "out of bounds"},
 	}
 	for _, tc := range cases {
