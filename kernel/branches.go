@@ -75,6 +75,13 @@ func (g *Graph) checkCreate(name string) error {
 // means "try the next incarnation" (bounded by the budget). The incarnation
 // id is minted once, so the one fork marker names whichever attempt lands.
 func (g *Graph) createFrom(ctx context.Context, name string, src loaded) (BranchRef, error) {
+	// The new incarnation's id carries this clock's time, by which a
+	// collector judges its fork's table versions before it sees the branch
+	// (docs/gc.md §2 rule 7): a clock behind the source creates nothing.
+	srcRef := fmt.Sprintf("the source %s#%d", src.m.Branch.Name, src.m.Branch.Incarnation)
+	if err := g.checkClockAgainst(fmt.Sprintf("create branch %q", name), srcRef, &src.m); err != nil {
+		return BranchRef{}, err
+	}
 	if err := g.writeNameMarker(ctx, name); err != nil {
 		return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
 	}

@@ -55,17 +55,26 @@ func (g *Graph) checkSkew(req *publishReq, head *format.Manifest) error {
 	if req.commit.Kind == format.KindRecovery {
 		return nil
 	}
+	return g.checkClockAgainst("publish on "+req.branch.String(), "the head of "+req.branch.String(), head)
+}
+
+// checkClockAgainst refuses op with *ClockSkewError when the handle's
+// clock, read now, lies more than the skew margin before the time of m, a
+// manifest (named what) read before now: true time does not run backwards
+// between m's write and this reading, so the two clocks disagree beyond
+// the margin.
+func (g *Graph) checkClockAgainst(op, what string, m *format.Manifest) error {
 	if plant.Enabled(plant.SkewUnchecked) { // planted bug: the clock is trusted blindly
 		return nil
 	}
 	now := g.clock.Now()
-	at, behind := lineage.ClockBehind(head, now, g.skew)
+	at, behind := lineage.ClockBehind(m, now, g.skew)
 	if !behind {
 		return nil
 	}
-	ref := fmt.Sprintf("the head of %s (v%d)", req.branch, head.Version)
-	if head.Commit != nil {
-		ref = fmt.Sprintf("the head of %s (v%d, commit %s)", req.branch, head.Version, head.Commit.ID)
+	ref := fmt.Sprintf("%s (v%d)", what, m.Version)
+	if m.Commit != nil {
+		ref = fmt.Sprintf("%s (v%d, commit %s)", what, m.Version, m.Commit.ID)
 	}
-	return &ClockSkewError{Op: "publish on " + req.branch.String(), Reference: ref, RefTime: at, Now: now, Margin: g.skew}
+	return &ClockSkewError{Op: op, Reference: ref, RefTime: at, Now: now, Margin: g.skew}
 }

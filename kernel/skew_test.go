@@ -71,7 +71,8 @@ func TestPublishBehindTheHeadRefuses(t *testing.T) {
 				return kernel.TableContent{Fragments: []string{"skewed"}, Rows: 1}, nil
 			}}}, kernel.LineageIntent{Actor: "skewed", Message: "w"})
 			_, perr := h.Publish(ctx, hb, nil, kernel.LineageIntent{Actor: "skewed", Message: "p"}, nil)
-			for _, err := range []error{werr, perr} {
+			_, cerr := h.CreateBranch(ctx, "child", hb)
+			for _, err := range []error{werr, perr, cerr} {
 				if !c.refuse {
 					if err != nil {
 						t.Fatalf("clock off by %s (margin 1m): %v", c.off, err)
@@ -95,6 +96,9 @@ func TestPublishBehindTheHeadRefuses(t *testing.T) {
 			}
 			if left := kerneltest.Sidecars(store, root); len(left) != 0 {
 				t.Fatalf("sidecars left: %v", left)
+			}
+			if _, err := g.Branch(ctx, "child"); c.refuse != errors.Is(err, kernel.ErrBranchNotFound) {
+				t.Fatalf("branch child after the create: %v", err)
 			}
 		})
 	}
