@@ -50,10 +50,11 @@ func recOpen(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set
 }
 
 // recOpenNow opens a read-write handle whose clock starts at the epoch, as
-// live writers' do: sidecars of other epoch handles are young to it.
+// live writers' do: sidecars of other epoch handles are young to it. It
+// builds on commits of recOpen handles (kerneltest.EpochSkewMargin).
 func recOpenNow(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set) *kernel.Graph {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(seed, fps)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(seed, fps), SkewMargin: kerneltest.EpochSkewMargin})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -35,6 +35,13 @@ func Env(seed uint64, fps *failpoint.Set) kernel.Env { return EnvAt(seed, fps, E
 // see every such sidecar as abandoned.
 var Later = Epoch.Add(time.Hour)
 
+// EpochSkewMargin is the kernel.Options.SkewMargin of Epoch handles in
+// tests that also run Later handles: there the hour between the clocks
+// stands for time that passed (a recoverer past the lease), not for a
+// wrong clock, so an Epoch handle must not refuse to build on a Later
+// handle's commit (docs/gc.md §4).
+const EpochSkewMargin = 2 * time.Hour
+
 // EnvAt is Env with the ManualClock starting at start.
 func EnvAt(seed uint64, fps *failpoint.Set, start time.Time) kernel.Env {
 	var s [32]byte
