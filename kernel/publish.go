@@ -212,9 +212,6 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	if err := checkLive(req.branch, head, found); err != nil {
 		return true, Commit{}, err
 	}
-	if err := g.checkSkew(req, &head.m); err != nil {
-		return true, Commit{}, err
-	}
 	if req.slot != 0 && head.m.Version+1 != req.slot {
 		return true, Commit{}, fmt.Errorf("%w: head is v%d, the slot v%d", errSlotTaken, head.m.Version, req.slot)
 	}
@@ -233,6 +230,11 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		return true, Commit{}, err
 	}
 	if err := g.checkGrace(req); err != nil {
+		return true, Commit{}, err
+	}
+	// After buildNext: the expectations held, so nothing of this write was
+	// published (by a recoverer either) and the refusal is definite.
+	if err := g.checkSkew(req, &head.m); err != nil {
 		return true, Commit{}, err
 	}
 	key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)

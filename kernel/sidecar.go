@@ -260,8 +260,10 @@ func (g *Graph) abandonWrite(ctx context.Context, run *writeRun, cause error) (C
 	// A moved head (ExpectHead) is definite: buildNext checks it after the
 	// table expectations, so this write's own versions are still unpublished
 	// (a recoverer's roll-forward would have moved their pins first). So is
-	// a refusal by the grace rule (nothing of the round was published).
-	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrHeadMoved) && !errors.Is(cause, ErrGraceExpired) {
+	// a refusal by the grace rule or the clock-skew check (both run after
+	// buildNext: nothing of the round was published).
+	if !run.lost && !errors.Is(cause, ErrVersionMismatch) && !errors.Is(cause, ErrBranchNotFound) && !errors.Is(cause, ErrHeadMoved) &&
+		!errors.Is(cause, ErrGraceExpired) && !errors.Is(cause, ErrClockSkew) {
 		return Commit{}, markAmbiguous(cause, s.CommitID, nil)
 	}
 	if errors.Is(cause, ErrBranchNotFound) {

@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,43 @@ func TestHeadAheadStopsCorrectWriters(t *testing.T) {
 	clock.Advance(9*time.Minute + time.Second)
 	if _, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "correct", Message: "p"}, nil); err != nil {
 		t.Fatalf("publish once the head is within the margin: %v", err)
+	}
+}
+
+// TestSkewRefusedAtPublishIsDefinite: a write whose round began under a
+// head within the margin, but whose publish meets a head written meanwhile
+// by a clock an hour ahead, refuses at the publish with a definite
+// *ClockSkewError after its sidecar and table version exist: the check
+// runs after the expectations held, so nothing of the write was published,
+// and the write undoes its version and resolves its sidecar as for any
+// definite failure (not an unknown outcome left to recovery).
+func TestSkewRefusedAtPublishIsDefinite(t *testing.T) {
+	store := sim.New(sim.Config{Seed: 1})
+	env := testEnv(1)
+	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: env, SkewMargin: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	commitTable(t, g, main, "a", "1")
+	ahead := skewHandle(t, store, env.Clock, time.Hour, 2)
+	before := len(fullLog(t, g, main))
+	_, err = g.Write(ctx, main, []kernel.TableWrite{{Table: "a", Build: func(p kernel.TableVersion) (kernel.TableContent, error) {
+		if _, err := ahead.Write(ctx, mustBranch(t, ahead, "main"), []kernel.TableWrite{{Table: "b", Build: func(kernel.TableVersion) (kernel.TableContent, error) {
+			return kernel.TableContent{Fragments: []string{"ahead"}, Rows: 1}, nil
+		}}}, kernel.LineageIntent{Actor: "ahead", Message: "b"}); err != nil {
+			t.Errorf("ahead write: %v", err)
+		}
+		return kernel.TableContent{Fragments: append(append([]string(nil), p.Fragments...), "2"), Rows: p.Rows + 1}, nil
+	}}}, kernel.LineageIntent{Actor: "correct", Message: "a"})
+	var se *kernel.ClockSkewError
+	if !errors.As(err, &se) || errors.Is(err, objstore.ErrAmbiguous) || !strings.HasPrefix(se.Op, "publish on ") {
+		t.Fatalf("write under a head an hour ahead: %v, want a definite *ClockSkewError from the publish", err)
+	}
+	if n := len(fullLog(t, g, main)); n != before+1 {
+		t.Fatalf("log has %d commits, want %d (the ahead write only)", n, before+1)
+	}
+	if left := kerneltest.Sidecars(store, root); len(left) != 0 {
+		t.Fatalf("sidecars left: %v", left)
 	}
 }

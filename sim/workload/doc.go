@@ -12,8 +12,12 @@
 //	phases 5s 1m0s
 //	actor w0
 //	  300ms commit branch=main strict=1 tables=t0
-//	actor x
+//	actor x clock=-10m0s
 //	  300ms reopen
+//
+// An actor line may set its host clock's offset from the world's
+// (ActorPlan.Clock): its kernel and maintenance handles read the world's
+// time plus the offset, its checkers the world's.
 //
 // Execute plays a scenario: an init process creates the graph (or a
 // workload's fixture, such as a v3 graph), each actor becomes a process that
