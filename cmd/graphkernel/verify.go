@@ -14,6 +14,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/branchindex"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -114,6 +115,11 @@ type verifier struct {
 	refLive   []bool            // per ref: a live branch's fork point (must exist) rather than history collection may reclaim
 	truncated int               // incarnations whose history below the retention window was collected
 	reclaimed int               // fork points and merged-from manifests of collected history
+
+	least      gc.Policy         // gc.LeastRetention(keepLast): what every collection with this KeepLast keeps
+	incExpired map[incKey]bool   // deleted incarnations every such collection may have reclaimed (all but the tombstone)
+	tvGone     map[string]string // missing table versions only unretained manifests pin (garbage, not damage) -> the first such manifest
+	garbage    int               // references from unretained manifests to collected objects
 }
 
 // incKey names one branch incarnation.
@@ -173,6 +179,7 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 // versions is damage, a gap below them is collected history (a note).
 func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel.Env, now time.Time, keepLast int) (*verifyReport, error) {
 	v := &verifier{st: st, keys: format.NewKeys(root), root: root, now: now, keepLast: uint64(keepLast), incHeads: map[incKey]uint64{},
+		least: gc.LeastRetention(keepLast), incExpired: map[incKey]bool{}, tvGone: map[string]string{},
 		rep:     &verifyReport{LiveBranches: []string{}, Problems: []problem{}, ProblemCount: map[string]int{}, Sidecars: []pendingSidecar{}},
 		schemas: map[string]bool{}, tvRows: map[string]uint64{}, seenFrag: map[string]bool{}, opaque: map[string]bool{}, sums: newRowSums()}
 	v.loadTables(ctx, env)
@@ -180,9 +187,9 @@ func verifyGraph(ctx context.Context, st objstore.Store, root string, env kernel
 		return nil, err
 	}
 	v.checkRefs(ctx)
-	if v.truncated > 0 || v.reclaimed > 0 {
-		v.note("retention: %d incarnation(s) hold no history below their retained manifests, %d fork point(s) or merged-from manifest(s) of collected history are gone (garbage collection, docs/gc.md)",
-			v.truncated, v.reclaimed)
+	if v.truncated > 0 || v.reclaimed > 0 || v.garbage > 0 {
+		v.note("retention: %d incarnation(s) hold no history below their retained manifests, %d fork point(s) or merged-from manifest(s) of collected history are gone, %d table version(s) pinned only by manifests outside retention (kept tombstones, or collected history not yet deleted) are gone (garbage collection, docs/gc.md)",
+			v.truncated, v.reclaimed, v.garbage)
 	}
 	if len(v.opaque) > 0 {
 		names := make([]string, 0, len(v.opaque))
@@ -298,6 +305,11 @@ type chainState struct {
 	headVer uint64 // the incarnation's newest version
 	tomb    bool   // its newest manifest is a tombstone
 	cut     bool   // history below the retention window was collected
+
+	tombNano int64             // the tombstone's time (gc.TombstoneTime), 0 if live
+	times    []gc.ManifestTime // the retained run so far, newest first (gc.Protected's input)
+	outside  bool              // a manifest above was outside the retained run: so is every one below
+	expired  bool              // a deleted incarnation that collection may have reclaimed: all but its tombstone may be gone
 }
 
 // window is the lowest version of cs's retention window: its newest
@@ -310,11 +322,13 @@ func (v *verifier) window(head uint64) uint64 {
 }
 
 // gapIsDamage reports whether versions lo..hi missing below version above
-// break retention: some is inside the window, unless it is the gap right
-// below a tombstone (a deleted incarnation collected after KeepFor keeps
-// only its tombstone, and the fork points live branches still need).
+// break retention: some is inside the window, unless the incarnation is a
+// deleted one past retention (collection keeps only its tombstone, and
+// the fork points live branches still need; it deletes the rest oldest
+// first, so a killed collection leaves any part of it), or it is the gap
+// right below a tombstone.
 func (v *verifier) gapIsDamage(cs *chainState, above, hi uint64) bool {
-	if cs.tomb && above == cs.headVer {
+	if cs.expired || (cs.tomb && above == cs.headVer) {
 		return false
 	}
 	return hi >= v.window(cs.headVer)
@@ -391,6 +405,13 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 	if first {
 		cs.headVer, cs.tomb = mk.ver, ok && m.Tombstone
 		v.incHeads[incKey{mk.name, mk.inc}] = mk.ver
+		if ok {
+			cs.tombNano = gc.TombstoneTime(m)
+		}
+	}
+	retained := v.retained(cs, m, ok, mk)
+	if first && cs.tomb && !retained {
+		v.incExpired[incKey{mk.name, mk.inc}], cs.expired = true, true
 	}
 	if ok && first && cs.newest && !m.Tombstone {
 		v.live = append(v.live, liveHead{key: key, m: m})
@@ -407,11 +428,33 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 	if ok {
 		cs.prev = &m
 		v.collectRefs(key, &m, cs.newest && !cs.tomb)
-		v.checkPins(ctx, key, &m)
+		v.checkPins(ctx, key, &m, retained)
 		if m.Commit != nil {
 			v.checkIndex(ctx, mk, m.Commit.ID)
 		}
 	}
+}
+
+// retained reports whether the manifest just read (m, ok=false if it did
+// not decode) is in its incarnation's retained run under the least
+// retention of --keep-last (gc.Protected with gc.LeastRetention: the
+// collector's own rule), so what it pins must be present. The run is
+// contiguous newest first; a manifest that did not decode counts as of
+// unknown time (retained, as the collector keeps it).
+func (v *verifier) retained(cs *chainState, m format.Manifest, ok bool, mk manifestKey) bool {
+	if cs.outside {
+		return false
+	}
+	t := gc.ManifestTime{Version: mk.ver}
+	if ok {
+		t = gc.ManifestTimeOf(m)
+	}
+	cs.times = append(cs.times, t)
+	if n, _ := gc.Protected(cs.times, len(cs.times), cs.tombNano, v.least, v.now); n < len(cs.times) {
+		cs.outside, cs.times = true, nil
+		return false
+	}
+	return true
 }
 
 // readManifest reads, decodes and locates one manifest.
@@ -537,8 +580,9 @@ func (v *verifier) reclaimable(r format.ManifestRef, liveFork bool) bool {
 	if liveFork {
 		return false
 	}
-	head, ok := v.incHeads[incKey{r.Branch, r.Incarnation}]
-	return !ok || r.Version < v.window(head)
+	ik := incKey{r.Branch, r.Incarnation}
+	head, ok := v.incHeads[ik]
+	return !ok || v.incExpired[ik] || r.Version < v.window(head)
 }
 
 // checkRefs checks that every fork point and merged-from names a manifest
@@ -561,6 +605,9 @@ func (v *verifier) checkRefs(ctx context.Context) {
 		}
 		if m.FormatStamp >= format.CurrentFormat && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
 			v.problem(v.refFrom[i], ruleForkPoint, "names %s whose head is %s, want %s", key, m.Head, v.refHeads[i])
+		}
+		if v.refLive[i] {
+			v.checkPins(ctx, key, &m, true) // a live branch's fork point is a root (rule 3a): its pins are kept
 		}
 	}
 }
@@ -589,10 +636,20 @@ func (v *verifier) checkSchema(ctx context.Context, hash string) {
 	}
 }
 
-// checkPins checks every table version m pins (once per version).
-func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifest) {
+// checkPins checks every table version m pins (once per version). A
+// retained manifest's pins must be present; a missing version that only
+// manifests outside retention pin is collected garbage (counted in a note)
+// until a retained manifest pins it too.
+func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifest, retained bool) {
 	for _, p := range m.Tables {
-		rows, ok := v.tableVersion(ctx, p)
+		key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
+		if from, gone := v.tvGone[key]; gone && retained {
+			delete(v.tvGone, key)
+			v.garbage--
+			v.problem(key, ruleMissing, "referenced object does not exist (pinned by retained %s; also by %s)", mkey, from)
+			continue
+		}
+		rows, ok := v.tableVersion(ctx, p, mkey, retained)
 		if ok && rows != p.Rows {
 			v.problem(mkey, ruleRows, "pins %s version %d with %d rows; its fragments hold %d", p.Name, p.Version, p.Rows, rows)
 		}
@@ -610,7 +667,7 @@ func sumRows(infos []data.FragmentInfo) uint64 {
 // tableVersion checks one table version and its fragments once, and
 // returns the rows its fragments hold. Only that count is kept per version
 // (memory grows with distinct versions, never with their fragment lists).
-func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) (uint64, bool) {
+func (v *verifier) tableVersion(ctx context.Context, p format.TablePin, mkey string, retained bool) (uint64, bool) {
 	key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
 	if rows, seen := v.tvRows[key]; seen {
 		return rows, rows != tvUnreadable
@@ -618,6 +675,11 @@ func (v *verifier) tableVersion(ctx context.Context, p format.TablePin) (uint64,
 	v.rep.TableVersions++
 	v.tvRows[key] = tvUnreadable
 	infos, pr := v.readInfos(ctx, key, p)
+	if pr != nil && pr.Rule == ruleMissing && !retained {
+		v.tvGone[key] = mkey
+		v.garbage++
+		return 0, false
+	}
 	if pr != nil {
 		v.problem(pr.Key, pr.Rule, "%s", pr.Detail)
 		return 0, false
@@ -798,10 +860,16 @@ func (v *verifier) checkLeases(ctx context.Context) error {
 			return nil // expired: the next collection deletes it
 		}
 		mkey := v.keys.Manifest(l.Snapshot.Branch, l.Snapshot.Incarnation, l.Snapshot.Version)
-		if _, err := v.st.Head(ctx, mkey); errors.Is(err, objstore.ErrNotFound) {
+		obj, err := v.st.Get(ctx, mkey)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
 			v.problem(key, ruleLease, "unexpired lease (until %s) pins %s, which is gone", time.Unix(0, l.ExpiresUnixNano).UTC().Format(time.RFC3339), mkey)
-		} else if err != nil {
+		case err != nil:
 			v.readProblem(mkey, err)
+		default:
+			if m, _, err := format.DecodeManifestAnyStamp(obj.Data); err == nil {
+				v.checkPins(ctx, mkey, &m, true) // a leased snapshot is a root (rule 6): its pins are kept
+			}
 		}
 		return nil
 	})
