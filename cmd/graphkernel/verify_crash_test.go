@@ -267,3 +267,11 @@ func TestVerifyAfterKilledCollections(t *testing.T) {
 		}
 	}
 }
+
+// adjRefJSON is an adjacency ref as the tests decode it (name, size,
+// CRC-32C; internal/verify checks the same fields).
+type adjRefJSON struct {
+	Name   string `json:"name"`
+	Bytes  uint64 `json:"bytes"`
+	CRC32C uint32 `json:"crc32c"`
+}
