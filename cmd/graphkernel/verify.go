@@ -63,7 +63,6 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 	return nil
 }
 
-
 func (a *app) printVerify(r *verifyReport) {
 	w := a.stdout
 	fmt.Fprintf(w, "live branches: %s\n", strings.Join(r.LiveBranches, ", "))

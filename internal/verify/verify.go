@@ -880,4 +880,3 @@ func (v *verifier) listSidecars(ctx context.Context) error {
 		return nil
 	})
 }
-
