@@ -127,6 +127,7 @@ type verifier struct {
 	incExpired map[incKey]bool   // deleted incarnations every such collection may have reclaimed (all but the tombstone)
 	tvGone     map[string]string // missing table versions only unretained manifests pin (garbage, not damage) -> the first such manifest
 	garbage    int               // references from unretained manifests to collected objects
+	kernelOnly bool              // the schema contract is no data-plane schema: every table is opaque
 }
 
 // incKey names one branch incarnation.
@@ -614,7 +615,17 @@ func (v *verifier) checkSchema(ctx context.Context, hash string) {
 		v.problem(key, RuleSchema, "contract hashes to %s, stored under %s", id, hash)
 	}
 	if _, err := schema.Decode(c); err != nil {
-		v.problem(key, RuleSchema, "%v", err)
+		if v.tables != nil || schema.ContractID(c) != hash {
+			v.problem(key, RuleSchema, "%v", err)
+			return
+		}
+		// A kernel-level graph (kernel.Init takes any contract): the
+		// contract is intact (it hashes to its key) but no data-plane
+		// schema, so every table is the kernel's opaque table.
+		if !v.kernelOnly {
+			v.kernelOnly = true
+			v.note("schema %s is not a data-plane schema (%v): a kernel-level graph, its tables checked as kernel objects only", hash, err)
+		}
 	}
 }
 
@@ -685,7 +696,7 @@ func (v *verifier) tableVersion(ctx context.Context, p format.TablePin, mkey str
 // objects only. Without a schema every table is taken as a data table.
 func (v *verifier) dataTable(table string) bool {
 	if v.tables == nil {
-		return true
+		return !v.kernelOnly
 	}
 	_, ok := v.tables[table]
 	return ok
