@@ -11,6 +11,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/sim/check"
+	"github.com/graphkernel/graphkernel/sim/workload"
 )
 
 // noCollection is the --keep-last of verify after a run that collects
@@ -85,6 +86,7 @@ func (r *procRun) checkMaint(segs []*segment, s *Summary) []check.Violation {
 		}
 	}
 	s.Commits = len(acked)
+	s.Recoveries = len(auditedOps(workload.StoreInspector(r.ps.st), r.root))
 	rows, err := r.mainRows()
 	if err != nil {
 		return append(vs, check.Violation{Check: "rows", Detail: err.Error()})
