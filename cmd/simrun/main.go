@@ -90,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Uint64Var(&c.writer.seed, "writer-seed", 0, "internal: the writer's seed")
 	fs.StringVar(&c.writer.hist, "writer-hist", "", "internal: the writer's history file")
 	fs.BoolVar(&c.writer.faults, "writer-faults", false, "internal: inject store faults")
+	fs.StringVar(&c.writer.workload, "writer-workload", "", "internal: the process's workload (maint, or the default writers)")
 	fs.BoolVar(&c.json, "json", false, "print a machine-readable summary on stdout")
 	fs.StringVar(&c.out, "out", "", "write failure artifacts under `DIR`")
 	fs.BoolVar(&c.rerun, "rerun", false, "run every seed again in a second process and compare trace hashes")
@@ -185,6 +186,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if c.childHashes {
 		return childMain(c, stdin, stdout, stderr)
+	}
+	if c.writerMode && c.writer.workload == maintWorkload {
+		return maintMain(c, stdin, stderr)
 	}
 	if c.writerMode {
 		return writerMain(c, stdin, stderr)

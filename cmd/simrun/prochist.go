@@ -45,6 +45,9 @@ type histRecord struct {
 	// lost acks, outage reads), carried on every return record so that a
 	// killed process's counts are lost only since its last return.
 	Faults *[4]int64 `json:"faults,omitempty"`
+	// Deleted is, for the maintenance workload's collect and feed records,
+	// the objects a collection deleted or the changes a poll applied.
+	Deleted int `json:"deleted,omitempty"`
 }
 
 // Record kinds.

@@ -160,7 +160,11 @@ func runProcs(c *config, stdout, stderr io.Writer) (*Summary, error) {
 func (r *procRun) initGraph() error {
 	var err error
 	for a := 0; a < finalAttempts; a++ {
-		_, err = kernel.Init(context.Background(), r.ps.st, r.root, workload.SchemaContract, kernel.Options{Env: kernel.SystemEnv()})
+		if r.workload() == maintWorkload {
+			err = initMaintGraph(context.Background(), r.ps.st, r.root)
+		} else {
+			_, err = kernel.Init(context.Background(), r.ps.st, r.root, workload.SchemaContract, kernel.Options{Env: kernel.SystemEnv()})
+		}
 		if err == nil || errors.Is(err, kernel.ErrGraphExists) {
 			return nil
 		}
@@ -180,7 +184,7 @@ func (r *procRun) spawn(id, seg int, seed uint64) (*child, error) {
 	args := []string{"-" + writerFlag, "-store", r.ps.spec, "-writer-root", r.root,
 		"-writer-id", strconv.Itoa(id), "-writer-seg", strconv.Itoa(seg),
 		"-writer-seed", strconv.FormatUint(seed, 10), "-writer-hist", filepath.Join(r.dir, name+".jsonl"),
-		"-writer-faults=" + strconv.FormatBool(r.c.procFaults)}
+		"-writer-faults=" + strconv.FormatBool(r.c.procFaults), "-writer-workload", r.workload()}
 	ch.cmd = exec.Command(r.exe, args...)
 	ch.cmd.Env = append(os.Environ(), r.ps.env...)
 	ch.cmd.Stdout, ch.cmd.Stderr = logf, logf
@@ -319,8 +323,6 @@ func (r *procRun) check(c *config) *Summary {
 	if err != nil {
 		vs = append(vs, check.Violation{Check: "history", Detail: err.Error()})
 	}
-	h, hvs := buildHistory(segs)
-	vs = append(vs, hvs...)
 	for _, sg := range segs {
 		s.FaultCalls += sg.faults[0]
 		s.FaultsInjected += uint64(sg.faults[1] + sg.faults[2] + sg.faults[3])
@@ -341,6 +343,13 @@ func (r *procRun) check(c *config) *Summary {
 			}
 		}
 	}
+	if r.workload() == maintWorkload {
+		s.Workload = maintWorkload
+		vs = append(vs, r.checkMaint(segs, s)...)
+		return r.finish(c, s, vs)
+	}
+	h, hvs := buildHistory(segs)
+	vs = append(vs, hvs...)
 	vs = append(vs, r.storeChecks(c, h, s)...)
 	lin := check.Linearizable(h, procsLinTimeout)
 	for _, f := range lin.Failures {
@@ -348,6 +357,12 @@ func (r *procRun) check(c *config) *Summary {
 	}
 	_, acked, reads := h.Counts()
 	s.Commits, s.Reads, s.LinChecks, s.LinUnknown = acked, reads, lin.Checks, lin.Unknown
+	vs = append(vs, r.verify(noCollection, s)...)
+	return r.finish(c, s, vs)
+}
+
+// finish counts the violations into the summary.
+func (r *procRun) finish(c *config, s *Summary, vs []check.Violation) *Summary {
 	s.Violations = len(vs)
 	if len(vs) > 0 {
 		s.FailingSeeds = []uint64{c.seedBase}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/model"
@@ -21,6 +22,9 @@ func procsRun(t *testing.T, store string) {
 		if m[k].(float64) != 0 {
 			t.Fatalf("%s = %v\n%s", k, m[k], out)
 		}
+	}
+	if v, _ := m["verify"].(string); !strings.HasPrefix(v, "clean") {
+		t.Fatalf("verify %q\n%s", v, out)
 	}
 	for _, k := range []string{"procs", "kills", "restarts", "faults_injected", "commits", "lin_checks"} {
 		if v, _ := m[k].(float64); v <= 0 {
@@ -85,4 +89,25 @@ func TestHistoryTornRecord(t *testing.T) {
 	if a.Outcome != model.OK || b.Outcome != model.Ambiguous || !b.Pending {
 		t.Fatalf("a %+v, b %+v", a, b)
 	}
+}
+
+// TestProcsMaintFS pins -procs -workload maint on a filesystem store:
+// writers forking, merging and deleting branches beside maintainers,
+// a pinning reader and a feed consumer, all SIGKILLed and restarted; no
+// violation, and verify (run after every -procs run) clean.
+func TestProcsMaintFS(t *testing.T) {
+	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "4", "-workload", "maint", "-duration", "5s", "-json")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	m := decode(t, out)
+	if m["violations"].(float64) != 0 || !strings.HasPrefix(m["verify"].(string), "clean") {
+		t.Fatalf("violations %v, verify %v\n%s", m["violations"], m["verify"], out)
+	}
+	for _, k := range []string{"kills", "commits", "collections"} {
+		if v, _ := m[k].(float64); v <= 0 {
+			t.Errorf("%s = %v, want > 0\n%s", k, m[k], out)
+		}
+	}
+	t.Logf("%s", out)
 }

@@ -58,6 +58,16 @@ type Summary struct {
 	FaultTransient   int64 `json:"faults_transient,omitempty"`
 	FaultLostAcks    int64 `json:"faults_lost_acks,omitempty"`
 	FaultOutageReads int64 `json:"faults_outage_reads,omitempty"`
+	// Verify is internal/verify's (graphkernel verify's) verdict on the
+	// final store, run after every -procs run; each problem is a violation.
+	Verify         string `json:"verify,omitempty"`
+	VerifyProblems int    `json:"verify_problems,omitempty"`
+	// The maintenance workload (-workload maint) only.
+	Collections    int `json:"collections,omitempty"`
+	CollectDeleted int `json:"collect_deleted,omitempty"`
+	PinReads       int `json:"pin_reads,omitempty"`
+	FeedChanges    int `json:"feed_changes,omitempty"`
+	FeedGaps       int `json:"feed_gaps,omitempty"`
 }
 
 // summarize adds up the outcomes. trace_hash is set only for a single seed.
@@ -165,7 +175,7 @@ func writeTable(w io.Writer, s *Summary) {
 func writeProcsTable(w io.Writer, s *Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
-	row("writer processes", fmt.Sprintf("%d (store %s, faults %s)", s.Procs, s.Store, s.Faults))
+	row("processes", fmt.Sprintf("%d (workload %s, store %s, faults %s)", s.Procs, s.Workload, s.Store, s.Faults))
 	row("kills (SIGKILL)", s.Kills)
 	row("restarts", fmt.Sprintf("%d (%d recovering opens recorded)", s.Restarts, s.RecoveringOpens))
 	row("recoveries", fmt.Sprintf("%d operations audited by recovery (%d sidecars left to the final sweep)", s.Recoveries, s.Resolved))
@@ -175,7 +185,13 @@ func writeProcsTable(w io.Writer, s *Summary) {
 	row("commits (acknowledged)", s.Commits)
 	row("reads", s.Reads)
 	row("torn history records", s.TornRecords)
-	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
+	if s.Workload == maintWorkload {
+		row("maintenance", fmt.Sprintf("%d collections deleted %d objects; %d pinned snapshots read back; feed: %d inserts, %d gaps",
+			s.Collections, s.CollectDeleted, s.PinReads, s.FeedChanges, s.FeedGaps))
+	} else {
+		row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
+	}
+	row("verify", s.Verify)
 	row("violations", s.Violations)
 	row("wall time", fmt.Sprintf("%.1fs", s.WallSeconds))
 	tw.Flush()

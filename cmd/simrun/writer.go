@@ -28,6 +28,9 @@ type writerConfig struct {
 	seed    uint64
 	hist    string
 	faults  bool
+	// workload is maintWorkload for a process of the maintenance workload
+	// (maintproc.go), else empty: the default writer.
+	workload string
 }
 
 // The writer's workload: commits of one or two of procTables on main, some

@@ -208,10 +208,7 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 	if err := c.checkClock(g, &head); err != nil {
 		return nil, "", err
 	}
-	var tomb int64
-	if head.Tombstone && head.Commit != nil {
-		tomb = head.Commit.TimeUnixNano
-	}
+	tomb := gc.TombstoneTime(head)
 	loaded := []format.Manifest{head}
 	times := []gc.ManifestTime{timeOf(head)}
 	n, more := gc.Protected(times, len(g.keys), tomb, c.p, c.now)
@@ -398,15 +395,7 @@ func (c *collection) tipReach(ctx context.Context, tip format.ManifestRef, mf fo
 // timeOf is a manifest's time for retention: its commit's, or for a
 // branch-create manifest (no commit) the creation time in its incarnation
 // id (a ULID minted when the branch was created).
-func timeOf(m format.Manifest) gc.ManifestTime {
-	t := gc.ManifestTime{Version: m.Version}
-	if m.Commit != nil {
-		t.CommitUnixNano = m.Commit.TimeUnixNano
-	} else {
-		t.CommitUnixNano = int64(m.Branch.IncarnationID.Time()) * int64(time.Millisecond)
-	}
-	return t
-}
+func timeOf(m format.Manifest) gc.ManifestTime { return gc.ManifestTimeOf(m) }
 
 func rootOf(key string, m format.Manifest) gc.RootManifest {
 	r := gc.RootManifest{Key: key, Fork: m.Branch.IncarnationID, Pins: m.Tables}
@@ -501,9 +490,15 @@ func (c *collection) spend() bool {
 	return true
 }
 
+// sweepManifests deletes every unkept manifest, each incarnation's oldest
+// first: its head goes last, so a collection killed midway leaves every
+// incarnation with its head (a tombstone stays a tombstone, never a
+// headless rest that a later load takes for a live history), and a head
+// found gone means the incarnation is gone (docs/gc.md §7).
 func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 	for _, g := range c.groups {
-		for i, key := range g.keys {
+		for i := len(g.keys) - 1; i >= 0; i-- {
+			key := g.keys[i]
 			if gc.KeepManifest(c.marks, c.known, key, g.key, g.versions[i]) {
 				c.rep.Manifests.Kept++
 				continue

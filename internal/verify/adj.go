@@ -1,4 +1,4 @@
-package main
+package verify
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
-// ruleAdjacency: an adjacency or id chunk or page (R/adj/, docs/format.md
+// RuleAdjacency: an adjacency or id chunk or page (R/adj/, docs/format.md
 // "Adjacency index", "Id index") whose size or CRC-32C differs from its ref, a chunk
 // whose envelope or payload does not decode, a page that does not decode
 // or is out of order or range, refs that do not parse, or an index that
 // lists other entries than its version's fragments hold.
-const ruleAdjacency = "adjacency"
+const RuleAdjacency = "adjacency"
 
 // maxAdjRefs bounds the refs of one direction or chunk verify reads.
 const maxAdjRefs = 1 << 16
@@ -45,7 +45,7 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 		}
 		var chunks []adjRefJSON
 		if err := json.Unmarshal([]byte(raw), &chunks); err != nil || len(chunks) > maxAdjRefs {
-			v.problem(tvKey, ruleAdjacency, "data.adj.%s: %d refs, %v", dir, len(chunks), err)
+			v.problem(tvKey, RuleAdjacency, "data.adj.%s: %d refs, %v", dir, len(chunks), err)
 			continue
 		}
 		sum := indexSum{known: true}
@@ -70,14 +70,14 @@ func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c a
 	}
 	payload, err := format.OpenAdjacencyChunk(b)
 	if err != nil {
-		v.problem(key, ruleEnvelope, "%v", err)
+		v.problem(key, RuleEnvelope, "%v", err)
 		return indexSum{}
 	}
 	var chunk struct {
 		Pages []json.RawMessage `json:"pages"`
 	}
 	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs {
-		v.problem(key, ruleAdjacency, "chunk payload: %d pages, %v", len(chunk.Pages), err)
+		v.problem(key, RuleAdjacency, "chunk payload: %d pages, %v", len(chunk.Pages), err)
 		return indexSum{}
 	}
 	sum := indexSum{known: true}
@@ -94,7 +94,7 @@ func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c a
 func (v *verifier) checkPage(ctx context.Context, chunkKey, table, dir string, raw json.RawMessage) indexSum {
 	var ref adjRefJSON
 	if err := json.Unmarshal(raw, &ref); err != nil {
-		v.problem(chunkKey, ruleAdjacency, "page ref: %v", err)
+		v.problem(chunkKey, RuleAdjacency, "page ref: %v", err)
 		return indexSum{}
 	}
 	key := v.adjKey(table, ref.Name)
@@ -108,7 +108,7 @@ func (v *verifier) checkPage(ctx context.Context, chunkKey, table, dir string, r
 	}
 	keys, ids, err := data.DecodeIndexPage(t, dir, raw, b)
 	if err != nil {
-		v.problem(key, ruleAdjacency, "%v", err)
+		v.problem(key, RuleAdjacency, "%v", err)
 		return indexSum{}
 	}
 	sum := indexSum{known: true}
@@ -134,7 +134,7 @@ func (v *verifier) adjKey(table, name string) string {
 func (v *verifier) adjObject(ctx context.Context, from, table string, ref adjRefJSON) ([]byte, bool) {
 	key := v.adjKey(table, ref.Name)
 	if key == "" {
-		v.problem(from, ruleAdjacency, "adjacency ref name %q is not a ULID", ref.Name)
+		v.problem(from, RuleAdjacency, "adjacency ref name %q is not a ULID", ref.Name)
 		return nil, false
 	}
 	if v.seenFrag[key] {
@@ -147,7 +147,7 @@ func (v *verifier) adjObject(ctx context.Context, from, table string, ref adjRef
 		return nil, false
 	}
 	if sum := crc32.Checksum(b, castagnoli); uint64(len(b)) != ref.Bytes || sum != ref.CRC32C {
-		v.problem(key, ruleAdjacency, "%s", fmt.Sprintf("size %d crc32c %08x, the ref records %d and %08x", len(b), sum, ref.Bytes, ref.CRC32C))
+		v.problem(key, RuleAdjacency, "%s", fmt.Sprintf("size %d crc32c %08x, the ref records %d and %08x", len(b), sum, ref.Bytes, ref.CRC32C))
 		return nil, false
 	}
 	return b, true

@@ -1,4 +1,4 @@
-package main
+package verify
 
 import (
 	"context"
@@ -30,17 +30,17 @@ func idColumn(rec arrow.Record, i int) *array.String {
 // min and max as the table version records them.
 func (v *verifier) fragmentRows(key string, f data.FragmentInfo, ids *array.String) {
 	if ids == nil || ids.Len() == 0 {
-		v.problem(key, ruleFragmentRule, "no id column or no rows")
+		v.problem(key, RuleFragmentRule, "no id column or no rows")
 		return
 	}
 	for i := 1; i < ids.Len(); i++ {
 		if ids.Value(i-1) >= ids.Value(i) {
-			v.problem(key, ruleFragmentRule, "ids not sorted and unique at row %d (%q then %q)", i, ids.Value(i-1), ids.Value(i))
+			v.problem(key, RuleFragmentRule, "ids not sorted and unique at row %d (%q then %q)", i, ids.Value(i-1), ids.Value(i))
 			return
 		}
 	}
 	if lo, hi := ids.Value(0), ids.Value(ids.Len()-1); lo != f.MinID || hi != f.MaxID {
-		v.problem(key, ruleFragmentRule, "ids span %q..%q, the table version records %q..%q", lo, hi, f.MinID, f.MaxID)
+		v.problem(key, RuleFragmentRule, "ids span %q..%q, the table version records %q..%q", lo, hi, f.MinID, f.MaxID)
 	}
 }
 
@@ -113,7 +113,7 @@ func (v *verifier) nodeIDs(ctx context.Context, h liveHead, typ string, budget *
 	set := make(map[string]bool, p.Rows)
 	v.streamRows(ctx, p, false, func(key, id, _, _ string) {
 		if set[id] {
-			v.problem(key, ruleDuplicateID, "%s id %q appears twice in version %d", typ, id, p.Version)
+			v.problem(key, RuleDuplicateID, "%s id %q appears twice in version %d", typ, id, p.Version)
 		}
 		set[id] = true
 	})
@@ -133,14 +133,14 @@ func (v *verifier) checkEdges(ctx context.Context, h liveHead, e schema.EdgeType
 		ids := make(map[string]bool, p.Rows)
 		v.streamRows(ctx, p, true, func(key, id, from, to string) {
 			if ids[id] {
-				v.problem(key, ruleDuplicateID, "%s id %q appears twice in version %d", e.Name, id, p.Version)
+				v.problem(key, RuleDuplicateID, "%s id %q appears twice in version %d", e.Name, id, p.Version)
 			}
 			ids[id] = true
 			if froms != nil && !froms[from] {
-				v.problem(key, ruleDangling, "%s %q: from %q is not a %s", e.Name, id, from, e.From)
+				v.problem(key, RuleDangling, "%s %q: from %q is not a %s", e.Name, id, from, e.From)
 			}
 			if tos != nil && !tos[to] {
-				v.problem(key, ruleDangling, "%s %q: to %q is not a %s", e.Name, id, to, e.To)
+				v.problem(key, RuleDangling, "%s %q: to %q is not a %s", e.Name, id, to, e.To)
 			}
 			out[from]++
 		})
@@ -161,6 +161,6 @@ func (v *verifier) checkCard(h liveHead, e schema.EdgeType, froms map[string]boo
 	}
 	sort.Strings(bad)
 	for _, id := range bad {
-		v.problem(h.key, ruleCard, "%s %q has %d %s edges, @card(%s)", e.From, id, out[id], e.Name, e.Card)
+		v.problem(h.key, RuleCard, "%s %q has %d %s edges, @card(%s)", e.From, id, out[id], e.Name, e.Card)
 	}
 }

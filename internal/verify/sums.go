@@ -1,4 +1,4 @@
-package main
+package verify
 
 import (
 	"hash/fnv"
@@ -94,7 +94,7 @@ func (v *verifier) indexMatchesRows(tvKey, table string, infos []data.FragmentIn
 			rows.add(fs[d])
 		}
 		if rows.known && (rows.sum != idx.sum || rows.rows != idx.rows) {
-			v.problem(tvKey, ruleAdjacency, "the %s index lists %d entries that are not the %d rows of the fragments (multiset hash %016x, the rows' %016x)",
+			v.problem(tvKey, RuleAdjacency, "the %s index lists %d entries that are not the %d rows of the fragments (multiset hash %016x, the rows' %016x)",
 				dir, idx.rows, rows.rows, idx.sum, rows.sum)
 		}
 	}
