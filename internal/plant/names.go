@@ -79,11 +79,16 @@ const (
 	// while main moves on past retention, loses its merge base and the
 	// next merge fails with ErrReclaimed.
 	GCNoMergeBase = "gc-no-merge-base"
+	// TombstoneReuse: garbage collection deletes a dead name's tombstone
+	// without raising the incarnation floor first, so the name re-created
+	// takes incarnation 1 again and is confused with the old incarnation
+	// (its keys, reaches naming it, caches).
+	TombstoneReuse = "tombstone-reuse"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, TombstoneReuse}
 	sort.Strings(names)
 	return names
 }

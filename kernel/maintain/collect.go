@@ -51,6 +51,13 @@ type Report struct {
 	MergeBasesInexact bool
 	// Complete is false when MaxDeletes stopped the run early.
 	Complete bool
+	// Metadata (docs/gc.md rules 1a, 8, 10): name and fork markers, audit
+	// records and roll-back plans deleted and kept, name markers put back
+	// (a create raced the delete, or a collector crashed before its
+	// re-check), and the incarnation floor this run wrote (0: none).
+	NameMarkers, ForkMarkers, Audits, Plans Counts
+	NameMarkersRestored                     int
+	Floor                                   uint64
 }
 
 // incGroup is one branch incarnation's manifests, newest first.
@@ -63,17 +70,18 @@ type incGroup struct {
 
 // collection is one run's loaded state.
 type collection struct {
-	m       *Maintainer
-	p       gc.Policy
-	now     time.Time
-	marks   *gc.Marks
-	known   *gc.Known
-	groups  []incGroup
-	floors  map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
-	reaches [][]format.ManifestRef // the reach of every live head whose commit index is complete
-	expired []string               // expired lease keys
-	rep     Report
-	budget  int
+	m         *Maintainer
+	p         gc.Policy
+	now       time.Time
+	marks     *gc.Marks
+	known     *gc.Known
+	groups    []incGroup
+	floors    map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
+	reaches   [][]format.ManifestRef // the reach of every live head whose commit index is complete
+	expired   []string               // expired lease keys
+	deadNames []string               // names whose every manifest this run deleted
+	rep       Report
+	budget    int
 }
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
@@ -100,7 +108,8 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if err := c.load(ctx); err != nil {
 		return c.rep, fmt.Errorf("collect: %w", err)
 	}
-	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases} {
+	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases,
+		c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords} {
 		done, err := step(ctx)
 		if err != nil {
 			return c.rep, fmt.Errorf("collect: %w", err)
@@ -123,19 +132,12 @@ func (c *collection) load(ctx context.Context) error {
 		return err
 	}
 	var roots []gc.RootManifest
-	var keepHeads []string
 	for _, g := range c.groups {
-		r, head, err := c.loadIncarnation(ctx, g)
+		r, _, err := c.loadIncarnation(ctx, g)
 		if err != nil {
 			return err
 		}
-		if head == "" {
-			continue
-		}
-		roots = append(roots, r...)
-		if len(r) == 0 && g.newest {
-			keepHeads = append(keepHeads, head) // a deleted name's tombstone stays its head
-		}
+		roots = append(roots, r...) // a name's head: gc.NameDead, gc.KeepNameHead
 	}
 	bases, err := c.loadMergeBases(ctx, roots)
 	if err != nil {
@@ -148,9 +150,6 @@ func (c *collection) load(ctx context.Context) error {
 	}
 	if c.marks, err = gc.Mark(append(roots, leased...), any, versions); err != nil {
 		return err
-	}
-	for _, k := range keepHeads {
-		c.marks.Manifests[k] = true
 	}
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
@@ -242,7 +241,8 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 	for _, p := range head.Tables {
 		pins[p.Name] = p.Version
 	}
-	c.known.Add(g.key, gc.IncState{Fork: head.Branch.IncarnationID, HeadVersion: g.versions[0], Pins: pins, Expired: tomb != 0 && n == 0})
+	c.known.Add(g.key, gc.IncState{Fork: head.Branch.IncarnationID, HeadVersion: g.versions[0], Pins: pins, Expired: tomb != 0 && n == 0,
+		Deleted: head.Tombstone, TombUnixNano: tomb})
 	roots := make([]gc.RootManifest, 0, n+1)
 	for i := 0; i < n; i++ {
 		roots = append(roots, rootOf(g.keys[i], loaded[i]))
@@ -496,25 +496,6 @@ func (c *collection) spend() bool {
 	}
 	c.budget--
 	return true
-}
-
-func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
-	for _, g := range c.groups {
-		for i, key := range g.keys {
-			if gc.KeepManifest(c.marks, c.known, key, g.key, g.versions[i]) {
-				c.rep.Manifests.Kept++
-				continue
-			}
-			if !c.spend() {
-				return false, nil
-			}
-			if err := c.m.del(ctx, key); err != nil {
-				return false, err
-			}
-			c.rep.Manifests.Deleted++
-		}
-	}
-	return true, nil
 }
 
 // sweepTables decides every table version, marks the fragments of every

@@ -1,7 +1,10 @@
 package maintain_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -9,8 +12,10 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -79,5 +84,178 @@ func TestCollectBoundsKeysOverCycles(t *testing.T) {
 	sort.Strings(grew)
 	if len(grew) > 0 {
 		t.Fatalf("keys grow with the number of branches ever created: %v", grew)
+	}
+}
+
+// mergedAndDeleted forks name from main, commits row id on it, merges it
+// into main and deletes it; it returns the (now stale) handle.
+func (f *fixture) mergedAndDeleted(name, id string) kernel.BranchRef {
+	f.t.Helper()
+	main := f.branch("main")
+	b := f.fork(name, main)
+	f.commit(b, func(tx *data.Txn) error { return tx.Insert("Person", person(id, name)) })
+	if _, err := f.g.Merge(ctx, b, main, kernel.LineageIntent{Actor: "t", Message: "merge " + name}, data.MergeOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// TestRecreatedNameAfterCollection: a name deleted and collected whole (a
+// dead name) looks as if it never existed; re-created, it takes an
+// incarnation number above the collected one (the incarnation floor,
+// docs/gc.md rule 1a), its commits merge into main as any new branch's,
+// and the stale handle of the collected incarnation answers
+// ErrBranchNotFound, never acting on the new one.
+func TestRecreatedNameAfterCollection(t *testing.T) {
+	f := newFixture(t)
+	f.seed(f.branch("main"), 0)
+	old := f.mergedAndDeleted("feat", "a1")
+	f.clock.Advance(time.Hour)
+	rep := f.collect(metaPolicy)
+	if rep.Floor != old.Incarnation()+1 || rep.NameMarkers.Deleted != 1 {
+		t.Fatalf("collection of the dead name: %+v, want floor %d and its name marker deleted", rep, old.Incarnation()+1)
+	}
+	k := f.reopen().Kernel()
+	if _, err := k.Branch(ctx, "feat"); !errors.Is(err, kernel.ErrBranchNotFound) {
+		t.Fatalf("Branch of a collected name: %v", err)
+	}
+	if bs, err := k.ListBranches(ctx); err != nil || len(bs) != 1 {
+		t.Fatalf("ListBranches after collection: %v %v, want main alone", bs, err)
+	}
+	again := f.fork("feat", f.branch("main"))
+	if again.Incarnation() <= old.Incarnation() {
+		t.Fatalf("re-created feat#%d reuses the collected incarnation number %d", again.Incarnation(), old.Incarnation())
+	}
+	f.commit(again, func(tx *data.Txn) error { return tx.Insert("Person", person("a2", "again")) })
+	for _, op := range []func() error{
+		func() error { _, err := k.Head(ctx, old); return err },
+		func() error { _, err := f.g.Begin(ctx, old); return err },
+		func() error { _, err := k.CreateBranch(ctx, "child", old); return err },
+	} {
+		if err := op(); !errors.Is(err, kernel.ErrBranchNotFound) {
+			t.Fatalf("stale handle %s of the collected incarnation: %v, want ErrBranchNotFound", old, err)
+		}
+	}
+	if _, err := f.g.Merge(ctx, again, f.branch("main"), kernel.LineageIntent{Actor: "t", Message: "merge again"}, data.MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.reopen().SnapshotAt(ctx, f.branch("main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a1", "a2"} {
+		if _, ok, err := s.Get(ctx, "Person", id); err != nil || !ok {
+			t.Fatalf("main after merging the re-created feat: %s present %v, %v", id, ok, err)
+		}
+	}
+	if bs, err := k.ListBranches(ctx); err != nil || len(bs) != 2 {
+		t.Fatalf("ListBranches with feat re-created: %v %v", bs, err)
+	}
+}
+
+// deleteHookStore runs hook once before forwarding the first Delete whose
+// key ends with suffix.
+type deleteHookStore struct {
+	objstore.Store
+	suffix string
+	hook   func()
+}
+
+func (s *deleteHookStore) Delete(ctx context.Context, key string) error {
+	if s.hook != nil && strings.HasSuffix(key, s.suffix) {
+		h := s.hook
+		s.hook = nil
+		h()
+	}
+	return s.Store.Delete(ctx, key)
+}
+
+// TestCollectRestoresNameMarkers: a create of a dead name racing the
+// collection — its marker written before the collector deletes it, its
+// manifest landing after the collector's listing — still ends listed: the
+// collector looks the name up again after the delete and puts the marker
+// back. And a live name whose marker is missing (a collector crashed
+// before its re-check) gets it back from the next collection. Red without
+// the re-check and the repair.
+func TestCollectRestoresNameMarkers(t *testing.T) {
+	f := newFixture(t)
+	f.seed(f.branch("main"), 0)
+	f.mergedAndDeleted("feat", "a1")
+	f.clock.Advance(time.Hour)
+	hs := &deleteHookStore{Store: f.store, suffix: "/names/feat"}
+	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created kernel.BranchRef
+	hs.hook = func() { created = f.fork("feat", f.branch("main")) } // lands between the listing and the marker delete
+	rep, err := m.Collect(ctx, metaPolicy)
+	if err != nil || !rep.Complete {
+		t.Fatalf("collect: %+v %v", rep, err)
+	}
+	if created.Name() == "" || rep.NameMarkersRestored != 1 {
+		t.Fatalf("racing create %v; restored %d markers, want 1", created, rep.NameMarkersRestored)
+	}
+	bs, err := f.reopen().Kernel().ListBranches(ctx)
+	if err != nil || len(bs) != 2 {
+		t.Fatalf("ListBranches after the racing create: %v %v, want feat and main", bs, err)
+	}
+	if err := f.store.Delete(ctx, root+"/names/feat"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := f.collect(metaPolicy); rep.NameMarkersRestored != 1 {
+		t.Fatalf("a live name without its marker: restored %d, want 1", rep.NameMarkersRestored)
+	}
+	if bs, err := f.reopen().Kernel().ListBranches(ctx); err != nil || len(bs) != 2 {
+		t.Fatalf("ListBranches after the repair: %v %v", bs, err)
+	}
+}
+
+// TestCollectRecoveryRecordsAfterRetention: a crashed write rolled back by
+// recovery leaves an audit record and a roll-back plan; a collection keeps
+// both within KeepFor + grace + margin of the record's time (R5 relies on
+// the record) and deletes both after it (docs/gc.md rule 8). Red while
+// recovery records are kept forever.
+func TestCollectRecoveryRecordsAfterRetention(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 0)
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
+		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := crashing.Begin(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
+		t.Fatalf("crashing commit: %v", err)
+	}
+	f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person("later", "x")) }) // moves the pin: a roll-back
+	f.clock.Advance(time.Minute)
+	f.reopen() // the sweep rolls the crashed write back: plan + audit
+	count := func() (audits, plans int) {
+		return len(f.store.Store.(*sim.Store).Keys(root + "/audit/")), len(f.store.Store.(*sim.Store).Keys(root + "/plans/"))
+	}
+	if a, p := count(); a != 1 || p != 1 {
+		t.Fatalf("after recovery: %d audit records, %d plans; want 1 and 1", a, p)
+	}
+	f.collect(metaPolicy)
+	if a, p := count(); a != 1 || p != 1 {
+		t.Fatalf("within retention: %d audit records, %d plans kept; want 1 and 1", a, p)
+	}
+	f.clock.Advance(metaPolicy.KeepFor + metaPolicy.Grace + metaPolicy.SkewMargin + time.Minute)
+	rep := f.collect(metaPolicy)
+	if a, p := count(); a != 0 || p != 0 || rep.Audits.Deleted != 1 || rep.Plans.Deleted != 1 {
+		t.Fatalf("past retention: %d audit records, %d plans left (%+v %+v); want none", a, p, rep.Audits, rep.Plans)
 	}
 }
