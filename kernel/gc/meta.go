@@ -44,14 +44,21 @@ type NameHead struct {
 // incarnation is deleted, its tombstone is past retention (KeepFor + Grace
 // + SkewMargin), and no other rule keeps any manifest of the name (of any
 // incarnation: a kept lower manifest with its tombstone gone would read as
-// a live head). main is never dead. A dead name's every manifest goes,
-// the tombstone last (DeadNameOrder).
+// a live head). main is never dead, and a name whose first listed key is
+// not of its highest incarnation (the listing order is not the expected
+// one) is not judged. A dead name's every manifest goes, the tombstone
+// last (DeadNameOrder).
 func NameDead(n NameManifests, h NameHead, p Policy, now time.Time) bool {
 	if n.Name == format.MainBranch || len(n.Keys) == 0 || !h.Known || !h.Tombstone || !h.NewestVersion {
 		return false
 	}
 	if retained(h.TombUnixNano, p, now) {
 		return false
+	}
+	for _, inc := range n.Incs {
+		if inc > n.Incs[0] { // the first listed key is not the newest incarnation's: not ours to judge
+			return false
+		}
 	}
 	for _, k := range n.Kept {
 		if k {

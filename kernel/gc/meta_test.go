@@ -13,7 +13,7 @@ import (
 var (
 	metaNow    = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	metaPolicy = Policy{KeepLast: 1, KeepFor: time.Hour, Grace: time.Minute, SkewMargin: time.Minute}
-	past       = metaNow.Add(-3 * time.Hour).UnixNano()   // past retention
+	past       = metaNow.Add(-3 * time.Hour).UnixNano()    // past retention
 	recent     = metaNow.Add(-30 * time.Minute).UnixNano() // within it
 )
 
@@ -36,6 +36,7 @@ func TestNameDeadTable(t *testing.T) {
 		{"live head", three(true, false, false), NameHead{Known: true, NewestVersion: true}, false},
 		{"head not read", three(false, false, false), NameHead{}, false},
 		{"a newer manifest than the head read", three(false, false, false), NameHead{Known: true, Tombstone: true, TombUnixNano: past}, false},
+		{"listing order not newest incarnation first", NameManifests{Name: "f", Keys: []string{"t", "b", "a"}, Incs: []uint64{1, 2, 2}, Kept: []bool{false, false, false}}, dead, false},
 		{"main", NameManifests{Name: "main", Keys: []string{"t"}, Incs: []uint64{1}, Kept: []bool{false}}, dead, false},
 	} {
 		if got := NameDead(tc.n, tc.h, metaPolicy, metaNow); got != tc.want {

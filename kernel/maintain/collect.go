@@ -65,7 +65,6 @@ type incGroup struct {
 	key      gc.IncKey
 	keys     []string
 	versions []uint64
-	newest   bool // the newest incarnation of its name
 }
 
 // collection is one run's loaded state.
@@ -91,10 +90,11 @@ type collection struct {
 // all branches (gc.Mark), then lists manifests, table versions, fragments,
 // commit indexes and leases in pages and deletes each unreachable one
 // (gc.Keep*). It never deletes anything younger than the grace period plus
-// the skew margin that nothing reaches, recovery records, schemas or name
-// markers. It is bounded (Policy.MaxDeletes, page counts), resumable (run
+// the skew margin that nothing reaches, schemas or quarantine records;
+// metadata goes by its own rules (collect_meta.go: dead names, markers,
+// audit records and plans). It is bounded (Policy.MaxDeletes, page counts), resumable (run
 // it again) and crash-safe (each delete removes only an unreachable
-// object, in any order). An unreadable sidecar, lease or reached object
+// object; a dead name's keys go tombstone last). An unreadable sidecar, lease or reached object
 // stops it before the sweep it would affect.
 func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error) {
 	p, err := policy.Policy.WithDefaults()
@@ -160,7 +160,6 @@ func (c *collection) load(ctx context.Context) error {
 // listManifests groups every manifest key by incarnation.
 func (c *collection) listManifests(ctx context.Context) error {
 	prefix := c.m.prefix("branches")
-	seen := map[string]bool{}
 	return c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
 			segs, ok := splitKey(prefix, key)
@@ -173,8 +172,7 @@ func (c *collection) listManifests(ctx context.Context) error {
 			}
 			ik := gc.IncKey{Name: segs[0], Inc: inc}
 			if n := len(c.groups); n == 0 || c.groups[n-1].key != ik {
-				c.groups = append(c.groups, incGroup{key: ik, newest: !seen[ik.Name]})
-				seen[ik.Name] = true
+				c.groups = append(c.groups, incGroup{key: ik}) // a name's newest incarnation first (nameGroups)
 			}
 			g := &c.groups[len(c.groups)-1]
 			g.keys, g.versions = append(g.keys, key), append(g.versions, v)

@@ -259,3 +259,27 @@ func TestCollectRecoveryRecordsAfterRetention(t *testing.T) {
 		t.Fatalf("past retention: %d audit records, %d plans left (%+v %+v); want none", a, p, rep.Audits, rep.Plans)
 	}
 }
+
+// TestCollectedNameCommitIsReclaimed: a commit of a name collected whole
+// answers ErrReclaimed (it may have been there), not ErrNotFound, even
+// when every name left is complete: the incarnation floor tells the
+// history scan that a collection deleted a name (docs/gc.md §5). Red
+// without the scan reading the floor.
+func TestCollectedNameCommitIsReclaimed(t *testing.T) {
+	f := newFixture(t)
+	f.seed(f.branch("main"), 0)
+	feat := f.fork("feat", f.branch("main"))
+	c := f.commit(feat, func(tx *data.Txn) error { return tx.Insert("Person", person("gone", "feat")) })
+	if err := f.g.Kernel().DeleteBranch(ctx, "feat"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Hour)
+	keepMain := metaPolicy
+	keepMain.KeepLast = 100 // main's history stays whole
+	if rep := f.collect(keepMain); rep.Floor == 0 {
+		t.Fatalf("the dead name was not collected: %+v", rep)
+	}
+	if _, err := f.reopen().Kernel().Commit(ctx, c.ID); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("Commit of a collected name's commit: %v, want ErrReclaimed", err)
+	}
+}
