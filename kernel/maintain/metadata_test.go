@@ -3,6 +3,7 @@ package maintain_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -18,6 +19,8 @@ import (
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
+
+var metaCycles = flag.String("metagc.cycles", "50,200", "TestCollectBoundsKeysOverCycles: the two cycle counts compared")
 
 // metaPolicy is a small retention on the fixture's injected clock.
 var metaPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: 2, KeepFor: 5 * time.Minute, Grace: time.Minute, SkewMargin: time.Minute}}
@@ -66,12 +69,18 @@ func (f *fixture) branchPerChange(n int) {
 // number of keys (fragments and adjacency objects are main's live rows,
 // which grow with the cycles). Red while dead names keep their tombstones, name markers and
 // (debris) fork markers.
+//
+// -metagc.cycles=100,1000 runs other sizes (the figures in docs/gc.md).
 func TestCollectBoundsKeysOverCycles(t *testing.T) {
+	var n1, n2 int
+	if _, err := fmt.Sscanf(*metaCycles, "%d,%d", &n1, &n2); err != nil || n1 <= 0 || n2 < n1 {
+		t.Fatalf("-metagc.cycles %q: want SMALL,LARGE", *metaCycles)
+	}
 	small, large := newFixture(t), newFixture(t)
-	small.branchPerChange(50)
-	large.branchPerChange(200)
+	small.branchPerChange(n1)
+	large.branchPerChange(n2)
 	a, b := small.keysPerPrefix(), large.keysPerPrefix()
-	t.Logf("keys per prefix after 50 cycles %v, after 200 %v", a, b)
+	t.Logf("keys per prefix after %d cycles %v, after %d %v", n1, a, n2, b)
 	var grew []string
 	for p, n := range b {
 		if p == "data" || p == "adj" {
