@@ -6,7 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oklog/ulid/v2"
+	"pgregory.net/rapid"
 
+	"github.com/graphkernel/graphkernel/kernel/branchindex"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
@@ -115,4 +117,73 @@ func TestMetadataKeepRules(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
 		}
 	}
+}
+
+// TestIncarnationNumbersNeverReused (rapid): a model of one store with a
+// few names, each a list of incarnations (number, deleted, tombstone
+// time), under random creates, deletes, clock steps and collections —
+// creates take branchindex.NextIncarnation over what a LIST of the name
+// shows and the newest floor, a collection deletes every dead name
+// (NameDead) after writing the floor FloorFor asks for. Every incarnation
+// number created for a name is above every earlier one of that name.
+func TestIncarnationNumbersNeverReused(t *testing.T) {
+	type inc struct {
+		n       uint64
+		deleted bool
+		tomb    int64
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		names := map[string][]inc{} // newest last
+		highest := map[string]uint64{}
+		var floor uint64
+		now := metaNow
+		for step := rapid.IntRange(1, 60).Draw(t, "steps"); step > 0; step-- {
+			name := rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "name")
+			incs := names[name]
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
+			case 0: // create, unless live
+				found := len(incs) > 0
+				if found && !incs[len(incs)-1].deleted {
+					continue
+				}
+				var cur uint64
+				if found {
+					cur = incs[len(incs)-1].n
+				}
+				n := branchindex.NextIncarnation(found, cur, floor)
+				if n <= highest[name] {
+					t.Fatalf("%s re-created as incarnation %d, not above %d", name, n, highest[name])
+				}
+				highest[name] = n
+				names[name] = append(incs, inc{n: n})
+			case 1: // delete the live incarnation
+				if len(incs) > 0 && !incs[len(incs)-1].deleted {
+					incs[len(incs)-1] = inc{n: incs[len(incs)-1].n, deleted: true, tomb: now.UnixNano()}
+				}
+			case 2:
+				now = now.Add(time.Duration(rapid.IntRange(1, 180).Draw(t, "minutes")) * time.Minute)
+			case 3: // collect every name
+				var dead []string
+				var deadIncs []uint64
+				for _, nm := range []string{"a", "b", "c"} {
+					is := names[nm]
+					if len(is) == 0 {
+						continue
+					}
+					head := is[len(is)-1]
+					n := NameManifests{Name: nm, Keys: []string{"head"}, Incs: []uint64{head.n}, Kept: []bool{false}}
+					h := NameHead{Known: true, Tombstone: head.deleted, TombUnixNano: head.tomb, NewestVersion: true}
+					if NameDead(n, h, metaPolicy, now) {
+						dead, deadIncs = append(dead, nm), append(deadIncs, head.n)
+					}
+				}
+				if f, write := FloorFor(deadIncs, floor); write {
+					floor = f
+				}
+				for _, nm := range dead {
+					delete(names, nm)
+				}
+			}
+		}
+	})
 }

@@ -292,3 +292,90 @@ func TestCollectedNameCommitIsReclaimed(t *testing.T) {
 		t.Fatalf("Commit of a collected name's commit: %v, want ErrReclaimed", err)
 	}
 }
+
+// TestCreateRacingTombstoneDelete: a create of a dead name whose lookup
+// still saw the tombstone takes the incarnation above it while the
+// collector deletes the old incarnation's keys, tombstone last: the new
+// incarnation's keys are disjoint from every deleted one, it stays the
+// name's live head, listed, and the stale handle of the old one fails.
+func TestCreateRacingTombstoneDelete(t *testing.T) {
+	f := newFixture(t)
+	f.seed(f.branch("main"), 0)
+	old := f.mergedAndDeleted("feat", "a1")
+	page, err := f.store.List(ctx, root+"/branches/feat/", "", 1)
+	if err != nil || len(page.Keys) != 1 {
+		t.Fatalf("tombstone: %v %v", page.Keys, err)
+	}
+	f.clock.Advance(time.Hour)
+	hs := &deleteHookStore{Store: f.store, suffix: page.Keys[0]}
+	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created kernel.BranchRef
+	hs.hook = func() { created = f.fork("feat", f.branch("main")) } // sees the tombstone: incarnation old+1
+	if rep, err := m.Collect(ctx, metaPolicy); err != nil || !rep.Complete {
+		t.Fatalf("collect: %+v %v", rep, err)
+	}
+	if created.Incarnation() != old.Incarnation()+1 {
+		t.Fatalf("racing create took incarnation %d, want %d", created.Incarnation(), old.Incarnation()+1)
+	}
+	k := f.reopen().Kernel()
+	if b, err := k.Branch(ctx, "feat"); err != nil || b.IncarnationID() != created.IncarnationID() {
+		t.Fatalf("feat after the racing create: %v %v, want %v", b, err, created)
+	}
+	if bs, err := k.ListBranches(ctx); err != nil || len(bs) != 2 {
+		t.Fatalf("ListBranches: %v %v", bs, err)
+	}
+	if _, err := k.Head(ctx, old); !errors.Is(err, kernel.ErrBranchNotFound) {
+		t.Fatalf("stale handle: %v", err)
+	}
+	f.commit(created, func(tx *data.Txn) error { return tx.Insert("Person", person("a2", "x")) })
+}
+
+// TestCollectForkMarkers: the fork marker of a create that never landed
+// goes once older than the grace period plus margin; a live child's
+// marker stays, so deleting its source is still refused (the fork index
+// stays complete).
+func TestCollectForkMarkers(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 0)
+	live := f.fork("live", main)
+	blocked, err := data.Open(ctx, &refuseManifestStore{Store: f.store, part: "/branches/ghost/"}, root,
+		data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{7})}, Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blocked.Kernel().CreateBranch(ctx, "ghost", live); !errors.Is(err, objstore.ErrRejected) {
+		t.Fatalf("blocked create: %v", err)
+	}
+	markers := func() int { return len(f.store.Store.(*sim.Store).Keys(root + "/forks/")) }
+	if n := markers(); n != 2 {
+		t.Fatalf("%d fork markers, want live's and ghost's", n)
+	}
+	if rep := f.collect(metaPolicy); rep.ForkMarkers.Deleted != 0 {
+		t.Fatalf("young markers deleted: %+v", rep.ForkMarkers)
+	}
+	f.clock.Advance(time.Hour)
+	if rep := f.collect(metaPolicy); rep.ForkMarkers.Deleted != 1 || markers() != 1 {
+		t.Fatalf("after the grace period: %+v, %d markers left; want ghost's deleted", rep.ForkMarkers, markers())
+	}
+	f.fork("child", live)
+	if err := f.reopen().Kernel().DeleteBranch(ctx, "live"); !errors.As(err, new(*kernel.HasDependentsError)) {
+		t.Fatalf("delete of a branch with a live child after collection: %v", err)
+	}
+}
+
+// refuseManifestStore refuses every Put whose key contains part.
+type refuseManifestStore struct {
+	objstore.Store
+	part string
+}
+
+func (s *refuseManifestStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
+	if strings.Contains(key, s.part) {
+		return "", objstore.NewError(objstore.OpPut, key, objstore.ErrRejected, errors.New("test: refused"))
+	}
+	return s.Store.Put(ctx, key, b, c)
+}
