@@ -112,16 +112,47 @@ func (g *Graph) createFrom(ctx context.Context, name string, src loaded) (Branch
 			_ = g.retireForkMarker(ctx, marker)
 			return BranchRef{}, fmt.Errorf("create branch %q: %w", name, ErrBranchExists)
 		}
-		inc := uint64(1)
+		var curInc, floor uint64
 		if found {
-			inc = cur.m.Branch.Incarnation + 1
+			curInc = cur.m.Branch.Incarnation
+		} else if floor, err = g.incarnationFloor(ctx); err != nil { // read after the name lookup (docs/gc.md rule 1a)
+			return BranchRef{}, fmt.Errorf("create branch %q: %w", name, err)
 		}
+		inc := branchindex.NextIncarnation(found, curInc, floor)
 		b, ours, err := g.writeFork(ctx, format.BranchIdentity{Name: name, Incarnation: inc, IncarnationID: incID}, src)
-		if err != nil || ours {
-			return b, err
+		if err != nil || !ours {
+			if err != nil {
+				return b, err
+			}
+			continue
 		}
+		// Again after the manifest: a collection may have deleted the
+		// marker between the first write and the manifest (the name had
+		// no manifest then: docs/gc.md rule 10). Dropped error
+		// (docs/invariants.md): the create landed; a missing marker only
+		// hides the name from ListBranches until the next collection
+		// puts it back.
+		_ = g.writeNameMarker(ctx, name)
+		return b, nil
 	}
 	return BranchRef{}, &ContentionError{Op: "create branch " + name, Attempts: g.budget}
+}
+
+// incarnationFloor reads the newest incarnation floor (LIST limit 1), 0
+// when there is none.
+func (g *Graph) incarnationFloor(ctx context.Context) (uint64, error) {
+	var page objstore.ListPage
+	err := g.withRetry(ctx, "read incarnation floor", func() (err error) {
+		page, err = g.store.List(ctx, g.keys.IncarnationFloorPrefix(), "", 1)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read incarnation floor: %w", err)
+	}
+	if len(page.Keys) == 0 {
+		return 0, nil
+	}
+	return g.keys.ParseIncarnationFloorKey(page.Keys[0])
 }
 
 func (g *Graph) writeFork(ctx context.Context, id format.BranchIdentity, src loaded) (BranchRef, bool, error) {

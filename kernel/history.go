@@ -279,6 +279,16 @@ func (g *Graph) scanHistory(ctx context.Context, id CommitID) (format.ManifestRe
 			return r, err
 		}
 	}
+	if !st.truncated {
+		// An incarnation floor means a collection deleted a dead name
+		// whole (docs/gc.md rule 1a): its commits are gone without a trace
+		// in the names left.
+		floor, err := g.incarnationFloor(ctx)
+		if err != nil {
+			return format.ManifestRef{}, err
+		}
+		st.truncated = floor > 0
+	}
 	if st.truncated {
 		// Garbage collection removed part of the history: the commit may
 		// have been in it (docs/gc.md).

@@ -136,14 +136,16 @@ func toMaintainJSON(rep maintain.RunReport, collected bool) maintainJSON {
 	out.MergeBases, out.MergeBasesUnknown, out.MergeBasesInexact = c.MergeBases, c.MergeBasesUnknown, c.MergeBasesInexact
 	out.Collection = map[string]countsJSON{}
 	for name, n := range map[string]maintain.Counts{"manifests": c.Manifests, "table_versions": c.TableVersions, //detlint:ordered building a map; JSON sorts its keys
-		"fragments": c.Fragments, "adjacency": c.Adjacency, "commit_indexes": c.CommitIndexes, "leases": c.Leases} {
+		"fragments": c.Fragments, "adjacency": c.Adjacency, "commit_indexes": c.CommitIndexes, "leases": c.Leases,
+		"name_markers": c.NameMarkers, "fork_markers": c.ForkMarkers, "audit_records": c.Audits, "plans": c.Plans} {
 		out.Collection[name] = countsJSON{Deleted: n.Deleted, Kept: n.Kept}
 	}
 	return out
 }
 
 // collectionCategories is the print order of collection's categories.
-var collectionCategories = []string{"manifests", "table_versions", "fragments", "adjacency", "commit_indexes", "leases"}
+var collectionCategories = []string{"manifests", "table_versions", "fragments", "adjacency", "commit_indexes", "leases",
+	"name_markers", "fork_markers", "audit_records", "plans"}
 
 func (a *app) printMaintain(m maintainJSON) {
 	w := a.stdout

@@ -84,11 +84,16 @@ const (
 	// more than the skew margin publishes, and its staged fragments may
 	// already look abandoned to a collector.
 	SkewUnchecked = "skew-unchecked"
+	// TombstoneReuse: garbage collection deletes a dead name's tombstone
+	// without raising the incarnation floor first, so the name re-created
+	// takes incarnation 1 again and is confused with the old incarnation
+	// (its keys, reaches naming it, caches).
+	TombstoneReuse = "tombstone-reuse"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse}
 	sort.Strings(names)
 	return names
 }

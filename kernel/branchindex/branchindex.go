@@ -98,3 +98,16 @@ func ChildNames(children []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// NextIncarnation is the incarnation number a create of a name takes:
+// one above the name's newest incarnation (tombstoned, cur) when the name
+// lookup found one, else the incarnation floor (format.IncarnationFloor;
+// 0 when there is none), at least 1. A collection raises the floor above
+// every incarnation number it collects before deleting a dead name's
+// tombstone (docs/gc.md rule 1a), so a re-created name never reuses one.
+func NextIncarnation(found bool, cur, floor uint64) uint64 {
+	if found {
+		return cur + 1
+	}
+	return max(1, floor)
+}

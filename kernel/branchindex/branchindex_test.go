@@ -76,3 +76,20 @@ func TestCursorAndPageBounds(t *testing.T) {
 		t.Fatalf("ChildNames = %v", got)
 	}
 }
+
+func TestNextIncarnation(t *testing.T) {
+	for _, tc := range []struct {
+		found      bool
+		cur, floor uint64
+		want       uint64
+	}{
+		{false, 0, 0, 1}, // a new name on a graph never collected
+		{false, 0, 7, 7}, // a name with no manifest after a collection raised the floor
+		{true, 3, 7, 4},  // the tombstone is there: one above it
+		{true, 9, 2, 10},
+	} {
+		if got := NextIncarnation(tc.found, tc.cur, tc.floor); got != tc.want {
+			t.Errorf("NextIncarnation(%v, %d, %d) = %d, want %d", tc.found, tc.cur, tc.floor, got, tc.want)
+		}
+	}
+}

@@ -72,6 +72,8 @@ func (k Kind) String() string {
 		return "fork-index"
 	case KindAdjacencyChunk:
 		return "adjacency-chunk"
+	case KindIncarnationFloor:
+		return "incarnation-floor"
 	}
 	return "unknown"
 }

@@ -23,6 +23,10 @@ type IncState struct {
 	HeadVersion uint64
 	Pins        map[string]uint64 // table -> version pinned by the head manifest
 	Expired     bool
+	// Deleted: the head is a tombstone (the incarnation can never be live
+	// again); TombUnixNano is its commit time.
+	Deleted      bool
+	TombUnixNano int64
 }
 
 // Known is the load's view of every branch incarnation, by key and by fork.

@@ -51,6 +51,13 @@ type Report struct {
 	MergeBasesInexact bool
 	// Complete is false when MaxDeletes stopped the run early.
 	Complete bool
+	// Metadata (docs/gc.md rules 1a, 8, 10): name and fork markers, audit
+	// records and roll-back plans deleted and kept, name markers put back
+	// (a create raced the delete, or a collector crashed before its
+	// re-check), and the incarnation floor this run wrote (0: none).
+	NameMarkers, ForkMarkers, Audits, Plans Counts
+	NameMarkersRestored                     int
+	Floor                                   uint64
 }
 
 // incGroup is one branch incarnation's manifests, newest first.
@@ -58,22 +65,22 @@ type incGroup struct {
 	key      gc.IncKey
 	keys     []string
 	versions []uint64
-	newest   bool // the newest incarnation of its name
 }
 
 // collection is one run's loaded state.
 type collection struct {
-	m       *Maintainer
-	p       gc.Policy
-	now     time.Time
-	marks   *gc.Marks
-	known   *gc.Known
-	groups  []incGroup
-	floors  map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
-	reaches [][]format.ManifestRef // the reach of every live head whose commit index is complete
-	expired []string               // expired lease keys
-	rep     Report
-	budget  int
+	m         *Maintainer
+	p         gc.Policy
+	now       time.Time
+	marks     *gc.Marks
+	known     *gc.Known
+	groups    []incGroup
+	floors    map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
+	reaches   [][]format.ManifestRef // the reach of every live head whose commit index is complete
+	expired   []string               // expired lease keys
+	deadNames []string               // names whose every manifest this run deleted
+	rep       Report
+	budget    int
 }
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
@@ -83,10 +90,11 @@ type collection struct {
 // all branches (gc.Mark), then lists manifests, table versions, fragments,
 // commit indexes and leases in pages and deletes each unreachable one
 // (gc.Keep*). It never deletes anything younger than the grace period plus
-// the skew margin that nothing reaches, recovery records, schemas or name
-// markers. It is bounded (Policy.MaxDeletes, page counts), resumable (run
+// the skew margin that nothing reaches, schemas or quarantine records;
+// metadata goes by its own rules (collect_meta.go: dead names, markers,
+// audit records and plans). It is bounded (Policy.MaxDeletes, page counts), resumable (run
 // it again) and crash-safe (each delete removes only an unreachable
-// object, in any order). An unreadable sidecar, lease or reached object
+// object; a dead name's keys go tombstone last). An unreadable sidecar, lease or reached object
 // stops it before the sweep it would affect.
 func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error) {
 	p, err := policy.Policy.WithDefaults()
@@ -100,7 +108,8 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if err := c.load(ctx); err != nil {
 		return c.rep, fmt.Errorf("collect: %w", err)
 	}
-	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases} {
+	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases,
+		c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords} {
 		done, err := step(ctx)
 		if err != nil {
 			return c.rep, fmt.Errorf("collect: %w", err)
@@ -123,19 +132,12 @@ func (c *collection) load(ctx context.Context) error {
 		return err
 	}
 	var roots []gc.RootManifest
-	var keepHeads []string
 	for _, g := range c.groups {
-		r, head, err := c.loadIncarnation(ctx, g)
+		r, _, err := c.loadIncarnation(ctx, g)
 		if err != nil {
 			return err
 		}
-		if head == "" {
-			continue
-		}
-		roots = append(roots, r...)
-		if len(r) == 0 && g.newest {
-			keepHeads = append(keepHeads, head) // a deleted name's tombstone stays its head
-		}
+		roots = append(roots, r...) // a name's head: gc.NameDead, gc.KeepNameHead
 	}
 	bases, err := c.loadMergeBases(ctx, roots)
 	if err != nil {
@@ -149,9 +151,6 @@ func (c *collection) load(ctx context.Context) error {
 	if c.marks, err = gc.Mark(append(roots, leased...), any, versions); err != nil {
 		return err
 	}
-	for _, k := range keepHeads {
-		c.marks.Manifests[k] = true
-	}
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
 	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
@@ -161,7 +160,6 @@ func (c *collection) load(ctx context.Context) error {
 // listManifests groups every manifest key by incarnation.
 func (c *collection) listManifests(ctx context.Context) error {
 	prefix := c.m.prefix("branches")
-	seen := map[string]bool{}
 	return c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
 			segs, ok := splitKey(prefix, key)
@@ -174,8 +172,7 @@ func (c *collection) listManifests(ctx context.Context) error {
 			}
 			ik := gc.IncKey{Name: segs[0], Inc: inc}
 			if n := len(c.groups); n == 0 || c.groups[n-1].key != ik {
-				c.groups = append(c.groups, incGroup{key: ik, newest: !seen[ik.Name]})
-				seen[ik.Name] = true
+				c.groups = append(c.groups, incGroup{key: ik}) // a name's newest incarnation first (nameGroups)
 			}
 			g := &c.groups[len(c.groups)-1]
 			g.keys, g.versions = append(g.keys, key), append(g.versions, v)
@@ -242,7 +239,8 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 	for _, p := range head.Tables {
 		pins[p.Name] = p.Version
 	}
-	c.known.Add(g.key, gc.IncState{Fork: head.Branch.IncarnationID, HeadVersion: g.versions[0], Pins: pins, Expired: tomb != 0 && n == 0})
+	c.known.Add(g.key, gc.IncState{Fork: head.Branch.IncarnationID, HeadVersion: g.versions[0], Pins: pins, Expired: tomb != 0 && n == 0,
+		Deleted: head.Tombstone, TombUnixNano: tomb})
 	roots := make([]gc.RootManifest, 0, n+1)
 	for i := 0; i < n; i++ {
 		roots = append(roots, rootOf(g.keys[i], loaded[i]))
@@ -488,31 +486,6 @@ func (c *collection) spend() bool {
 	}
 	c.budget--
 	return true
-}
-
-// sweepManifests deletes every unkept manifest, each incarnation's oldest
-// first: its head goes last, so a collection killed midway leaves every
-// incarnation with its head (a tombstone stays a tombstone, never a
-// headless rest that a later load takes for a live history), and a head
-// found gone means the incarnation is gone (docs/gc.md §7).
-func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
-	for _, g := range c.groups {
-		for i := len(g.keys) - 1; i >= 0; i-- {
-			key := g.keys[i]
-			if gc.KeepManifest(c.marks, c.known, key, g.key, g.versions[i]) {
-				c.rep.Manifests.Kept++
-				continue
-			}
-			if !c.spend() {
-				return false, nil
-			}
-			if err := c.m.del(ctx, key); err != nil {
-				return false, err
-			}
-			c.rep.Manifests.Deleted++
-		}
-	}
-	return true, nil
 }
 
 // sweepTables decides every table version, marks the fragments of every

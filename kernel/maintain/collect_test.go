@@ -705,8 +705,8 @@ func TestCollectDropsMergedDeletedBranches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Keys) != 1 {
-		t.Fatalf("deleted, merged branch after retention keeps %d manifests %v, want only its tombstone", len(page.Keys), page.Keys)
+	if len(page.Keys) != 0 {
+		t.Fatalf("deleted, merged branch after retention keeps %d manifests %v, want none (a dead name, docs/gc.md rule 1)", len(page.Keys), page.Keys)
 	}
 	if c, err := f.reopen().Kernel().MergeBase(ctx, main, fix); err != nil || c.ID != base.ID {
 		t.Fatalf("merge base of main and fix after collection: %s %v, want %s", c.ID, err, base.ID)

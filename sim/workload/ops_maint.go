@@ -46,7 +46,7 @@ func init() {
 			"compaction alone, merges between live branches find their merge base, a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
 		Generate:   genMaint,
-		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked},
+		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse},
 		Contract:   mustContract(dataSchema),
 		Seed:       seedData,
 		Grace:      maintGrace,
@@ -62,6 +62,7 @@ func init() {
 	RegisterOp("gmerge", opMaintMerge)
 	RegisterOp("gpin", opMaintPin)
 	RegisterOp("gpinread", opMaintPinRead)
+	RegisterOp("grecycle", opMaintRecycle)
 }
 
 // maintState is what the maintenance workload's processes share: the
@@ -74,6 +75,8 @@ type maintState struct {
 	// basesUnknown: some collection could not read a live head's reach
 	// (maintain.Report.MergeBasesUnknown), so it kept no merge base for it.
 	basesUnknown bool
+	// incs: per recycled name, the highest incarnation number created.
+	incs map[string]uint64
 }
 
 // maintPin is one leased snapshot and what it held when pinned.
@@ -113,6 +116,9 @@ func genMaint(seed uint64, faults string) *Scenario {
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "b0", [2]time.Duration{5 * time.Second, 20 * time.Second}, func(rng *rand.Rand) Op {
 		return Op{Kind: "gfork", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, genMaintActor(rng, "b2", [2]time.Duration{3 * time.Second, 10 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "grecycle", Args: map[string]string{"name": fmt.Sprint(rng.IntN(maintRecycleNames))}}
 	}))
 	s.Actors = append(s.Actors, genMaintActor(rng, "b1", [2]time.Duration{3 * time.Second, 12 * time.Second}, func(rng *rand.Rand) Op {
 		return Op{Kind: "gmerge", Args: map[string]string{"fork": fmt.Sprint(rng.IntN(maintMergeForks))}}
@@ -508,6 +514,113 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 			p.run.Violate(check.Violation{Check: "pinned-snapshot", Detail: fmt.Sprintf(
 				"%s: pinned main v%d reads differently within its lease", p.name, pin.version)})
 		}
+	}
+	return nil
+}
+
+// maintRecycleNames is the pool of names grecycle deletes and re-creates.
+const maintRecycleNames = 2
+
+// opMaintRecycle runs one branch-per-change cycle on name c<name>: create
+// it from main (a name deleted before, and perhaps collected whole since,
+// is re-created), insert one row on it, merge it into main, delete it.
+// Check recreated-name: every creation of a name the run sees takes an
+// incarnation number above every earlier one of that name (docs/gc.md
+// rule 1a: a collected tombstone must not let the name reuse one), and the
+// merged row is on main after the merge.
+func opMaintRecycle(p *Proc, idx int, op Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("grecycle: open", err)
+	}
+	ctx, name, tag := p.Ctx(), "c"+op.Arg("name"), p.Tag(idx)
+	main, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("grecycle: branch", err)
+	}
+	ref, err := g.Kernel().CreateBranch(ctx, name, main)
+	if p.Over(err) {
+		return p.end(err)
+	}
+	switch {
+	case err == nil:
+		p.noteIncarnation(name, ref)
+	case errors.Is(err, kernel.ErrBranchExists): // a crashed cycle left it live
+		if ref, err = g.Branch(ctx, name); err != nil {
+			return p.readFailed("grecycle: branch", err)
+		}
+	default:
+		p.Unexpected("grecycle", err)
+		return nil
+	}
+	row := "r-" + tag
+	err = p.dataCommit(tag, name, func(tx *data.Txn) error {
+		return tx.Insert("Person", data.Row{ID: row, Props: map[string]any{"name": tag}})
+	})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if err != nil {
+		p.Unexpected("grecycle", err)
+		return nil
+	}
+	mtag := tag + "m"
+	pc := p.run.H.BeginCommit(p.client(), check.IncarnationKey(main.Name(), main.Incarnation()), mtag, nil)
+	res, err := g.Merge(ctx, ref, main, kernel.LineageIntent{Actor: p.name, Message: check.MessageFor(mtag)}, data.MergeOptions{})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	pc.End(mergeOutcome(res, err))
+	if err != nil {
+		if !errors.Is(err, kernel.ErrHeadMoved) {
+			p.Unexpected("grecycle", err)
+		}
+		return nil
+	}
+	if err := p.checkMergedRow(g, res, name, row); err != nil {
+		return err
+	}
+	err = g.Kernel().DeleteBranch(ctx, name)
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if err != nil && !errors.Is(err, kernel.ErrBranchNotFound) {
+		p.Unexpected("grecycle", err)
+	}
+	return nil
+}
+
+// noteIncarnation records a creation of name and reports recreated-name
+// when its incarnation number is not above every earlier one.
+func (p *Proc) noteIncarnation(name string, ref kernel.BranchRef) {
+	st := &p.run.maint
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.incs == nil {
+		st.incs = map[string]uint64{}
+	}
+	if prev := st.incs[name]; ref.Incarnation() <= prev {
+		p.run.Violate(check.Violation{Check: "recreated-name", Detail: fmt.Sprintf(
+			"%s: %s re-created as incarnation %d, not above the earlier incarnation %d (an old incarnation's number reused)", p.name, name, ref.Incarnation(), prev)})
+	}
+	st.incs[name] = max(st.incs[name], ref.Incarnation())
+}
+
+// checkMergedRow reports recreated-name when the row committed on the
+// merged branch is not in the merge's result.
+func (p *Proc) checkMergedRow(g *data.Graph, res data.MergeResult, name, row string) error {
+	if res.Commit.ID == (kernel.CommitID{}) {
+		p.run.Violate(check.Violation{Check: "recreated-name", Detail: fmt.Sprintf("%s: merging %s (row %s) into main published nothing (%s)", p.name, name, row, res.Outcome)})
+		return nil
+	}
+	snap, err := g.SnapshotAtCommit(p.Ctx(), res.Commit.ID)
+	if err != nil {
+		return p.readFailed("grecycle: snapshot", err)
+	}
+	if _, ok, err := snap.Get(p.Ctx(), "Person", row); err != nil {
+		return p.readFailed("grecycle: get", err)
+	} else if !ok {
+		p.run.Violate(check.Violation{Check: "recreated-name", Detail: fmt.Sprintf("%s: row %s of %s missing from main after the merge %s", p.name, row, name, res.Commit.ID)})
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ var plantChecks = map[string][]string{
 	plant.GCBranchLocal:     {"retained-readable"},
 	plant.GCNoMergeBase:     {"merge-base-kept"},
 	plant.SkewUnchecked:     {"clock-skew"},
+	plant.TombstoneReuse:    {"recreated-name"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted

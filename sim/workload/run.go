@@ -263,7 +263,11 @@ func (r *Run) finalChecks() {
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
 	if !r.opt.NoRecoveryChecks {
 		vs = append(vs, check.CheckNoSidecars(r.Insp, r.Root)...)
-		vs = append(vs, check.CheckAudits(r.Insp, r.Root, r.recoveredSidecars())...)
+		recovered := r.recoveredSidecars()
+		if r.wl.Reclaims {
+			recovered = nil // a collection deletes audit records past retention (docs/gc.md rule 8): at most one each
+		}
+		vs = append(vs, check.CheckAudits(r.Insp, r.Root, recovered)...)
 		if !r.wl.Reclaims {
 			vs = append(vs, check.CheckRecoveryCommits(g, r.Insp, r.Root)...)
 		}
