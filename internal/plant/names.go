@@ -79,11 +79,15 @@ const (
 	// while main moves on past retention, loses its merge base and the
 	// next merge fails with ErrReclaimed.
 	GCNoMergeBase = "gc-no-merge-base"
+	// PinLeaseReadOnce: garbage collection reads the leases once, before it
+	// decides, and skips the re-list after writing its plan, so a Pin that
+	// lands in between reports success and its snapshot is collected.
+	PinLeaseReadOnce = "pin-lease-read-once"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, PinLeaseReadOnce}
 	sort.Strings(names)
 	return names
 }
