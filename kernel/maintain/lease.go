@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/feed"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -125,4 +126,33 @@ func (m *Maintainer) Release(ctx context.Context, id format.ID) error {
 		return fmt.Errorf("release lease %s: %w", id, err)
 	}
 	return nil
+}
+
+// PinFeed writes a history lease for a change-feed consumer of branch
+// whose saved cursor (a changefeed Page.Cursor) is cursor: the manifest of
+// the cursor's commit and every later manifest of its incarnation — so
+// every commit after the cursor and the diff against its first parent —
+// stay readable until ttl has passed or Release, whatever collection runs
+// concurrently (the protection of Pin, docs/gc.md §5a). Renew it as the
+// cursor advances: PinFeed the new cursor, then Release the old lease.
+// A page token, a cursor of another branch, or one whose position lies in
+// an ancestor's history (before the branch's fork point) is
+// ErrInvalidArgument; a cursor whose history was already collected is
+// ErrReclaimed.
+func (m *Maintainer) PinFeed(ctx context.Context, branch, cursor string, ttl time.Duration, actor string) (format.ID, error) {
+	tok, err := feed.Decode(cursor)
+	if err != nil {
+		return format.ID{}, fmt.Errorf("pin feed: %w: %w", kernel.ErrInvalidArgument, err)
+	}
+	if tok.Kind != feed.KindCursor || tok.Branch != branch {
+		return format.ID{}, fmt.Errorf("pin feed: %w: not a cursor of %q", kernel.ErrInvalidArgument, branch)
+	}
+	ref := format.ManifestRef{Branch: tok.Last.Branch, Incarnation: tok.Last.Incarnation, Version: tok.Last.Version}
+	if tok.Last.IsZero() && branch == format.MainBranch {
+		ref = format.ManifestRef{Branch: format.MainBranch, Incarnation: 1} // the beginning: main's genesis on
+	}
+	if ref.Branch != branch {
+		return format.ID{}, fmt.Errorf("pin feed: %w: the cursor lies before %q's fork point", kernel.ErrInvalidArgument, branch)
+	}
+	return m.pinRef(ctx, ref, true, ttl, actor)
 }
