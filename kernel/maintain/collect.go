@@ -146,6 +146,13 @@ func (c *collection) run(ctx context.Context) error {
 
 // load reads the root set and marks what it reaches.
 func (c *collection) load(ctx context.Context) error {
+	// The leases first: the re-list after the plan (relist) catches every
+	// later one, so reading them early costs nothing and makes the window
+	// a missing re-list would leave open as wide as the whole load.
+	live, err := c.readLeases(ctx, false)
+	if err != nil {
+		return err
+	}
 	if err := c.listManifests(ctx); err != nil {
 		return err
 	}
@@ -173,7 +180,7 @@ func (c *collection) load(ctx context.Context) error {
 		return err
 	}
 	roots = append(roots, bases...)
-	leased, err := c.loadLeases(ctx, false)
+	leased, err := c.leasesRoots(ctx, live)
 	if err != nil {
 		return err
 	}
@@ -479,12 +486,11 @@ func (c *collection) loadSidecars(ctx context.Context) ([]gc.AnyFork, []gc.Table
 	return any, versions, err
 }
 
-// loadLeases returns the manifests live leases hold as roots, and notes
-// the expired leases for deletion. With again set (the re-list after the
-// plan, docs/gc.md rule 6) it reads only leases the first load did not
-// see.
-func (c *collection) loadLeases(ctx context.Context, again bool) ([]gc.RootManifest, error) {
-	var roots []gc.RootManifest
+// readLeases returns the live leases, and notes the expired ones for
+// deletion. With again set (the re-list after the plan, docs/gc.md §5a)
+// it reads only leases the first read did not see.
+func (c *collection) readLeases(ctx context.Context, again bool) ([]format.Lease, error) {
+	var live []format.Lease
 	if c.leases == nil {
 		c.leases = map[string]bool{}
 	}
@@ -512,15 +518,24 @@ func (c *collection) loadLeases(ctx context.Context, again bool) ([]gc.RootManif
 				continue
 			}
 			c.rep.Leases.Kept++
-			r, err := c.leaseRoots(ctx, l)
-			if err != nil {
-				return err
-			}
-			roots = append(roots, r...)
+			live = append(live, l)
 		}
 		return nil
 	})
-	return roots, err
+	return live, err
+}
+
+// leasesRoots returns the manifests the leases hold, as roots.
+func (c *collection) leasesRoots(ctx context.Context, live []format.Lease) ([]gc.RootManifest, error) {
+	var roots []gc.RootManifest
+	for _, l := range live {
+		r, err := c.leaseRoots(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, r...)
+	}
+	return roots, nil
 }
 
 // leaseRoots returns the manifests lease l holds that exist: its snapshot,

@@ -66,7 +66,11 @@ func (c *collection) relist(ctx context.Context) error {
 	if plant.Enabled(plant.PinLeaseReadOnce) { // planted bug: the leases are read once
 		return nil
 	}
-	roots, err := c.loadLeases(ctx, true)
+	live, err := c.readLeases(ctx, true)
+	if err != nil {
+		return err
+	}
+	roots, err := c.leasesRoots(ctx, live)
 	if err != nil {
 		return err
 	}
