@@ -43,6 +43,7 @@ var plantChecks = map[string][]string{
 	plant.GCNoGrace:         {"retained-readable"},
 	plant.GCBranchLocal:     {"retained-readable"},
 	plant.GCNoMergeBase:     {"merge-base-kept"},
+	plant.PinLeaseReadOnce:  {"pin-held"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted
