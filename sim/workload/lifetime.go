@@ -39,6 +39,9 @@ const (
 	lifeFeedTTL    = maintLeaseTTL
 	lifeConsumer   = "f0"
 	lifeChangers   = 2
+	// lifeMaxPerChanger keeps each changer's plan within a scenario's
+	// bound on ops per actor; longer runs get more changers.
+	lifeMaxPerChanger = 2000
 )
 
 var lifeCycleThink = [2]time.Duration{500 * time.Millisecond, 2500 * time.Millisecond}
@@ -77,11 +80,13 @@ type lifeState struct {
 	lapsed  bool      // the consumer once held no live lease: a gap is allowed from then on
 }
 
-// genLifetime plans cycles cycles over lifeChangers changers; every other
+// genLifetime plans cycles cycles over lifeChangers changers (more when
+// one would exceed lifeMaxPerChanger); every other
 // actor's plan fills the same fault phase.
 func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 	rng := rand.New(rand.NewPCG(seed, 0x6c696665)) // "life"
-	per := (cycles + lifeChangers - 1) / lifeChangers
+	changers := max(lifeChangers, (cycles+lifeMaxPerChanger-1)/lifeMaxPerChanger)
+	per := (cycles + changers - 1) / changers
 	mean := (lifeCycleThink[0] + lifeCycleThink[1]) / 2
 	// A cycle takes about as long as its think time again (four writes
 	// and a merge's reads, under faults and retries): twice the think.
@@ -90,7 +95,7 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 	if cycles != lifeCycles {
 		s.Workload = "lifetime-10k"
 	}
-	for i := 0; i < lifeChangers; i++ {
+	for i := 0; i < changers; i++ {
 		a := ActorPlan{Name: fmt.Sprintf("c%d", i)}
 		for n := 0; n < per && i*per+n < cycles; n++ {
 			a.Ops = append(a.Ops, Op{Kind: "lcycle", Think: think(rng, lifeCycleThink), Args: map[string]string{}})
