@@ -131,3 +131,63 @@ func countPrefix(t *testing.T, s objstore.Store, prefix string) int {
 	}
 	return len(p.Keys)
 }
+
+// putRecord writes a collection record as a collector (crashed or still
+// running) would have left it.
+func putRecord(t *testing.T, s objstore.Store, rec format.Collection) string {
+	t.Helper()
+	b, err := format.EncodeCollection(&rec, format.Token{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := format.NewKeys(root).Collection(rec.ID)
+	if _, err := s.Put(ctx, key, b, objstore.CreateOnly); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// TestCollectionRecordsBindPins: a Pin of a manifest that a live record in
+// state deleting plans to delete answers ErrReclaimed and leaves no lease
+// (the collector may have re-listed before the lease); the same record
+// once stale (its expiry passed by more than its margin) binds nothing,
+// and the next collection deletes it while keeping a live record.
+func TestCollectionRecordsBindPins(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 3)
+	snap, err := f.g.Kernel().SnapshotAtCommit(ctx, cs[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := f.clock.Now()
+	plan := []format.PlanRange{{Branch: "main", Incarnation: 1, From: snap.ManifestVersion(), To: snap.ManifestVersion()}}
+	live := format.Collection{ID: format.ID{1}, State: format.CollectionDeleting, ExpiresUnixNano: now.Add(time.Hour).UnixNano(),
+		SkewMarginNanos: int64(time.Minute), Plan: plan}
+	liveKey := putRecord(t, f.store, live)
+	if _, err := f.m.Pin(ctx, snap, time.Hour, "reader"); !errors.Is(err, kernel.ErrReclaimed) {
+		t.Fatalf("pin of a planned manifest: %v, want ErrReclaimed", err)
+	}
+	if n := countPrefix(t, f.store, format.NewKeys(root).LeasePrefix()); n != 0 {
+		t.Fatalf("%d leases left by a refused pin", n)
+	}
+	if err := f.store.Delete(ctx, liveKey); err != nil {
+		t.Fatal(err)
+	}
+	stale := live
+	stale.ID, stale.ExpiresUnixNano = format.ID{2}, now.Add(-2*time.Minute).UnixNano()
+	putRecord(t, f.store, stale)
+	running := format.Collection{ID: format.ID{3}, State: format.CollectionLoading, ExpiresUnixNano: now.Add(time.Hour).UnixNano(), SkewMarginNanos: int64(time.Minute)}
+	runningKey := putRecord(t, f.store, running)
+	if _, err := f.m.Pin(ctx, snap, time.Hour, "reader"); err != nil {
+		t.Fatalf("pin beside a stale and a loading record: %v", err)
+	}
+	rep := f.collect(policy)
+	if rep.Records.Deleted != 1 || rep.Records.Kept != 1 {
+		t.Fatalf("records: %+v, want the stale one deleted and the running one kept", rep.Records)
+	}
+	p, err := f.store.List(ctx, format.NewKeys(root).CollectionPrefix(), "", objstore.MaxListLimit)
+	if err != nil || len(p.Keys) != 1 || p.Keys[0] != runningKey {
+		t.Fatalf("records left: %v %v, want only %s", p.Keys, err, runningKey)
+	}
+}

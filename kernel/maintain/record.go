@@ -154,7 +154,10 @@ func (m *Maintainer) records(ctx context.Context, f func(key string, c format.Co
 func (c *collection) sweepRecords(ctx context.Context) (bool, error) {
 	now, done := c.m.now(), true
 	err := c.m.records(ctx, func(key string, r format.Collection, bad error) error {
-		if bad != nil || r.ID == c.rec.ID || !gc.RecordStale(r, now) {
+		if bad == nil && r.ID == c.rec.ID {
+			return nil // our own: deleted when the run ends
+		}
+		if bad != nil || !gc.RecordStale(r, now) {
 			c.rep.Records.Kept++
 			return nil
 		}
