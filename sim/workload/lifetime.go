@@ -90,7 +90,9 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 	mean := (lifeCycleThink[0] + lifeCycleThink[1]) / 2
 	// A cycle takes about as long as its think time again (four writes
 	// and a merge's reads, under faults and retries): twice the think.
-	sh := shape{faultPhase: 2 * time.Duration(per) * mean, quietPhase: maintShape.quietPhase}
+	// The quiet phase grows with the history the final checks walk (the
+	// consumer's catch-up, the final collection): 200 ms a cycle.
+	sh := shape{faultPhase: 2 * time.Duration(per) * mean, quietPhase: maintShape.quietPhase + time.Duration(cycles)*200*time.Millisecond}
 	s := &Scenario{Workload: "lifetime", Seed: seed, Faults: faults, FaultPhase: sh.faultPhase, QuietPhase: sh.quietPhase}
 	if cycles != lifeCycles {
 		s.Workload = "lifetime-10k"
