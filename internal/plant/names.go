@@ -89,11 +89,15 @@ const (
 	// takes incarnation 1 again and is confused with the old incarnation
 	// (its keys, reaches naming it, caches).
 	TombstoneReuse = "tombstone-reuse"
+	// PinLeaseReadOnce: garbage collection reads the leases once, before it
+	// decides, and skips the re-list after writing its plan, so a Pin that
+	// lands in between reports success and its snapshot is collected.
+	PinLeaseReadOnce = "pin-lease-read-once"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce}
 	sort.Strings(names)
 	return names
 }

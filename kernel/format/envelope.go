@@ -66,6 +66,8 @@ func (k Kind) String() string {
 		return "quarantine"
 	case KindLease:
 		return "lease"
+	case KindCollection:
+		return "collection"
 	case KindCommitIndex:
 		return "commit-index"
 	case KindForkIndex:

@@ -16,6 +16,10 @@ type Lease struct {
 	Snapshot        ManifestRef `json:"snapshot"`
 	Actor           string      `json:"actor"`
 	ExpiresUnixNano int64       `json:"expires_unix_nano"`
+	// Through makes a history lease (a change-feed consumer's,
+	// maintain.PinFeed): it holds Snapshot and every later manifest of
+	// Snapshot's incarnation, not only Snapshot.
+	Through bool `json:"through,omitempty"`
 }
 
 // EncodeLease validates l and returns its enveloped canonical bytes.

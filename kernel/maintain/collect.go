@@ -2,6 +2,7 @@ package maintain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,6 +29,10 @@ type Policy struct {
 	gc.Policy
 	// MaxDeletes bounds the deletes of one run (0: DefaultMaxDeletes).
 	MaxDeletes int
+	// MaxDuration bounds one run by the collector's clock: its record
+	// expires this long after it starts, and it issues no delete past the
+	// expiry minus the skew margin (0: DefaultMaxDuration).
+	MaxDuration time.Duration
 }
 
 // Counts is what a collection did with one category of objects.
@@ -38,6 +43,9 @@ type Counts struct {
 // Report is the outcome of one Collect, per category.
 type Report struct {
 	Manifests, TableVersions, Fragments, Adjacency, CommitIndexes, Leases Counts
+	// Records counts stale collection records (R/gc/) of other
+	// collectors: deleted, or kept while they may still bind a Pin.
+	Records Counts
 	// MergeBases counts the manifests kept as possible merge bases of
 	// live branch pairs (rule 3b) that no other rule kept.
 	MergeBases int
@@ -78,7 +86,10 @@ type collection struct {
 	floors    map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
 	reaches   [][]format.ManifestRef // the reach of every live head whose commit index is complete
 	expired   []string               // expired lease keys
-	deadNames []string               // names whose every manifest this run deleted
+	leases    map[string]bool        // lease keys the load read
+	rec       format.Collection      // this run's record (R/gc/<id>)
+	recTok    format.Token
+	deadNames []string // names whose every manifest this run deleted
 	rep       Report
 	budget    int
 }
@@ -105,25 +116,52 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
-	if err := c.load(ctx); err != nil {
+	if err := c.begin(ctx, policy.MaxDuration); err != nil {
 		return c.rep, fmt.Errorf("collect: %w", err)
 	}
+	err = c.run(ctx)
+	if eerr := c.end(ctx); eerr != nil {
+		err = errors.Join(err, eerr)
+	}
+	if err != nil {
+		c.rep.Complete = false
+		return c.rep, fmt.Errorf("collect: %w", err)
+	}
+	return c.rep, nil
+}
+
+// run loads and marks the root set, writes the plan and re-lists the
+// leases (docs/gc.md rule 6), then sweeps each category in order.
+func (c *collection) run(ctx context.Context) error {
+	if err := c.load(ctx); err != nil {
+		return err
+	}
+	if ok, err := c.decide(ctx); err != nil || !ok {
+		return err
+	}
+	if err := c.relist(ctx); err != nil {
+		return err
+	}
 	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases,
-		c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords} {
+		c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords, c.sweepRecords} {
 		done, err := step(ctx)
-		if err != nil {
-			return c.rep, fmt.Errorf("collect: %w", err)
-		}
-		if !done {
-			return c.rep, nil
+		if err != nil || !done {
+			return err
 		}
 	}
 	c.rep.Complete = true
-	return c.rep, nil
+	return nil
 }
 
 // load reads the root set and marks what it reaches.
 func (c *collection) load(ctx context.Context) error {
+	// The leases first: the re-list after the plan (relist) catches every
+	// later one, so reading them early costs nothing and makes the window
+	// a missing re-list would leave open as wide as the whole load.
+	live, err := c.readLeases(ctx, false)
+	if err != nil {
+		return err
+	}
 	if err := c.listManifests(ctx); err != nil {
 		return err
 	}
@@ -144,7 +182,7 @@ func (c *collection) load(ctx context.Context) error {
 		return err
 	}
 	roots = append(roots, bases...)
-	leased, err := c.loadLeases(ctx)
+	leased, err := c.leasesRoots(ctx, live)
 	if err != nil {
 		return err
 	}
@@ -438,12 +476,20 @@ func (c *collection) loadSidecars(ctx context.Context) ([]gc.AnyFork, []gc.Table
 	return any, versions, err
 }
 
-// loadLeases returns the manifests live leases pin as roots, and notes
-// the expired leases for deletion.
-func (c *collection) loadLeases(ctx context.Context) ([]gc.RootManifest, error) {
-	var roots []gc.RootManifest
+// readLeases returns the live leases, and notes the expired ones for
+// deletion. With again set (the re-list after the plan, docs/gc.md §5a)
+// it reads only leases the first read did not see.
+func (c *collection) readLeases(ctx context.Context, again bool) ([]format.Lease, error) {
+	var live []format.Lease
+	if c.leases == nil {
+		c.leases = map[string]bool{}
+	}
 	err := c.m.listAll(ctx, c.m.keys.LeasePrefix(), maxListPages, func(keys []string) error {
 		for _, key := range keys {
+			if again && c.leases[key] {
+				continue
+			}
+			c.leases[key] = true
 			b, found, err := c.m.get(ctx, key)
 			if err != nil || !found {
 				if err != nil {
@@ -456,32 +502,73 @@ func (c *collection) loadLeases(ctx context.Context) ([]gc.RootManifest, error) 
 				return fmt.Errorf("lease %s is unreadable: %w", key, err)
 			}
 			if !gc.LeaseLive(l, c.p, c.now) {
-				c.expired = append(c.expired, key)
+				if !again {
+					c.expired = append(c.expired, key)
+				}
 				continue
 			}
 			c.rep.Leases.Kept++
-			mkey := c.m.keys.Manifest(l.Snapshot.Branch, l.Snapshot.Incarnation, l.Snapshot.Version)
-			mb, found, err := c.m.get(ctx, mkey)
-			if err != nil {
-				return err
-			}
-			if !found {
-				continue // pinned after it was reclaimed: Pin reports that to its caller
-			}
-			mf, _, err := format.DecodeManifest(mb)
-			if err != nil {
-				return fmt.Errorf("leased manifest %s: %w", mkey, err)
-			}
-			roots = append(roots, rootOf(mkey, mf))
+			live = append(live, l)
 		}
 		return nil
 	})
-	return roots, err
+	return live, err
+}
+
+// leasesRoots returns the manifests the leases hold, as roots.
+func (c *collection) leasesRoots(ctx context.Context, live []format.Lease) ([]gc.RootManifest, error) {
+	var roots []gc.RootManifest
+	for _, l := range live {
+		r, err := c.leaseRoots(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, r...)
+	}
+	return roots, nil
+}
+
+// leaseRoots returns the manifests lease l holds that exist: its snapshot,
+// and for a history lease every listed manifest of its incarnation from
+// the snapshot's version on.
+func (c *collection) leaseRoots(ctx context.Context, l format.Lease) ([]gc.RootManifest, error) {
+	refs := []format.ManifestRef{l.Snapshot}
+	if l.Through {
+		refs = refs[:0]
+		ik := gc.IncKey{Name: l.Snapshot.Branch, Inc: l.Snapshot.Incarnation}
+		for _, g := range c.groups {
+			if g.key != ik {
+				continue
+			}
+			for _, v := range g.versions {
+				if ref := (format.ManifestRef{Branch: ik.Name, Incarnation: ik.Inc, Version: v}); gc.LeaseHolds(l, ref) {
+					refs = append(refs, ref)
+				}
+			}
+		}
+	}
+	var roots []gc.RootManifest
+	for _, ref := range refs {
+		mkey := c.m.keys.Manifest(ref.Branch, ref.Incarnation, ref.Version)
+		mb, found, err := c.m.get(ctx, mkey)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			continue // pinned after it was reclaimed: Pin reports that to its caller
+		}
+		mf, _, err := format.DecodeManifest(mb)
+		if err != nil {
+			return nil, fmt.Errorf("leased manifest %s: %w", mkey, err)
+		}
+		roots = append(roots, rootOf(mkey, mf))
+	}
+	return roots, nil
 }
 
 // spend counts one delete against the budget; false when exhausted.
 func (c *collection) spend() bool {
-	if c.budget <= 0 {
+	if c.budget <= 0 || !gc.MayDelete(c.rec, c.m.now()) {
 		return false
 	}
 	c.budget--

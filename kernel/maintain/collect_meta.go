@@ -47,44 +47,63 @@ func (c *collection) nameManifests(gs []incGroup) (gc.NameManifests, gc.NameHead
 	return n, h
 }
 
+// nameDecision is what the keep rules decided of one name's manifests.
+type nameDecision struct {
+	n    gc.NameManifests
+	dead bool
+}
+
+// deletes reports whether the manifest sweep deletes the name's i-th
+// listed key: all of a dead name's; of a live name, what no rule keeps,
+// never its head.
+func (d nameDecision) deletes(i int) bool {
+	return d.dead || !(d.n.Kept[i] || (i == 0 && gc.KeepNameHead(false)))
+}
+
+// decideNames decides every name's manifests (gc.NameDead and the keep
+// rules) from the marks as they are now. The plan is made from it before
+// the leases are re-listed, and the sweep from it again after: marks only
+// grow, so what the sweep deletes is within the plan (docs/gc.md rule 6).
+func (c *collection) decideNames() []nameDecision {
+	var out []nameDecision
+	for _, gs := range c.nameGroups() {
+		n, h := c.nameManifests(gs)
+		out = append(out, nameDecision{n, gc.NameDead(n, h, c.p, c.now)})
+	}
+	return out
+}
+
 // sweepManifests deletes every manifest the keep rules reject: for a live
 // name in listing order, its head always kept; for a dead name all of
 // them, tombstone last, after the incarnation floor is above its
 // incarnations (gc.FloorFor).
 func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
-	type decided struct {
-		n    gc.NameManifests
-		dead bool
-	}
-	var names []decided
+	names := c.decideNames()
 	var deadIncs []uint64
-	for _, gs := range c.nameGroups() {
-		n, h := c.nameManifests(gs)
-		dead := gc.NameDead(n, h, c.p, c.now)
-		if dead {
-			deadIncs = append(deadIncs, n.Incs[0])
+	for _, d := range names {
+		if d.dead {
+			deadIncs = append(deadIncs, d.n.Incs[0])
 		}
-		names = append(names, decided{n, dead})
 	}
 	if err := c.raiseFloor(ctx, deadIncs); err != nil {
 		return false, err
 	}
 	for _, d := range names {
-		// Every name's keys go oldest first (the reverse of listing order):
-		// each incarnation's head last, so a collection killed midway never
-		// leaves an incarnation without its head (a tombstone stays a
-		// tombstone, never a headless rest that a later load takes for
-		// live history), and a dead name's newest tombstone goes last.
-		for j := len(d.n.Keys) - 1; j >= 0; j-- {
-			i, key := j, d.n.Keys[j]
-			if !d.dead && (d.n.Kept[i] || (i == 0 && gc.KeepNameHead(false))) {
+		// Every name's keys go oldest first (the reverse of listing order,
+		// gc.DeadNameOrder): each incarnation's head last, so a collection
+		// killed midway never leaves an incarnation without its head (a
+		// tombstone stays a tombstone, never a headless rest that a later
+		// load takes for live history), and a dead name's newest tombstone
+		// goes last.
+		for i := len(d.n.Keys) - 1; i >= 0; i-- {
+			if !d.deletes(i) {
 				c.rep.Manifests.Kept++
 				continue
 			}
 			if !c.spend() {
 				return false, nil
 			}
-			if err := c.m.del(ctx, key); err != nil {
+			if err := c.m.del(ctx, d.n.Keys[i]); err != nil {
 				return false, err
 			}
 			c.rep.Manifests.Deleted++

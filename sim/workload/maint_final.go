@@ -66,7 +66,7 @@ func (p *Proc) checkNoLeak() error {
 		return err
 	}
 	var leaks []string
-	for _, part := range []string{"branches", "tables", "data", "adj", "index/commits", "leases"} {
+	for _, part := range []string{"branches", "tables", "data", "adj", "index/commits", "leases", "gc"} {
 		keys, err := l.list(l.prefix(part))
 		if err != nil {
 			return p.readFailed("leak: list", err)

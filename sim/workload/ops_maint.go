@@ -30,7 +30,12 @@ const (
 )
 
 // maintPolicy is the collections' policy during the run.
-var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Grace: maintGrace, SkewMargin: maintSkew}}
+var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Grace: maintGrace, SkewMargin: maintSkew}, MaxDuration: maintCollectFor}
+
+// maintCollectFor bounds one collection in simulated time (its record's
+// expiry, docs/gc.md §5a): a crashed collector's record is stale after it
+// plus the skew margin, well before the final collection.
+const maintCollectFor = time.Minute
 
 // maintCompact makes compaction frequent: tables of a few small fragments.
 var maintCompact = compact.Policy{TargetRows: 64, MinFragments: 2}
@@ -46,7 +51,7 @@ func init() {
 			"compaction alone, merges between live branches find their merge base, a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
 		Generate:   genMaint,
-		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse},
+		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce},
 		Contract:   mustContract(dataSchema),
 		Seed:       seedData,
 		Grace:      maintGrace,
@@ -126,7 +131,7 @@ func genMaint(seed uint64, faults string) *Scenario {
 	s.Actors = append(s.Actors, genMaintActor(rng, "r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
 		switch rng.IntN(3) {
 		case 0:
-			return Op{Kind: "gpin", Args: map[string]string{}}
+			return genPinOp(rng)
 		case 1:
 			return Op{Kind: "gpinread", Args: map[string]string{}}
 		}
@@ -453,26 +458,100 @@ func opMaintMerge(p *Proc, idx int, op Op) error {
 	return nil
 }
 
-// opMaintPin leases main's head snapshot and remembers what it holds.
-func opMaintPin(p *Proc, _ int, _ Op) error {
-	_, s, stop, err := p.headSnapshot("gpin", "main")
-	if stop {
-		return err
+// opMaintPin leases a snapshot of main "back" versions below its head —
+// often an old one outside retention, which a running collection may be
+// about to delete — reads it whole and remembers what it holds. Pin may
+// answer ErrReclaimed; once it succeeded, the snapshot must read whole
+// until its lease ends (check pin-held, docs/gc.md rule 6).
+func opMaintPin(p *Proc, _ int, op Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("gpin: open", err)
 	}
 	ctx := p.Ctx()
+	ref, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("gpin: branch", err)
+	}
+	head, err := g.Kernel().SnapshotAt(ctx, ref)
+	if err != nil {
+		return p.readFailed("gpin: head", err)
+	}
+	v, err := p.pinVersion(g, ref, head.ManifestVersion(), op)
+	if err != nil {
+		return p.readFailed("gpin: oldest", err)
+	}
+	s, err := g.SnapshotAtVersion(ctx, ref, v)
+	if errors.Is(err, kernel.ErrReclaimed) {
+		return nil // collected before we read it: nothing to pin
+	}
+	if err != nil {
+		return p.readFailed("gpin: snapshot", err)
+	}
 	now := p.run.clock.Now()
 	id, err := p.maintainer().Pin(ctx, s.Kernel(), maintLeaseTTL, p.name)
+	p.run.note("%s gpin main v%d (head v%d) -> %s (%v)", p.name, v, head.ManifestVersion(), id, errText(err))
+	if errors.Is(err, kernel.ErrReclaimed) {
+		return nil
+	}
 	if err != nil {
 		return p.readFailed("gpin: pin", err)
 	}
 	rows, err := snapshotRows(p, s)
 	if err != nil {
-		return p.retainedFailed("pinned snapshot", err)
+		return p.pinHeldFailed(fmt.Sprintf("main v%d right after its Pin", v), err)
 	}
 	st := &p.run.maint
 	st.mu.Lock()
-	st.pinned = append(st.pinned, maintPin{id: id, version: s.Kernel().ManifestVersion(), expires: now.Add(maintLeaseTTL), rows: rows})
+	st.pinned = append(st.pinned, maintPin{id: id, version: v, expires: now.Add(maintLeaseTTL), rows: rows})
 	st.mu.Unlock()
+	return nil
+}
+
+// genPinOp plans a pin: half of them of the oldest retained version of
+// main (the next a collection deletes: the race of docs/gc.md §5a), the
+// others a few versions below the head, within or just beyond retention.
+func genPinOp(rng *rand.Rand) Op {
+	if rng.IntN(2) == 0 {
+		return Op{Kind: "gpin", Args: map[string]string{"oldest": "1"}}
+	}
+	return Op{Kind: "gpin", Args: map[string]string{"back": fmt.Sprint(rng.IntN(3*maintKeepLast + 4))}}
+}
+
+// pinVersion is the version of main a pin op targets: "back" versions
+// below head, or with "oldest" the oldest one still readable above the
+// genesis (retention is a contiguous newest-first run, so a binary search
+// of manifest reads finds it).
+func (p *Proc) pinVersion(g *data.Graph, ref kernel.BranchRef, head uint64, op Op) (uint64, error) {
+	if op.Arg("oldest") != "1" {
+		return head - min(uint64(argInt(op, "back")), head), nil
+	}
+	lo, hi := uint64(1), head // the oldest readable lies in [lo, hi]
+	for steps := 0; lo < hi && steps < 64; steps++ {
+		mid := lo + (hi-lo)/2
+		_, err := g.Kernel().SnapshotAtVersion(p.Ctx(), ref, mid)
+		switch {
+		case err == nil:
+			hi = mid
+		case errors.Is(err, kernel.ErrReclaimed):
+			lo = mid + 1
+		default:
+			return 0, err
+		}
+	}
+	return hi, nil
+}
+
+// pinHeldFailed records a failed read of a successfully pinned snapshot
+// within its lease: reclaimed, missing or corrupt is a violation of rule 6
+// (check pin-held); faults are not.
+func (p *Proc) pinHeldFailed(what string, err error) error {
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if errors.Is(err, kernel.ErrReclaimed) || errors.Is(err, kernel.ErrNotFound) || errors.Is(err, kernel.ErrCorrupt) {
+		p.run.Violate(check.Violation{Check: "pin-held", Detail: fmt.Sprintf("%s: pinned %s: %v", p.name, what, err)})
+	}
 	return nil
 }
 
@@ -505,7 +584,7 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 			rows, err = snapshotRows(p, s)
 		}
 		if err != nil {
-			if rerr := p.retainedFailed(fmt.Sprintf("pinned main v%d", pin.version), err); rerr != nil {
+			if rerr := p.pinHeldFailed(fmt.Sprintf("main v%d", pin.version), err); rerr != nil {
 				return rerr
 			}
 			continue

@@ -45,6 +45,7 @@ var plantChecks = map[string][]string{
 	plant.GCNoMergeBase:     {"merge-base-kept"},
 	plant.SkewUnchecked:     {"clock-skew"},
 	plant.TombstoneReuse:    {"recreated-name"},
+	plant.PinLeaseReadOnce:  {"pin-held"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted

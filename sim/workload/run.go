@@ -124,6 +124,7 @@ type Run struct {
 	modelCov   check.ModelCoverage // what CheckReadsVsModel explained
 
 	maint maintState // the maintenance workload's shared observations
+	life  lifeState  // the lifetime workload's leased feed consumer (lifetime.go)
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
 	setupDone                                   atomic.Bool

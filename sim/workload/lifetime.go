@@ -1,0 +1,396 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/feed"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// The lifetime workload (issue #27): a graph serving one short-lived
+// branch per change — fork from main, commit, merge into main, delete —
+// beside collections and compactions, pins of old snapshots and a lagging
+// change-feed consumer holding its history with a lease, under crashes
+// and store faults. Its hooks are the ops below; clock skew and the
+// metadata retention of other issues plug in as further ops or actors.
+//
+// Checks: acknowledged cycles' rows are in main (lost-write, via gread);
+// a merge of a branch forked a moment ago never answers ErrReclaimed
+// (cycle-merge, unless a collection could not read some live head's reach:
+// issue #27 part 1); pinned snapshots read whole within their lease
+// (pin-held); a feed consumer holding a live lease never meets a gap
+// (feed-held) and its replayed state equals main's head at the end
+// (feed-replay); retained history reads whole and nothing leaks after the
+// final collection (retained-readable, leak).
+
+// lifeCycles is the default scenario's number of branch-per-change cycles
+// (modest: the default soak runs many short seeds); lifetime-10k runs
+// 10^4.
+const (
+	lifeCycles     = 60
+	lifeLongCycles = 10_000
+	lifeFeedTTL    = maintLeaseTTL
+	lifeConsumer   = "f0"
+	lifeChangers   = 2
+	// lifeMaxPerChanger keeps each changer's plan within a scenario's
+	// bound on ops per actor; longer runs get more changers.
+	lifeMaxPerChanger = 2000
+)
+
+var lifeCycleThink = [2]time.Duration{500 * time.Millisecond, 2500 * time.Millisecond}
+
+func init() {
+	for _, w := range []struct {
+		name   string
+		cycles int
+	}{{"lifetime", lifeCycles}, {"lifetime-10k", lifeLongCycles}} {
+		cycles := w.cycles
+		Register(&Workload{
+			Name: w.name,
+			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
+				"compactions, pins of old snapshots and a lagging change-feed consumer holding its history with a lease; "+
+				"checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
+			Generate: func(seed uint64, faults string) *Scenario { return genLifetime(seed, faults, cycles) },
+			Contract: mustContract(dataSchema),
+			Seed:     seedData,
+			Grace:    maintGrace,
+			Reclaims: true,
+			Final:    lifeFinal,
+		})
+	}
+	RegisterOp("lcycle", opLifeCycle)
+	RegisterOp("lfeed", opLifeFeed)
+}
+
+// lifeState is what the lifetime workload's processes share: the leased
+// consumer's durable lease (its cursor and progress live in the run's
+// feed saves, ops_feed.go).
+type lifeState struct {
+	mu      sync.Mutex
+	lease   format.ID // the consumer's current history lease (zero: none)
+	leaseAt string    // the cursor it was pinned at
+	expires time.Time // by the pinner's clock
+	lapsed  bool      // the consumer once held no live lease: a gap is allowed from then on
+}
+
+// genLifetime plans cycles cycles over lifeChangers changers (more when
+// one would exceed lifeMaxPerChanger); every other
+// actor's plan fills the same fault phase.
+func genLifetime(seed uint64, faults string, cycles int) *Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x6c696665)) // "life"
+	changers := max(lifeChangers, (cycles+lifeMaxPerChanger-1)/lifeMaxPerChanger)
+	per := (cycles + changers - 1) / changers
+	mean := (lifeCycleThink[0] + lifeCycleThink[1]) / 2
+	// A cycle takes about as long as its think time again (four writes
+	// and a merge's reads, under faults and retries): twice the think.
+	// The quiet phase grows with the history the final checks walk (the
+	// consumer's catch-up, the final collection): 200 ms a cycle.
+	sh := shape{faultPhase: 2 * time.Duration(per) * mean, quietPhase: maintShape.quietPhase + time.Duration(cycles)*200*time.Millisecond}
+	s := &Scenario{Workload: "lifetime", Seed: seed, Faults: faults, FaultPhase: sh.faultPhase, QuietPhase: sh.quietPhase}
+	if cycles != lifeCycles {
+		s.Workload = "lifetime-10k"
+	}
+	for i := 0; i < changers; i++ {
+		a := ActorPlan{Name: fmt.Sprintf("c%d", i)}
+		for n := 0; n < per && i*per+n < cycles; n++ {
+			a.Ops = append(a.Ops, Op{Kind: "lcycle", Think: think(rng, lifeCycleThink), Args: map[string]string{}})
+		}
+		s.Actors = append(s.Actors, a)
+	}
+	life := func(name string, th [2]time.Duration, op func(*rand.Rand) Op) ActorPlan {
+		a := ActorPlan{Name: name}
+		for n := opsFor(sh, th); n > 0; n-- {
+			o := op(rng)
+			o.Think = think(rng, th)
+			a.Ops = append(a.Ops, o)
+		}
+		return a
+	}
+	s.Actors = append(s.Actors, life("m0", [2]time.Duration{2 * time.Second, 8 * time.Second}, func(rng *rand.Rand) Op {
+		if rng.IntN(3) == 0 {
+			return Op{Kind: "gcompact", Args: map[string]string{}}
+		}
+		return Op{Kind: "gcollect", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, life("m1", [2]time.Duration{3 * time.Second, 10 * time.Second}, func(*rand.Rand) Op {
+		return Op{Kind: "gcollect", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, life("r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
+		switch rng.IntN(3) {
+		case 0:
+			return genPinOp(rng)
+		case 1:
+			return Op{Kind: "gpinread", Args: map[string]string{}}
+		}
+		return Op{Kind: "gread", Args: map[string]string{}}
+	}))
+	s.Actors = append(s.Actors, life(lifeConsumer, [2]time.Duration{4 * time.Second, 12 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "lfeed", Args: map[string]string{"pages": fmt.Sprint(1 + rng.IntN(6)), "commits": fmt.Sprint(1 + rng.IntN(5)),
+			"crash": fmt.Sprint(rng.IntN(4) / 3)}}
+	}))
+	return s
+}
+
+// opLifeCycle is one change: fork ch-<tag> from main, commit one new
+// person on it, merge it into main, delete it. A step that fails (a fault,
+// a lost race) ends the cycle; the branch is deleted if it exists. The
+// person is acknowledged (must never vanish from main) once the merge is.
+func opLifeCycle(p *Proc, idx int, _ Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("lcycle: open", err)
+	}
+	ctx, tag := p.Ctx(), p.Tag(idx)
+	name := "ch-" + sanitizeTag(tag)
+	main, err := g.Branch(ctx, "main")
+	if err != nil {
+		return p.readFailed("lcycle: branch", err)
+	}
+	br, err := g.Kernel().CreateBranch(ctx, name, main)
+	if err != nil {
+		return p.lifeCycleFailed(name, "fork", err)
+	}
+	if err := lifeCommit(p, g, br, "l-"+tag); err != nil {
+		return p.lifeCycleFailed(name, "commit", err)
+	}
+	if main, err = g.Branch(ctx, "main"); err != nil {
+		return p.lifeCycleFailed(name, "branch", err)
+	}
+	res, err := g.Merge(ctx, br, main, kernel.LineageIntent{Actor: p.name, Message: "merge " + tag}, data.MergeOptions{})
+	p.run.note("%s lcycle %s: merge %s %s (%v)", p.name, name, res.Outcome, res.Commit.ID, errText(err))
+	if err != nil {
+		st := &p.run.maint
+		st.mu.Lock()
+		unknown := st.basesUnknown
+		st.mu.Unlock()
+		if errors.Is(err, kernel.ErrReclaimed) && !unknown {
+			p.run.Violate(check.Violation{Check: "cycle-merge", Detail: fmt.Sprintf("%s: merge of %s (forked from main just before) into main: %v", p.name, name, err)})
+		}
+		return p.lifeCycleFailed(name, "merge", err)
+	}
+	st := &p.run.maint
+	st.mu.Lock()
+	st.acked = append(st.acked, "l-"+tag)
+	st.mu.Unlock()
+	return p.lifeDelete(name)
+}
+
+// sanitizeTag makes a tag a branch-name segment ("c0.3" -> "c0-3").
+func sanitizeTag(tag string) string {
+	b := []byte(tag)
+	for i, c := range b {
+		if c == '.' {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// lifeCommit inserts person id on br in one transaction.
+func lifeCommit(p *Proc, g *data.Graph, br kernel.BranchRef, id string) error {
+	tx, err := g.Begin(p.Ctx(), br)
+	if err != nil {
+		return err
+	}
+	if err := tx.Insert("Person", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {
+		tx.Discard()
+		return err
+	}
+	_, err = tx.Commit(p.Ctx(), kernel.LineageIntent{Actor: p.name, Message: "change " + id})
+	return err
+}
+
+// lifeCycleFailed ends the process if it must, records kernel errors, and
+// deletes the cycle's branch (if it exists) so it does not outlive it.
+func (p *Proc) lifeCycleFailed(name, step string, err error) error {
+	if p.Over(err) {
+		return p.end(err)
+	}
+	p.Unexpected("lcycle: "+step, err)
+	return p.lifeDelete(name)
+}
+
+// lifeDelete deletes branch name, retrying a few times; absent is fine.
+func (p *Proc) lifeDelete(name string) error {
+	for attempt := 0; attempt < 4; attempt++ {
+		err := p.g.DeleteBranch(p.Ctx(), name)
+		if err == nil || errors.Is(err, kernel.ErrBranchNotFound) {
+			return nil
+		}
+		if p.Over(err) {
+			return p.end(err)
+		}
+		p.Unexpected("lcycle: delete", err)
+	}
+	return nil
+}
+
+// opLifeFeed is the lagging consumer: it holds a history lease on its
+// saved cursor (maintain.PinFeed, renewed as the cursor advances, the old
+// lease released after), polls a few small pages, and sometimes crashes
+// (drops its unsaved progress). A gap while its lease is live is a
+// violation (feed-held).
+func opLifeFeed(p *Proc, _ int, op Op) error {
+	fc, err := p.consumer(lifeConsumer)
+	if err != nil {
+		return p.readFailed("lfeed: open", err)
+	}
+	if _, ok := p.run.savedFeed(lifeConsumer); !ok {
+		// The first cursor: the genesis commit (an empty block).
+		if _, err := fc.poll(p, lifeConsumer, feed.Limits{MaxCommits: 1}, 1); err != nil {
+			return p.lifeFeedFailed(err)
+		}
+	}
+	if err := p.lifeRenew(); err != nil {
+		return err
+	}
+	lim := feed.Limits{MaxCommits: argInt(op, "commits")}
+	_, err = fc.poll(p, lifeConsumer, lim, argInt(op, "pages"))
+	if op.Arg("crash") == "1" {
+		p.fc = nil
+	}
+	if err != nil {
+		return p.lifeFeedFailed(err)
+	}
+	return p.lifeRenew()
+}
+
+// lifeRenew pins the consumer's saved cursor when its lease is on an
+// older one (or it has none), then releases the old lease. A Pin that
+// answers ErrReclaimed (the history is gone: the lease had lapsed) marks
+// the consumer lapsed.
+func (p *Proc) lifeRenew() error {
+	saved, ok := p.run.savedFeed(lifeConsumer)
+	st := &p.run.life
+	st.mu.Lock()
+	old, at := st.lease, st.leaseAt
+	st.mu.Unlock()
+	if !ok || at == saved.cursor {
+		return nil
+	}
+	now := p.run.clock.Now()
+	m := p.maintainer()
+	id, err := m.PinFeed(p.Ctx(), "main", saved.cursor, lifeFeedTTL, p.name)
+	p.run.note("%s lfeed pin -> %s (%v)", p.name, id, errText(err))
+	switch {
+	case p.Over(err):
+		return p.end(err)
+	case errors.Is(err, kernel.ErrReclaimed):
+		st.mu.Lock()
+		st.lapsed = true
+		st.mu.Unlock()
+		return nil
+	case err != nil:
+		p.Unexpected("lfeed: pin", err)
+		return nil
+	}
+	st.mu.Lock()
+	if old != (format.ID{}) && !p.lifeLeaseLive(now) {
+		st.lapsed = true // the old lease ended before this one began
+	}
+	st.lease, st.leaseAt, st.expires = id, saved.cursor, now.Add(lifeFeedTTL)
+	st.mu.Unlock()
+	if old != (format.ID{}) {
+		if err := m.Release(p.Ctx(), old); p.Over(err) {
+			return p.end(err)
+		}
+	}
+	return nil
+}
+
+// lifeLeaseLive: the consumer's lease is live at now (a second's margin);
+// the caller holds st.mu.
+func (p *Proc) lifeLeaseLive(now time.Time) bool {
+	st := &p.run.life
+	return st.lease != (format.ID{}) && now.Before(st.expires.Add(-time.Second))
+}
+
+// lifeFeedFailed records a gap met while the lease is live (feed-held);
+// other feed refusals are feed-error, as for any consumer.
+func (p *Proc) lifeFeedFailed(err error) error {
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if errors.Is(err, feed.ErrGap) {
+		st := &p.run.life
+		st.mu.Lock()
+		live := p.lifeLeaseLive(p.run.clock.Now()) && !st.lapsed
+		if !live {
+			st.lapsed = true
+		}
+		st.mu.Unlock()
+		if live {
+			p.run.Violate(check.Violation{Check: "feed-held", Detail: fmt.Sprintf("%s: a gap while holding a live history lease: %v", p.name, err)})
+		}
+		return nil
+	}
+	return p.feedFailed(lifeConsumer, err)
+}
+
+// lifeFinal catches the consumer up (no collection runs any more) and
+// checks its replayed state against main's head unless its lease ever
+// lapsed, releases the lease, then runs the maintenance workload's final
+// checks (retained history, acknowledged rows, zero-retention collection,
+// no leak).
+func lifeFinal(p *Proc) error {
+	if err := p.lifeFinalFeed(); err != nil {
+		return err
+	}
+	st := &p.run.life
+	st.mu.Lock()
+	id := st.lease
+	st.mu.Unlock()
+	if id != (format.ID{}) {
+		if err := p.maintainer().Release(p.Ctx(), id); err != nil {
+			return p.readFailed("lfeed: release", err)
+		}
+	}
+	return maintFinal(p)
+}
+
+func (p *Proc) lifeFinalFeed() error {
+	if _, ok := p.run.savedFeed(lifeConsumer); !ok {
+		return nil
+	}
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("lfeed final: open", err)
+	}
+	p.fc = nil
+	fc, err := p.consumer(lifeConsumer)
+	if err != nil {
+		return p.readFailed("lfeed final: consumer", err)
+	}
+	caught, err := fc.poll(p, lifeConsumer, feed.Limits{}, 0)
+	if err != nil {
+		return p.lifeFeedFailed(err)
+	}
+	st := &p.run.life
+	st.mu.Lock()
+	lapsed := st.lapsed
+	st.mu.Unlock()
+	if !caught {
+		p.run.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf("%s: feed not caught up in %d polls", lifeConsumer, maxFeedPolls)})
+		return nil
+	}
+	if lapsed {
+		p.run.note("lfeed final: the consumer's lease lapsed once; replay not checked")
+		return nil
+	}
+	head, err := headRows(p, g)
+	if err != nil {
+		return p.readFailed("lfeed final: head", err)
+	}
+	for _, v := range check.FeedReplay(lifeConsumer, "main", fc.state, head) {
+		p.run.Violate(v)
+	}
+	p.fc = nil
+	return nil
+}
