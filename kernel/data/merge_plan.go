@@ -15,8 +15,8 @@ type mergePlan struct {
 	tables    map[string]*tableMerge // tables with a change on either side
 	conflicts []MergeConflict
 	resolved  []MergeConflict // conflicts the MergeOptions.Prefer policy resolved
-	window    uint64 // rows of the largest diff window
-	held      uint64 // row images held until the publish
+	window    uint64          // rows of the largest diff window
+	held      uint64          // row images held until the publish
 }
 
 // tableMerge is the merge of one table.
