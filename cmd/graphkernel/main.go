@@ -167,7 +167,10 @@ func (e *usageError) Error() string { return e.msg }
 var errProblems = errors.New("problems found")
 
 func (a *app) run(ctx context.Context, args []string) int {
-	a.stdout = &countingWriter{w: a.stdout, n: &a.stdoutBytes}
+	if _, ok := a.stdout.(*countingWriter); !ok {
+		a.stdout = &countingWriter{w: a.stdout, n: &a.stdoutBytes}
+	}
+	a.stdoutBytes, a.wrapStore = 0, nil // per invocation
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		a.mainUsage(a.stderr)
 		if len(args) == 0 {

@@ -17,7 +17,7 @@ import (
 func mergeCommand() command {
 	return command{name: "merge", args: "STORE ROOT SOURCE TARGET", nargs: exactly(4),
 		summary: "three-way merge of branch SOURCE into branch TARGET: already up to date, fast-forward or merged " +
-			"(one two-parent commit); a conflict lists every conflict (kind, type, id, property, message), writes nothing and exits 1",
+			"(one two-parent commit, a fast-forward too); a conflict (outcome conflict) lists every conflict (kind, type, id, property, message), writes nothing and exits 1",
 		notes: "Outcomes: already-up-to-date (nothing written), fast-forward, merged, conflict (exit 1, nothing written).\n" +
 			"Unlike git, a fast-forward is not a pointer move: it writes one commit with two parents (the\n" +
 			"target head and the source head), like a merge, so each branch keeps its own chain of commits.\n" +
