@@ -95,6 +95,9 @@ func toSnapJSON(ref string, s *data.Snapshot) snapJSON {
 }
 
 func runDiff(ctx context.Context, a *app, o *opts, pos []string) error {
+	m := a.newMeter("diff", "changes", 0)
+	a.storeBytes(m)
+	defer m.done()
 	g, _, err := a.openGraph(ctx, pos[0], pos[1], false)
 	if err != nil {
 		return err
@@ -125,8 +128,11 @@ func runDiff(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	err = pageLoop(out, a.feedLimits, func(lim feed.Limits) ([]changefeed.Change, bool, error) {
 		p, err := d.Next(ctx, lim)
+		m.add(int64(len(p.Changes)), 0)
+		m.flush()
 		return p.Changes, p.Done, err
 	})
+	m.done()
 	if err != nil {
 		return fmt.Errorf("diff %s %s: %w", pos[2], pos[3], err)
 	}
@@ -134,6 +140,9 @@ func runDiff(ctx context.Context, a *app, o *opts, pos []string) error {
 }
 
 func runChanges(ctx context.Context, a *app, o *opts, pos []string) error {
+	m := a.newMeter("changes", "changes", 0)
+	a.storeBytes(m)
+	defer m.done()
 	g, _, err := a.openGraph(ctx, pos[0], pos[1], false)
 	if err != nil {
 		return err
@@ -160,9 +169,12 @@ func runChanges(ctx context.Context, a *app, o *opts, pos []string) error {
 	f, token := changefeed.New(g), ""
 	err = pageLoop(out, a.feedLimits, func(lim feed.Limits) ([]changefeed.Change, bool, error) {
 		p, err := f.CommitChanges(ctx, id, token, filter, lim)
+		m.add(int64(len(p.Changes)), 0)
+		m.flush()
 		token = p.Next
 		return p.Changes, p.Next == "", err
 	})
+	m.done()
 	if err != nil {
 		return fmt.Errorf("changes of commit %s: %w", id, err)
 	}

@@ -62,15 +62,20 @@ func runExport(ctx context.Context, a *app, o *opts, pos []string) error {
 	if err := writeFileAtomic(rep.Schema, func(w io.Writer) error { _, err := w.Write(contract); return err }); err != nil {
 		return err
 	}
+	m := a.newMeter("export", "rows", 0)
+	for _, t := range snapshotTypes(s) {
+		m.totalItems += int64(t.Rows)
+	}
+	defer m.done()
 	for _, t := range snapshotTypes(s) {
 		path := filepath.Join(dir, t.Type+ext)
-		n, err := a.exportType(ctx, s, t.Type, o.format, path, t.Rows)
+		n, err := a.exportType(ctx, s, t.Type, o.format, path, m)
 		if err != nil {
 			return fmt.Errorf("export %s: %w", t.Type, err)
 		}
 		rep.Types = append(rep.Types, exportedType{Type: t.Type, File: path, Rows: n})
 	}
-	a.endProgress()
+	m.done()
 	if o.json {
 		return a.emitJSON(rep)
 	}
@@ -109,7 +114,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 }
 
 // exportType streams one type's rows, fragment by fragment, into path.
-func (a *app) exportType(ctx context.Context, s *data.Snapshot, typ, format, path string, total uint64) (uint64, error) {
+func (a *app) exportType(ctx context.Context, s *data.Snapshot, typ, format, path string, m *meter) (uint64, error) {
 	tbl, err := s.Table(typ)
 	if err != nil {
 		return 0, err
@@ -131,7 +136,8 @@ func (a *app) exportType(ctx context.Context, s *data.Snapshot, typ, format, pat
 				return err
 			}
 			n += uint64(rec.NumRows())
-			a.progress(typ, n, total)
+			m.add(rec.NumRows(), 0)
+			m.flush()
 		}
 		if err := rr.Err(); err != nil && err != io.EOF {
 			return err

@@ -69,7 +69,7 @@ func fixtureOn(t *testing.T, inner objstore.Store, spec string) *fixture {
 
 // app returns an app whose STORE spec resolves to the fixture's store.
 func (f *fixture) app(stdout, stderr *bytes.Buffer) *app {
-	return &app{stdout: stdout, stderr: stderr, env: f.env, now: f.clock.Now,
+	return &app{stdout: stdout, stderr: stderr, env: f.env, now: f.clock.Now, testSpec: f.spec,
 		open: func(ctx context.Context, spec string) (objstore.Store, error) {
 			if spec == f.spec {
 				return f.store, nil

@@ -24,6 +24,9 @@ func (a *app) openGraph(ctx context.Context, spec, root string, rw bool) (*data.
 	if err != nil {
 		return nil, nil, err
 	}
+	if a.wrapStore != nil {
+		st = a.wrapStore(st)
+	}
 	g, err := data.Open(ctx, st, root, data.Options{Kernel: kernel.Options{ReadOnly: !rw, Env: a.env}, Limits: a.limits})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open graph %q: %w", root, err)
@@ -165,7 +168,7 @@ func runLog(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	b, err := g.Branch(ctx, name)
 	if err != nil {
-		return fmt.Errorf("branch %q: %w", name, err)
+		return err // names the branch
 	}
 	var all []kernel.Commit
 	var cur kernel.LogCursor
@@ -212,8 +215,11 @@ func resolveRef(ctx context.Context, g *data.Graph, ref string) (*data.Snapshot,
 	}
 	name, ver, hasVer := strings.Cut(ref, "@")
 	b, err := g.Branch(ctx, name)
+	if err != nil && hasVer {
+		return nil, fmt.Errorf("ref %q: %w", ref, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("ref %q: branch %q: %w", ref, name, err)
+		return nil, err // names the branch, which is the ref
 	}
 	if !hasVer {
 		s, err := g.SnapshotAt(ctx, b)

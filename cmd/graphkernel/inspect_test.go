@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -127,33 +124,6 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestProgressOnlyOnTerminal: the progress line is drawn only when stderr
-// is a terminal; otherwise export writes nothing to stderr.
-func TestProgressOnlyOnTerminal(t *testing.T) {
-	f := newFixture(t, "sim")
-	f.buildGraph()
-	for _, tty := range []bool{false, true} {
-		var out, errb bytes.Buffer
-		a := f.app(&out, &errb)
-		a.tty = tty
-		if code := a.run(context.Background(), []string{"export", f.spec, testRoot, "main", t.TempDir()}); code != 0 {
-			t.Fatalf("export: exit %d\n%s", code, errb.String())
-		}
-		if drawn := strings.Contains(errb.String(), "[#"); drawn != tty {
-			t.Errorf("tty %t: progress drawn %t:\n%q", tty, drawn, errb.String())
-		}
-		// load's status line likewise: none at all off a terminal.
-		errb.Reset()
-		root := fmt.Sprintf("tty-%t", tty)
-		if code := a.run(context.Background(), []string{"load", f.spec, root, "main", "testdata/people.jsonl", "--schema", "testdata/people.schema"}); code != 0 {
-			t.Fatalf("load: exit %d\n%s", code, errb.String())
-		}
-		if drawn := strings.Contains(errb.String(), "\r\033[K"); drawn != tty || (!tty && errb.Len() != 0) {
-			t.Errorf("tty %t: load status drawn %t:\n%q", tty, drawn, errb.String())
-		}
-	}
-}
-
 // TestJSONEverySubcommand: every subcommand's --json prints one valid
 // JSON document on stdout and nothing else (a subcommand added without a
 // case here fails the test).
@@ -174,6 +144,7 @@ func TestJSONEverySubcommand(t *testing.T) {
 		"maintain": {"maintain", f.spec, testRoot},
 		"load":     {"load", f.spec, "demo", "main", "testdata/people.jsonl", "--schema", "testdata/people.schema"},
 		"export":   {"export", f.spec, testRoot, "main", dir},
+		"branch":   {"branch", "create", f.spec, testRoot, "json-branch"},
 	}
 	for _, c := range commands() {
 		args, ok := cases[c.name]

@@ -20,9 +20,22 @@ func ioCommands() []command {
 		{name: "load", args: "STORE ROOT BRANCH FILE...", nargs: atLeast(4),
 			summary: "load nodes and edges from JSON Lines (.jsonl), CSV (.csv) or Parquet (.parquet) files; " +
 				"a row's type is its _type column, else the file name up to the first dot; node rows load before edge rows",
+			notes: "Without --upsert every row is inserted and an id already on the branch is an error.\n" +
+				"With --upsert a row whose id exists is a patch: only the columns the row names change (the keys of a\n" +
+				"JSON object, every column of a CSV header or Parquet file; a named column that is null sets null),\n" +
+				"the others keep their values; a new id is inserted. --upsert --replace replaces whole rows instead:\n" +
+				"every column a row leaves out becomes null. Re-running either is idempotent.\n" +
+				"CSV has no null: an empty cell is null for non-string columns and \"\" for string columns, unless\n" +
+				"--null-string S makes every cell equal to S null (string columns too).\n" +
+				"Without a terminal, a status line goes to stderr every 10 s (rows, bytes of the input, rows/s, ETA).",
 			example: "graphkernel load fs:/tmp/g g1 main testdata/people.jsonl --schema testdata/people.schema",
 			flags: func(fs *flag.FlagSet, o *opts) {
-				fs.BoolVar(&o.upsert, "upsert", false, "upsert instead of insert (a re-run is idempotent)")
+				fs.BoolVar(&o.upsert, "upsert", false, "rows whose id exists update only the columns they name (a patch); new ids are inserted")
+				fs.BoolVar(&o.replace, "replace", false, "with --upsert: replace whole rows (columns a row leaves out become null)")
+				fs.Func("null-string", "CSV: a cell equal to `S` is null, for every column kind (default: an empty cell is null except in string columns)", func(v string) error {
+					o.nullString = &v
+					return nil
+				})
 				fs.StringVar(&o.schemaFile, "schema", "", "create the graph with the schema in `FILE` if ROOT holds none")
 				fs.IntVar(&o.batchRows, "batch-rows", data.DefaultMaxRows, "rows per transaction (at most the data plane's transaction row limit)")
 				fs.StringVar(&o.actor, "actor", "graphkernel-load", "commit `actor`")
@@ -58,13 +71,16 @@ type loadReport struct {
 // loader stages rows into transactions of at most batch rows (and within
 // the data plane's byte limit) and commits each.
 type loader struct {
-	a      *app
-	g      *data.Graph
-	b      kernel.BranchRef
-	types  map[string]typeInfo
-	upsert bool
-	batch  int
-	intent kernel.LineageIntent
+	a       *app
+	g       *data.Graph
+	b       kernel.BranchRef
+	types   map[string]typeInfo
+	upsert  bool
+	replace bool // with upsert: whole rows (Upsert), not patches (Patch)
+	src     sourceOpts
+	meter   *meter
+	batch   int
+	intent  kernel.LineageIntent
 
 	tx     *data.Txn
 	staged int
@@ -75,6 +91,9 @@ type loader struct {
 }
 
 func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
+	if o.replace && !o.upsert {
+		return &usageError{"--replace needs --upsert (it says how --upsert writes rows that exist)"}
+	}
 	if o.batchRows < 1 || o.batchRows > data.DefaultMaxRows {
 		return &usageError{fmt.Sprintf("--batch-rows %d: want 1..%d", o.batchRows, data.DefaultMaxRows)}
 	}
@@ -90,16 +109,18 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	b, err := g.Branch(ctx, pos[2])
 	if err != nil {
-		return fmt.Errorf("branch %q: %w", pos[2], err)
+		return err // names the branch
 	}
 	msg := o.message
 	if msg == "" {
 		msg = "load " + strings.Join(files, " ")
 	}
-	l := &loader{a: a, g: g, b: b, upsert: o.upsert, batch: o.batchRows,
+	l := &loader{a: a, g: g, b: b, upsert: o.upsert, replace: o.replace, batch: o.batchRows,
+		src:    sourceOpts{nullString: o.nullString},
+		meter:  a.newMeter("load", "rows", inputBytes(files)),
 		intent: kernel.LineageIntent{Actor: o.actor, Message: msg}, rep: loadReport{Branch: b.String(), Transactions: []committedTxn{}}}
 	err = l.run(ctx, files)
-	a.endProgress()
+	l.meter.done()
 	if err != nil {
 		l.rep.Error = err.Error()
 	}
@@ -111,9 +132,55 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 		l.print(err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w (%d transaction(s) committed before it; re-run with --upsert to finish idempotently)", err, len(l.rep.Transactions))
+		return &loadStoppedError{err: err, committed: len(l.rep.Transactions)}
 	}
 	return nil
+}
+
+// loadStoppedError is a load that stopped: the cause, and how many
+// transactions were committed before it (visible on the branch).
+type loadStoppedError struct {
+	err       error
+	committed int
+}
+
+func (e *loadStoppedError) Error() string {
+	return fmt.Sprintf("%v (%d transaction(s) committed before it)", e.err, e.committed)
+}
+
+func (e *loadStoppedError) Unwrap() error { return e.err }
+
+// Hint is the cause's hint; when transactions were committed and the
+// cause is not about the rows (an I/O failure, contention), it adds that a
+// re-run with --upsert finishes the load (it writes the committed rows
+// again unchanged). A rejected row gets only its own hint: re-running
+// with --upsert is not the fix for a bad row, and for an id that exists
+// it would overwrite that row's named columns.
+func (e *loadStoppedError) Hint() string {
+	h := hintFor(e.err)
+	if e.committed == 0 || errors.Is(e.err, data.ErrValidation) || errors.Is(e.err, errUnknownType) || errors.Is(e.err, errBadInput) {
+		return h
+	}
+	more := fmt.Sprintf("%d transaction(s) are committed; once the cause is fixed, re-running with --upsert finishes the load idempotently", e.committed)
+	if h == "" {
+		return more
+	}
+	return h + "; " + more
+}
+
+// inputBytes is the size of the input files, when every one is JSON Lines
+// or CSV (read twice: nodes, then edges); 0 (unknown) otherwise.
+func inputBytes(files []string) int64 {
+	var n int64
+	for _, f := range files {
+		kind, _ := sourceFormat(f)
+		st, err := os.Stat(f)
+		if kind == "parquet" || err != nil {
+			return 0
+		}
+		n += st.Size()
+	}
+	return 2 * n
 }
 
 // loadGraph opens the graph, or with --schema creates it if ROOT holds
@@ -176,10 +243,11 @@ func (l *loader) run(ctx context.Context, files []string) error {
 	l.types = typeInfos(s)
 	for _, edges := range []bool{false, true} {
 		for _, f := range files {
-			err := readSource(ctx, f, func(r record) error {
+			err := readSource(ctx, f, l.src, func(r record) error {
+				l.meter.add(0, r.bytes)
 				ti, ok := l.types[r.typ]
 				if !ok {
-					return fmt.Errorf("%s: rejected: type %q is not in the schema", r.loc, r.typ)
+					return fmt.Errorf("%s: rejected: type %q: %w", r.loc, r.typ, errUnknownType)
 				}
 				if ti.edge != edges {
 					return nil
@@ -199,7 +267,7 @@ func (l *loader) run(ctx context.Context, files []string) error {
 func (l *loader) stage(ctx context.Context, ti typeInfo, r record) error {
 	row, err := toRow(ti, r)
 	if err != nil {
-		return fmt.Errorf("%s: rejected: %w", r.loc, err)
+		return fmt.Errorf("%s: rejected: %w: %w", r.loc, errBadInput, err)
 	}
 	if l.staged >= l.batch {
 		if err := l.flush(ctx); err != nil {
@@ -220,6 +288,7 @@ func (l *loader) stage(ctx context.Context, ti typeInfo, r record) error {
 	}
 	l.last = r.loc
 	l.locs[r.typ+"\x00"+row.ID] = r.loc
+	l.meter.add(1, 0)
 	return nil
 }
 
@@ -231,8 +300,11 @@ func (l *loader) add(ctx context.Context, typ string, row data.Row) error {
 		}
 		l.tx, l.locs = tx, map[string]string{}
 	}
-	if l.upsert {
+	switch {
+	case l.upsert && l.replace:
 		return l.tx.Upsert(typ, row)
+	case l.upsert:
+		return l.tx.Patch(ctx, typ, row)
 	}
 	return l.tx.Insert(typ, row)
 }
@@ -259,7 +331,7 @@ func (l *loader) flush(ctx context.Context) error {
 	l.rep.Transactions = append(l.rep.Transactions, committedTxn{Commit: c.ID.String(), Rows: l.staged, First: l.first, Last: l.last})
 	l.rep.Rows += l.staged
 	l.staged = 0
-	l.a.progress(fmt.Sprintf("loaded %d rows in %d transaction(s)", l.rep.Rows, len(l.rep.Transactions)), 0, 0)
+	l.meter.flush()
 	return nil
 }
 

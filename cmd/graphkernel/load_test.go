@@ -49,12 +49,18 @@ func writeFiles(t *testing.T, dir string, files map[string]string) []string {
 // JSON lines (type, then the row's fields), sorted.
 func (f *fixture) canonicalRows(root string) []string {
 	f.t.Helper()
+	return f.canonicalRowsOn(root, "main")
+}
+
+// canonicalRowsOn is canonicalRows at the head of branch.
+func (f *fixture) canonicalRowsOn(root, branch string) []string {
+	f.t.Helper()
 	ctx := context.Background()
 	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{ReadOnly: true, Env: f.env}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	b, _ := g.Branch(ctx, "main")
+	b, _ := g.Branch(ctx, branch)
 	s, err := g.SnapshotAt(ctx, b)
 	if err != nil {
 		f.t.Fatal(err)

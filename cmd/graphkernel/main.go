@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	a := &app{stdout: os.Stdout, stderr: os.Stderr, open: openStore, env: kernel.SystemEnv(),
-		now: time.Now, tty: isTerminal(os.Stderr)}
+		now: time.Now, tty: isTerminal(os.Stderr), getenv: os.Getenv}
 	code := a.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
@@ -63,9 +64,14 @@ type app struct {
 	open           func(ctx context.Context, spec string) (objstore.Store, error)
 	env            kernel.Env
 	now            func() time.Time
-	tty            bool        // stderr is a terminal: progress bars are drawn
-	limits         data.Limits // transaction limits of load (zero: the data plane's defaults)
-	feedLimits     feed.Limits // page limits of diff and changes (zero: the feed's defaults)
+	tty            bool                                // stderr is a terminal: progress bars are drawn
+	limits         data.Limits                         // transaction limits of load (zero: the data plane's defaults)
+	feedLimits     feed.Limits                         // page limits of diff and changes (zero: the feed's defaults)
+	getenv         func(string) string                 // GRAPHKERNEL_STORE, GRAPHKERNEL_ROOT (nil: none set)
+	testSpec       string                              // a STORE spec besides fs: and s3:// (tests: "sim")
+	statusEvery    time.Duration                       // interval of the status line without a terminal (0: defaultStatusEvery)
+	wrapStore      func(objstore.Store) objstore.Store // openGraph wraps the store (progress meters); nil: as opened
+	stdoutBytes    int64                               // bytes written to stdout so far (a --json failure prints its object only on an empty stdout)
 }
 
 // command is one subcommand.
@@ -78,6 +84,7 @@ type command struct {
 	flags   func(fs *flag.FlagSet, o *opts)
 	run     func(ctx context.Context, a *app, o *opts, pos []string) error
 	nargs   func(n int) bool
+	lead    int // positional arguments before STORE (branch: the action)
 }
 
 // opts holds every flag any subcommand takes; each subcommand registers the
@@ -87,6 +94,10 @@ type opts struct {
 	n           int
 	ignoreLease bool
 	upsert      bool
+	replace     bool     // load: --replace (with --upsert: whole rows)
+	nullString  *string  // load: --null-string (CSV)
+	prefer      []string // merge: --prefer (repeatable)
+	from        string   // branch create: --from
 	format      string
 	schemaFile  string
 	batchRows   int
@@ -140,6 +151,7 @@ func commands() []command {
 			},
 			run: runRecover},
 	}
+	cmds = append(cmds, branchCommand())
 	cmds = append(cmds, changeCommands()...)
 	cmds = append(cmds, mergeCommand(), maintainCommand())
 	return append(cmds, ioCommands()...)
@@ -155,11 +167,19 @@ func (e *usageError) Error() string { return e.msg }
 var errProblems = errors.New("problems found")
 
 func (a *app) run(ctx context.Context, args []string) int {
+	if _, ok := a.stdout.(*countingWriter); !ok {
+		a.stdout = &countingWriter{w: a.stdout, n: &a.stdoutBytes}
+	}
+	a.stdoutBytes, a.wrapStore = 0, nil // per invocation
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		a.mainUsage(a.stderr)
 		if len(args) == 0 {
 			return exitUsage
 		}
+		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(a.stdout, versionString())
 		return exitOK
 	}
 	var cmd *command
@@ -178,31 +198,123 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	jsonOut := wantsJSON(o, args[1:])
+	if err == nil {
+		pos, err = a.withEnv(cmd, pos)
+	}
 	if err == nil && !cmd.nargs(len(pos)) {
 		err = &usageError{fmt.Sprintf("%s takes %s, got %d argument(s)", cmd.name, cmd.args, len(pos))}
 	}
 	if err == nil {
 		err = cmd.run(ctx, a, o, pos)
 	}
-	return a.exit(cmd, err)
+	return a.exit(cmd, err, jsonOut)
 }
 
-// exit maps err to the exit status, printing it.
-func (a *app) exit(cmd *command, err error) int {
+// wantsJSON reports whether the command line asked for --json (from the
+// parsed flags, or the raw arguments when they did not parse).
+func wantsJSON(o *opts, args []string) bool {
+	if o != nil {
+		return o.json
+	}
+	for _, a := range args {
+		if a == "--json" || a == "-json" || a == "--json=true" || a == "-json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// Environment variables STORE and ROOT default to.
+const (
+	envStore = "GRAPHKERNEL_STORE"
+	envRoot  = "GRAPHKERNEL_ROOT"
+)
+
+// withEnv fills in STORE and ROOT from the environment. The rule is
+// positional and never guesses from counts: if the argument where STORE
+// belongs is a store spec (fs:DIR, s3://...), STORE and ROOT are the
+// command line's (the environment is ignored); otherwise STORE is
+// $GRAPHKERNEL_STORE (a usage error when unset) and ROOT is
+// $GRAPHKERNEL_ROOT if set, else that argument.
+func (a *app) withEnv(cmd *command, pos []string) ([]string, error) {
+	if len(pos) > cmd.lead && a.isStoreSpec(pos[cmd.lead]) {
+		return pos, nil
+	}
+	getenv := a.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	store, root := getenv(envStore), getenv(envRoot)
+	if store == "" {
+		if len(pos) > cmd.lead {
+			return nil, &usageError{fmt.Sprintf("%q is not a STORE (fs:DIR or s3://bucket/prefix), and %s is not set", pos[cmd.lead], envStore)}
+		}
+		return pos, nil // the count check names what is missing
+	}
+	out := append([]string{}, pos[:min(cmd.lead, len(pos))]...)
+	out = append(out, store)
+	if root != "" {
+		out = append(out, root)
+	}
+	if len(pos) > cmd.lead {
+		out = append(out, pos[cmd.lead:]...)
+	}
+	return out, nil
+}
+
+// isStoreSpec reports whether s names a store: fs:DIR, s3://bucket/prefix
+// (or the tests' spec).
+func (a *app) isStoreSpec(s string) bool {
+	return strings.HasPrefix(s, "fs:") || strings.HasPrefix(s, "s3://") || (a.testSpec != "" && s == a.testSpec)
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// errorJSON is what a --json run that fails prints on stdout when it
+// printed nothing else: the error, its hint and the exit status.
+type errorJSON struct {
+	Command string `json:"command"`
+	Error   string `json:"error"`
+	Hint    string `json:"hint,omitempty"`
+	Exit    int    `json:"exit"`
+}
+
+// exit maps err to the exit status, printing it (and with --json, as a
+// JSON object on stdout unless the command already printed its document).
+func (a *app) exit(cmd *command, err error, jsonOut bool) int {
 	var ue *usageError
+	code := exitProblems
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
+		code = exitUsage
 		fmt.Fprintf(a.stderr, "graphkernel %s: %v\n", cmd.name, err)
 		fmt.Fprintf(a.stderr, "usage: graphkernel %s %s [flags]  (-h for help)\n", cmd.name, cmd.args)
-		return exitUsage
 	case errors.Is(err, errProblems):
 		return exitProblems
 	default:
 		fmt.Fprintf(a.stderr, "graphkernel %s: %v\n", cmd.name, err)
-		return exitProblems
 	}
+	hint := hintFor(err)
+	if hint != "" {
+		fmt.Fprintf(a.stderr, "hint: %s\n", hint)
+	}
+	if jsonOut && a.stdoutBytes == 0 {
+		_ = a.emitJSON(errorJSON{Command: cmd.name, Error: err.Error(), Hint: hint, Exit: code})
+	}
+	return code
 }
 
 // parseArgs parses flags anywhere among the positional arguments.
@@ -210,7 +322,7 @@ func parseArgs(cmd *command, args []string, stderr io.Writer) (*opts, []string, 
 	o := &opts{}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&o.json, "json", false, "machine-readable JSON output")
+	fs.BoolVar(&o.json, "json", false, "machine-readable JSON output (a failure too: an object with an \"error\" field)")
 	if cmd.flags != nil {
 		cmd.flags(fs, o)
 	}
@@ -220,8 +332,9 @@ func parseArgs(cmd *command, args []string, stderr io.Writer) (*opts, []string, 
 			fmt.Fprintf(stderr, "\n%s\n", cmd.notes)
 		}
 		fmt.Fprintf(stderr, "\nexample:\n  %s\n\nflags:\n", cmd.example)
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nSTORE is fs:DIR or s3://bucket/prefix. Exit status: 0 ok, 1 problems found, 2 usage.\n")
+		printFlags(stderr, fs)
+		fmt.Fprintf(stderr, "\nSTORE is fs:DIR or s3://bucket/prefix; STORE and ROOT may come from $%s and $%s\n"+
+			"(see graphkernel -h). Exit status: 0 ok, 1 problems found, 2 usage.\n", envStore, envRoot)
 	}
 	var pos []string
 	for range len(args) + 1 {
@@ -241,9 +354,55 @@ func parseArgs(cmd *command, args []string, stderr io.Writer) (*opts, []string, 
 	return o, pos, nil
 }
 
+// printFlags lists a flag set's flags in their --name form (the flag
+// package prints -name; both are accepted).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch f.DefValue {
+		case "", "0", "false", "[]", "0s":
+		default:
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// versionString is the module version, VCS revision and Go version of
+// this binary (runtime/debug build information).
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "graphkernel (no build information)"
+	}
+	v := "graphkernel " + bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.time":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
+}
+
 func (a *app) mainUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: graphkernel COMMAND STORE ROOT [ARGS] [flags]")
-	fmt.Fprintln(w, "\nSTORE is fs:DIR or s3://bucket/prefix; ROOT is the graph root in it.")
+	fmt.Fprintln(w, "       graphkernel --version")
+	fmt.Fprintln(w, "\nSTORE is fs:DIR or s3://bucket/prefix (S3: endpoint, region and keys from the standard AWS")
+	fmt.Fprintln(w, "environment, e.g. AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); ROOT is")
+	fmt.Fprintf(w, "the graph root in it. When the argument where STORE belongs is not fs:... or s3://..., STORE is\n")
+	fmt.Fprintf(w, "$%s and ROOT is $%s if set (else that argument).\n", envStore, envRoot)
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)

@@ -10,6 +10,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data/compact"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // maintainOpts are maintain's flags (defaults: the library's).
@@ -94,15 +95,22 @@ func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
 	if err != nil {
 		return err
 	}
+	var meter *meter
+	a.wrapStore = func(st objstore.Store) objstore.Store {
+		st, meter = a.meterStore(st, "maintain")
+		return st
+	}
 	g, st, err := a.openGraph(ctx, pos[0], pos[1], true)
 	if err != nil {
 		return err
 	}
+	defer meter.done()
 	m, err := maintain.New(st, pos[1], a.env)
 	if err != nil {
 		return err
 	}
 	rep, err := maintain.Maintain(ctx, g, m, p)
+	meter.done()
 	out := toMaintainJSON(rep, !p.SkipCollect && err == nil)
 	if err != nil {
 		a.printMaintain(out) // what was done before the failure

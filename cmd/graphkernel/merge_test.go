@@ -131,7 +131,7 @@ func TestMergeConflicts(t *testing.T) {
 			before := f.store.Writes()
 			for _, dry := range []string{"--dry-run", "--dry-run=false"} {
 				m := f.mergeJSON(1, "merge", f.spec, testRoot, "feature", "main", dry)
-				if m.Outcome != "merged" || m.Commit != nil || len(m.Conflicts) != len(want) {
+				if m.Outcome != outcomeConflict || m.Commit != nil || len(m.Conflicts) != len(want) {
 					t.Fatalf("%s: %+v", dry, m)
 				}
 				for i, c := range m.Conflicts {
@@ -144,7 +144,7 @@ func TestMergeConflicts(t *testing.T) {
 					}
 				}
 				code, out, _ := f.run("merge", f.spec, testRoot, "feature", "main", dry)
-				if code != 1 || !strings.Contains(out, "2 conflict(s); nothing written") ||
+				if code != 1 || !strings.Contains(out, "2 conflict(s); nothing written") || !strings.Contains(out, "outcome: conflict\n") ||
 					!strings.Contains(out, "DivergentUpdate") || !strings.Contains(out, `"p1"`) || !strings.Contains(out, " name ") ||
 					!strings.Contains(out, "DeleteVsUpdate") || !strings.Contains(out, `"p4"`) {
 					t.Errorf("%s text: exit %d\n%s", dry, code, out)

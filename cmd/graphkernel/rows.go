@@ -27,6 +27,7 @@ const (
 // values: int64, float64, time.Time, []byte ...).
 type record struct {
 	loc    string // file:line (JSON Lines, CSV) or file:row N (Parquet)
+	bytes  int64  // input bytes the record took (0 for Parquet)
 	typ    string
 	fields map[string]any
 }

@@ -30,7 +30,8 @@ func s3Env(t *testing.T, srv *s3test.Server, secret string) {
 // opened by the command's own openStore from the AWS environment: load of
 // the shipped example, branches, log, show, schema, verify and merge
 // --dry-run (both with zero writes), export, diff, changes, maintain and
-// recover. No error output ever names the credentials or the endpoint,
+// recover, branch create and delete, load --upsert (a patch), merge
+// --prefer, and a --json failure. No error output ever names the credentials or the endpoint,
 // including a failure to authenticate (a wrong secret) and an endpoint
 // nothing listens on.
 func TestSubcommandsOnS3(t *testing.T) {
@@ -58,6 +59,10 @@ func TestSubcommandsOnS3(t *testing.T) {
 		}
 	}
 	exportDir := filepath.Join(t.TempDir(), "out")
+	patchFile := filepath.Join(t.TempDir(), "patch.jsonl")
+	if err := os.WriteFile(patchFile, []byte(`{"_type":"Person","id":"p1","age":77}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name     string
 		args     []string
@@ -77,6 +82,12 @@ func TestSubcommandsOnS3(t *testing.T) {
 		{"diff", []string{"diff", spec, testRoot, "main@1", "main", "--json"}, 0, "p4", true},
 		{"changes", []string{"changes", spec, testRoot, "main@2", "--json"}, 0, "p4", true},
 		{"merge-dry-run", []string{"merge", spec, testRoot, "feature", "main", "--dry-run"}, 0, "", true},
+		{"branch-create", []string{"branch", "create", spec, "demo", "s3edit", "--from", "main"}, 0, "created branch s3edit#1", false},
+		{"load-upsert-patch", []string{"load", spec, "demo", "s3edit", patchFile, "--upsert"}, 0, "loaded 1 rows", false},
+		{"patched-row-kept-name", []string{"diff", spec, "demo", "main", "s3edit"}, 0, "age: 41 -> 77", true},
+		{"merge-prefer", []string{"merge", spec, "demo", "s3edit", "main", "--prefer", "source", "--json"}, 0, `"fast-forward"`, false},
+		{"branch-delete", []string{"branch", "delete", spec, "demo", "s3edit"}, 0, "deleted branch s3edit", false},
+		{"json-failure", []string{"show", spec, testRoot, "nosuchref", "--json"}, 1, `"error"`, true},
 		{"maintain", []string{"maintain", spec, testRoot, "--json"}, 0, `"complete"`, false},
 		{"recover", []string{"recover", spec, testRoot, "--json"}, 0, "", false},
 		{"verify-after", []string{"verify", spec, testRoot, "--json"}, 0, `"problems"`, true},

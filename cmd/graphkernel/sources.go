@@ -44,8 +44,15 @@ func stemType(path string) string {
 	return stem
 }
 
+// sourceOpts tune the readers.
+type sourceOpts struct {
+	// nullString: a CSV cell equal to it is null (nil: an empty cell is
+	// null except for string columns, where it is "").
+	nullString *string
+}
+
 // readSource streams the records of one file to fn, in file order.
-func readSource(ctx context.Context, path string, fn func(record) error) error {
+func readSource(ctx context.Context, path string, o sourceOpts, fn func(record) error) error {
 	f, err := sourceFormat(path)
 	if err != nil {
 		return err
@@ -54,7 +61,7 @@ func readSource(ctx context.Context, path string, fn func(record) error) error {
 	case "jsonl":
 		return readJSONL(path, fn)
 	case "csv":
-		return readCSV(path, fn)
+		return readCSV(path, o, fn)
 	default:
 		return readParquet(ctx, path, fn)
 	}
@@ -96,7 +103,7 @@ func readJSONL(path string, fn func(record) error) error {
 		if dec.More() {
 			return fmt.Errorf("%s: more than one JSON value on the line", loc)
 		}
-		r, err := withType(record{loc: loc, fields: fields}, path)
+		r, err := withType(record{loc: loc, fields: fields, bytes: int64(len(sc.Bytes())) + 1}, path)
 		if err != nil {
 			return err
 		}
@@ -111,8 +118,9 @@ func readJSONL(path string, fn func(record) error) error {
 }
 
 // readCSV reads a CSV file with a header row (encoding/csv). An empty cell
-// is null, except for string properties and keys.
-func readCSV(path string, fn func(record) error) error {
+// is null, except for string properties and keys; with o.nullString, a
+// cell equal to it is null whatever the column.
+func readCSV(path string, o sourceOpts, fn func(record) error) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
@@ -125,6 +133,7 @@ func readCSV(path string, fn func(record) error) error {
 		return fmt.Errorf("%s:1: header: %w", path, err)
 	}
 	header = append([]string(nil), header...)
+	offset := cr.InputOffset()
 	for {
 		cells, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -137,9 +146,15 @@ func readCSV(path string, fn func(record) error) error {
 		}
 		fields := make(map[string]any, len(cells))
 		for i, c := range cells {
+			if o.nullString != nil && c == *o.nullString {
+				fields[header[i]] = nil
+				continue
+			}
 			fields[header[i]] = c
 		}
-		r, err := withType(record{loc: loc, fields: fields}, path)
+		next := cr.InputOffset()
+		r, err := withType(record{loc: loc, fields: fields, bytes: next - offset}, path)
+		offset = next
 		if err != nil {
 			return err
 		}

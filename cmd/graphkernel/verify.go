@@ -46,7 +46,9 @@ func runVerify(ctx context.Context, a *app, o *opts, pos []string) error {
 	if o.keepLast < 1 {
 		return &usageError{fmt.Sprintf("--keep-last %d: want >= 1", o.keepLast)}
 	}
+	st, m := a.meterStore(st, "verify")
 	rep, err := verifyGraph(ctx, st, pos[1], a.env, a.now(), o.keepLast)
+	m.done()
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ type config struct {
 	procFaults  bool
 	writerMode  bool
 	writer      writerConfig
+	statusEvery time.Duration // -status-every: status lines without a terminal
 }
 
 // recoveryChecksDefault turns on the sidecar and audit checkers by default
@@ -92,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.writer.faults, "writer-faults", false, "internal: inject store faults")
 	fs.StringVar(&c.writer.workload, "writer-workload", "", "internal: the process's workload (maint, or the default writers)")
 	fs.BoolVar(&c.json, "json", false, "print a machine-readable summary on stdout")
+	fs.DurationVar(&c.statusEvery, "status-every", defaultStatusEvery, "without a terminal (or with -json), print a status line on stderr this often")
 	fs.StringVar(&c.out, "out", "", "write failure artifacts under `DIR`")
 	fs.BoolVar(&c.rerun, "rerun", false, "run every seed again in a second process and compare trace hashes")
 	fs.StringVar(&c.plant, "plant", "", "enable planted bug `NAME` (needs -tags simplant): "+strings.Join(plant.All(), ", "))

@@ -100,6 +100,7 @@ type procRun struct {
 	restarts int
 	exits    int // writers that exited on their own during the run
 	vs       []check.Violation
+	status   *status // a status line on stderr every -status-every
 }
 
 // runProcs runs the process harness and returns its summary.
@@ -144,6 +145,7 @@ func runProcs(c *config, stdout, stderr io.Writer) (*Summary, error) {
 		}
 		r.children = append(r.children, ch)
 	}
+	r.status = newStatus(stderr, c.statusEvery)
 	r.killLoop(rng, seed, start.Add(dur))
 	r.stopAll()
 	sum := r.check(c)
@@ -232,6 +234,8 @@ func (r *procRun) killLoop(rng *rand.Rand, seed uint64, deadline time.Time) {
 		}
 		r.children[i] = next
 		r.restarts++
+		left := time.Until(deadline).Round(time.Second)
+		r.status.printf("%d writers, %d kills, %d restarts, %s left", len(r.children), r.kills, r.restarts, left)
 	}
 }
 

@@ -5,7 +5,38 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
+
+// defaultStatusEvery is the default -status-every: how often a run whose
+// output is not a terminal prints a status line on stderr.
+const defaultStatusEvery = 10 * time.Second
+
+// status prints a one-line status on w at the first call and then at most
+// every `every` (the command's wall clock: simrun is a command, not
+// kernel code).
+type status struct {
+	w     io.Writer
+	every time.Duration
+	start time.Time
+	last  time.Time
+	n     int
+}
+
+func newStatus(w io.Writer, every time.Duration) *status {
+	return &status{w: w, every: every, start: time.Now()}
+}
+
+// printf prints the line when one is due, with the elapsed time appended.
+func (s *status) printf(format string, args ...any) {
+	now := time.Now()
+	if s.n > 0 && now.Sub(s.last) < s.every {
+		return
+	}
+	s.n++
+	s.last = now
+	fmt.Fprintf(s.w, "simrun: "+format+", %s elapsed\n", append(args, now.Sub(s.start).Round(time.Second))...)
+}
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -18,11 +49,25 @@ func isTerminal(w io.Writer) bool {
 }
 
 // progressTo returns the progress callback: a one-line bar redrawn in place
-// when stdout is a terminal and the summary is not JSON, nothing otherwise.
-// done < 0 clears the line.
-func progressTo(c *config, stdout io.Writer) func(done, total, failing int) {
+// when stdout is a terminal and the summary is not JSON; otherwise a status
+// line on stderr at the first seed and then every c.statusEvery (seeds
+// done, failing, seeds/s, ETA). done < 0 ends the progress.
+func progressTo(c *config, stdout, stderr io.Writer) func(done, total, failing int) {
 	if c.json || !isTerminal(stdout) {
-		return func(int, int, int) {}
+		st := newStatus(stderr, c.statusEvery)
+		return func(done, total, failing int) {
+			if done <= 0 {
+				return
+			}
+			el := time.Since(st.start)
+			rate := float64(done) / max(el.Seconds(), 1e-9)
+			if total <= 0 || total >= 1<<30 {
+				st.printf("%d seeds, %d failing, %.1f seeds/s", done, failing, rate)
+				return
+			}
+			eta := time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second)
+			st.printf("%d/%d seeds, %d failing, %.1f seeds/s, ETA %s", done, total, failing, rate, eta)
+		}
 	}
 	return func(done, total, failing int) {
 		if done < 0 {

@@ -174,3 +174,23 @@ func TestProgressBar(t *testing.T) {
 		t.Fatal("a buffer is not a terminal")
 	}
 }
+
+// TestStatusLinesWithoutTerminal: with stdout not a terminal (here a
+// buffer) simrun prints status lines on stderr: one at the first seed,
+// then one every -status-every (1 ns here: a line per seed); stdout stays
+// the JSON summary.
+func TestStatusLinesWithoutTerminal(t *testing.T) {
+	code, out, errs := simrun(t, "-seeds", "2", "-parallel", "1", "-json", "-status-every", "1ns")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	decode(t, out)
+	for _, want := range []string{"simrun: 1/2 seeds, 0 failing, ", "simrun: 2/2 seeds, 0 failing, "} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if !strings.Contains(errs, "ETA") || !strings.Contains(errs, "elapsed\n") {
+		t.Errorf("status lines without an ETA or elapsed time:\n%s", errs)
+	}
+}

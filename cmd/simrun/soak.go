@@ -89,7 +89,7 @@ func soak(c *config, stdout, stderr io.Writer) (*Summary, error) {
 	} else if c.seedSet {
 		outs = []outcome{{seed: c.seed, res: exec(scenarioFor(c, c.seed), c.opts(0))}}
 	} else {
-		outs = runSeeds(c, exec, start, progressTo(c, stdout))
+		outs = runSeeds(c, exec, start, progressTo(c, stdout, stderr))
 	}
 	wall := time.Since(start)
 	sum := summarize(c, outs, wall, single)

@@ -11,14 +11,17 @@
 //	snap, _ := g.SnapshotAt(ctx, main)
 //	rr, _ := snap.Scan(ctx, "Person", "id", "name") // arrow array.RecordReader
 //
-// A transaction is constructive (Insert, Upsert, Update) or destructive
-// (Delete, DeleteCascade), never both. Staging rejects bad rows, mixing and
+// A transaction is constructive (Insert, Upsert, Update, Patch) or
+// destructive (Delete, DeleteCascade), never both. Upsert and Update
+// replace whole rows (an omitted property becomes null); Patch changes
+// only the properties a row names (an Update of the merged row, or an
+// Insert of a new id). Staging rejects bad rows, mixing and
 // oversize transactions at once, before any I/O. Commit checks duplicate
 // ids, id existence on the live table, edge endpoints on the pinned base
 // plus pending writes, remaining edges of deleted nodes, and @card counted
 // on the live edge table plus pending rows; every rejection is a
-// *ValidationError matching ErrValidation and one rule sentinel. Update and
-// Delete are strict: a table that moved since Begin fails Commit with
+// *ValidationError matching ErrValidation and one rule sentinel. Update,
+// Patch and Delete are strict: a table that moved since Begin fails Commit with
 // kernel.ErrVersionMismatch (begin again and retry). Insert and Upsert
 // rebase onto newer versions and are validated again there.
 //

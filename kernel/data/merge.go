@@ -72,7 +72,16 @@ type MergeOptions struct {
 	// Rounds bounds how often the merge is computed afresh when the target
 	// moves before its publish (default DefaultMergeRounds).
 	Rounds int
+	// Prefer resolves conflicts of the kinds it names with the source's
+	// or the target's image (kernel/merge Policy); the zero value refuses
+	// every conflict. OrphanEdge and CardinalityViolation are never
+	// resolved: they fail the merge whatever the policy.
+	Prefer MergePolicy
 }
+
+// MergePolicy is the conflict resolution policy of MergeOptions.Prefer
+// (kernel/merge.Policy: per resolvable kind, refuse or prefer a side).
+type MergePolicy = merge.Policy
 
 // DefaultMergeRounds is the default MergeOptions.Rounds.
 const DefaultMergeRounds = 8
@@ -94,7 +103,12 @@ type MergeResult struct {
 	// Changes counts the ids the merge changes on the target, per type.
 	Changes map[string]int
 	// Conflicts lists every conflict (also in the *MergeConflictError).
+	// Outcome stays what the heads make it (Merged or FastForward) on
+	// conflict: a caller reports a conflict by the error.
 	Conflicts []MergeConflict
+	// Resolved lists the conflicts MergeOptions.Prefer resolved, as they
+	// would have been reported without it (sorted like Conflicts).
+	Resolved []MergeConflict
 	// Rounds is how many times the merge was computed (1 unless the
 	// target moved before a publish).
 	Rounds int
@@ -111,7 +125,9 @@ type MergeResult struct {
 // checks the merged result like a transaction (orphan edges, @card).
 //
 // Any conflict fails the merge with *MergeConflictError listing all of
-// them; nothing is written. Otherwise the merge is one write through the
+// them; nothing is written. opts.Prefer resolves conflicts of the kinds it
+// names instead (kernel/merge ResolveWith), listing them in
+// MergeResult.Resolved; the result is still checked. Otherwise the merge is one write through the
 // one door: the changed tables' new versions under a recovery sidecar
 // (writer kind "merge"), then one publish on target whose parents are the
 // target head it read and the source head it captured (kind merge). A
@@ -174,11 +190,11 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 	if res.Outcome == MergeAlreadyUpToDate {
 		return res, nil
 	}
-	p, err := g.planMerge(ctx, in)
+	p, err := g.planMerge(ctx, in, opts.Prefer)
 	if err != nil {
 		return res, err
 	}
-	res.Changes, res.PeakRows = p.changeCounts(), p.window+p.held
+	res.Changes, res.PeakRows, res.Resolved = p.changeCounts(), p.window+p.held, p.resolved
 	if len(p.conflicts) > 0 {
 		res.Conflicts = p.conflicts
 		return res, &MergeConflictError{Source: source.Name(), Target: target.Name(), Conflicts: p.conflicts}

@@ -14,8 +14,9 @@ import (
 type mergePlan struct {
 	tables    map[string]*tableMerge // tables with a change on either side
 	conflicts []MergeConflict
-	window    uint64 // rows of the largest diff window
-	held      uint64 // row images held until the publish
+	resolved  []MergeConflict // conflicts the MergeOptions.Prefer policy resolved
+	window    uint64          // rows of the largest diff window
+	held      uint64          // row images held until the publish
 }
 
 // tableMerge is the merge of one table.
@@ -43,7 +44,7 @@ func (p *mergePlan) changeCounts() map[string]int {
 // planMerge diffs every table from the base to each head, applies the row
 // rule to every id that changed on either side, then checks the merged
 // result (orphan edges, @card). Conflicts are sorted.
-func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error) {
+func (g *Graph) planMerge(ctx context.Context, in mergeInput, policy merge.Policy) (*mergePlan, error) {
 	p := &mergePlan{tables: map[string]*tableMerge{}}
 	var held, window uint64
 	ids := 0 // ids held so far, bounded by the handle's row limit
@@ -64,7 +65,9 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error
 		}
 		if len(tm.ids) > 0 {
 			p.tables[name] = tm
-			p.conflicts = append(p.conflicts, tm.resolve()...)
+			cs, resolved := tm.resolve(policy)
+			p.conflicts = append(p.conflicts, cs...)
+			p.resolved = append(p.resolved, resolved...)
 		}
 	}
 	cs, err := p.check(ctx, in)
@@ -73,6 +76,7 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput) (*mergePlan, error
 	}
 	p.conflicts = append(p.conflicts, cs...)
 	merge.SortConflicts(p.conflicts)
+	merge.SortConflicts(p.resolved)
 	p.window, p.held = window, held
 	return p, nil
 }
@@ -153,11 +157,12 @@ func diffPeak(ctx context.Context, from, to *Snapshot, t *Table) (uint64, error)
 	return peak, nil
 }
 
-// resolve applies the row rule to every id and returns the conflicts.
-func (tm *tableMerge) resolve() []MergeConflict {
-	var cs []MergeConflict
+// resolve applies the row rule under policy to every id and returns the
+// conflicts and the conflicts the policy resolved.
+func (tm *tableMerge) resolve(policy merge.Policy) (cs, resolved []MergeConflict) {
 	for _, id := range tm.ids {
-		r := merge.Resolve(tm.t.Name, tm.images[id])
+		r := merge.ResolveWith(tm.t.Name, tm.images[id], policy)
+		resolved = append(resolved, r.Resolved...)
 		if len(r.Conflicts) > 0 {
 			cs = append(cs, r.Conflicts...)
 			continue
@@ -171,7 +176,7 @@ func (tm *tableMerge) resolve() []MergeConflict {
 			tm.writes = append(tm.writes, Row(*r.Row))
 		}
 	}
-	return cs
+	return cs, resolved
 }
 
 func toMerge(r *Row) *merge.Row {

@@ -15,7 +15,8 @@ type Op uint8
 const (
 	// OpInsert writes new ids only.
 	OpInsert Op = iota + 1
-	// OpUpsert inserts, or replaces the row with the same id.
+	// OpUpsert inserts, or replaces the whole row with the same id
+	// (omitted properties become null; Txn.Patch keeps them).
 	OpUpsert
 	// OpUpdate replaces existing ids only (the whole row).
 	OpUpdate

@@ -60,11 +60,14 @@ func (t *Txn) Base() kernel.Snapshot { return t.base }
 // Insert stages new rows of typ; Commit rejects an id that already exists.
 func (t *Txn) Insert(typ string, rows ...Row) error { return t.stage(OpInsert, typ, rows) }
 
-// Upsert stages rows of typ that are inserted, or replace the row with the
-// same id.
+// Upsert stages rows of typ that are inserted, or replace the whole row
+// with the same id: every property a row leaves out (an absent key in
+// Props) becomes null, whatever the existing row held. To change only the
+// properties a row names, use Patch.
 func (t *Txn) Upsert(typ string, rows ...Row) error { return t.stage(OpUpsert, typ, rows) }
 
-// Update stages whole-row replacements of existing rows of typ; Commit
+// Update stages whole-row replacements of existing rows of typ: every
+// property a row leaves out becomes null (Patch keeps them). Commit
 // rejects a missing id.
 func (t *Txn) Update(typ string, rows ...Row) error { return t.stage(OpUpdate, typ, rows) }
 

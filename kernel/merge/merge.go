@@ -16,6 +16,10 @@
 //	changed on both sides: property by property; a property (or an edge
 //	endpoint) changed on both sides to different values | DivergentUpdate
 //
+// ResolveWith takes a Policy that resolves DivergentInsert, DeleteVsUpdate
+// and DivergentUpdate with the source's or the target's image (policy.go);
+// the zero Policy refuses them all.
+//
 // Null, the empty string and empty bytes are three different values.
 package merge
 
@@ -106,10 +110,20 @@ type Resolution struct {
 	// Conflicts are the conflicts of this id (sorted); when any, Row and
 	// Write are meaningless.
 	Conflicts []Conflict
+	// Resolved are the conflicts a Policy resolved for this id (sorted),
+	// each as it would have been reported without the policy.
+	Resolved []Conflict
 }
 
-// Resolve applies the row rule to one id of type typ.
-func Resolve(typ string, in Images) Resolution {
+// Resolve applies the row rule to one id of type typ, refusing every
+// conflict (ResolveWith and the zero Policy).
+func Resolve(typ string, in Images) Resolution { return ResolveWith(typ, in, Policy{}) }
+
+// ResolveWith applies the row rule to one id of type typ; a conflict of a
+// kind p prefers a side for is resolved with that side's image (a whole
+// row for DivergentInsert and DeleteVsUpdate, the one property or
+// endpoint for DivergentUpdate) and listed in Resolved instead.
+func ResolveWith(typ string, in Images, p Policy) Resolution {
 	b, s, t := in.Base, in.Source, in.Target
 	id := anyID(b, s, t)
 	sChanged, tChanged := !Same(b, s), !Same(b, t)
@@ -121,17 +135,25 @@ func Resolve(typ string, in Images) Resolution {
 	case Same(s, t):
 		return Resolution{Row: t}
 	case b == nil:
-		return conflict(DivergentInsert, typ, id, "", "inserted on both sides with different rows")
+		return rowConflict(p, s, t, DivergentInsert, typ, id, "inserted on both sides with different rows")
 	case s == nil:
-		return conflict(DeleteVsUpdate, typ, id, "", "deleted on the source, changed on the target")
+		return rowConflict(p, s, t, DeleteVsUpdate, typ, id, "deleted on the source, changed on the target")
 	case t == nil:
-		return conflict(DeleteVsUpdate, typ, id, "", "changed on the source, deleted on the target")
+		return rowConflict(p, s, t, DeleteVsUpdate, typ, id, "changed on the source, deleted on the target")
 	}
-	return mergeProps(typ, *b, *s, *t)
+	return mergeProps(typ, *b, *s, *t, p)
 }
 
-func conflict(k Kind, typ, id, prop, msg string) Resolution {
-	return Resolution{Conflicts: []Conflict{{Kind: k, Type: typ, ID: id, Property: prop, Message: msg}}}
+// rowConflict is a whole-row conflict of kind k: refused, or resolved with
+// the image of the side p prefers.
+func rowConflict(p Policy, s, t *Row, k Kind, typ, id, msg string) Resolution {
+	c := Conflict{Kind: k, Type: typ, ID: id, Message: msg}
+	side := p.For(k)
+	if side == Refuse {
+		return Resolution{Conflicts: []Conflict{c}}
+	}
+	row := pick(side, s, t)
+	return Resolution{Row: row, Write: !Same(row, t), Resolved: []Conflict{c}}
 }
 
 func anyID(rows ...*Row) string {
@@ -145,32 +167,39 @@ func anyID(rows ...*Row) string {
 
 // mergeProps merges a row changed on both sides field by field: the
 // endpoints first, then the properties in name order. A field changed on
-// one side only is taken from that side.
-func mergeProps(typ string, b, s, t Row) Resolution {
+// one side only is taken from that side; a field changed on both sides to
+// different values is a DivergentUpdate, or the value of the side p
+// prefers.
+func mergeProps(typ string, b, s, t Row, p Policy) Resolution {
 	out := Row{ID: t.ID, Props: map[string]any{}}
-	var cs []Conflict
-	pick := func(field string, bv, sv, tv any) any {
+	var cs, resolved []Conflict
+	pickField := func(field string, bv, sv, tv any) any {
 		switch {
 		case ValuesEqual(sv, bv):
 			return tv
 		case ValuesEqual(tv, bv), ValuesEqual(sv, tv):
 			return sv
 		}
-		cs = append(cs, Conflict{Kind: DivergentUpdate, Type: typ, ID: t.ID, Property: field,
-			Message: fmt.Sprintf("%s changed on both sides: base %s, source %s, target %s", field, show(bv), show(sv), show(tv))})
+		c := Conflict{Kind: DivergentUpdate, Type: typ, ID: t.ID, Property: field,
+			Message: fmt.Sprintf("%s changed on both sides: base %s, source %s, target %s", field, show(bv), show(sv), show(tv))}
+		if side := p.For(DivergentUpdate); side != Refuse {
+			resolved = append(resolved, c)
+			return pick(side, sv, tv)
+		}
+		cs = append(cs, c)
 		return tv
 	}
-	out.From, _ = pick("from", str(b.From), str(s.From), str(t.From)).(string)
-	out.To, _ = pick("to", str(b.To), str(s.To), str(t.To)).(string)
+	out.From, _ = pickField("from", str(b.From), str(s.From), str(t.From)).(string)
+	out.To, _ = pickField("to", str(b.To), str(s.To), str(t.To)).(string)
 	for _, name := range propNames(b, s, t) {
-		if v := pick(name, b.Props[name], s.Props[name], t.Props[name]); v != nil {
+		if v := pickField(name, b.Props[name], s.Props[name], t.Props[name]); v != nil {
 			out.Props[name] = v
 		}
 	}
 	if len(cs) > 0 {
-		return Resolution{Conflicts: cs}
+		return Resolution{Conflicts: cs, Resolved: resolved}
 	}
-	return Resolution{Row: &out, Write: !RowsEqual(out, t)}
+	return Resolution{Row: &out, Write: !RowsEqual(out, t), Resolved: resolved}
 }
 
 // str turns an endpoint into a value ("" is a node's absent endpoint,

@@ -61,6 +61,9 @@
 //     redacted message (operation, status, error code, network failure
 //     class) while the original error stays reachable through errors.Is and
 //     errors.As.
+//   - The SDK's own log lines (e.g. "falling back to IMDSv1" when no
+//     credentials are configured off EC2) go to Options.SDKLog, or nowhere:
+//     never to the process's stderr.
 //
 // # Known versitygw behaviour
 //

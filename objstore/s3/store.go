@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/graphkernel/graphkernel/objstore"
 )
@@ -46,6 +47,11 @@ type Options struct {
 	// retries). Zero means DefaultTimeout; negative means no bound beyond
 	// the caller's context.
 	Timeout time.Duration
+	// SDKLog receives the AWS SDK's log lines (warnings such as
+	// "falling back to IMDSv1" when no credentials are configured off
+	// EC2). Nil discards them: the SDK never writes to the process's
+	// stderr; every failure surfaces as a returned (redacted) error.
+	SDKLog io.Writer
 }
 
 // Store is an objstore.Store on one S3 bucket under a key prefix. It is safe
@@ -75,6 +81,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.HTTPClient != nil {
 		loadOpts = append(loadOpts, config.WithHTTPClient(opts.HTTPClient))
 	}
+	loadOpts = append(loadOpts, config.WithLogger(sdkLogger(opts.SDKLog)))
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
 		// The loader's message may name profiles or files; keep it out.
@@ -97,6 +104,18 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.timeout = 0
 	}
 	return s, nil
+}
+
+// sdkLogger sends the SDK's log lines to w, one per line ("aws-sdk WARN
+// ..."), or discards them when w is nil (the SDK's default logger writes
+// to os.Stderr).
+func sdkLogger(w io.Writer) logging.Logger {
+	if w == nil {
+		return logging.Nop{}
+	}
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		fmt.Fprintf(w, "aws-sdk %s "+format+"\n", append([]any{c}, v...)...)
+	})
 }
 
 // New returns a Store on bucket under prefix using client as given (tests
