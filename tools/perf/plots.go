@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // charts are the line plots of docs/perf.md, from the results rs.
@@ -76,12 +77,13 @@ func drawAll(rs []result, dir, stamp string) ([]string, error) {
 	return append(pending, missing...), err
 }
 
-// soak draws wall seconds per seed of each workload of the default soak's
-// rotation and of the rotation itself (BenchmarkMixSeed), with the mix's
-// simulated-to-wall ratio in the title.
-func soak(rs []result, path, stamp string) ([]string, error) {
+// soakData returns the workloads of the soak plot (each workload of the
+// default soak's rotation, BenchmarkWorkloadSeed, then "mix",
+// BenchmarkMixSeed) with the wall seconds per seed of their runs, and the
+// mix's simulated-to-wall ratios.
+func soakData(rs []result) (names []string, pts []point, ratio []float64) {
+	const prefix = "BenchmarkWorkloadSeed/workload="
 	byName := map[string][]float64{}
-	var ratio []float64
 	for _, r := range rs {
 		ns, ok := r.metrics["ns/op"]
 		switch {
@@ -91,25 +93,33 @@ func soak(rs []result, path, stamp string) ([]string, error) {
 			if v, ok := r.metrics["sim-s/wall-s"]; ok {
 				ratio = append(ratio, v)
 			}
-		case len(r.name) > len("BenchmarkWorkloadSeed/workload=") && r.name[:len("BenchmarkWorkloadSeed/workload=")] == "BenchmarkWorkloadSeed/workload=":
-			n := r.name[len("BenchmarkWorkloadSeed/workload="):]
+		case strings.HasPrefix(r.name, prefix):
+			n := strings.TrimPrefix(r.name, prefix)
 			byName[n] = append(byName[n], ns/1e9)
 		}
 	}
-	if len(byName["mix"]) == 0 || len(ratio) == 0 {
-		return []string{"soak speed (BenchmarkMixSeed, BenchmarkWorkloadSeed)"}, nil
-	}
-	var names []string
 	for n := range byName {
 		if n != "mix" {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
-	names = append(names, "mix")
-	pts := make([]point, len(names))
+	if len(byName["mix"]) > 0 {
+		names = append(names, "mix")
+	}
 	for i, n := range names {
-		pts[i] = summarize(float64(i), byName[n])
+		pts = append(pts, summarize(float64(i), byName[n]))
+	}
+	return names, pts, ratio
+}
+
+// soak draws wall seconds per seed of each workload of the default soak's
+// rotation and of the rotation itself (BenchmarkMixSeed), with the mix's
+// simulated-to-wall ratio in the title.
+func soak(rs []result, path, stamp string) ([]string, error) {
+	names, pts, ratio := soakData(rs)
+	if len(names) == 0 || len(ratio) == 0 {
+		return []string{"soak speed (BenchmarkMixSeed, BenchmarkWorkloadSeed)"}, nil
 	}
 	r := summarize(0, ratio)
 	note := fmt.Sprintf("mix (the default soak): %.0f simulated s per wall s (median of %d runs, %.0f..%.0f)", r.med, r.runs, r.min, r.max)
