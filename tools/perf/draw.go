@@ -131,6 +131,9 @@ func bars(path, title string, notes []string, yl, stamp string, labels []string,
 	eb.Width = vg.Points(1)
 	p.Add(b, eb)
 	p.NominalX(labels...)
+	// Half a bar's slot of room at either end: the first and last bars'
+	// outlines would otherwise touch the canvas edge (TestPlotsRender).
+	p.X.Min, p.X.Max = -0.75, float64(len(labels))-0.25
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.1
 	p.Y.Tick.Marker = plot.TickerFunc(linearTicks)
 	return save(path, p, nil, 0)
