@@ -15,7 +15,7 @@ import (
 )
 
 // costDepths are the history depths of the cost benchmarks.
-var costDepths = []int{10, 1000, 10000}
+var costDepths = []int{10, 100, 1000, 10000}
 
 // buildHistory initialises a graph on store and publishes depth commits on
 // main, each committing a new version of table "a" (so the manifest chain
@@ -246,10 +246,10 @@ func fsGraph(b *testing.B) objstore.Store {
 }
 
 // BenchmarkCommitThroughput measures commits per second on the fs store
-// (real time, real entropy): one writer, and the goodput of 8 concurrent
+// (real time, real entropy): the goodput of 1, 2, 4 and 8 concurrent
 // writers on one branch touching disjoint tables.
 func BenchmarkCommitThroughput(b *testing.B) {
-	for _, writers := range []int{1, 8} {
+	for _, writers := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			store := fsGraph(b)
 			var next atomic.Int64

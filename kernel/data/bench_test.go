@@ -29,7 +29,7 @@ import (
 //	                     with reading the same Arrow IPC files directly
 const benchSchemaText = `node Item { name: string  qty: int64  price: float64?  at: timestamp? }`
 
-var benchSizes = []int{1, 10_000, 1_000_000}
+var benchSizes = []int{1, 100, 10_000, 1_000_000}
 
 func benchGraph(b *testing.B, store objstore.Store, root string) *Graph {
 	b.Helper()

@@ -3,9 +3,10 @@ package data
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/merge"
 	"github.com/graphkernel/graphkernel/kernel/schema"
@@ -200,6 +201,8 @@ func conflictKeys(t testing.TB, err error) []conflictKey {
 	return out
 }
 
+// sameConflicts reports whether got and want list the same conflicts in the
+// same order (nil and empty are the same: no conflict).
 func sameConflicts(got, want []conflictKey) bool {
-	return len(got) == len(want) && (len(got) == 0 || reflect.DeepEqual(got, want))
+	return cmp.Equal(got, want, cmpopts.EquateEmpty())
 }

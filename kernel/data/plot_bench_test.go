@@ -9,13 +9,15 @@ import (
 	"github.com/graphkernel/graphkernel/objstore/fs"
 )
 
-// scanSizes are BenchmarkFilteredScanBySize's table sizes: 10^4 and 10^5
-// rows (scripts/perf.sh's short default), and 10^6 with -bench-large.
+// scanSizes are BenchmarkFilteredScanBySize's table sizes: 10^3, 3·10^3,
+// 10^4, 3·10^4 and 10^5 rows (scripts/perf.sh's default), and 10^6 with
+// -bench-large.
 func scanSizes() []int {
+	sizes := []int{1_000, 3_000, 10_000, 30_000, 100_000}
 	if *benchLarge {
-		return []int{10_000, 100_000, 1_000_000}
+		sizes = append(sizes, 1_000_000)
 	}
-	return []int{10_000, 100_000}
+	return sizes
 }
 
 // BenchmarkFilteredScanBySize: by table size, on the fs store, a full

@@ -19,8 +19,9 @@ import (
 // Read benchmarks (cold = a new handle, empty fragment cache; fixtures are
 // built in the setup on the counting sim store, never committed):
 //
-//	BenchmarkColdAdjacency  Out and In of a degree-10 node at 10^3, 10^5
-//	                        (and, with -bench-large, 10^6) edges:
+//	BenchmarkColdAdjacency  Out and In of a degree-10 node at 10^3, 3·10^3,
+//	                        10^4, 3·10^4, 10^5 (and, with -bench-large,
+//	                        10^6) edges:
 //	                        bytes/lookup, requests/lookup, cold and warm ns
 //	BenchmarkCardInsert     one edge into an @card(0..1) type of 10^3,
 //	                        10^5 (10^6) edges: bytes/op, ratio-vs-1e3
@@ -108,10 +109,20 @@ func adjSizes() []int {
 	return []int{1_000, 100_000}
 }
 
+// coldAdjSizes are BenchmarkColdAdjacency's edge-table sizes (five, for
+// the plot in docs/perf.md; 10^6 with -bench-large).
+func coldAdjSizes() []int {
+	sizes := []int{1_000, 3_000, 10_000, 30_000, 100_000}
+	if *benchLarge {
+		sizes = append(sizes, 1_000_000)
+	}
+	return sizes
+}
+
 // BenchmarkColdAdjacency: Out and In of one degree-10 node on a new handle
 // each time (cold), and repeated on one snapshot (warm).
 func BenchmarkColdAdjacency(b *testing.B) {
-	for _, n := range adjSizes() {
+	for _, n := range coldAdjSizes() {
 		cs, nodes := adjGraph(b, n)
 		target := fmt.Sprintf("n%08d", nodes/2)
 		for _, out := range []bool{true, false} {

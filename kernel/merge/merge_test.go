@@ -1,9 +1,9 @@
 package merge
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/internal/detlint"
 	"pgregory.net/rapid"
 )
@@ -71,8 +71,11 @@ func TestResolveTable(t *testing.T) {
 					t.Errorf("conflict %+v does not name its type, id and reason", c)
 				}
 			}
-			if !reflect.DeepEqual(kinds, tc.kinds) || !reflect.DeepEqual(props, tc.propsOf) {
-				t.Fatalf("conflicts %v, want kinds %v on %v", got.Conflicts, tc.kinds, tc.propsOf)
+			if d := cmp.Diff(tc.kinds, kinds); d != "" {
+				t.Fatalf("conflicts %v: kinds (-want +got):\n%s", got.Conflicts, d)
+			}
+			if d := cmp.Diff(tc.propsOf, props); d != "" {
+				t.Fatalf("conflicts %v: properties (-want +got):\n%s", got.Conflicts, d)
 			}
 			if tc.kinds != nil {
 				return

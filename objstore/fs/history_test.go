@@ -105,14 +105,14 @@ func TestHeadLookupEntriesFlatAcrossDepths(t *testing.T) {
 
 // BenchmarkPublishDepth measures one publish's store round trip on fs, the
 // kernel's LIST(limit 1) head lookup plus GET of the head plus a
-// create-only PUT of the next version, at history depths 10, 1000 and
-// 10000, and reports each depth's latency relative to depth 10
+// create-only PUT of the next version, at history depths 10, 100, 1000
+// and 10000, and reports each depth's latency relative to depth 10
 // (ratio/depth10). A history-flat layout keeps the ratio near 1.
 func BenchmarkPublishDepth(b *testing.B) {
 	keys := format.NewKeys("g")
 	prefix := keys.IncarnationPrefix("main", 1)
 	var base float64
-	for _, depth := range []int{10, 1000, 10000} {
+	for _, depth := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			s, err := Open(b.TempDir())
 			if err != nil {

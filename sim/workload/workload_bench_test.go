@@ -1,0 +1,32 @@
+package workload
+
+import (
+	"slices"
+	"testing"
+)
+
+// BenchmarkWorkloadSeed runs seeds 1..b.N of each workload of the default
+// soak's rotation (default faults), one after another on one core, and
+// reports each workload's simulated-to-wall time ratio: which parts of the
+// mix the soak's speed (BenchmarkMixSeed) comes from.
+func BenchmarkWorkloadSeed(b *testing.B) {
+	names := slices.Clone(mixRotation)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		b.Run("workload="+name, func(b *testing.B) {
+			w, ok := Lookup(name)
+			if !ok {
+				b.Fatalf("workload %q not registered", name)
+			}
+			var sim float64
+			for i := 0; i < b.N; i++ {
+				r := Execute(w.Generate(uint64(i+1), "default"), Options{})
+				if r.Failed() {
+					b.Fatalf("%s seed %d: %v", name, i+1, r.Violations)
+				}
+				sim += r.SimTime.Seconds()
+			}
+			b.ReportMetric(sim/b.Elapsed().Seconds(), "sim-s/wall-s")
+		})
+	}
+}
