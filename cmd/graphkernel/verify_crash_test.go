@@ -175,9 +175,16 @@ func branchPerChange(t *testing.T, cycles int) (*sim.Store, *kernel.ManualClock)
 }
 
 // collectOn runs one collection on st at the clock's time.
+// collectSeed numbers the collections collectOn runs.
+var collectSeed int
+
 func collectOn(t *testing.T, st objstore.Store, clock *kernel.ManualClock) (maintain.Report, error) {
 	t.Helper()
-	m, err := maintain.New(st, testRoot, kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{3})})
+	// Each collection draws fresh entropy, as separate processes do: a
+	// replayed seed would mint the same collection record id as a killed
+	// run's record left on the store.
+	collectSeed++
+	m, err := maintain.New(st, testRoot, kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{3, byte(collectSeed), byte(collectSeed >> 8)})})
 	if err != nil {
 		t.Fatal(err)
 	}
