@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -69,6 +70,13 @@ type Options struct {
 	// Write whose staging began longer ago than this (by Env.Clock)
 	// refuses to publish with *GraceExpiredError. 0 means DefaultGrace.
 	Grace time.Duration
+	// ReachEntries and ReachFolds bound a new commit index's reach: past
+	// them it is compacted into folds (docs/format.md, "Commit index
+	// reach"). 0 means lineage.DefaultReachEntries / DefaultReachFolds;
+	// otherwise within lineage.MinReachBound and the format's caps. Tests
+	// and the simulator use small values so folds are exercised. Any value
+	// reads any other's indexes.
+	ReachEntries, ReachFolds int
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -84,6 +92,8 @@ type Graph struct {
 	// opRequests is the request budget of one public write operation.
 	opRequests int
 	grace      time.Duration
+	// reachLimits bound the reach of the commit indexes this handle writes.
+	reachLimits lineage.Limits
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -133,10 +143,14 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if opRequests == 0 {
 		opRequests = DefaultOpRequestBudget
 	}
+	lim := lineage.Limits{Entries: cmp.Or(opts.ReachEntries, lineage.DefaultReachEntries), Folds: cmp.Or(opts.ReachFolds, lineage.DefaultReachFolds)}
+	if !lim.Valid() {
+		return nil, fmt.Errorf("%w: ReachEntries %d or ReachFolds %d out of range", ErrInvalidArgument, opts.ReachEntries, opts.ReachFolds)
+	}
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests, grace: grace,
+		opRequests: opRequests, grace: grace, reachLimits: lim,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),
@@ -257,7 +271,7 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 	}
 	m := lineage.Genesis(format.BranchIdentity{Name: format.MainBranch, Incarnation: 1, IncarnationID: incID}, c, schema)
 	at := format.ManifestRef{Branch: format.MainBranch, Incarnation: 1, Version: 0}
-	x := format.CommitIndex{ID: c.ID, At: at, Complete: true, Reach: []format.ManifestRef{at}}
+	x := format.CommitIndex{ID: c.ID, At: at, Complete: true, Reach: []format.ReachEntry{{ManifestRef: at, Gen: 1}}, Gen: 1}
 	if err := g.writeCommitIndex(ctx, &x); err != nil {
 		return err
 	}
