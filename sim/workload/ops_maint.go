@@ -49,6 +49,9 @@ func init() {
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Grace:    maintGrace,
+		// The smallest reach bounds: merges compact reaches into folds, so
+		// rule 3b's merge-base keep and the leak check meet them.
+		ReachEntries: 2, ReachFolds: 2,
 		Reclaims: true,
 		Final:    maintFinal,
 	})
