@@ -35,9 +35,9 @@ func TestLegacyCommitIndexStillDecodes(t *testing.T) {
 		t.Fatalf("hierarchical index round trip: %+v %v", y, err)
 	}
 	for _, bad := range []CommitIndex{
-		{ID: ID{2}, At: at, Complete: true, Reach: []ReachEntry{{at, 0}}, Folds: []ReachEntry{{ManifestRef{"main", 1, 5}, 6}}}, // folds in a legacy index
+		{ID: ID{2}, At: at, Complete: true, Reach: []ReachEntry{{at, 0}}, Folds: []ReachEntry{{ManifestRef{"main", 1, 5}, 6}}},         // folds in a legacy index
 		{ID: ID{2}, At: at, Complete: true, Gen: 9, Reach: []ReachEntry{{at, 9}}, Folds: []ReachEntry{{ManifestRef{"main", 1, 5}, 9}}}, // fold gen not below
-		{ID: ID{2}, At: at, Complete: true, Gen: 9, Reach: []ReachEntry{{at, 8}}},                                                     // own gen differs
+		{ID: ID{2}, At: at, Complete: true, Gen: 9, Reach: []ReachEntry{{at, 8}}},                                                      // own gen differs
 	} {
 		if _, err := EncodeCommitIndex(&bad, Token{1}); err == nil {
 			t.Errorf("invalid index %+v encoded", bad)

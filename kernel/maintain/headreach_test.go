@@ -6,10 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
-	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
-
-var _ = lineage.Reach{}
 
 // TestHeadReach: a live head's reach is taken from its head commit's index
 // only when the index is complete and the manifest it names carries that
@@ -21,7 +18,9 @@ func TestHeadReach(t *testing.T) {
 		return format.ManifestRef{Branch: b, Incarnation: 1, Version: v}
 	}
 	withCommit := func(c byte) *format.Manifest { return &format.Manifest{Commit: &format.Commit{ID: id(c)}, Head: id(c)} }
-	e := func(r format.ManifestRef, gen uint64) format.ReachEntry { return format.ReachEntry{ManifestRef: r, Gen: gen} }
+	e := func(r format.ManifestRef, gen uint64) format.ReachEntry {
+		return format.ReachEntry{ManifestRef: r, Gen: gen}
+	}
 	reach := []format.ReachEntry{e(ref("f", 2), 9), e(ref("main", 7), 8)}
 	head := format.Manifest{Version: 2, Commit: &format.Commit{ID: id(1)}, Head: id(1)}
 	fresh := format.Manifest{Version: 0, Head: id(9)}
