@@ -372,7 +372,7 @@ func (g *Graph) scanName(ctx context.Context, name string, id CommitID, st *scan
 
 // MergeBase returns the best common ancestor of the heads of a and b (see
 // lineage.MergeBase): merge commits' merged parents are followed, and
-// MergeBase(b, b) is b's head. It reads the full ancestry of both heads.
+// MergeBase(b, b) is b's head. See MergeBaseOf for its cost.
 func (g *Graph) MergeBase(ctx context.Context, a, b BranchRef) (Commit, error) {
 	ha, err := g.Head(ctx, a)
 	if err != nil {

@@ -84,7 +84,7 @@ type collection struct {
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
 // the root set — every branch's retained manifests (by gc.Protected), the
-// fork points and possible merge bases of live branches (gc.MergeBaseRoots), the
+// fork points and possible merge bases of live branches (gc.MergeBaseKeep), the
 // versions of pending sidecars, live leases — marks what they reach across
 // all branches (gc.Mark), then lists manifests, table versions, fragments,
 // commit indexes and leases in pages and deletes each unreachable one
