@@ -79,7 +79,9 @@ func FuzzDecodeCommitIndex(f *testing.F) {
 	at := format.ManifestRef{Branch: "x", Incarnation: 1, Version: 3}
 	for _, x := range []format.CommitIndex{
 		{ID: format.ID{1}, At: at},
-		{ID: format.ID{2}, At: at, Complete: true, Reach: []format.ManifestRef{{Branch: "main", Incarnation: 1, Version: 7}, at}},
+		{ID: format.ID{2}, At: at, Complete: true, Reach: []format.ReachEntry{{ManifestRef: format.ManifestRef{Branch: "main", Incarnation: 1, Version: 7}}, {ManifestRef: at}}},
+		{ID: format.ID{3}, At: at, Complete: true, Gen: 9, Reach: []format.ReachEntry{{ManifestRef: format.ManifestRef{Branch: "main", Incarnation: 1, Version: 7}, Gen: 8}, {ManifestRef: at, Gen: 9}},
+			Folds: []format.ReachEntry{{ManifestRef: format.ManifestRef{Branch: "main", Incarnation: 1, Version: 5}, Gen: 6}}},
 	} {
 		b, err := format.EncodeCommitIndex(&x, format.Token{9})
 		if err != nil {

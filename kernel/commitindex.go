@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/format"
@@ -67,44 +68,44 @@ func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitI
 // manifestReach returns the reach of manifest l (see format.CommitIndex):
 // its commit's, or for a commit-less manifest its fork commit's plus l
 // itself. ok=false when the history under l has no complete reach.
-func (g *Graph) manifestReach(ctx context.Context, l loaded) ([]format.ManifestRef, bool, error) {
+func (g *Graph) manifestReach(ctx context.Context, l loaded) (lineage.Reach, bool, error) {
 	if isLegacy(l) {
-		return nil, false, nil
+		return lineage.Reach{}, false, nil
 	}
 	x, ok, err := g.verifiedIndex(ctx, l.m.Head)
 	if err != nil || !ok || !x.Complete {
-		return nil, false, err
+		return lineage.Reach{}, false, err
 	}
-	if l.m.Commit != nil {
-		return x.Reach, true, nil
-	}
-	r, ok := lineage.ManifestReach(l.ref(), x.Reach)
-	return r, ok, nil
+	return lineage.FromIndex(x).ForManifest(l.ref()), true, nil
 }
 
 // commitIndexFor builds the index of next's commit, which builds on head
-// (and on the manifest holding its merged parent, if any).
+// (and on the manifest holding its merged parent, if any): the join of
+// their reaches under the handle's limits (lineage.JoinReach).
 func (g *Graph) commitIndexFor(ctx context.Context, head loaded, next *format.Manifest) (format.CommitIndex, error) {
 	at := format.ManifestRef{Branch: next.Branch.Name, Incarnation: next.Branch.Incarnation, Version: next.Version}
 	x := format.CommitIndex{ID: next.Commit.ID, At: at}
-	inputs := make([][]format.ManifestRef, 0, 2)
-	r, ok, err := g.manifestReach(ctx, head)
+	prev, ok, err := g.manifestReach(ctx, head)
 	if err != nil || !ok {
 		return x, err
 	}
-	inputs = append(inputs, r)
+	var merged *lineage.Reach
 	if mf := next.Commit.MergedFrom; mf != nil && !plant.Enabled(plant.ReachDropsMerge) {
 		ml, err := g.manifestAt(ctx, *mf)
 		if err != nil {
 			return x, fmt.Errorf("merged-from manifest: %w", err)
 		}
-		if r, ok, err = g.manifestReach(ctx, ml); err != nil || !ok {
+		r, ok, err := g.manifestReach(ctx, ml)
+		if err != nil || !ok {
 			return x, err
 		}
-		inputs = append(inputs, r)
+		merged = &r
 	}
-	x.Reach, x.Complete = lineage.JoinReach(at, inputs...)
-	return x, nil
+	r := lineage.JoinReach(at, next.Commit.ID, prev, merged, g.reachLimits, false)
+	if plant.Enabled(plant.ReachDropsBase) { // planted bug: a compaction drops its previous manifest's fold
+		r.Folds = slices.DeleteFunc(r.Folds, func(f format.ReachEntry) bool { return f == prev.HeadEntry() })
+	}
+	return r.Index(), nil
 }
 
 // writeCommitIndex writes x (an unconditional overwrite: each attempt of a

@@ -26,7 +26,9 @@ type aidHistory struct {
 
 func buildAidHistory(t *rapid.T) aidHistory {
 	store := sim.New(sim.Config{Seed: 1})
-	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: testEnv(rapid.Uint64().Draw(t, "env"))})
+	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: testEnv(rapid.Uint64().Draw(t, "env")),
+		// Small reach bounds (0: the defaults) so merges compact reaches into folds.
+		ReachEntries: rapid.SampledFrom([]int{0, 2, 3}).Draw(t, "reach-entries"), ReachFolds: rapid.SampledFrom([]int{0, 2}).Draw(t, "reach-folds")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,8 @@ func lookupAnswers(t *rapid.T, g *kernel.Graph, h aidHistory) []string {
 // branches, merges (criss-cross included) and deletes: every commit is
 // found by its index where the scan finds it, and the merge base from
 // reaches, which every commit of such a history has, equals the merge base
-// of the full ancestry walk.
+// of the full ancestry walk, with reaches compacted into folds (small
+// Options.ReachEntries/ReachFolds) or not.
 func TestLineageAidsMatchTheWalk(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := buildAidHistory(t)

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -78,6 +79,14 @@ type Options struct {
 	// A publish whose clock reads more than this before the branch head's
 	// commit time refuses with *ClockSkewError. 0 means DefaultSkewMargin.
 	SkewMargin time.Duration
+
+	// ReachEntries and ReachFolds bound a new commit index's reach: past
+	// them it is compacted into folds (docs/format.md, "Commit index
+	// reach"). 0 means lineage.DefaultReachEntries / DefaultReachFolds;
+	// otherwise within lineage.MinReachBound and the format's caps. Tests
+	// and the simulator use small values so folds are exercised. Any value
+	// reads any other's indexes.
+	ReachEntries, ReachFolds int
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -94,6 +103,8 @@ type Graph struct {
 	opRequests int
 	grace      time.Duration
 	skew       time.Duration // Options.SkewMargin
+	// reachLimits bound the reach of the commit indexes this handle writes.
+	reachLimits lineage.Limits
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -147,10 +158,14 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if opRequests == 0 {
 		opRequests = DefaultOpRequestBudget
 	}
+	lim := lineage.Limits{Entries: cmp.Or(opts.ReachEntries, lineage.DefaultReachEntries), Folds: cmp.Or(opts.ReachFolds, lineage.DefaultReachFolds)}
+	if !lim.Valid() {
+		return nil, fmt.Errorf("%w: ReachEntries %d or ReachFolds %d out of range", ErrInvalidArgument, opts.ReachEntries, opts.ReachFolds)
+	}
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests, grace: grace, skew: skew,
+		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),
@@ -271,7 +286,7 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 	}
 	m := lineage.Genesis(format.BranchIdentity{Name: format.MainBranch, Incarnation: 1, IncarnationID: incID}, c, schema)
 	at := format.ManifestRef{Branch: format.MainBranch, Incarnation: 1, Version: 0}
-	x := format.CommitIndex{ID: c.ID, At: at, Complete: true, Reach: []format.ManifestRef{at}}
+	x := format.CommitIndex{ID: c.ID, At: at, Complete: true, Reach: []format.ReachEntry{{ManifestRef: at, Gen: 1}}, Gen: 1}
 	if err := g.writeCommitIndex(ctx, &x); err != nil {
 		return err
 	}

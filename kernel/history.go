@@ -382,7 +382,7 @@ func (g *Graph) scanName(ctx context.Context, name string, id CommitID, st *scan
 
 // MergeBase returns the best common ancestor of the heads of a and b (see
 // lineage.MergeBase): merge commits' merged parents are followed, and
-// MergeBase(b, b) is b's head. It reads the full ancestry of both heads.
+// MergeBase(b, b) is b's head. See MergeBaseOf for its cost.
 func (g *Graph) MergeBase(ctx context.Context, a, b BranchRef) (Commit, error) {
 	ha, err := g.Head(ctx, a)
 	if err != nil {
@@ -397,8 +397,9 @@ func (g *Graph) MergeBase(ctx context.Context, a, b BranchRef) (Commit, error) {
 
 // MergeBaseOf returns the best common ancestor of commits a and b, or
 // ErrNotFound if they share none. With commit indexes (kernel/commitindex.go)
-// it costs O(incarnations the two share) requests, not O(depth); without,
-// it walks both ancestries.
+// it costs O(1) requests in branch-per-change histories, and O(compactions
+// one side missed) in general (docs/format.md, "Commit index reach"), not
+// O(depth); without, it walks both ancestries.
 func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) {
 	c, ok, err := g.mergeBaseByReach(ctx, a, b)
 	if err != nil {
@@ -410,11 +411,15 @@ func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) 
 	return g.mergeBaseByWalk(ctx, a, b)
 }
 
-// mergeBaseByReach answers MergeBaseOf from the reaches of a, b and the tips
-// of their common reach (lineage.BestTip). ok=false, with no error, when
-// some commit on the way has no complete verified reach: the caller walks.
-// A collected tip that a present tip reaches is skipped (it is not the
-// base: lineage.Undominated); any other is ErrReclaimed.
+// errNoReach stops a reach merge base whose loader met a manifest without
+// a complete verified reach: the caller walks instead.
+var errNoReach = errors.New("kernel: no complete reach")
+
+// mergeBaseByReach answers MergeBaseOf with lineage.ReachMergeBase over
+// verified commit indexes. ok=false, with no error, when some reach on the
+// way is unknown: the caller walks. A manifest it needs that a collection
+// removed is ErrReclaimed; one it does not need (a tip the base reaches)
+// is skipped.
 func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bool, error) {
 	ra, ok, err := g.commitReach(ctx, a)
 	if err != nil || !ok {
@@ -424,39 +429,45 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 	if err != nil || !ok {
 		return Commit{}, false, err
 	}
-	var tips []lineage.Tip
-	var missing []format.ManifestRef
-	for _, at := range lineage.CommonReach(ra, rb) {
-		l, err := g.lineageManifest(ctx, at)
-		if errors.Is(err, ErrReclaimed) {
-			missing = append(missing, at) // collected: harmless if a present tip reaches it
-			continue
-		}
-		if err != nil {
-			return Commit{}, false, err
-		}
-		if l.m.Commit == nil {
-			continue // a branch's commit-less version 0: its head is its fork commit, a tip of another incarnation
-		}
-		r, ok, err := g.manifestReach(ctx, l)
-		if err != nil || !ok {
-			return Commit{}, false, err
-		}
-		tips = append(tips, lineage.Tip{At: at, ID: l.m.Commit.ID, Reach: r})
-	}
-	if gone := lineage.Undominated(tips, missing); len(gone) > 0 {
-		m := gone[0]
-		return Commit{}, false, fmt.Errorf("merge base of %s and %s: tip %s#%d v%d of their common reach: %w", a, b, m.Branch, m.Incarnation, m.Version, ErrReclaimed)
-	}
-	best, ok := lineage.BestTip(tips)
-	if !ok {
+	best, err := lineage.ReachMergeBase(ra, rb, g.reachLoader(ctx))
+	switch {
+	case errors.Is(err, errNoReach):
+		return Commit{}, false, nil
+	case errors.Is(err, lineage.ErrNoCommonAncestor):
 		return Commit{}, false, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNotFound)
+	case errors.Is(err, lineage.ErrReachMissing):
+		return Commit{}, false, fmt.Errorf("merge base of %s and %s: %w (%v)", a, b, ErrReclaimed, err)
+	case err != nil:
+		return Commit{}, false, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
 	}
-	l, err := g.lineageManifest(ctx, best.At)
+	l, err := g.lineageManifest(ctx, best.HeadAt)
 	if err != nil {
 		return Commit{}, false, err
 	}
 	return commitOf(l), true, nil
+}
+
+// reachLoader loads the verified reach of a manifest for
+// lineage.ReachMergeBase: found=false when it was collected, errNoReach
+// when it has no complete verified reach.
+func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
+	return func(at format.ManifestRef) (lineage.Reach, bool, error) {
+		l, err := g.lineageManifest(ctx, at)
+		if errors.Is(err, ErrReclaimed) {
+			return lineage.Reach{}, false, nil
+		}
+		if err != nil {
+			return lineage.Reach{}, false, err
+		}
+		r, ok, err := g.manifestReach(ctx, l)
+		if err != nil {
+			return lineage.Reach{}, false, err
+		}
+		if !ok {
+			return lineage.Reach{}, false, fmt.Errorf("manifest %s#%d v%d: %w", at.Branch, at.Incarnation, at.Version, errNoReach)
+		}
+		return r, true, nil
+	}
 }
 
 // lineageManifest is manifestAt for a manifest the lineage names (a reach
@@ -473,12 +484,12 @@ func (g *Graph) lineageManifest(ctx context.Context, at format.ManifestRef) (loa
 }
 
 // commitReach returns the verified complete reach of commit id, if any.
-func (g *Graph) commitReach(ctx context.Context, id CommitID) ([]format.ManifestRef, bool, error) {
+func (g *Graph) commitReach(ctx context.Context, id CommitID) (lineage.Reach, bool, error) {
 	x, ok, err := g.verifiedIndex(ctx, id)
 	if err != nil || !ok || !x.Complete {
-		return nil, false, err
+		return lineage.Reach{}, false, err
 	}
-	return x.Reach, true, nil
+	return lineage.FromIndex(x), true, nil
 }
 
 // mergeBaseByWalk is MergeBaseOf without aids: it loads the full ancestry of

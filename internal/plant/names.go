@@ -42,6 +42,11 @@ const (
 	// parent's ancestry, so a merge base computed from reaches misses
 	// the ancestors gained by merging.
 	ReachDropsMerge = "reach-drops-merge"
+	// ReachDropsBase: a commit index's compaction drops its explicit
+	// entries without the fold of the previous manifest that covers them,
+	// so a merge base computed from reaches can miss the best common
+	// ancestor and answer an older one.
+	ReachDropsBase = "reach-drops-base"
 	// SkipForkMarker: a branch create writes no fork marker, so a delete
 	// of its source, trusting the complete fork index, misses it as a
 	// dependent.
@@ -97,7 +102,7 @@ const (
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce}
 	sort.Strings(names)
 	return names
 }

@@ -9,10 +9,20 @@ import (
 // of one commit. Values are part of the on-store format: never renumber.
 const KindCommitIndex Kind = 10
 
-// MaxReachEntries bounds the incarnations a commit index's reach names. A
-// commit whose ancestry spans more incarnations gets an index without a
-// reach (Complete false), and lookups that need one walk the manifests.
+// MaxReachEntries bounds the explicit entries of a commit index's reach
+// (legacy flat reaches included). A writer compacts its reach into folds
+// long before (kernel.Options.ReachEntries, default 64).
 const MaxReachEntries = 1024
+
+// MaxReachFolds bounds the folds of a commit index's reach.
+const MaxReachFolds = 64
+
+// ReachEntry is one position of a reach: a manifest and the generation of
+// its head commit (0: unknown, an entry copied from a legacy index).
+type ReachEntry struct {
+	ManifestRef
+	Gen uint64 `json:"gen,omitempty"`
+}
 
 // CommitIndex is the lineage aid of one commit, written at
 // Keys.CommitIndex(ID) by every publish attempt before its manifest write
@@ -24,18 +34,22 @@ const MaxReachEntries = 1024
 // Reach summarises the commit's ancestry. The first-parent chain of one
 // incarnation is linear, so the ancestors of a commit are, for each
 // incarnation it reaches, every commit of that incarnation up to some
-// manifest version. Reach lists those (branch, incarnation, highest
-// version) triples, sorted by branch then incarnation, the commit's own
-// location included. It is derived from the reaches of the manifest the
+// manifest version. The full reach is Reach (explicit entries, sorted by
+// branch then incarnation, the commit's own location included) plus the
+// full reach of every manifest in Folds, recursively (docs/format.md,
+// "Commit index reach"). Gen is the commit's generation, greater than
+// every ancestor's. It is derived from the reaches of the manifest the
 // commit builds on and of its merged parent (lineage.JoinReach), so it
 // rides no second source of truth. Complete is false when some input had
-// no reach (history from before this aid, a legacy segment) or the join
-// exceeds MaxReachEntries; Reach is then empty.
+// no reach (history from before this aid, a legacy segment); Reach is then
+// empty. A legacy index (Complete, Gen 0) has a flat Reach and no folds.
 type CommitIndex struct {
-	ID       ID            `json:"id"`
-	At       ManifestRef   `json:"at"`
-	Complete bool          `json:"complete"`
-	Reach    []ManifestRef `json:"reach,omitempty"`
+	ID       ID           `json:"id"`
+	At       ManifestRef  `json:"at"`
+	Complete bool         `json:"complete"`
+	Reach    []ReachEntry `json:"reach,omitempty"`
+	Gen      uint64       `json:"gen,omitempty"`
+	Folds    []ReachEntry `json:"folds,omitempty"`
 }
 
 // EncodeCommitIndex validates x and returns its enveloped canonical bytes.
@@ -81,31 +95,65 @@ func ValidateCommitIndex(x *CommitIndex) error {
 		return bad("at: %v", err)
 	}
 	if !x.Complete {
-		if len(x.Reach) != 0 {
-			return bad("an incomplete index carries %d reach entries", len(x.Reach))
+		if len(x.Reach) != 0 || len(x.Folds) != 0 || x.Gen != 0 {
+			return bad("an incomplete index carries %d reach entries, %d folds, gen %d", len(x.Reach), len(x.Folds), x.Gen)
 		}
 		return nil
+	}
+	if err := validateFolds(x); err != nil {
+		return err
 	}
 	if len(x.Reach) == 0 || len(x.Reach) > MaxReachEntries {
 		return bad("reach of %d entries not in 1..%d", len(x.Reach), MaxReachEntries)
 	}
 	own := false
 	for i, r := range x.Reach {
-		if err := validRef(r); err != nil {
+		if err := validRef(r.ManifestRef); err != nil {
 			return bad("reach[%d]: %v", i, err)
 		}
-		if i > 0 && CompareIncarnation(x.Reach[i-1], r) >= 0 {
+		if i > 0 && CompareIncarnation(x.Reach[i-1].ManifestRef, r.ManifestRef) >= 0 {
 			return bad("reach[%d] is not sorted after reach[%d]", i, i-1)
 		}
+		if x.Gen == 0 && r.Gen != 0 {
+			return bad("reach[%d] of a legacy index carries gen %d", i, r.Gen)
+		}
+		if r.Gen > x.Gen {
+			return bad("reach[%d] has gen %d above the commit's %d", i, r.Gen, x.Gen)
+		}
 		if r.Branch == x.At.Branch && r.Incarnation == x.At.Incarnation {
-			if r.Version != x.At.Version {
-				return bad("reach names its own incarnation at v%d, the commit is at v%d", r.Version, x.At.Version)
+			if r.Version != x.At.Version || r.Gen != x.Gen {
+				return bad("reach names its own incarnation at v%d gen %d, the commit is at v%d gen %d", r.Version, r.Gen, x.At.Version, x.Gen)
 			}
 			own = true
 		}
 	}
 	if !own {
 		return bad("reach does not name the commit's own incarnation")
+	}
+	return nil
+}
+
+// validateFolds checks a complete index's folds: none in a legacy index
+// (Gen 0), at most MaxReachFolds, sorted and unique by incarnation, each of
+// a known gen below the commit's.
+func validateFolds(x *CommitIndex) error {
+	bad := func(f string, a ...any) error { return corrupt("commit-index", f, a...) }
+	if x.Gen == 0 && len(x.Folds) != 0 {
+		return bad("a legacy index (gen 0) carries %d folds", len(x.Folds))
+	}
+	if len(x.Folds) > MaxReachFolds {
+		return bad("%d folds exceed %d", len(x.Folds), MaxReachFolds)
+	}
+	for i, f := range x.Folds {
+		if err := validRef(f.ManifestRef); err != nil {
+			return bad("folds[%d]: %v", i, err)
+		}
+		if f.Gen == 0 || f.Gen >= x.Gen {
+			return bad("folds[%d] has gen %d, not in 1..%d", i, f.Gen, x.Gen-1)
+		}
+		if i > 0 && CompareIncarnation(x.Folds[i-1].ManifestRef, f.ManifestRef) >= 0 {
+			return bad("folds[%d] is not sorted after folds[%d]", i, i-1)
+		}
 	}
 	return nil
 }

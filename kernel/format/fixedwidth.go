@@ -379,3 +379,79 @@ func (v *V3Manifest) UnmarshalJSON(data []byte) error {
 	*v = V3Manifest{uint64(s.Version), s.Branch, s.ForkOf, s.Tables, s.Schema, s.FormatStamp}
 	return nil
 }
+
+type reachEntryJSON struct {
+	Branch      string    `json:"branch"`
+	Incarnation fixedU64  `json:"incarnation"`
+	Version     fixedU64  `json:"version"`
+	Gen         *fixedU64 `json:"gen,omitempty"`
+}
+
+// optU64 is v as an optional fixed-width counter: absent when 0, so
+// legacy objects (written before the field) re-encode byte for byte.
+func optU64(v uint64) *fixedU64 {
+	if v == 0 {
+		return nil
+	}
+	f := fixedU64(v)
+	return &f
+}
+
+func fromOpt(f *fixedU64) (uint64, error) {
+	if f == nil {
+		return 0, nil
+	}
+	if *f == 0 {
+		return 0, fmt.Errorf("an explicit zero counter (omitted when zero)")
+	}
+	return uint64(*f), nil
+}
+
+// MarshalJSON encodes e with fixed-width counters; gen is omitted when 0.
+func (e ReachEntry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(reachEntryJSON{e.Branch, fixedU64(e.Incarnation), fixedU64(e.Version), optU64(e.Gen)})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (e *ReachEntry) UnmarshalJSON(data []byte) error {
+	var s reachEntryJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	gen, err := fromOpt(s.Gen)
+	if err != nil {
+		return err
+	}
+	*e = ReachEntry{ManifestRef{s.Branch, uint64(s.Incarnation), uint64(s.Version)}, gen}
+	return nil
+}
+
+// commitIndexJSON mirrors CommitIndex field for field; keep the two in step.
+type commitIndexJSON struct {
+	ID       ID           `json:"id"`
+	At       ManifestRef  `json:"at"`
+	Complete bool         `json:"complete"`
+	Reach    []ReachEntry `json:"reach,omitempty"`
+	Gen      *fixedU64    `json:"gen,omitempty"`
+	Folds    []ReachEntry `json:"folds,omitempty"`
+}
+
+// MarshalJSON encodes x with a fixed-width gen, omitted when 0 (a legacy
+// or incomplete index).
+func (x CommitIndex) MarshalJSON() ([]byte, error) {
+	return json.Marshal(commitIndexJSON{x.ID, x.At, x.Complete, x.Reach, optU64(x.Gen), x.Folds})
+}
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits.
+func (x *CommitIndex) UnmarshalJSON(data []byte) error {
+	var s commitIndexJSON
+	if err := strictUnmarshal(data, &s); err != nil {
+		return err
+	}
+	gen, err := fromOpt(s.Gen)
+	if err != nil {
+		return err
+	}
+	*x = CommitIndex{s.ID, s.At, s.Complete, s.Reach, gen, s.Folds}
+	return nil
+}

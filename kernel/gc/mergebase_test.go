@@ -1,170 +1,187 @@
 package gc
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
 
-// drawReach draws one reach: distinct incarnations of a few branch names,
-// each at a random version, sorted like a reach.
-func drawReach(t *rapid.T, label string) []format.ManifestRef {
-	seen := map[[2]uint64]bool{}
-	var r []format.ManifestRef
-	for k := range rapid.IntRange(0, 6).Draw(t, label+"-len") {
-		name := rapid.IntRange(0, 2).Draw(t, fmt.Sprint(label, "-name", k))
-		inc := rapid.Uint64Range(1, 2).Draw(t, fmt.Sprint(label, "-inc", k))
-		if seen[[2]uint64{uint64(name), inc}] {
+// history is a random commit graph with the reach of every manifest,
+// built through lineage.JoinReach as the kernel builds them.
+type history struct {
+	lim       lineage.Limits
+	reach     map[format.ManifestRef]lineage.Reach
+	parents   map[format.ID][]format.ID
+	heads     []format.ManifestRef // per incarnation, its newest manifest
+	live      []bool               // per incarnation
+	all       []format.ManifestRef
+	collected map[format.ManifestRef]bool
+	ids       uint64
+}
+
+func newHistory(lim lineage.Limits) *history {
+	at := format.ManifestRef{Branch: "main", Incarnation: 1}
+	g := lineage.Reach{At: at, HeadAt: at, ID: format.ID{15: 1}, Gen: 1, Explicit: []format.ReachEntry{{ManifestRef: at, Gen: 1}}}
+	return &history{lim: lim, reach: map[format.ManifestRef]lineage.Reach{at: g}, parents: map[format.ID][]format.ID{g.ID: nil},
+		heads: []format.ManifestRef{at}, live: []bool{true}, all: []format.ManifestRef{at}, collected: map[format.ManifestRef]bool{}, ids: 1}
+}
+
+func (h *history) fork(src format.ManifestRef) {
+	at := format.ManifestRef{Branch: fmt.Sprintf("b%d", len(h.heads)%3), Incarnation: uint64(len(h.heads))}
+	h.reach[at] = h.reach[src].ForManifest(at)
+	h.heads, h.live, h.all = append(h.heads, at), append(h.live, true), append(h.all, at)
+}
+
+func (h *history) commit(i int, hi uint64, merged *format.ManifestRef) {
+	p := h.heads[i]
+	at := p
+	at.Version++
+	h.ids++
+	var id format.ID
+	binary.BigEndian.PutUint64(id[:8], hi)
+	binary.BigEndian.PutUint64(id[8:], h.ids)
+	parents := []format.ID{h.reach[p].ID}
+	var mr *lineage.Reach
+	if merged != nil {
+		r := h.reach[*merged]
+		if r.ID == h.reach[p].ID {
+			return
+		}
+		mr = &r
+		parents = append(parents, r.ID)
+	}
+	h.parents[id] = parents
+	h.reach[at] = lineage.JoinReach(at, id, h.reach[p], mr, h.lim, false)
+	h.heads[i] = at
+	h.all = append(h.all, at)
+}
+
+func (h *history) load(at format.ManifestRef) (lineage.Reach, bool, error) {
+	if h.collected[at] {
+		return lineage.Reach{}, false, nil
+	}
+	return h.reach[at], true, nil
+}
+
+// step draws one change: a fork of a live head, a commit, a merge of a
+// live head into another, or a delete.
+func (h *history) step(t *rapid.T) {
+	var live []int
+	for i, ok := range h.live {
+		if ok {
+			live = append(live, i)
+		}
+	}
+	i := rapid.SampledFrom(live).Draw(t, "inc")
+	switch rapid.IntRange(0, 4).Draw(t, "op") {
+	case 0:
+		h.fork(h.heads[i])
+	case 1:
+		h.commit(i, rapid.Uint64Range(1, 8).Draw(t, "hi"), nil)
+	case 2, 3:
+		src := h.heads[rapid.SampledFrom(live).Draw(t, "src")]
+		h.commit(i, rapid.Uint64Range(1, 8).Draw(t, "hi"), &src)
+	default:
+		if i != 0 {
+			h.live[i] = false
+		}
+	}
+}
+
+func (h *history) liveHeads() []lineage.Reach {
+	var out []lineage.Reach
+	for i, ok := range h.live {
+		if ok {
+			out = append(out, h.reach[h.heads[i]])
+		}
+	}
+	return out
+}
+
+// collect deletes every manifest that is not a live head, not in keep and
+// not among the newest `recent` manifests (retention).
+func (h *history) collect(keep []format.ManifestRef, recent int) {
+	for k, at := range h.all {
+		if k >= len(h.all)-recent || slices.Contains(keep, at) {
 			continue
 		}
-		seen[[2]uint64{uint64(name), inc}] = true
-		r = append(r, format.ManifestRef{Branch: fmt.Sprint("b", name), Incarnation: inc,
-			Version: rapid.Uint64Range(0, 5).Draw(t, fmt.Sprint(label, "-v", k))})
+		if i := slices.Index(h.heads, at); i >= 0 && h.live[i] {
+			continue
+		}
+		h.collected[at] = true
 	}
-	slices.SortFunc(r, format.CompareIncarnation)
-	return r
 }
 
-// TestMergeBaseTipsIsEveryPairsCommonReach (rapid): the one-pass result
-// equals the union, over every pair of reaches, of lineage.CommonReach.
-func TestMergeBaseTipsIsEveryPairsCommonReach(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		var reaches [][]format.ManifestRef
-		for i := range rapid.IntRange(0, 5).Draw(t, "heads") {
-			reaches = append(reaches, drawReach(t, fmt.Sprint("r", i)))
-		}
-		var want []format.ManifestRef
-		for i := range reaches {
-			for j := i + 1; j < len(reaches); j++ {
-				for _, tip := range lineage.CommonReach(reaches[i], reaches[j]) {
-					if !slices.Contains(want, tip) {
-						want = append(want, tip)
-					}
-				}
+// checkPairs: every live pair's reach merge base is the full graph's.
+func (h *history) checkPairs(t *rapid.T, when string) {
+	heads := h.liveHeads()
+	for i := range heads {
+		for j := i + 1; j < len(heads); j++ {
+			want, wok := lineage.MergeBase(h.parents, heads[i].ID, heads[j].ID)
+			got, err := lineage.ReachMergeBase(heads[i], heads[j], h.load)
+			if !wok && errors.Is(err, lineage.ErrNoCommonAncestor) {
+				continue
+			}
+			if err != nil || got.ID != want {
+				t.Fatalf("%s: merge base of %v and %v: %v %v, want %v", when, heads[i].At, heads[j].At, got.ID, err, want)
 			}
 		}
-		slices.SortFunc(want, compareTip)
-		if d := cmp.Diff(want, MergeBaseTips(reaches)); d != "" {
-			t.Fatalf("MergeBaseTips differs from the pairwise common reaches (-want +got):\n%s", d)
+	}
+}
+
+// TestMergeBaseKeepKeepsWhatMergeBaseNeeds (rapid): over random histories
+// (forks, merges among live branches, deletes, small reach limits), after
+// collecting everything but the live heads, a short retention window and
+// MergeBaseKeep's manifests, every live pair's merge base answers as the
+// full graph does — and still after more random changes and collections
+// (later merges find what they need).
+func TestMergeBaseKeepKeepsWhatMergeBaseNeeds(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := newHistory(lineage.Limits{Entries: rapid.IntRange(2, 5).Draw(t, "entries"), Folds: 2})
+		for round := range rapid.IntRange(1, 4).Draw(t, "rounds") {
+			for range rapid.IntRange(1, 30).Draw(t, "steps") {
+				h.step(t)
+			}
+			res, err := MergeBaseKeep(h.liveHeads(), h.load)
+			if err != nil || !res.Exact {
+				t.Fatalf("MergeBaseKeep: %+v %v", res, err)
+			}
+			if res.Unknown != 0 {
+				t.Fatalf("round %d: %d pairs already need collected manifests", round, res.Unknown)
+			}
+			h.collect(res.Keep, rapid.IntRange(0, 3).Draw(t, "recent"))
+			h.checkPairs(t, fmt.Sprint("after collection ", round))
 		}
 	})
 }
 
-// TestMergeBaseTipsTable pins the rule on named cases.
-func TestMergeBaseTipsTable(t *testing.T) {
-	ref := func(b string, v uint64) format.ManifestRef {
-		return format.ManifestRef{Branch: b, Incarnation: 1, Version: v}
-	}
-	for _, tc := range []struct {
-		name    string
-		reaches [][]format.ManifestRef
-		want    []format.ManifestRef
-	}{
-		{"one head: no pair", [][]format.ManifestRef{{ref("main", 9)}}, nil},
-		{"fork point", [][]format.ManifestRef{{ref("main", 9)}, {ref("f", 3), ref("main", 4)}}, []format.ManifestRef{ref("main", 4)}},
-		{"merged both ways", [][]format.ManifestRef{{ref("f", 2), ref("main", 9)}, {ref("f", 5), ref("main", 7)}},
-			[]format.ManifestRef{ref("f", 2), ref("main", 7)}},
-		{"three heads, one incarnation", [][]format.ManifestRef{{ref("main", 9)}, {ref("main", 4)}, {ref("main", 2)}},
-			[]format.ManifestRef{ref("main", 4), ref("main", 2)}},
-		{"highest repeated", [][]format.ManifestRef{{ref("main", 4)}, {ref("main", 4)}}, []format.ManifestRef{ref("main", 4)}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, MergeBaseTips(tc.reaches)); d != "" {
-				t.Fatalf("(-want +got):\n%s", d)
-			}
-		})
-	}
-}
-
-// TestMergeBaseRootsKeepsWhatMergeBaseNeeds (rapid, arbitrary reaches):
-// for every pair of heads, with every tip of their common reach outside
-// MergeBaseRoots deleted, the kernel's rule still answers — no missing tip
-// is undominated (lineage.Undominated) — and answers the same base
-// (lineage.BestTip) as with every tip present. Reaches are drawn acyclic
-// and transitive, as a history's are; some are unknown to the collector.
-func TestMergeBaseRootsKeepsWhatMergeBaseNeeds(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		var heads [][]format.ManifestRef
-		for i := range rapid.IntRange(0, 5).Draw(t, "heads") {
-			heads = append(heads, drawReach(t, fmt.Sprint("h", i)))
-		}
-		// Reaches of a real history: acyclic and transitive. In version
-		// order, a tip reaches the join of some earlier tips' reaches, and
-		// always those of the earlier tips of its own incarnation.
-		tips := MergeBaseTips(heads)
-		slices.SortStableFunc(tips, func(a, b format.ManifestRef) int { return int(a.Version) - int(b.Version) })
-		closed := map[format.ManifestRef][]format.ManifestRef{}
-		for i, tip := range tips {
-			var in [][]format.ManifestRef
-			for _, e := range tips[:i] {
-				if format.CompareIncarnation(e, tip) == 0 || rapid.Bool().Draw(t, fmt.Sprint("reaches", i, e)) {
-					in = append(in, closed[e])
-				}
-			}
-			closed[tip], _ = lineage.JoinReach(tip, in...)
-		}
-		reachOf := map[format.ManifestRef][]format.ManifestRef{}
-		for i, tip := range tips {
-			if rapid.IntRange(0, 5).Draw(t, fmt.Sprint("unknown", i)) > 0 {
-				reachOf[tip] = closed[tip]
-			}
-		}
-		keep, exact := MergeBaseRoots(heads, reachOf)
-		if !exact {
-			t.Fatalf("inexact on a small input")
-		}
-		for i := range heads {
-			for j := i + 1; j < len(heads); j++ {
-				var all, present []lineage.Tip
-				var missing []format.ManifestRef
-				for k, at := range lineage.CommonReach(heads[i], heads[j]) {
-					// The kernel reads the true reach of a present tip; the
-					// collector may not have (unknown): then it dominates nothing.
-					tip := lineage.Tip{At: at, ID: format.ID{byte(k + 1)}, Reach: closed[at]}
-					all = append(all, tip)
-					if slices.Contains(keep, at) {
-						present = append(present, tip)
-					} else {
-						missing = append(missing, at)
-					}
-				}
-				if gone := lineage.Undominated(present, missing); len(gone) > 0 {
-					t.Fatalf("pair %d,%d: collected tips %v are not dominated by a kept one", i, j, gone)
-				}
-				want, wok := lineage.BestTip(all)
-				got, gok := lineage.BestTip(present)
-				if wok != gok || want.At != got.At {
-					t.Fatalf("pair %d,%d: base %v %v with the kept tips, %v %v with all", i, j, got.At, gok, want.At, wok)
-				}
-			}
-		}
-	})
-}
-
-// TestMergeBaseRootsFallsBackWhenTooLarge: past the check bound it keeps
-// every candidate, and says so.
-func TestMergeBaseRootsFallsBackWhenTooLarge(t *testing.T) {
-	ref := func(b string, v uint64) format.ManifestRef {
-		return format.ManifestRef{Branch: b, Incarnation: 1, Version: v}
-	}
-	heads := [][]format.ManifestRef{{ref("f", 1), ref("main", 9)}, {ref("f", 5), ref("main", 7)}, {ref("main", 3)}}
-	reachOf := map[format.ManifestRef][]format.ManifestRef{
-		ref("main", 7): {ref("f", 1), ref("main", 7)}, ref("f", 1): {ref("f", 1), ref("main", 2)}, ref("main", 3): {ref("main", 3)},
-	}
-	exactKeep, exact := MergeBaseRoots(heads, reachOf)
-	if !exact || slices.Contains(exactKeep, ref("f", 1)) {
-		t.Fatalf("exact run kept %v (exact %v); f v1 is dominated by main v7", exactKeep, exact)
-	}
+// TestMergeBaseKeepFallsBackWhenTooLarge: past the work bound it keeps
+// every position and fold the live heads name, and says so.
+func TestMergeBaseKeepFallsBackWhenTooLarge(t *testing.T) {
+	h := newHistory(lineage.Limits{Entries: 2, Folds: 2})
+	h.fork(h.heads[0])
+	h.commit(1, 1, nil)
+	h.commit(0, 2, nil)
+	src := h.heads[1]
+	h.commit(0, 3, &src)
 	defer func(n int) { maxBaseChecks = n }(maxBaseChecks)
-	maxBaseChecks = 1
-	keep, exact := MergeBaseRoots(heads, reachOf)
-	if exact || !cmp.Equal(keep, MergeBaseTips(heads)) {
-		t.Fatalf("over the bound: %v exact=%v, want every candidate %v", keep, exact, MergeBaseTips(heads))
+	maxBaseChecks = 0
+	res, err := MergeBaseKeep(h.liveHeads(), h.load)
+	if err != nil || res.Exact {
+		t.Fatalf("over the bound: %+v %v, want inexact", res, err)
+	}
+	for _, r := range h.liveHeads() {
+		for _, e := range append(slices.Clone(r.Explicit), r.Folds...) {
+			if !slices.Contains(res.Keep, e.ManifestRef) {
+				t.Fatalf("fallback dropped %v", e.ManifestRef)
+			}
+		}
 	}
 }

@@ -1,139 +1,211 @@
 package lineage
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
-// JoinReach returns the reach of the commit published at at, given the
-// reaches of the manifests it builds on (the previous manifest of its
-// incarnation and, for a merge, the manifest holding the merged parent):
-// for each incarnation the highest version any input reaches, with at's
-// own incarnation at at.Version. The result is sorted by
-// format.CompareIncarnation. ok=false when it would name more than
-// format.MaxReachEntries incarnations.
-//
-// An input is the reach of a manifest, not of a commit: a commit-less
-// manifest (a branch's version 0) reaches what its fork commit reaches plus
-// itself (see ManifestReach).
-func JoinReach(at format.ManifestRef, inputs ...[]format.ManifestRef) ([]format.ManifestRef, bool) {
-	out := []format.ManifestRef{at}
-	for _, in := range inputs {
-		out = append(out, in...)
+// Default reach bounds (kernel.Options.ReachEntries, ReachFolds).
+const (
+	DefaultReachEntries = 64
+	DefaultReachFolds   = 8
+	// MinReachBound is the least value either bound may take: a
+	// compaction keeps two explicit entries and two folds.
+	MinReachBound = 2
+)
+
+// Limits bounds a joined reach (docs/format.md, "Commit index reach"):
+// past Entries explicit entries or Folds folds the join compacts.
+type Limits struct {
+	Entries, Folds int
+}
+
+// Valid reports whether l is within MinReachBound and the format's caps.
+func (l Limits) Valid() bool {
+	return l.Entries >= MinReachBound && l.Entries <= format.MaxReachEntries &&
+		l.Folds >= MinReachBound && l.Folds <= format.MaxReachFolds
+}
+
+// Reach is the reach of one manifest, as commit indexes store it: the
+// positions in Explicit, plus the full reach of every manifest in Folds,
+// recursively. At is the manifest; HeadAt the manifest holding its head
+// commit ID (At, unless At is a commit-less version 0: then its fork
+// commit's); Gen the head commit's generation.
+type Reach struct {
+	At, HeadAt format.ManifestRef
+	ID         format.ID
+	Gen        uint64
+	Explicit   []format.ReachEntry // sorted by incarnation, one per incarnation
+	Folds      []format.ReachEntry // sorted by incarnation, one per incarnation
+}
+
+// Entry is r's own position with its gen.
+func (r Reach) Entry() format.ReachEntry { return format.ReachEntry{ManifestRef: r.At, Gen: r.Gen} }
+
+// FromIndex is the reach of the manifest x.At holding commit x.ID, from its
+// complete index: a legacy flat index (Gen 0) gets the derived gen
+// LegacyGen and entries of unknown gen.
+func FromIndex(x format.CommitIndex) Reach {
+	gen := x.Gen
+	if gen == 0 {
+		gen = LegacyGen(x.Reach)
 	}
-	slices.SortFunc(out, func(a, b format.ManifestRef) int {
-		if c := format.CompareIncarnation(a, b); c != 0 {
+	return Reach{At: x.At, HeadAt: x.At, ID: x.ID, Gen: gen, Explicit: x.Reach, Folds: x.Folds}
+}
+
+// LegacyGen is the generation of a commit whose legacy flat reach is r:
+// Σ(version+1). A child's flat reach dominates each parent's entrywise and
+// its own entry grows, so it increases strictly along every edge.
+func LegacyGen(r []format.ReachEntry) uint64 {
+	var g uint64
+	for _, e := range r {
+		g += e.Version + 1
+	}
+	return g
+}
+
+// ForManifest is the reach of manifest at whose head commit has reach r:
+// r itself when at holds that commit, else (a commit-less version 0) r plus
+// at, at the head commit's gen.
+func (r Reach) ForManifest(at format.ManifestRef) Reach {
+	if at == r.At {
+		return r
+	}
+	out := r
+	out.At = at
+	out.Explicit = mergeEntries(r.Explicit, []format.ReachEntry{{ManifestRef: at, Gen: r.Gen}})
+	return out
+}
+
+// Index returns r as the commit index of its head commit (r.At must hold
+// it).
+func (r Reach) Index() format.CommitIndex {
+	return format.CommitIndex{ID: r.ID, At: r.At, Complete: true, Reach: r.Explicit, Gen: r.Gen, Folds: r.Folds}
+}
+
+// JoinReach returns the reach of commit id published at at, building on
+// prev (the reach of the manifest before it: at's version-1, or a fork's
+// version 0) and, for a merge, merged (the reach of the merged-from
+// manifest). Gen is one more than its inputs'. Explicit is at, the inputs'
+// explicit entries and merged's own position (highest version per
+// incarnation; at's incarnation at exactly at.Version); folds are the
+// inputs' folds. When either exceeds lim, or compact is set (a test's
+// forced compaction), it compacts: explicit {at, merged}, folds {prev,
+// merged} — everything dropped lies inside their reaches.
+func JoinReach(at format.ManifestRef, id format.ID, prev Reach, merged *Reach, lim Limits, compact bool) Reach {
+	gen := prev.Gen + 1
+	own := []format.ReachEntry{{ManifestRef: at}}
+	folds := prev.Folds
+	explicit := prev.Explicit
+	if merged != nil {
+		gen = max(gen, merged.Gen+1)
+		own = append(own, merged.Entry())
+		folds = mergeEntries(folds, merged.Folds)
+		explicit = mergeEntries(explicit, merged.Explicit)
+	}
+	own[0].Gen = gen
+	self := own[0]
+	own = normEntries(own)
+	explicit = setOwn(mergeEntries(explicit, own), self)
+	out := Reach{At: at, HeadAt: at, ID: id, Gen: gen, Explicit: explicit, Folds: folds}
+	if compact || len(explicit) > lim.Entries || len(folds) > lim.Folds {
+		out.Explicit = setOwn(mergeEntries(nil, own), self)
+		out.Folds = normEntries(compactFolds(prev, merged))
+	}
+	return out
+}
+
+// compactFolds are a compaction's folds: prev and merged, whose reaches
+// hold everything a compaction drops. A commit-less version 0 is folded as
+// the manifest of its head commit (its fork commit): its own position
+// stays explicit (the commit's own incarnation, or merged's entry), so a
+// fold always names a manifest holding a commit.
+func compactFolds(prev Reach, merged *Reach) []format.ReachEntry {
+	f := []format.ReachEntry{prev.HeadEntry()}
+	if merged != nil {
+		f = append(f, merged.HeadEntry())
+	}
+	return f
+}
+
+// HeadEntry is the position of r's head commit with its gen.
+func (r Reach) HeadEntry() format.ReachEntry {
+	return format.ReachEntry{ManifestRef: r.HeadAt, Gen: r.Gen}
+}
+
+// setOwn pins at's incarnation to at's position: a commit reaches its own
+// slot, never past it (a merged branch forked from at's incarnation names
+// only lower versions of it anyway).
+func setOwn(es []format.ReachEntry, own format.ReachEntry) []format.ReachEntry {
+	i, found := slices.BinarySearchFunc(es, own, compareEntryInc)
+	if !found {
+		panic("lineage: setOwn: own incarnation missing from its join")
+	}
+	es[i] = own
+	return es
+}
+
+// normEntries sorts es by incarnation and keeps per incarnation the entry
+// of the highest version.
+func normEntries(es []format.ReachEntry) []format.ReachEntry {
+	slices.SortFunc(es, func(a, b format.ReachEntry) int {
+		if c := compareEntryInc(a, b); c != 0 {
 			return c
 		}
-		switch { // highest version first within an incarnation
-		case a.Version > b.Version:
-			return -1
-		case a.Version < b.Version:
-			return 1
-		}
-		return 0
+		return cmp.Compare(b.Version, a.Version)
 	})
-	joined := out[:0]
-	for _, r := range out {
-		if len(joined) > 0 && format.CompareIncarnation(joined[len(joined)-1], r) == 0 {
-			continue
-		}
-		if r.Branch == at.Branch && r.Incarnation == at.Incarnation {
-			r.Version = at.Version // a commit reaches its own slot, never past it
-		}
-		joined = append(joined, r)
-	}
-	if len(joined) > format.MaxReachEntries {
-		return nil, false
-	}
-	return slices.Clip(joined), true
+	return slices.CompactFunc(es, func(a, b format.ReachEntry) bool { return compareEntryInc(a, b) == 0 })
 }
 
-// ManifestReach is the reach of manifest at whose head commit has reach
-// head: head's reach plus at itself. For a manifest carrying its own
-// commit, that is head unchanged.
-func ManifestReach(at format.ManifestRef, head []format.ManifestRef) ([]format.ManifestRef, bool) {
-	return JoinReach(at, head)
-}
-
-// Reaches reports whether the commit with reach r has the commit at manifest
-// at as an ancestor (or is it).
-func Reaches(r []format.ManifestRef, at format.ManifestRef) bool {
-	i, found := slices.BinarySearchFunc(r, at, format.CompareIncarnation)
-	return found && r[i].Version >= at.Version
-}
-
-// CommonReach returns, for each incarnation that both reaches name, the
-// lower of their versions: the common ancestors of two commits are exactly
-// the commits of those incarnations up to those versions. Sorted like a
-// reach.
-func CommonReach(a, b []format.ManifestRef) []format.ManifestRef {
-	var out []format.ManifestRef
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch c := format.CompareIncarnation(a[i], b[j]); {
-		case c < 0:
-			i++
-		case c > 0:
-			j++
+// mergeEntries returns the union of two sorted entry lists, keeping per
+// incarnation the entry with the highest version (a new slice).
+func mergeEntries(a, b []format.ReachEntry) []format.ReachEntry {
+	out := make([]format.ReachEntry, 0, len(a)+len(b))
+	for i, j := 0, 0; i < len(a) || j < len(b); {
+		switch {
+		case j == len(b):
+			out, i = append(out, a[i]), i+1
+		case i == len(a):
+			out, j = append(out, b[j]), j+1
 		default:
-			r := a[i]
-			r.Version = min(a[i].Version, b[j].Version)
-			out = append(out, r)
-			i, j = i+1, j+1
+			switch c := compareEntryInc(a[i], b[j]); {
+			case c < 0:
+				out, i = append(out, a[i]), i+1
+			case c > 0:
+				out, j = append(out, b[j]), j+1
+			default:
+				out = append(out, higher(a[i], b[j]))
+				i, j = i+1, j+1
+			}
 		}
 	}
 	return out
 }
 
-// Tip is one candidate merge base: the commit ID at manifest At, with its
-// reach.
-type Tip struct {
-	At    format.ManifestRef
-	ID    format.ID
-	Reach []format.ManifestRef
+func higher(a, b format.ReachEntry) format.ReachEntry {
+	if b.Version > a.Version {
+		return b
+	}
+	return a
 }
 
-// BestTip picks the merge base among the tips of a common reach (one tip per
-// incarnation that carries a commit): a tip that no other tip reaches, the
-// greatest id among several (criss-cross), exactly the rule of MergeBase
-// over the full commit graph. ok=false when there is no tip.
-func BestTip(tips []Tip) (best Tip, ok bool) {
-	for i, t := range tips {
-		dominated := false
-		for j, u := range tips {
-			if i != j && Reaches(u.Reach, t.At) {
-				dominated = true
-				break
-			}
-		}
-		if !dominated && (!ok || t.ID.Compare(best.ID) > 0) {
-			best, ok = t, true
-		}
-	}
-	return best, ok
+func compareEntryInc(a, b format.ReachEntry) int {
+	return format.CompareIncarnation(a.ManifestRef, b.ManifestRef)
 }
 
-// Undominated returns the manifests of missing (tips of a common reach
-// whose manifests are gone: collected) that no tip in tips reaches. Only
-// those could be the merge base: a missing tip some present tip reaches
-// is an ancestor of that tip, so it is not the best common ancestor, and
-// whatever it reaches that tip reaches too, so leaving it out changes no
-// domination among the present tips. BestTip over tips is the merge base
-// exactly when the result is empty.
-func Undominated(tips []Tip, missing []format.ManifestRef) []format.ManifestRef {
-	var out []format.ManifestRef
-	for _, m := range missing {
-		dominated := false
-		for _, t := range tips {
-			if Reaches(t.Reach, m) {
-				dominated = true
-				break
-			}
-		}
-		if !dominated {
-			out = append(out, m)
-		}
+// lookup returns the entry of es in at's incarnation.
+func lookup(es []format.ReachEntry, at format.ManifestRef) (format.ReachEntry, bool) {
+	i, found := slices.BinarySearchFunc(es, format.ReachEntry{ManifestRef: at}, compareEntryInc)
+	if !found {
+		return format.ReachEntry{}, false
 	}
-	return out
+	return es[i], true
+}
+
+// covers reports whether the positions es name include at.
+func covers(es []format.ReachEntry, at format.ManifestRef) bool {
+	e, ok := lookup(es, at)
+	return ok && e.Version >= at.Version
 }

@@ -50,12 +50,13 @@ type Report struct {
 	// live branch pairs (rule 3b) that no other rule kept.
 	MergeBases int
 	// MergeBasesUnknown counts live heads whose reach could not be read
-	// (no complete commit index: a pre-index or migrated history, or one
-	// reaching more than format.MaxReachEntries incarnations): their merge
-	// bases are not roots, and a later merge may meet ErrReclaimed.
+	// (no complete commit index: a pre-index or migrated history), and
+	// live pairs whose merge base needed such a reach or a manifest
+	// already collected: their merge bases are not roots, and a later
+	// merge may meet ErrReclaimed.
 	MergeBasesUnknown int
-	// MergeBasesInexact: the domination checks ran past gc.MaxBaseChecks,
-	// so every tip of every live pair's common reach was kept.
+	// MergeBasesInexact: the merge-base work ran past gc.MaxBaseChecks, so
+	// every position and fold the live heads' reaches name was kept too.
 	MergeBasesInexact bool
 	// Complete is false when MaxDeletes stopped the run early.
 	Complete bool
@@ -77,17 +78,21 @@ type incGroup struct {
 
 // collection is one run's loaded state.
 type collection struct {
-	m         *Maintainer
-	p         gc.Policy
-	now       time.Time
-	marks     *gc.Marks
-	known     *gc.Known
-	groups    []incGroup
-	floors    map[gc.IncKey]uint64   // per incarnation, the lowest base_manifest of a pending sidecar
-	reaches   [][]format.ManifestRef // the reach of every live head whose commit index is complete
-	expired   []string               // expired lease keys
-	leases    map[string]bool        // lease keys the load read
-	rec       format.Collection      // this run's record (R/gc/<id>)
+	m       *Maintainer
+	p       gc.Policy
+	now     time.Time
+	marks   *gc.Marks
+	known   *gc.Known
+	groups  []incGroup
+	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
+	reaches []lineage.Reach      // the reach of every live head whose commit index is complete
+	// reachOf caches the collector's verified reach loads (rule 3b), and
+	// seen the manifests they decoded.
+	reachOf   map[format.ManifestRef]reachLoad
+	seen      map[format.ManifestRef]format.Manifest
+	expired   []string          // expired lease keys
+	leases    map[string]bool   // lease keys the load read
+	rec       format.Collection // this run's record (R/gc/<id>)
 	recTok    format.Token
 	deadNames []string // names whose every manifest this run deleted
 	rep       Report
@@ -96,7 +101,7 @@ type collection struct {
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
 // the root set — every branch's retained manifests (by gc.Protected), the
-// fork points and possible merge bases of live branches (gc.MergeBaseRoots), the
+// fork points and possible merge bases of live branches (gc.MergeBaseKeep), the
 // versions of pending sidecars, live leases — marks what they reach across
 // all branches (gc.Mark), then lists manifests, table versions, fragments,
 // commit indexes and leases in pages and deletes each unreachable one
@@ -112,7 +117,8 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if err != nil {
 		return Report{}, err
 	}
-	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{}}
+	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
+		reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -307,65 +313,104 @@ func (c *collection) loadIncarnation(ctx context.Context, g incGroup) ([]gc.Root
 
 // noteReach records the reach of a live head (rule 3b's input), read from
 // its head commit's index and checked against the manifest that shows the
-// commit: the head itself, or for a commit-less head (a branch's version
-// 0) the manifest the index names. An index that is absent, unreadable,
-// incomplete or names a manifest not showing its commit is not trusted
-// (indexes are never authoritative): the head is counted in
+// commit (see reachAt). A head whose reach cannot be read is counted in
 // Report.MergeBasesUnknown.
 func (c *collection) noteReach(ctx context.Context, g incGroup, head format.Manifest) error {
-	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(head.Head))
-	if err != nil {
-		return err
-	}
-	var x format.CommitIndex
-	var shown *format.Manifest
-	if found {
-		if x, _, err = format.DecodeCommitIndex(b); err != nil {
-			found = false // an aid, never authoritative: unreadable is unknown
-		}
-	}
 	at := format.ManifestRef{Branch: g.key.Name, Incarnation: g.key.Inc, Version: head.Version}
-	if found && x.At == at {
-		shown = &head
-	} else if found {
-		mf, ok, err := c.manifest(ctx, c.m.keys.Manifest(x.At.Branch, x.At.Incarnation, x.At.Version))
-		if err != nil {
-			return err
-		}
-		if ok {
-			shown = &mf
-		}
-	}
-	reach, ok := headReach(at, head, x, shown)
-	if !ok {
+	c.seen[at] = head
+	r, found, err := c.reachAt(ctx, at)
+	if errors.Is(err, gc.ErrReachUnknown) || err == nil && !found {
 		c.rep.MergeBasesUnknown++
 		return nil
 	}
-	c.reaches = append(c.reaches, reach)
+	if err != nil {
+		return err
+	}
+	c.reaches = append(c.reaches, r)
 	return nil
 }
 
-// headReach is the reach of the live head manifest at, given the index x
-// of its head commit and the manifest at x.At (shown, nil if absent):
-// x.Reach for a head carrying its commit, x.Reach plus at for a
-// commit-less one. ok=false unless x is complete and shown carries x's
-// commit.
-func headReach(at format.ManifestRef, head format.Manifest, x format.CommitIndex, shown *format.Manifest) ([]format.ManifestRef, bool) {
-	if shown == nil || !x.Complete || x.ID != head.Head || shown.Commit == nil || shown.Commit.ID != x.ID {
-		return nil, false
-	}
-	if head.Commit != nil {
-		return x.Reach, x.At == at
-	}
-	return lineage.ManifestReach(at, x.Reach)
+// reachLoad is one cached reachAt answer.
+type reachLoad struct {
+	r     lineage.Reach
+	found bool
+	err   error
 }
 
-// loadMergeBases returns, as roots, the possible merge bases of every
-// live branch pair (rule 3b) that are not roots already: the tips of the
-// pairs' common reaches that are not dominated everywhere
-// (gc.MergeBaseRoots) — what MergeBase needs present, and a merge's base
-// snapshot. It reads each candidate tip's manifest and commit index for
-// its reach; a tip whose reach it cannot read dominates nothing.
+// reachAt is the collector's lineage.ReachLoader: the reach of the
+// manifest at, from its head commit's index, trusted only when complete
+// and when the manifest it names carries that commit (indexes are never
+// authoritative). found=false when the manifest (or, for a commit-less
+// version 0, its fork commit's) is gone; gc.ErrReachUnknown when the
+// index is absent, unreadable, incomplete or stale. Answers are cached.
+func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
+	if l, ok := c.reachOf[at]; ok {
+		return l.r, l.found, l.err
+	}
+	r, found, err := c.readReach(ctx, at)
+	if err == nil || errors.Is(err, gc.ErrReachUnknown) {
+		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
+	}
+	return r, found, err
+}
+
+func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
+	mf, found, err := c.manifestRef(ctx, at)
+	if err != nil || !found {
+		return lineage.Reach{}, false, err
+	}
+	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(mf.Head))
+	if err != nil {
+		return lineage.Reach{}, false, err
+	}
+	if !found {
+		return lineage.Reach{}, false, fmt.Errorf("%v: no commit index: %w", at, gc.ErrReachUnknown)
+	}
+	x, _, err := format.DecodeCommitIndex(b)
+	if err != nil {
+		return lineage.Reach{}, false, fmt.Errorf("%v: %v: %w", at, err, gc.ErrReachUnknown) // an aid, never authoritative
+	}
+	shown, found, err := c.manifestRef(ctx, x.At)
+	if err != nil || !found {
+		return lineage.Reach{}, false, err
+	}
+	r, ok := headReach(at, mf, x, &shown)
+	if !ok {
+		return lineage.Reach{}, false, fmt.Errorf("%v: commit index not trusted: %w", at, gc.ErrReachUnknown)
+	}
+	return r, true, nil
+}
+
+// manifestRef is manifest by location, remembered in c.seen.
+func (c *collection) manifestRef(ctx context.Context, at format.ManifestRef) (format.Manifest, bool, error) {
+	if mf, ok := c.seen[at]; ok {
+		return mf, true, nil
+	}
+	mf, found, err := c.manifest(ctx, c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version))
+	if err == nil && found {
+		c.seen[at] = mf
+	}
+	return mf, found, err
+}
+
+// headReach is the reach of the manifest at (head), given the index x of
+// its head commit and the manifest at x.At (shown, nil if absent): x's
+// reach for a manifest carrying its commit, plus at for a commit-less
+// one. ok=false unless x is complete and shown carries x's commit.
+func headReach(at format.ManifestRef, head format.Manifest, x format.CommitIndex, shown *format.Manifest) (lineage.Reach, bool) {
+	if shown == nil || !x.Complete || x.ID != head.Head || shown.Commit == nil || shown.Commit.ID != x.ID {
+		return lineage.Reach{}, false
+	}
+	r := lineage.FromIndex(x)
+	if head.Commit != nil {
+		return r, x.At == at
+	}
+	return r.ForManifest(at), true
+}
+
+// loadMergeBases returns, as roots, what rule 3b keeps that no other rule
+// keeps: every manifest a merge base of a live pair loads
+// (gc.MergeBaseKeep over the collector's verified loader).
 func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest) ([]gc.RootManifest, error) {
 	have := make(map[string]bool, len(roots))
 	for _, r := range roots {
@@ -374,58 +419,29 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	if plant.Enabled(plant.GCNoMergeBase) { // planted bug: rule 3b skipped
 		return nil, nil
 	}
-	found := map[format.ManifestRef]format.Manifest{}
-	reachOf := map[format.ManifestRef][]format.ManifestRef{}
-	for _, tip := range gc.MergeBaseTips(c.reaches) {
-		mf, ok, err := c.manifest(ctx, c.m.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue // collected earlier: MergeBase skips it if a kept tip reaches it
-		}
-		found[tip] = mf
-		r, ok, err := c.tipReach(ctx, tip, mf)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			reachOf[tip] = r
-		}
+	res, err := gc.MergeBaseKeep(c.reaches, func(at format.ManifestRef) (lineage.Reach, bool, error) { return c.reachAt(ctx, at) })
+	if err != nil {
+		return nil, err
 	}
-	keep, exact := gc.MergeBaseRoots(c.reaches, reachOf)
-	c.rep.MergeBasesInexact = !exact
+	c.rep.MergeBasesInexact = !res.Exact
+	c.rep.MergeBasesUnknown += res.Unknown
 	var out []gc.RootManifest
-	for _, tip := range keep {
-		key := c.m.keys.Manifest(tip.Branch, tip.Incarnation, tip.Version)
-		mf, ok := found[tip]
+	for _, at := range res.Keep {
+		key := c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)
+		mf, ok := c.seen[at]
+		if !ok {
+			if mf, ok, err = c.manifestRef(ctx, at); err != nil {
+				return nil, err
+			}
+		}
 		if !ok || have[key] {
-			continue
+			continue // gone already: a merge base needing it answers ErrReclaimed (counted above)
 		}
 		have[key] = true
 		out = append(out, rootOf(key, mf))
 	}
 	c.rep.MergeBases = len(out)
 	return out, nil
-}
-
-// tipReach is the reach of the commit the manifest at tip carries, from
-// its commit index, trusted only when complete and naming tip; ok=false
-// for a commit-less manifest or an index that is absent, unreadable,
-// incomplete or stale.
-func (c *collection) tipReach(ctx context.Context, tip format.ManifestRef, mf format.Manifest) ([]format.ManifestRef, bool, error) {
-	if mf.Commit == nil {
-		return nil, false, nil
-	}
-	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(mf.Commit.ID))
-	if err != nil || !found {
-		return nil, false, err
-	}
-	x, _, err := format.DecodeCommitIndex(b)
-	if err != nil || !x.Complete || x.ID != mf.Commit.ID || x.At != tip {
-		return nil, false, nil // an aid, never authoritative: not trusted
-	}
-	return x.Reach, true, nil
 }
 
 // timeOf is a manifest's time for retention: its commit's, or for a

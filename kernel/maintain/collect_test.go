@@ -568,7 +568,7 @@ func TestCollectKeepsForkPoints(t *testing.T) {
 
 // TestCollectKeepsMergeBases: branches merged into each other, then moved
 // on past retention. The collection keeps the manifests their merge base
-// needs (rule 3b: the tips of every live pair's common reach), so after it
+// needs (rule 3b: what every live pair's merge base loads), so after it
 // MergeBase answers as before and merging again works — without the rule
 // the base (the merged commit, far below either head) is collected and
 // the merge fails with ErrReclaimed.

@@ -15,7 +15,10 @@ func init() {
 		Doc: "writers on main and two side branches (disjoint and overlapping tables, strict and non-strict), " +
 			"readers with snapshots at heads and old commits and cold-handle lineage lookups, a brancher creating, deleting and merging branches",
 		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, coreShape) },
-		Plants:   []string{plant.IgnoreLostAck, plant.TrustCommitIndex, plant.ReachDropsMerge, plant.SkipForkMarker},
+		Plants:   []string{plant.IgnoreLostAck, plant.TrustCommitIndex, plant.ReachDropsMerge, plant.ReachDropsBase, plant.SkipForkMarker},
+		// The smallest reach bounds: most merges compact their reach into
+		// folds, which the cold lookups' merge bases then expand.
+		ReachEntries: 2, ReachFolds: 2,
 	})
 	Register(&Workload{
 		Name:     "contention",

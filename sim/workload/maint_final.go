@@ -95,7 +95,7 @@ type leakCheck struct {
 	keys    format.Keys
 	allowed map[string]bool
 	forks   map[format.ID]map[string]uint64 // live incarnation fork -> its head's pins
-	reaches [][]format.ManifestRef          // the reach of every live head with a complete commit index
+	reaches []lineage.Reach                 // the reach of every live head with a complete commit index
 }
 
 func (l *leakCheck) prefix(part string) string { return l.p.run.Root + "/" + part + "/" }
@@ -178,60 +178,49 @@ func (l *leakCheck) heads() error {
 // without a complete index contributes none: its merge bases are not kept
 // (Report.MergeBasesUnknown), so none are allowed.
 func (l *leakCheck) noteReach(key string, m format.Manifest) error {
-	b, err := l.get(l.keys.CommitIndex(m.Head))
-	if errors.Is(err, objstore.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return l.p.readFailed("leak: commit index", err)
-	}
-	x, _, err := format.DecodeCommitIndex(b)
-	if err != nil || !x.Complete {
-		return nil
-	}
 	at := format.ManifestRef{Branch: m.Branch.Name, Incarnation: m.Branch.Incarnation, Version: m.Version}
-	r := x.Reach
-	if m.Commit == nil {
-		if r, _ = lineage.ManifestReach(at, x.Reach); r == nil {
-			return nil
-		}
+	r, ok, err := l.reachOf(at)
+	if err != nil || !ok {
+		return err
 	}
 	l.reaches = append(l.reaches, r)
 	return nil
 }
 
-// allowMergeBases allows every tip of a live pair's common reach that is
-// not dominated everywhere (docs/gc.md rule 3b: some other tip, of
-// another incarnation and with a readable reach, reaches it and is reached
-// by every live head that reaches it) and what it pins — computed here
-// with plain loops over the pairs, independently of gc.MergeBaseRoots. A
-// tip whose reach cannot be read dominates nothing; a tip already gone is
-// no leak.
+// allowMergeBases allows what docs/gc.md rule 3b keeps: for every live
+// pair, every manifest lineage.ReachMergeBase loads to answer their merge
+// base, and the manifest holding each loaded reach's head commit (and each
+// live head's), with what they pin — computed here with its own loader,
+// independently of gc.MergeBaseKeep and the collector. A manifest already
+// gone is no leak; a pair that cannot be answered allows nothing more.
 func (l *leakCheck) allowMergeBases() error {
-	var tips []format.ManifestRef
-	seen := map[format.ManifestRef]bool{}
+	var loaded []format.ManifestRef
+	var ioErr error
+	load := func(at format.ManifestRef) (lineage.Reach, bool, error) {
+		r, ok, err := l.reachOf(at)
+		if err != nil {
+			ioErr = err
+			return lineage.Reach{}, false, err
+		}
+		if ok {
+			loaded = append(loaded, r.At, r.HeadAt)
+		}
+		return r, ok, nil
+	}
+	for _, h := range l.reaches {
+		loaded = append(loaded, h.HeadAt)
+	}
 	for i := range l.reaches {
 		for j := i + 1; j < len(l.reaches); j++ {
-			for _, t := range lineage.CommonReach(l.reaches[i], l.reaches[j]) {
-				if !seen[t] {
-					seen[t] = true
-					tips = append(tips, t)
-				}
+			_, _ = lineage.ReachMergeBase(l.reaches[i], l.reaches[j], load)
+			if ioErr != nil {
+				return ioErr
 			}
 		}
 	}
-	reach := map[format.ManifestRef][]format.ManifestRef{}
-	known := map[format.ManifestRef]bool{}
-	for _, t := range tips {
-		r, ok, err := l.tipReach(t)
-		if err != nil {
-			return err
-		}
-		reach[t], known[t] = r, ok
-	}
-	for _, t := range tips {
+	for _, t := range loaded {
 		key := l.keys.Manifest(t.Branch, t.Incarnation, t.Version)
-		if l.allowed[key] || l.dominatedEverywhere(t, tips, reach, known) {
+		if l.allowed[key] {
 			continue
 		}
 		if _, err := l.get(key); errors.Is(err, objstore.ErrNotFound) {
@@ -244,49 +233,48 @@ func (l *leakCheck) allowMergeBases() error {
 	return nil
 }
 
-// dominatedEverywhere: some tip u of another incarnation, with a known
-// reach, reaches t, and every live head that reaches t reaches u.
-func (l *leakCheck) dominatedEverywhere(t format.ManifestRef, tips []format.ManifestRef, reach map[format.ManifestRef][]format.ManifestRef, known map[format.ManifestRef]bool) bool {
-	for _, u := range tips {
-		if !known[u] || format.CompareIncarnation(u, t) == 0 || !lineage.Reaches(reach[u], t) {
-			continue
-		}
-		everywhere := true
-		for _, h := range l.reaches {
-			if lineage.Reaches(h, t) && !lineage.Reaches(h, u) {
-				everywhere = false
-			}
-		}
-		if everywhere {
-			return true
-		}
+// reachOf reads the reach of the manifest at from its head commit's index,
+// trusted only when complete and the manifest it names holds the commit
+// (ok=false otherwise, or when a manifest is gone).
+func (l *leakCheck) reachOf(at format.ManifestRef) (lineage.Reach, bool, error) {
+	m, ok, err := l.manifestAt(at)
+	if err != nil || !ok {
+		return lineage.Reach{}, false, err
 	}
-	return false
-}
-
-// tipReach reads the reach of the commit at manifest t from its commit
-// index (ok=false: none that is complete and names t).
-func (l *leakCheck) tipReach(t format.ManifestRef) ([]format.ManifestRef, bool, error) {
-	b, err := l.get(l.keys.Manifest(t.Branch, t.Incarnation, t.Version))
+	xb, err := l.get(l.keys.CommitIndex(m.Head))
 	if errors.Is(err, objstore.ErrNotFound) {
-		return nil, false, nil
+		return lineage.Reach{}, false, nil
 	}
 	if err != nil {
-		return nil, false, l.p.readFailed("leak: tip", err)
-	}
-	m, _, err := format.DecodeManifest(b)
-	if err != nil || m.Commit == nil {
-		return nil, false, nil
-	}
-	xb, err := l.get(l.keys.CommitIndex(m.Commit.ID))
-	if err != nil {
-		return nil, false, nil
+		return lineage.Reach{}, false, l.p.readFailed("leak: commit index", err)
 	}
 	x, _, err := format.DecodeCommitIndex(xb)
-	if err != nil || !x.Complete || x.At != t {
-		return nil, false, nil
+	if err != nil || !x.Complete || x.ID != m.Head {
+		return lineage.Reach{}, false, nil
 	}
-	return x.Reach, true, nil
+	shown, ok, err := l.manifestAt(x.At)
+	if err != nil || !ok || shown.Commit == nil || shown.Commit.ID != x.ID {
+		return lineage.Reach{}, false, err
+	}
+	if m.Commit != nil && x.At != at {
+		return lineage.Reach{}, false, nil
+	}
+	return lineage.FromIndex(x).ForManifest(at), true, nil
+}
+
+func (l *leakCheck) manifestAt(at format.ManifestRef) (format.Manifest, bool, error) {
+	b, err := l.get(l.keys.Manifest(at.Branch, at.Incarnation, at.Version))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return format.Manifest{}, false, nil
+	}
+	if err != nil {
+		return format.Manifest{}, false, l.p.readFailed("leak: manifest", err)
+	}
+	m, _, err := format.DecodeManifest(b)
+	if err != nil {
+		return format.Manifest{}, false, nil
+	}
+	return m, true, nil
 }
 
 // allowManifest allows a kept non-head manifest and what it pins.

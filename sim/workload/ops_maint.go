@@ -56,8 +56,11 @@ func init() {
 		Seed:       seedData,
 		Grace:      maintGrace,
 		SkewMargin: maintSkew,
-		Reclaims:   true,
-		Final:      maintFinal,
+		// The smallest reach bounds: merges compact reaches into folds, so
+		// rule 3b's merge-base keep and the leak check meet them.
+		ReachEntries: 2, ReachFolds: 2,
+		Reclaims: true,
+		Final:    maintFinal,
 	})
 	RegisterOp("gtx", opMaintTx)
 	RegisterOp("gread", opMaintRead)

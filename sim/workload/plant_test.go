@@ -36,6 +36,7 @@ var plantChecks = map[string][]string{
 	plant.StampFirst:        {"kernel-error", "lineage", "format"},
 	plant.TrustCommitIndex:  {"cold-lookup"},
 	plant.ReachDropsMerge:   {"cold-lookup"},
+	plant.ReachDropsBase:    {"cold-lookup"},
 	plant.SkipForkMarker:    {"delete-dependents"},
 	plant.FeedSkip:          {"feed-replay"},
 	plant.TwoWayMerge:       {"merge-result"},

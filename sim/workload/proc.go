@@ -61,11 +61,12 @@ func (p *Proc) env() kernel.Env {
 	return kernel.Env{Clock: clock, Entropy: p.h.Entropy(), Failpoints: p.h.Failpoints()}
 }
 
-// kopts are the kernel options of the process's handles: its environment
-// and the workload's grace period and skew margin (0: the kernel's
-// defaults).
+// kopts are the kernel options of the process's handles: its environment,
+// the workload's grace period, skew margin and reach bounds (0: the
+// kernel's defaults).
 func (p *Proc) kopts() kernel.Options {
-	return kernel.Options{Env: p.env(), Grace: p.run.wl.Grace, SkewMargin: p.run.wl.SkewMargin}
+	wl := p.run.wl
+	return kernel.Options{Env: p.env(), Grace: wl.Grace, SkewMargin: wl.SkewMargin, ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds}
 }
 
 // Over reports whether err (or the process's state) means the process must

@@ -49,6 +49,10 @@ type Workload struct {
 	// SkewMargin, if set, is the kernel skew margin of every process's
 	// handles (the maintenance workload collects with the same margin).
 	SkewMargin time.Duration
+	// ReachEntries and ReachFolds, if set, bound the commit-index reaches
+	// every process's handles write (kernel.Options): small values make a
+	// short run compact reaches into folds.
+	ReachEntries, ReachFolds int
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error

@@ -1,0 +1,326 @@
+package lineage
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+)
+
+// MaxReachLoads bounds the reaches one ReachMergeBase loads (fold
+// expansions, candidates and domination checks together).
+const MaxReachLoads = 1 << 14
+
+var (
+	// ErrReachTooDeep: a merge base needed more than MaxReachLoads loads.
+	ErrReachTooDeep = errors.New("lineage: merge base needs too many reach loads")
+	// ErrReachMissing: a manifest the merge base needs was collected.
+	ErrReachMissing = errors.New("lineage: a manifest the merge base needs is gone")
+	// ErrNoCommonAncestor: the two reaches share no commit.
+	ErrNoCommonAncestor = errors.New("lineage: no common ancestor")
+)
+
+// ReachError is a merge base that cannot be answered: Err is
+// ErrReachTooDeep or ErrReachMissing (then At is the manifest gone).
+type ReachError struct {
+	At  format.ManifestRef
+	Err error
+}
+
+func (e *ReachError) Error() string {
+	return fmt.Sprintf("%v (%s#%d v%d)", e.Err, e.At.Branch, e.At.Incarnation, e.At.Version)
+}
+
+func (e *ReachError) Unwrap() error { return e.Err }
+
+// ReachLoader loads the verified reach of manifest at (Reach.ForManifest of
+// its head commit's index). found=false means the manifest (or its head
+// commit's manifest) is gone: collected. Any error is passed through.
+type ReachLoader func(at format.ManifestRef) (r Reach, found bool, err error)
+
+// ReachMergeBase returns the reach of the manifest holding the best common
+// ancestor of the head commits of a and b, exactly lineage.MergeBase's
+// answer over the full commit graph (docs/format.md, "Commit index reach",
+// with the proof): the common ancestor no other common ancestor descends
+// from, the greatest id among several (criss-cross). It loads only the
+// folds it must expand, the candidates it accepts and the folds a
+// domination check opens. Errors: ErrNoCommonAncestor, a *ReachError
+// (ErrReachMissing: a manifest it needs is collected; ErrReachTooDeep), or
+// the loader's.
+func ReachMergeBase(a, b Reach, load ReachLoader) (Reach, error) {
+	s := &search{load: load, loaded: map[format.ManifestRef]loadResult{}}
+	s.loaded[a.At] = loadResult{r: a, found: true}
+	s.loaded[b.At] = loadResult{r: b, found: true}
+	sa, sb := newSide(a), newSide(b)
+	if err := s.expand(sa, sb); err != nil {
+		return Reach{}, err
+	}
+	accepted, err := s.accept(candidates(sa, sb))
+	if err != nil {
+		return Reach{}, err
+	}
+	for _, d := range append(sa.missing, sb.missing...) {
+		if err := s.mustReach(accepted, d); err != nil {
+			return Reach{}, err
+		}
+	}
+	if len(accepted) == 0 {
+		return Reach{}, ErrNoCommonAncestor
+	}
+	best := accepted[0]
+	for _, u := range accepted[1:] {
+		if u.ID.Compare(best.ID) > 0 {
+			best = u
+		}
+	}
+	return best, nil
+}
+
+// side is one head's partial knowledge: known ⊆ its reach, and its reach
+// = known ∪ the reaches of folds ∪ the reaches of missing.
+type side struct {
+	known    []format.ReachEntry
+	folds    []format.ReachEntry // not expanded
+	expanded []format.ReachEntry // expanded folds
+	missing  []format.ReachEntry // collected folds, set aside
+}
+
+func newSide(r Reach) *side {
+	return &side{known: r.Explicit, folds: slices.Clone(r.Folds)}
+}
+
+type loadResult struct {
+	r     Reach
+	found bool
+}
+
+// search is one merge base computation.
+type search struct {
+	load   ReachLoader
+	loaded map[format.ManifestRef]loadResult
+	loads  int
+}
+
+// get loads at once per computation, within MaxReachLoads.
+func (s *search) get(at format.ManifestRef) (Reach, bool, error) {
+	if l, ok := s.loaded[at]; ok {
+		return l.r, l.found, nil
+	}
+	if s.loads++; s.loads > MaxReachLoads {
+		return Reach{}, false, &ReachError{At: at, Err: ErrReachTooDeep}
+	}
+	r, found, err := s.load(at)
+	if err != nil {
+		return Reach{}, false, err
+	}
+	if found && (r.At != at || r.Gen == 0) {
+		panic(fmt.Sprintf("lineage: reach loader answered %v (gen %d) for %v", r.At, r.Gen, at))
+	}
+	s.loaded[at] = loadResult{r: r, found: found}
+	return r, found, nil
+}
+
+// expand opens uncovered folds, highest gen first, until every fold left
+// on either side lies in the other side's known positions.
+func (s *search) expand(a, b *side) error {
+	for step := 0; ; step++ {
+		if step > MaxReachLoads {
+			return &ReachError{At: a.known[0].ManifestRef, Err: ErrReachTooDeep}
+		}
+		x, i := pickUncovered(a, b)
+		if x == nil {
+			return nil
+		}
+		q := x.folds[i]
+		x.folds = slices.Delete(x.folds, i, i+1)
+		r, found, err := s.get(q.ManifestRef)
+		if err != nil {
+			return err
+		}
+		if !found {
+			x.missing = append(x.missing, q)
+			continue
+		}
+		x.known = mergeEntries(x.known, r.Explicit)
+		x.expanded = append(x.expanded, q)
+		for _, f := range r.Folds {
+			// Each fold is opened once per side. (A fold below an
+			// expanded one of its incarnation is not dropped: the
+			// expanded one may reach it only through that very fold.)
+			if !slices.Contains(x.expanded, f) && !slices.Contains(x.folds, f) && !slices.Contains(x.missing, f) {
+				x.folds = append(x.folds, f)
+			}
+		}
+	}
+}
+
+// pickUncovered returns the side and index of the uncovered fold with the
+// highest gen (ties by position, so the order is deterministic).
+func pickUncovered(a, b *side) (*side, int) {
+	var bestSide *side
+	best := -1
+	for _, p := range [2][2]*side{{a, b}, {b, a}} {
+		x, other := p[0], p[1]
+		for i, f := range x.folds {
+			if covers(other.known, f.ManifestRef) {
+				continue
+			}
+			if best < 0 || compareGenPos(f, bestSide.folds[best]) > 0 {
+				bestSide, best = x, i
+			}
+		}
+	}
+	return bestSide, best
+}
+
+// compareGenPos orders entries by gen, then position.
+func compareGenPos(a, b format.ReachEntry) int {
+	if c := cmp.Compare(a.Gen, b.Gen); c != 0 {
+		return c
+	}
+	if c := format.CompareIncarnation(a.ManifestRef, b.ManifestRef); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Version, b.Version)
+}
+
+// candidates are the positions whose head commits include every best
+// common ancestor: per incarnation both sides know, the lower position,
+// and every fold left unexpanded (all covered). No duplicates.
+func candidates(a, b *side) []format.ReachEntry {
+	var out []format.ReachEntry
+	for _, e := range a.known {
+		if o, ok := lookup(b.known, e.ManifestRef); ok {
+			if o.Version < e.Version {
+				e = o
+			}
+			if e.Version == 0 && e.Gen > 1 {
+				// A commit-less version 0 (only the genesis, gen 1,
+				// holds a commit at version 0): its fork commit is
+				// known to both sides in its own incarnation.
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	out = append(out, a.folds...)
+	out = append(out, b.folds...)
+	slices.SortFunc(out, func(x, y format.ReachEntry) int { return compareGenPos(y, x) })
+	return slices.CompactFunc(out, func(x, y format.ReachEntry) bool { return x.ManifestRef == y.ManifestRef })
+}
+
+// accept decides the candidates, highest gen first: one an accepted
+// candidate reaches is dominated, any other is a best common ancestor
+// (loaded; a collected one is ErrReachMissing). Candidates of unknown gen
+// (legacy entries) are loaded first for theirs.
+func (s *search) accept(cands []format.ReachEntry) ([]Reach, error) {
+	for i, c := range cands {
+		if c.Gen != 0 {
+			continue
+		}
+		r, found, err := s.get(c.ManifestRef)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, &ReachError{At: c.ManifestRef, Err: ErrReachMissing} // undecidable without it
+		}
+		cands[i].Gen = r.Gen
+	}
+	slices.SortStableFunc(cands, func(x, y format.ReachEntry) int { return compareGenPos(y, x) })
+	var accepted []Reach
+	root := false // a collected candidate of gen 1 at version 0 was skipped
+	for _, t := range cands {
+		dominated, err := s.anyReaches(accepted, t)
+		if err != nil {
+			return nil, err
+		}
+		if dominated {
+			continue
+		}
+		r, found, err := s.get(t.ManifestRef)
+		if err != nil {
+			return nil, err
+		}
+		if !found && t.Version == 0 && t.Gen == 1 {
+			root = true // the genesis, or a fork of it: every commit descends from the genesis
+			continue
+		}
+		if !found {
+			return nil, &ReachError{At: t.ManifestRef, Err: ErrReachMissing}
+		}
+		if r.HeadAt != r.At {
+			// A commit-less version 0 stands for its fork commit: an
+			// accepted candidate may reach that commit, not the position.
+			head := format.ReachEntry{ManifestRef: r.HeadAt, Gen: r.Gen}
+			if dominated, err = s.anyReaches(accepted, head); err != nil || dominated {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		if !slices.ContainsFunc(accepted, func(u Reach) bool { return u.ID == r.ID }) {
+			accepted = append(accepted, r)
+		}
+	}
+	if root && len(accepted) == 0 {
+		return nil, &ReachError{At: format.ManifestRef{Branch: format.MainBranch, Incarnation: 1}, Err: ErrReachMissing}
+	}
+	return accepted, nil
+}
+
+// mustReach is nil when some accepted reach contains d (a fold set aside
+// as collected: whatever it held is dominated), else ErrReachMissing.
+func (s *search) mustReach(accepted []Reach, d format.ReachEntry) error {
+	ok, err := s.anyReaches(accepted, d)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ReachError{At: d.ManifestRef, Err: ErrReachMissing}
+	}
+	return nil
+}
+
+func (s *search) anyReaches(us []Reach, t format.ReachEntry) (bool, error) {
+	for _, u := range us {
+		ok, err := s.reaches(u, t, map[format.ManifestRef]bool{})
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// reaches reports whether reach u contains position t: u's explicit
+// entries, else recursively the folds of u whose gen is at least t's (a
+// fold of lower gen cannot hold t; gen 0 is unknown, never pruned). A
+// collected fold on the way is ErrReachMissing: the answer is unknown.
+func (s *search) reaches(u Reach, t format.ReachEntry, seen map[format.ManifestRef]bool) (bool, error) {
+	if covers(u.Explicit, t.ManifestRef) {
+		return true, nil
+	}
+	for _, f := range u.Folds {
+		if f.Gen != 0 && t.Gen != 0 && f.Gen < t.Gen || seen[f.ManifestRef] {
+			continue
+		}
+		seen[f.ManifestRef] = true
+		if f.Incarnation == t.Incarnation && f.Branch == t.Branch && f.Version >= t.Version {
+			return true, nil
+		}
+		r, found, err := s.get(f.ManifestRef)
+		if err != nil {
+			return false, err
+		}
+		if !found {
+			return false, &ReachError{At: f.ManifestRef, Err: ErrReachMissing}
+		}
+		if ok, err := s.reaches(r, t, seen); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
