@@ -99,7 +99,7 @@ func fallback(heads []lineage.Reach, kept map[format.ManifestRef]bool) BaseKeep 
 
 func sortedRefs(set map[format.ManifestRef]bool) []format.ManifestRef {
 	out := make([]format.ManifestRef, 0, len(set))
-	for r := range set {
+	for r := range set { //detlint:ordered sorted next
 		out = append(out, r)
 	}
 	slices.SortFunc(out, compareTip)
