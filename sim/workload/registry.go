@@ -46,6 +46,9 @@ type Workload struct {
 	// Grace, if set, is the kernel grace period of every process's handles
 	// (the maintenance workload collects with the same grace).
 	Grace time.Duration
+	// Long marks a long form, run only by name (simrun -workload NAME):
+	// the package's clean-run test skips it (minutes of wall time).
+	Long bool
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error
