@@ -63,6 +63,7 @@ func init() {
 			Grace:    maintGrace,
 			Reclaims: true,
 			Final:    lifeFinal,
+			Long:     cycles > lifeCycles,
 		})
 	}
 	RegisterOp("lcycle", opLifeCycle)

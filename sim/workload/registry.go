@@ -53,6 +53,9 @@ type Workload struct {
 	// every process's handles write (kernel.Options): small values make a
 	// short run compact reaches into folds.
 	ReachEntries, ReachFolds int
+	// Long marks a long form, run only by name (simrun -workload NAME):
+	// the package's clean-run test skips it (minutes of wall time).
+	Long bool
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error
