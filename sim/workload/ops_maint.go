@@ -511,7 +511,7 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 }
 
 // maintRecycleNames is the pool of names grecycle deletes and re-creates.
-const maintRecycleNames = 2
+const maintRecycleNames = 4
 
 // opMaintRecycle runs one branch-per-change cycle on name c<name>: create
 // it from main (a name deleted before, and perhaps collected whole since,
