@@ -43,7 +43,8 @@ func init() {
 		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
 			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots; checks retained " +
 			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
-			"compaction alone, merges between live branches find their merge base, and after a final zero-retention collection nothing leaks",
+			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, " +
+			"and after a final zero-retention collection nothing leaks",
 		Generate: genMaint,
 		Plants:   []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.TombstoneReuse},
 		Contract: mustContract(dataSchema),
