@@ -48,7 +48,7 @@ func init() {
 		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
 			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots; checks retained " +
 			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
-			"compaction alone, merges between live branches find their merge base, a writer and a collector whose clocks run " +
+			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
 		Generate:   genMaint,
 		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce},
@@ -601,7 +601,7 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 }
 
 // maintRecycleNames is the pool of names grecycle deletes and re-creates.
-const maintRecycleNames = 2
+const maintRecycleNames = 4
 
 // opMaintRecycle runs one branch-per-change cycle on name c<name>: create
 // it from main (a name deleted before, and perhaps collected whole since,
