@@ -186,12 +186,8 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 			content.Metadata[kv.Key] = kv.Value
 		}
 	}
-	repacked, err := adjWriter{g: g, r: r}.repackIndexes(ctx, t, dirs, rows)
-	if err != nil {
+	if err := (adjWriter{g: g, r: r}).repackIndexes(ctx, t, dirs, rows, content.Metadata); err != nil {
 		return kernel.TableContent{}, err
-	}
-	for k, v := range repacked {
-		content.Metadata[k] = v
 	}
 	content.ContentPreserving = true
 	return content, nil

@@ -191,13 +191,12 @@ func (c adjWriter) repackAdjPages(ctx context.Context, t *Table, d adjDir, pages
 }
 
 // repackIndexes writes the repacked directions dirs of a version of t
-// holding rows rows and returns their metadata (key to chunk refs).
-func (c adjWriter) repackIndexes(ctx context.Context, t *Table, dirs []indexDir, rows uint64) (map[string]string, error) {
-	md := map[string]string{}
+// holding rows rows and sets their metadata (key to chunk refs) in md.
+func (c adjWriter) repackIndexes(ctx context.Context, t *Table, dirs []indexDir, rows uint64, md map[string]string) error {
 	for _, dir := range dirs {
 		refs, err := c.repackIndex(ctx, t, dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := checkRefs(refs, maxChunkRefs, int64(rows)); err != nil {
 			panic(fmt.Sprintf("data: repacked %s index of %s breaks its rules: %v", dir.d, t.Name, err))
@@ -213,5 +212,5 @@ func (c adjWriter) repackIndexes(ctx context.Context, t *Table, dirs []indexDir,
 		}
 		md[dir.key] = string(b)
 	}
-	return md, nil
+	return nil
 }
