@@ -27,8 +27,10 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // exactly the full pages its rows need and the chunks listing them:
 // ceil(rows/IDPageRows) pages + ceil(pages/IDChunkPages) chunks, so 100
 // and 1000 commits differ by at most 1.5x (2 and 3 objects). Existence
-// checks still answer through the repacked index. Red without the
-// compaction's index repack: 22 pages and a chunk after 1000 commits.
+// checks still answer through the index. Red before index pages absorbed
+// their short neighbour and compaction repacked (23 objects after 1000
+// commits); each alone is pinned by TestOneRowCommitsKeepIndexPagesFull
+// and TestCompactRepacksEdgeIndexes (kernel/data).
 func TestCompactionBoundsIndexObjects(t *testing.T) {
 	counts := map[int]int{}
 	for _, n := range []int{100, 1000} {
