@@ -457,11 +457,13 @@ func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs [
 	return out, nil
 }
 
-// rewritePages rewrites the pages of one chunk that changes fall in.
+// rewritePages rewrites the pages of one chunk that changes fall in, a
+// short unchanged page right after a rewritten one absorbed (absorbNext).
 func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages []adjRef, changes []adjChange, gone map[string]bool) ([]adjRef, error) {
 	byPage := groupChanges(pages, changes)
 	var out []adjRef
-	for pi, ref := range pages {
+	for pi := 0; pi < len(pages); pi++ {
+		ref := pages[pi]
 		if len(byPage[pi]) == 0 {
 			out = append(out, ref)
 			continue
@@ -482,6 +484,16 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 				rows = append(rows, *ch.src)
 			}
 		}
+		for pi+1 < len(pages) && len(byPage[pi+1]) == 0 && absorbNext(len(rows), pages[pi+1], AdjPageRows) {
+			next, err := c.r.page(ctx, t, d, pages[pi+1])
+			if err != nil {
+				return nil, err
+			}
+			for i := 0; i < int(next.NumRows()); i++ {
+				rows = append(rows, rowSrc{next, i})
+			}
+			pi++
+		}
 		written, err := c.writePages(ctx, t, d, rows)
 		if err != nil {
 			return nil, err
@@ -489,6 +501,17 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 		out = append(out, written...)
 	}
 	return out, nil
+}
+
+// absorbNext reports whether a rewrite of n rows re-cut at size rows per
+// page takes in the unchanged page next right after it: next is short
+// (fewer than size/4 rows, so reading it costs little) and the merge needs
+// no more pages than the n rows alone, so it writes one page fewer. It
+// keeps one-row commits that land before a full page's last rows from
+// leaving a one-row page behind it at every commit.
+func absorbNext(n int, next adjRef, size int) bool {
+	m := int(next.Rows)
+	return n > 0 && m < size/4 && ceilDiv(n+m, size) == ceilDiv(n, size)
 }
 
 // groupChanges assigns each change to the ref it falls in: the last ref

@@ -33,6 +33,8 @@ type TableCompaction struct {
 	FragmentsBefore int
 	FragmentsAfter  int
 	Rows            uint64
+	// Repacked lists the index directions repacked ("id", "out", "in").
+	Repacked []string
 }
 
 // errNothingToCompact ends a compaction's write from its Build: the
@@ -41,7 +43,9 @@ var errNothingToCompact = errors.New("data: nothing to compact")
 
 // Compact rewrites, in every table of b whose live version has at least
 // policy.MinFragments small fragments, runs of consecutive small fragments
-// into fragments of at most policy.TargetRows rows (ids sorted inside), and
+// into fragments of at most policy.TargetRows rows (ids sorted inside),
+// repacks into full pages and chunks every index direction whose pages
+// fill poorly (repackWorth: then it holds ceil(rows/page size) pages), and
 // publishes each table's result as one content-preserving version
 // (kernel.TableContent.ContentPreserving): a maintenance commit of writer
 // kind WriterKindCompact by MaintenanceActor, through kernel.WriteAs, so it
@@ -81,10 +85,17 @@ func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.
 		if err != nil {
 			return rep, fmt.Errorf("compact %s: %w", b, err)
 		}
+		r := newReader(g, cat)
 		if compact.Plan(fragmentRows(infos), p) == nil {
-			continue
+			dirs, err := r.indexesToRepack(ctx, cat.tables[name], tv)
+			if err != nil {
+				return rep, fmt.Errorf("compact %s: %w", b, err)
+			}
+			if dirs == nil {
+				continue
+			}
 		}
-		tc, err := g.compactTable(ctx, b, newReader(g, cat), cat.tables[name], p, tv)
+		tc, err := g.compactTable(ctx, b, r, cat.tables[name], p, tv)
 		if errors.Is(err, errNothingToCompact) {
 			continue
 		}
@@ -135,7 +146,11 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 		return kernel.TableContent{}, err
 	}
 	groups := compact.Plan(fragmentRows(infos), p)
-	if groups == nil {
+	dirs, err := r.indexesToRepack(ctx, t, pinned)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
+	if groups == nil && dirs == nil {
 		return kernel.TableContent{}, errNothingToCompact
 	}
 	v := newTableView(t, infos, pinned.Rows)
@@ -155,17 +170,24 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	for _, f := range out {
 		rows += f.Rows
 	}
-	if rows != pinned.Rows || len(out) >= len(infos) {
+	if rows != pinned.Rows || len(out) > len(infos) || (groups != nil && len(out) == len(infos)) {
 		panic(fmt.Sprintf("data: compaction of %s v%d: %d rows in %d fragments from %d rows in %d", t.Name, pinned.Version, rows, len(out), pinned.Rows, len(infos)))
 	}
 	*tc = TableCompaction{Table: t.Name, FragmentsBefore: len(infos), FragmentsAfter: len(out), Rows: rows}
+	for _, dir := range dirs {
+		tc.Repacked = append(tc.Repacked, dir.d.String())
+	}
 	content := tableContent(out, rows)
-	// The same edges: an edge table's adjacency index (sorted by key and
-	// id, independent of the fragment layout) stays valid as it is.
+	// The same rows: the indexes (sorted by key and id, independent of the
+	// fragment layout) stay valid as they are, but for the directions
+	// whose pages fill poorly, repacked into full pages.
 	for _, kv := range pinned.Metadata {
 		if strings.HasPrefix(kv.Key, metaAdjPrefix) {
 			content.Metadata[kv.Key] = kv.Value
 		}
+	}
+	if err := (adjWriter{g: g, r: r}).repackIndexes(ctx, t, dirs, rows, content.Metadata); err != nil {
+		return kernel.TableContent{}, err
 	}
 	content.ContentPreserving = true
 	return content, nil

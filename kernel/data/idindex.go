@@ -318,11 +318,14 @@ func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, add
 }
 
 // rewriteIDPages rewrites the id pages of one chunk that changes fall in:
-// the ids in gone dropped, the added ids (changes with a src) merged in.
+// the ids in gone dropped, the added ids (changes with a src) merged in,
+// and a short unchanged page right after a rewritten one absorbed
+// (absorbNext).
 func (c adjWriter) rewriteIDPages(ctx context.Context, t *Table, pages []adjRef, changes []adjChange, gone map[string]bool) ([]adjRef, error) {
 	byPage := groupChanges(pages, changes)
 	var out []adjRef
-	for pi, pref := range pages {
+	for pi := 0; pi < len(pages); pi++ {
+		pref := pages[pi]
 		if len(byPage[pi]) == 0 {
 			out = append(out, pref)
 			continue
@@ -341,6 +344,13 @@ func (c adjWriter) rewriteIDPages(ctx context.Context, t *Table, pages []adjRef,
 			if ch.src != nil {
 				ids = append(ids, ch.id)
 			}
+		}
+		for pi+1 < len(pages) && len(byPage[pi+1]) == 0 && absorbNext(len(ids), pages[pi+1], idPageRows(t)) {
+			more, err := c.r.idPage(ctx, t, pages[pi+1])
+			if err != nil {
+				return nil, err
+			}
+			ids, pi = append(ids, more...), pi+1
 		}
 		written, err := c.writeIDPages(ctx, t, ids)
 		if err != nil {
