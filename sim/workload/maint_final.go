@@ -196,12 +196,25 @@ func (l *leakCheck) noteReach(key string, m format.Manifest) error {
 func (l *leakCheck) allowMergeBases() error {
 	var loaded []format.ManifestRef
 	var ioErr error
+	// The store is quiet here, so a reach read once stands for the whole
+	// check: every pair's answer reads each manifest at most once (without
+	// the memo, the pairs of a long history re-read the same folds and the
+	// check outlived the quiet phase).
+	type memo struct {
+		r  lineage.Reach
+		ok bool
+	}
+	seen := make(map[format.ManifestRef]memo)
 	load := func(at format.ManifestRef) (lineage.Reach, bool, error) {
+		if m, hit := seen[at]; hit {
+			return m.r, m.ok, nil
+		}
 		r, ok, err := l.reachOf(at)
 		if err != nil {
 			ioErr = err
 			return lineage.Reach{}, false, err
 		}
+		seen[at] = memo{r, ok}
 		if ok {
 			loaded = append(loaded, r.At, r.HeadAt)
 		}
