@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -87,6 +88,8 @@ type lifeState struct {
 	leaseAt string    // the cursor it was pinned at
 	expires time.Time // by the pinner's clock
 	lapsed  bool      // the consumer once held no live lease: a gap is allowed from then on
+	// cycles and merged count cycles begun and merged (Result).
+	cycles, merged atomic.Int64
 }
 
 // genLifetime plans cycles cycles over lifeChangers changers (more when
@@ -177,6 +180,7 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 	}
 	ctx, tag := p.Ctx(), p.Tag(idx)
 	name := "ch-" + sanitizeTag(tag)
+	p.run.life.cycles.Add(1)
 	main, err := g.Branch(ctx, "main")
 	if err != nil {
 		return p.readFailed("lcycle: branch", err)
@@ -203,6 +207,7 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 		}
 		return p.lifeCycleFailed(name, "merge", err)
 	}
+	p.run.life.merged.Add(1)
 	st := &p.run.maint
 	st.mu.Lock()
 	st.acked = append(st.acked, "l-"+tag)
