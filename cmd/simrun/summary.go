@@ -21,6 +21,8 @@ type Summary struct {
 	Recoveries     int      `json:"recoveries"`
 	Migrations     int      `json:"migrations"`
 	Cuts           int      `json:"cuts"`
+	Cycles         int      `json:"cycles,omitempty"`
+	CyclesMerged   int      `json:"cycles_merged,omitempty"`
 	LinChecks      int      `json:"lin_checks"`
 	LinUnknown     int      `json:"lin_unknown"`
 	Violations     int      `json:"violations"`
@@ -83,6 +85,8 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.Recoveries += r.Recoveries
 		s.Migrations += r.Migrations
 		s.Cuts += r.Cuts
+		s.Cycles += r.Cycles
+		s.CyclesMerged += r.CyclesMerged
 		s.LinChecks += r.LinChecks
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
@@ -145,6 +149,9 @@ func writeTable(w io.Writer, s *Summary) {
 	row("recoveries", fmt.Sprintf("%d (restarted processes' recovering opens; %d sidecars left to the quiescent sweep)", s.Recoveries, s.Resolved))
 	row("migrations", s.Migrations)
 	row("cuts", s.Cuts)
+	if s.Cycles > 0 {
+		row("lifetime cycles", fmt.Sprintf("%d begun, %d merged into main", s.Cycles, s.CyclesMerged))
+	}
 	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	row("violations", s.Violations)
 	if s.Deterministic != nil {

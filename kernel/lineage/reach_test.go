@@ -246,3 +246,38 @@ func TestReachMergeBaseCrissCross(t *testing.T) {
 		}
 	}
 }
+
+// TestReachMergeBaseOfAFreshFork: a branch forked from main's head with
+// one commit, merged back after main merged further branches (the
+// branch-per-change cycle), finds its fork point without opening main's
+// older folds: with every other manifest collected the base is still
+// answered (a collection before the fork cannot know the pair).
+func TestReachMergeBaseOfAFreshFork(t *testing.T) {
+	m := newModel(Limits{Entries: 2, Folds: 2})
+	cycle := func() format.ManifestRef {
+		m.fork(m.heads[0])
+		i := len(m.heads) - 1
+		if ok, err := m.commit(i, m.id(1), nil, false); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		return m.heads[i]
+	}
+	merge := func(br format.ManifestRef) {
+		if ok, err := m.commit(0, m.id(1), &br, false); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	for range 30 {
+		merge(cycle())
+	}
+	fork := m.heads[0]
+	mine := cycle()
+	merge(cycle()) // another change lands on main first
+	for _, at := range m.all {
+		m.collected[at] = at != fork && at != mine && at != m.heads[0]
+	}
+	got, err := ReachMergeBase(m.reach[mine], m.reach[m.heads[0]], m.load)
+	if err != nil || got.ID != m.reach[fork].ID {
+		t.Fatalf("merge base of a fresh fork: %v at %v (%v), want its fork point %v", got.ID, got.HeadAt, err, fork)
+	}
+}

@@ -85,6 +85,9 @@ type side struct {
 	folds    []format.ReachEntry // not expanded
 	expanded []format.ReachEntry // expanded folds
 	missing  []format.ReachEntry // collected folds, set aside
+	// outside are folds no common ancestor needs (outsideOther): left
+	// unexpanded and not candidates.
+	outside []format.ReachEntry
 }
 
 func newSide(r Reach) *side {
@@ -129,6 +132,8 @@ func (s *search) expand(a, b *side) error {
 		if step > MaxReachLoads {
 			return &ReachError{At: a.known[0].ManifestRef, Err: ErrReachTooDeep}
 		}
+		setOutside(a, b)
+		setOutside(b, a)
 		x, i := pickUncovered(a, b)
 		if x == nil {
 			return nil
@@ -154,6 +159,59 @@ func (s *search) expand(a, b *side) error {
 			}
 		}
 	}
+}
+
+// setOutside moves y's uncovered folds that outsideOther proves hold no
+// common ancestor of their own out of y.folds.
+func setOutside(y, x *side) {
+	y.folds = slices.DeleteFunc(y.folds, func(f format.ReachEntry) bool {
+		if covers(x.known, f.ManifestRef) || !outsideOther(f, x, y) {
+			return false
+		}
+		y.outside = append(y.outside, f)
+		return true
+	})
+}
+
+// outsideOther reports that fold f of side y need not be opened: every
+// fold of the other side x is covered by y's known positions (so common:
+// a candidate that dominates whatever common ancestor lies in its reach),
+// and every known position of x that y does not know is version 1 of its
+// incarnation (its only earlier position, the commit-less version 0,
+// stands for a commit of another incarnation that x knows or folds; not
+// so main#1, whose version 0 is the genesis commit) with
+// a gen f's reach cannot hold (a position of f's reach other than f has a
+// lower gen). Then a common ancestor in f's reach is in x's reach only as
+// a position y knows or under a covered fold of x: f adds no candidate.
+// This keeps the merge base of a branch forked a moment ago from opening
+// its source's older history (the branch-per-change cycle).
+func outsideOther(f format.ReachEntry, x, y *side) bool {
+	if f.Gen == 0 {
+		return false
+	}
+	for _, g := range x.folds {
+		if !covers(y.known, g.ManifestRef) {
+			return false
+		}
+	}
+	if len(x.missing) != 0 {
+		return false
+	}
+	for _, e := range x.known {
+		if covers(y.known, e.ManifestRef) {
+			continue
+		}
+		if e.Version != 1 || isGenesisIncarnation(e.ManifestRef) || e.Gen == 0 || e.Gen < f.Gen || e.Gen == f.Gen && e.ManifestRef == f.ManifestRef {
+			return false
+		}
+	}
+	return true
+}
+
+// isGenesisIncarnation: at is a position of main#1, the incarnation whose
+// version 0 holds the genesis commit.
+func isGenesisIncarnation(at format.ManifestRef) bool {
+	return at.Branch == format.MainBranch && at.Incarnation == 1
 }
 
 // pickUncovered returns the side and index of the uncovered fold with the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -42,6 +43,10 @@ const (
 	// lifeMaxPerChanger keeps each changer's plan within a scenario's
 	// bound on ops per actor; longer runs get more changers.
 	lifeMaxPerChanger = 2000
+	// lifeReachEntries and lifeReachFolds bound the commit-index reaches
+	// (kernel.Options): a few cycles' merges fold them.
+	lifeReachEntries = 4
+	lifeReachFolds   = 2
 )
 
 var lifeCycleThink = [2]time.Duration{500 * time.Millisecond, 2500 * time.Millisecond}
@@ -57,10 +62,15 @@ func init() {
 			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
 				"compactions, pins of old snapshots and a lagging change-feed consumer holding its history with a lease; "+
 				"checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
-			Generate: func(seed uint64, faults string) *Scenario { return genLifetime(seed, faults, cycles) },
-			Contract: mustContract(dataSchema),
-			Seed:     seedData,
-			Grace:    maintGrace,
+			Generate:   func(seed uint64, faults string) *Scenario { return genLifetime(seed, faults, cycles) },
+			Contract:   mustContract(dataSchema),
+			Seed:       seedData,
+			Grace:      maintGrace,
+			SkewMargin: maintSkew,
+			// Small reach bounds: a seed's merges fold reaches, so the
+			// merges of just-forked branches (cycle-merge) and rule 3b's
+			// merge-base keep meet folds.
+			ReachEntries: lifeReachEntries, ReachFolds: lifeReachFolds,
 			Reclaims: true,
 			Final:    lifeFinal,
 			Long:     cycles > lifeCycles,
@@ -79,6 +89,8 @@ type lifeState struct {
 	leaseAt string    // the cursor it was pinned at
 	expires time.Time // by the pinner's clock
 	lapsed  bool      // the consumer once held no live lease: a gap is allowed from then on
+	// cycles and merged count cycles begun and merged (Result).
+	cycles, merged atomic.Int64
 }
 
 // genLifetime plans cycles cycles over lifeChangers changers (more when
@@ -136,7 +148,26 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 		return Op{Kind: "lfeed", Args: map[string]string{"pages": fmt.Sprint(1 + rng.IntN(6)), "commits": fmt.Sprint(1 + rng.IntN(5)),
 			"crash": fmt.Sprint(rng.IntN(4) / 3)}}
 	}))
+	s.Actors = append(s.Actors, genLifeSkewed(sh, life)...)
 	return s
+}
+
+// genLifeSkewed plans the lifetime workload's skewed actors, as the
+// maintenance workload's (genMaintSkewed): s0 inserts on main and s1
+// collects, both with a clock behind the world's by more than the skew
+// margin plus the whole run, so every publish of s0 and every collection
+// of s1 must refuse with kernel.ErrClockSkew (check clock-skew) and no
+// row of s0 is ever acknowledged.
+func genLifeSkewed(sh shape, life func(string, [2]time.Duration, func(*rand.Rand) Op) ActorPlan) []ActorPlan {
+	w := life("s0", [2]time.Duration{4 * time.Second, 20 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "gtx", Args: map[string]string{"kind": "insert", "person": dataPeople[rng.IntN(len(dataPeople))]}}
+	})
+	c := life("s1", [2]time.Duration{10 * time.Second, 40 * time.Second}, func(*rand.Rand) Op {
+		return Op{Kind: "gcollect", Args: map[string]string{}}
+	})
+	behind := max(maintClockBehind, maintClockBehind+sh.faultPhase+sh.quietPhase)
+	w.Clock, c.Clock = -behind, -behind
+	return []ActorPlan{w, c}
 }
 
 // opLifeCycle is one change: fork ch-<tag> from main, commit one new
@@ -150,6 +181,7 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 	}
 	ctx, tag := p.Ctx(), p.Tag(idx)
 	name := "ch-" + sanitizeTag(tag)
+	p.run.life.cycles.Add(1)
 	main, err := g.Branch(ctx, "main")
 	if err != nil {
 		return p.readFailed("lcycle: branch", err)
@@ -176,6 +208,7 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 		}
 		return p.lifeCycleFailed(name, "merge", err)
 	}
+	p.run.life.merged.Add(1)
 	st := &p.run.maint
 	st.mu.Lock()
 	st.acked = append(st.acked, "l-"+tag)

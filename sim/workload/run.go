@@ -69,8 +69,11 @@ type Result struct {
 	Recoveries     int
 	Migrations     int
 	Cuts           int
-	Resolved       int // sidecars the janitor's quiescent sweep resolved
-	Reads          int
+	// Cycles and CyclesMerged count the lifetime workload's
+	// branch-per-change cycles begun and merged into main.
+	Cycles, CyclesMerged int
+	Resolved             int // sidecars the janitor's quiescent sweep resolved
+	Reads                int
 	// ModelReads and ModelUnmodelled count the data reads compared with
 	// the reference data model and those at a commit it cannot explain.
 	ModelReads      int
@@ -202,7 +205,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
 		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov,
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
-		Cuts: int(r.cuts.Load()), Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
+		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()), Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
 	}
 }
