@@ -106,10 +106,11 @@ func (h *history) liveHeads() []lineage.Reach {
 }
 
 // collect deletes every manifest that is not a live head, not in keep and
-// not among the newest `recent` manifests (retention).
-func (h *history) collect(keep []format.ManifestRef, recent int) {
+// not among the newest `recent` manifests (retention); with keepMain, none
+// of main's (a history lease, a pin or a long retention holding it).
+func (h *history) collect(keep []format.ManifestRef, recent int, keepMain bool) {
 	for k, at := range h.all {
-		if k >= len(h.all)-recent || slices.Contains(keep, at) {
+		if k >= len(h.all)-recent || slices.Contains(keep, at) || keepMain && at.Branch == "main" {
 			continue
 		}
 		if i := slices.Index(h.heads, at); i >= 0 && h.live[i] {
@@ -141,10 +142,14 @@ func (h *history) checkPairs(t *rapid.T, when string) {
 // collecting everything but the live heads, a short retention window and
 // MergeBaseKeep's manifests, every live pair's merge base answers as the
 // full graph does — and still after more random changes and collections
-// (later merges find what they need).
+// (later merges find what they need). Main's history is collected like
+// the rest, or kept whole (keepMain: then a fresh fork's merge base may
+// expand main's fold chain down to merged-from manifests of deleted
+// branches collected while no live pair needed them).
 func TestMergeBaseKeepKeepsWhatMergeBaseNeeds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHistory(lineage.Limits{Entries: rapid.IntRange(2, 5).Draw(t, "entries"), Folds: 2})
+		keepMain := rapid.Bool().Draw(t, "keep-main")
 		for round := range rapid.IntRange(1, 4).Draw(t, "rounds") {
 			for range rapid.IntRange(1, 30).Draw(t, "steps") {
 				h.step(t)
@@ -156,7 +161,7 @@ func TestMergeBaseKeepKeepsWhatMergeBaseNeeds(t *testing.T) {
 			if res.Unknown != 0 {
 				t.Fatalf("round %d: %d pairs already need collected manifests", round, res.Unknown)
 			}
-			h.collect(res.Keep, rapid.IntRange(0, 3).Draw(t, "recent"))
+			h.collect(res.Keep, rapid.IntRange(0, 3).Draw(t, "recent"), keepMain)
 			h.checkPairs(t, fmt.Sprint("after collection ", round))
 		}
 	})
@@ -184,4 +189,44 @@ func TestMergeBaseKeepFallsBackWhenTooLarge(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMergeBaseKeepBranchPerChange (rapid): branch per change (fork from
+// main, commit, merge into main, delete) with small limits; main's whole
+// history kept (a history lease), each deleted change collected as soon
+// as MergeBaseKeep leaves it (after each cycle: only main is live, so it
+// keeps nothing of them). A change forked afterwards, with more changes
+// merged into main while it lives (collections between, keeping what
+// the live pair needs), still finds its merge base with main.
+func TestMergeBaseKeepBranchPerChange(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := newHistory(lineage.Limits{Entries: rapid.IntRange(2, 6).Draw(t, "entries"), Folds: rapid.IntRange(2, 4).Draw(t, "folds")})
+		collect := func(when string) {
+			res, err := MergeBaseKeep(h.liveHeads(), h.load)
+			if err != nil || !res.Exact || res.Unknown != 0 {
+				t.Fatalf("%s: MergeBaseKeep: %+v %v", when, res, err)
+			}
+			h.collect(res.Keep, 0, true)
+		}
+		cycle := func() {
+			h.fork(h.heads[0])
+			i := len(h.heads) - 1
+			h.commit(i, rapid.Uint64Range(1, 8).Draw(t, "hi"), nil)
+			src := h.heads[i]
+			h.commit(0, rapid.Uint64Range(1, 8).Draw(t, "hi"), &src)
+			h.live[i] = false
+		}
+		for n := range rapid.IntRange(0, 40).Draw(t, "before") {
+			cycle()
+			collect(fmt.Sprint("cycle ", n))
+		}
+		h.fork(h.heads[0])
+		g := len(h.heads) - 1
+		h.commit(g, rapid.Uint64Range(1, 8).Draw(t, "hi"), nil)
+		for n := range rapid.IntRange(0, 5).Draw(t, "lag") {
+			cycle()
+			collect(fmt.Sprint("lag cycle ", n))
+		}
+		h.checkPairs(t, "fresh change")
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -280,4 +281,52 @@ func TestReachMergeBaseOfAFreshFork(t *testing.T) {
 	if err != nil || got.ID != m.reach[fork].ID {
 		t.Fatalf("merge base of a fresh fork: %v at %v (%v), want its fork point %v", got.ID, got.HeadAt, err, fork)
 	}
+}
+
+// TestReachMergeBaseBranchPerChange: branch per change (fork b from main,
+// commit, merge into main) with small limits and random compactions; a
+// change g forked from main's head, then `lag` more changes merged into
+// main; every manifest of every change merged before g's fork collected
+// (deleted names past retention, collected while only main lived: no live
+// pair kept anything of them), main's kept. The merge base of g and main's
+// head is answered, exactly: nothing it needs lies outside the two live
+// incarnations (red while a set-aside collected fold had to be reached
+// without passing through other collected folds).
+func TestReachMergeBaseBranchPerChange(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := newModel(Limits{Entries: rapid.IntRange(2, 6).Draw(t, "entries"), Folds: rapid.IntRange(2, 4).Draw(t, "folds")})
+		step := func(i int, merged *format.ManifestRef) {
+			if ok, err := m.commit(i, m.id(rapid.Uint64Range(1, 8).Draw(t, "idhi")), merged, rapid.IntRange(0, 6).Draw(t, "compact") == 0); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+		}
+		change := func() int {
+			m.fork(m.heads[0])
+			i := len(m.heads) - 1
+			step(i, nil)
+			return i
+		}
+		var done []format.ManifestRef // changes merged before g's fork: deleted, then collected while only main lived
+		for range rapid.IntRange(0, 40).Draw(t, "before") {
+			b := m.heads[change()]
+			step(0, &b)
+			done = append(done, b)
+		}
+		g := change()
+		for range rapid.IntRange(0, 5).Draw(t, "lag") {
+			b := m.heads[change()]
+			step(0, &b)
+		}
+		a, b := m.heads[g], m.heads[0]
+		for _, at := range m.all {
+			if slices.ContainsFunc(done, func(d format.ManifestRef) bool { return format.CompareIncarnation(d, at) == 0 }) {
+				m.collected[at] = true
+			}
+		}
+		want, wok := MergeBase(m.parents, m.reach[a].ID, m.reach[b].ID)
+		got, err := ReachMergeBase(m.reach[a], m.reach[b], m.load)
+		if err != nil || !wok || got.ID != want {
+			t.Fatalf("merge base of %v and %v with other changes collected: %v %v, want %v", a, b, got.ID, err, want)
+		}
+	})
 }

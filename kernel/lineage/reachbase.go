@@ -61,9 +61,11 @@ func ReachMergeBase(a, b Reach, load ReachLoader) (Reach, error) {
 	if err != nil {
 		return Reach{}, err
 	}
-	for _, d := range append(sa.missing, sb.missing...) {
-		if err := s.mustReach(accepted, d); err != nil {
-			return Reach{}, err
+	for _, x := range [2]*side{sa, sb} {
+		for _, d := range x.missing {
+			if err := s.mustReach(accepted, d, x.parent); err != nil {
+				return Reach{}, err
+			}
 		}
 	}
 	if len(accepted) == 0 {
@@ -88,10 +90,17 @@ type side struct {
 	// outside are folds no common ancestor needs (outsideOther): left
 	// unexpanded and not candidates.
 	outside []format.ReachEntry
+	// parent maps each fold to the manifest (an expanded fold, or the
+	// head) whose reach named it first: R(fold) ⊆ R(parent).
+	parent map[format.ManifestRef]format.ReachEntry
 }
 
 func newSide(r Reach) *side {
-	return &side{known: r.Explicit, folds: slices.Clone(r.Folds)}
+	x := &side{known: r.Explicit, folds: slices.Clone(r.Folds), parent: map[format.ManifestRef]format.ReachEntry{}}
+	for _, f := range r.Folds {
+		x.parent[f.ManifestRef] = r.Entry()
+	}
+	return x
 }
 
 type loadResult struct {
@@ -156,6 +165,9 @@ func (s *search) expand(a, b *side) error {
 			// expanded one may reach it only through that very fold.)
 			if !slices.Contains(x.expanded, f) && !slices.Contains(x.folds, f) && !slices.Contains(x.missing, f) {
 				x.folds = append(x.folds, f)
+				if _, ok := x.parent[f.ManifestRef]; !ok {
+					x.parent[f.ManifestRef] = q
+				}
 			}
 		}
 	}
@@ -331,16 +343,27 @@ func (s *search) accept(cands []format.ReachEntry) ([]Reach, error) {
 }
 
 // mustReach is nil when some accepted reach contains d (a fold set aside
-// as collected: whatever it held is dominated), else ErrReachMissing.
-func (s *search) mustReach(accepted []Reach, d format.ReachEntry) error {
-	ok, err := s.anyReaches(accepted, d)
-	if err != nil {
-		return err
+// as collected: whatever it held is dominated), else ErrReachMissing. It
+// suffices that an accepted reach contains a manifest on d's parent chain
+// (the expanded folds that named it, up to the head): R(d) lies within
+// each of their reaches. So a collected fold below a reached one needs no
+// manifest of its own (docs/format.md, "Commit index reach", step 5).
+func (s *search) mustReach(accepted []Reach, d format.ReachEntry, parent map[format.ManifestRef]format.ReachEntry) error {
+	for x, steps := d, 0; steps <= len(parent); steps++ {
+		ok, err := s.anyReaches(accepted, x)
+		if err != nil && !errors.Is(err, ErrReachMissing) {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		p, has := parent[x.ManifestRef]
+		if !has {
+			break
+		}
+		x = p
 	}
-	if !ok {
-		return &ReachError{At: d.ManifestRef, Err: ErrReachMissing}
-	}
-	return nil
+	return &ReachError{At: d.ManifestRef, Err: ErrReachMissing}
 }
 
 func (s *search) anyReaches(us []Reach, t format.ReachEntry) (bool, error) {
@@ -355,9 +378,12 @@ func (s *search) anyReaches(us []Reach, t format.ReachEntry) (bool, error) {
 
 // reaches reports whether reach u contains position t: u's explicit
 // entries, else recursively the folds of u whose gen is at least t's (a
-// fold of lower gen cannot hold t; gen 0 is unknown, never pruned). A
-// collected fold on the way is ErrReachMissing: the answer is unknown.
+// fold of lower gen cannot hold t; gen 0 is unknown, never pruned). True
+// only on a path of loaded reaches; false with ErrReachMissing when no
+// such path shows t but a collected fold on the way might hold it (the
+// answer is unknown).
 func (s *search) reaches(u Reach, t format.ReachEntry, seen map[format.ManifestRef]bool) (bool, error) {
+	var missing error
 	if covers(u.Explicit, t.ManifestRef) {
 		return true, nil
 	}
@@ -374,11 +400,19 @@ func (s *search) reaches(u Reach, t format.ReachEntry, seen map[format.ManifestR
 			return false, err
 		}
 		if !found {
-			return false, &ReachError{At: f.ManifestRef, Err: ErrReachMissing}
+			// Unknown through this fold; another fold may still show it.
+			missing = cmp.Or(missing, error(&ReachError{At: f.ManifestRef, Err: ErrReachMissing}))
+			continue
 		}
-		if ok, err := s.reaches(r, t, seen); err != nil || ok {
-			return ok, err
+		ok, err := s.reaches(r, t, seen)
+		switch {
+		case ok:
+			return true, nil
+		case errors.Is(err, ErrReachMissing):
+			missing = cmp.Or(missing, err)
+		case err != nil:
+			return false, err
 		}
 	}
-	return false, nil
+	return false, missing
 }
