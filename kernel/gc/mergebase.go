@@ -65,7 +65,7 @@ func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader) (BaseKeep, e
 			if work++; work > maxBaseChecks {
 				return fallback(heads, kept), nil
 			}
-			_, err := lineage.ReachMergeBase(heads[i], heads[j], rec)
+			_, err := lineage.ReachMergeBaseOpenAll(heads[i], heads[j], rec)
 			switch {
 			case errors.Is(err, errTooMuch):
 				return fallback(heads, kept), nil

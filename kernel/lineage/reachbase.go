@@ -50,7 +50,22 @@ type ReachLoader func(at format.ManifestRef) (r Reach, found bool, err error)
 // (ErrReachMissing: a manifest it needs is collected; ErrReachTooDeep), or
 // the loader's.
 func ReachMergeBase(a, b Reach, load ReachLoader) (Reach, error) {
-	s := &search{load: load, loaded: map[format.ManifestRef]loadResult{}}
+	return reachMergeBase(a, b, load, true)
+}
+
+// ReachMergeBaseOpenAll is ReachMergeBase without leaving any fold
+// unopened (no outsideOther): it loads a superset of what ReachMergeBase
+// loads for the same pair. The collector's merge-base keep (docs/gc.md
+// rule 3b) runs it, so what it keeps for a live pair does not depend on
+// the shortcut (gc.TestMergeBaseKeepKeepsWhatMergeBaseNeeds: the
+// shortcut's smaller loads left a later merge of a pair without a
+// manifest it then needed).
+func ReachMergeBaseOpenAll(a, b Reach, load ReachLoader) (Reach, error) {
+	return reachMergeBase(a, b, load, false)
+}
+
+func reachMergeBase(a, b Reach, load ReachLoader, shortcut bool) (Reach, error) {
+	s := &search{load: load, loaded: map[format.ManifestRef]loadResult{}, noShortcut: !shortcut}
 	s.loaded[a.At] = loadResult{r: a, found: true}
 	s.loaded[b.At] = loadResult{r: b, found: true}
 	sa, sb := newSide(a), newSide(b)
@@ -113,6 +128,8 @@ type search struct {
 	load   ReachLoader
 	loaded map[format.ManifestRef]loadResult
 	loads  int
+	// noShortcut opens every uncovered fold (ReachMergeBaseOpenAll).
+	noShortcut bool
 }
 
 // get loads at once per computation, within MaxReachLoads.
@@ -141,8 +158,10 @@ func (s *search) expand(a, b *side) error {
 		if step > MaxReachLoads {
 			return &ReachError{At: a.known[0].ManifestRef, Err: ErrReachTooDeep}
 		}
-		setOutside(a, b)
-		setOutside(b, a)
+		if !s.noShortcut {
+			setOutside(a, b)
+			setOutside(b, a)
+		}
 		x, i := pickUncovered(a, b)
 		if x == nil {
 			return nil

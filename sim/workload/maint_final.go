@@ -188,7 +188,7 @@ func (l *leakCheck) noteReach(key string, m format.Manifest) error {
 }
 
 // allowMergeBases allows what docs/gc.md rule 3b keeps: for every live
-// pair, every manifest lineage.ReachMergeBase loads to answer their merge
+// pair, every manifest lineage.ReachMergeBaseOpenAll loads to answer their merge
 // base, and the manifest holding each loaded reach's head commit (and each
 // live head's), with what they pin — computed here with its own loader,
 // independently of gc.MergeBaseKeep and the collector. A manifest already
@@ -225,7 +225,7 @@ func (l *leakCheck) allowMergeBases() error {
 	}
 	for i := range l.reaches {
 		for j := i + 1; j < len(l.reaches); j++ {
-			_, _ = lineage.ReachMergeBase(l.reaches[i], l.reaches[j], load)
+			_, _ = lineage.ReachMergeBaseOpenAll(l.reaches[i], l.reaches[j], load)
 			if ioErr != nil {
 				return ioErr
 			}
