@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
@@ -172,8 +171,3 @@ func orDash(s string) string {
 	return s
 }
 
-// ageOf is how old a ULID-named object is at now (zero if from the future).
-func ageOf(id format.ID, now time.Time) time.Duration {
-	d := now.Sub(time.UnixMilli(int64(id.Time())))
-	return max(d, 0)
-}

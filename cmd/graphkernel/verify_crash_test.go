@@ -33,11 +33,11 @@ var errKilled = errors.New("test: collector killed")
 // point: a deterministic interleaving, not a race.
 type killStore struct {
 	objstore.Store
-	n, deletes int
-	killAt     int // -1: never killed
-	dead       bool
-	before     func()
-	beforeAt   int // -1: never
+	deletes  int
+	killAt   int // -1: never killed
+	dead     bool
+	before   func()
+	beforeAt int // -1: never
 }
 
 func (s *killStore) check() error {
