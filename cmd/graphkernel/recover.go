@@ -170,4 +170,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-
