@@ -98,15 +98,11 @@ const (
 	// decides, and skips the re-list after writing its plan, so a Pin that
 	// lands in between reports success and its snapshot is collected.
 	PinLeaseReadOnce = "pin-lease-read-once"
-	// GroupSharedFailure: when one member of a group commit fails its own
-	// validation, the leader fails every member of the group with that
-	// error instead of isolating it.
-	GroupSharedFailure = "group-shared-failure"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, GroupSharedFailure}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce}
 	sort.Strings(names)
 	return names
 }

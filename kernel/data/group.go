@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -482,7 +481,7 @@ func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
 	c, err := u.prepare(ctx, live)
 	if err != nil && ownFailure(err) {
 		u.s.release()
-		adm = isolate(ctx, live, adm, err)
+		adm = isolate(ctx, live, adm)
 		if len(adm) == 1 {
 			alone(ctx, adm[0])
 			return
@@ -519,13 +518,7 @@ func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
 // isolate checks each member alone against live (they are independent,
 // so that is the state the others leave) and returns the ones that hold;
 // a failing one gets its own error.
-func isolate(ctx context.Context, live kernel.Snapshot, adm []*groupSlot, groupErr error) []*groupSlot {
-	if plant.Enabled(plant.GroupSharedFailure) { // planted bug: one member's failure fails the whole group
-		for _, m := range adm {
-			m.err = groupErr
-		}
-		return nil
-	}
+func isolate(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) []*groupSlot {
 	var keep []*groupSlot
 	for _, m := range adm {
 		u := unionTxn(live, []*groupSlot{m})

@@ -132,7 +132,7 @@ func TestGroupCommitOnePublish(t *testing.T) {
 // expectations fail (an id that exists; an Update of a table that moved
 // since its Begin) gets its own typed error and writes nothing, while
 // every other member of the same group publishes. Red if a member's
-// failure fails the group (the planted bug group-shared-failure) or
+// failure fails the group (isolate replaced by failing every member) or
 // is committed anyway.
 func TestGroupMemberFailsAlone(t *testing.T) {
 	cases := []struct {
