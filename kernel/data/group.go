@@ -42,7 +42,10 @@ import (
 // against the state the previous members leave.
 //
 // Waiting is through the handle's clock (Clock.Sleep polls), never a
-// channel: in the simulator a waiting follower is a parked actor.
+// channel: in the simulator a waiting follower is a parked actor. A group
+// is written under its leader's context: a leader whose context ends
+// makes the group fail (definitely: every member then commits alone under
+// its own context; or ambiguously, for every member).
 
 // GroupOptions configure group commit. The zero value disables it: every
 // Commit runs alone, as before.
@@ -66,8 +69,9 @@ type GroupOptions struct {
 	// QueueLimit bounds the commits queued on one branch (default
 	// DefaultGroupQueue); one more fails at once with ErrGroupQueueFull.
 	QueueLimit int
-	// Poll is how often a queued commit looks for its outcome (default
-	// DefaultGroupPoll), through Clock.Sleep.
+	// Poll is how soon a queued commit first looks for its outcome
+	// (default DefaultGroupPoll), through Clock.Sleep; the interval then
+	// doubles up to 8×Poll.
 	Poll time.Duration
 	// MaxFollowerWait bounds a queued commit's wait (default
 	// DefaultGroupFollowerWait): a commit no leader took by then fails
@@ -75,6 +79,9 @@ type GroupOptions struct {
 	// report on fails with *GroupOutcomeUnknownError (ambiguous).
 	MaxFollowerWait time.Duration
 }
+
+// maxPollFactor caps a follower's poll interval at this multiple of Poll.
+const maxPollFactor = 8
 
 // Group commit defaults.
 const (
@@ -178,6 +185,10 @@ type groupSlot struct {
 	bytes  int64
 
 	lead, taken, done bool
+	// gone: the member stopped waiting after a leader took it (it returned
+	// *GroupOutcomeUnknownError and handed its staging to the leader,
+	// which releases it and never requeues it).
+	gone bool
 
 	// outcome
 	solo     bool // commit alone (t.commit)
@@ -207,6 +218,10 @@ func (t *Txn) commitGrouped(ctx context.Context, intent kernel.LineageIntent) (k
 		return kernel.Commit{}, err
 	}
 	if err := gr.await(ctx, s); err != nil {
+		var unknown *GroupOutcomeUnknownError
+		if errors.As(err, &unknown) {
+			t.done = true // the leader still reads the staging and releases it (finish)
+		}
 		return kernel.Commit{}, err
 	}
 	if s.lead {
@@ -261,6 +276,7 @@ func (gr *grouper) await(ctx context.Context, s *groupSlot) error {
 	clock := s.t.g.clock
 	start := clock.Now()
 	maxPolls := int(gr.opts.MaxFollowerWait/gr.opts.Poll) + 1
+	poll := gr.opts.Poll
 	for range maxPolls {
 		gr.mu.Lock()
 		ready := s.lead || s.done
@@ -271,9 +287,10 @@ func (gr *grouper) await(ctx context.Context, s *groupSlot) error {
 		if clock.Now().Sub(start) >= gr.opts.MaxFollowerWait {
 			break
 		}
-		if err := clock.Sleep(ctx, gr.opts.Poll); err != nil {
+		if err := clock.Sleep(ctx, poll); err != nil {
 			return gr.abandon(s, err)
 		}
+		poll = min(2*poll, maxPollFactor*gr.opts.Poll)
 	}
 	return gr.abandon(s, fmt.Errorf("waited %s", gr.opts.MaxFollowerWait))
 }
@@ -286,6 +303,7 @@ func (gr *grouper) abandon(s *groupSlot, cause error) error {
 		return nil
 	}
 	if s.taken {
+		s.gone = true
 		return &GroupOutcomeUnknownError{Branch: s.t.branch.String(), Cause: cause}
 	}
 	q := gr.queues[s.t.branch]
@@ -340,13 +358,19 @@ func (gr *grouper) take(b kernel.BranchRef) []*groupSlot {
 }
 
 // finish decides every member but the deferred ones, which return to the
-// head of the queue in order, and hands leadership on.
+// head of the queue in order (unless their caller left), and hands
+// leadership on.
 func (gr *grouper) finish(b kernel.BranchRef, members []*groupSlot) {
 	gr.mu.Lock()
 	defer gr.mu.Unlock()
 	q := gr.queues[b]
 	var back []*groupSlot
 	for _, m := range members {
+		if m.gone { // its caller left: nothing more is done for it
+			m.done = true
+			m.t.s.release()
+			continue
+		}
 		if m.deferred {
 			m.deferred, m.taken = false, false
 			back = append(back, m)

@@ -320,9 +320,20 @@ func TestGroupQueueBounded(t *testing.T) {
 	}
 	taken := slot("d")
 	must(t, gr.enqueue(taken))
-	gr.take(mainRef(t, g)) // a leader takes it and never reports
+	members := gr.take(mainRef(t, g)) // a leader takes it and does not report in time
 	if err := gr.await(ctx, taken); !errors.Is(err, objstore.ErrAmbiguous) {
 		t.Fatalf("taken follower: %v, want an error matching objstore.ErrAmbiguous", err)
+	}
+	// The leader defers it after all: a member whose caller left is
+	// dropped, never requeued (nobody would read its outcome).
+	for _, m := range members {
+		m.deferred = true
+	}
+	gr.finish(mainRef(t, g), members)
+	for _, p := range gr.queues[mainRef(t, g)].pending {
+		if p == taken {
+			t.Fatal("a member whose caller left was requeued")
+		}
 	}
 }
 
