@@ -47,7 +47,7 @@ func (t *Txn) Commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	if t.s.rows > t.s.limits.MaxRows || t.s.bytes > t.s.limits.MaxBytes {
 		panic(fmt.Sprintf("data: staged %d rows / %d bytes beyond the limits admit enforces", t.s.rows, t.s.bytes))
 	}
-	c, err := t.commit(ctx, intent)
+	c, err := t.commitGrouped(ctx, intent) // group.go: t.commit unless group commit applies
 	if err != nil {
 		return kernel.Commit{}, fmt.Errorf("commit on %s: %w", t.branch, err)
 	}
@@ -84,33 +84,51 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	if err != nil {
 		return kernel.Commit{}, err
 	}
+	c, err := t.prepare(ctx, live)
+	if err != nil {
+		return kernel.Commit{}, err
+	}
+	return c.write(ctx, intent)
+}
+
+// prepare loads what validation needs at the live snapshot and validates
+// the transaction (every check before any write); the group commit
+// (group.go) validates through it too.
+func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (*committer, error) {
 	c := &committer{t: t, live: live, built: map[string]builtAt{}, ends: map[string]*tableView{}}
 	if err := c.checkStrict(ctx, t.stagedStrict()); err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
 	if err := c.load(ctx); err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
+	var err error
 	if c.plans, err = validate(t.s, c.vs); err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
 	if err := c.checkEnds(); err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
 	if err := c.checkStrict(ctx, c.strictPlans()); err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
 	if err := c.checkStrict(ctx, c.deleteReads()); err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
+	return c, nil
+}
+
+// write builds every planned table on its live version and hands them to
+// kernel.WriteWith, which commits the table versions and publishes once.
+func (c *committer) write(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
 	for _, name := range keys(c.plans) {
-		if err := c.build(ctx, name, pinRef(live, name)); err != nil {
+		if err := c.build(ctx, name, pinRef(c.live, name)); err != nil {
 			return kernel.Commit{}, err
 		}
 	}
 	defer c.release()
 	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
-	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
+	return c.t.g.k.WriteWith(ctx, c.t.branch, c.writes(ctx), intent, opts)
 }
 
 // expectations are the kernel read expectations of the transaction: the

@@ -30,6 +30,9 @@ type Options struct {
 	// its snapshots and transactions: 0 takes DefaultCacheBytes, a
 	// negative value disables the cache.
 	CacheBytes int64
+	// Group turns on group commit for the handle's transactions (group.go);
+	// the zero value leaves it off.
+	Group GroupOptions
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -47,6 +50,7 @@ type Graph struct {
 	ent    *lockedReader
 	limits Limits
 	cache  *fragCache
+	group  *grouper // group commit (group.go)
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -86,7 +90,8 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), catalogs: map[string]*catalog{}}, kopts
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), catalogs: map[string]*catalog{},
+		group: newGrouper(opts.Group, opts.Limits.withDefaults())}, kopts
 }
 
 // Kernel returns the underlying kernel handle (branches, history, ...).

@@ -35,6 +35,8 @@ type Txn struct {
 	views map[string]*tableView // base views, by table
 	s     *staging
 	done  bool
+	// grouped is where the commit landed in its group (group.go).
+	grouped GroupInfo
 }
 
 // Begin starts a transaction on branch b, pinned at its current head.
