@@ -49,15 +49,18 @@ func (o Op) Strict() bool { return o == OpUpdate || o == OpDelete }
 type Limits struct {
 	// MaxRows bounds staged rows plus deleted ids (default DefaultMaxRows).
 	MaxRows int
-	// MaxBytes bounds the estimated staged bytes: key bytes, string and
-	// byte lengths plus 4, fixed-width values 8 (default DefaultMaxBytes).
+	// MaxBytes is the transaction's byte budget: it bounds the estimated
+	// staged bytes (rowBytes: key, string and byte lengths plus 4 for their
+	// offsets, fixed-width values 8), which track the Arrow buffers the
+	// staged rows occupy. Past it a call is rejected with ErrTxnBytes
+	// (default DefaultMaxBytes).
 	MaxBytes int64
 }
 
 // Default transaction limits.
 const (
-	DefaultMaxRows  = 1 << 20   // 1,048,576 rows
-	DefaultMaxBytes = 256 << 20 // 256 MiB
+	DefaultMaxRows  = 1 << 20  // 1,048,576 rows
+	DefaultMaxBytes = 64 << 20 // 64 MiB
 )
 
 func (l Limits) withDefaults() Limits {
@@ -87,6 +90,7 @@ type stagedTable struct {
 	deletes []pendingDelete // destructive, in call order
 
 	sorted []pendingRef // writes sorted by id; nil when stale
+	open   *openWrite   // rows still being appended after writes; nil when sealed
 }
 
 type pendingWrite struct {
@@ -122,10 +126,13 @@ func (s *staging) admit(op Op, table string, rows int, bytes int64) error {
 			"%s in a transaction that already has %s; split the transaction: commit the inserts, upserts and updates in one transaction and the deletes in another",
 			op, has)
 	}
-	if s.rows+rows > s.limits.MaxRows || s.bytes+bytes > s.limits.MaxBytes {
+	if s.rows+rows > s.limits.MaxRows {
 		return reject(ErrTooLarge, table, "", "",
-			"%d rows and %d bytes would exceed the limit of %d rows and %d bytes per transaction; split it",
-			s.rows+rows, s.bytes+bytes, s.limits.MaxRows, s.limits.MaxBytes)
+			"%d rows would exceed the limit of %d rows per transaction; split it",
+			s.rows+rows, s.limits.MaxRows)
+	}
+	if s.bytes+bytes > s.limits.MaxBytes {
+		return overBudget(table, s.bytes, bytes, s.limits.MaxBytes)
 	}
 	return nil
 }
@@ -163,7 +170,7 @@ func (s *staging) stageRows(op Op, typeName string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	s.add(op, t, buildRecord(t, rows), size)
+	s.appendRows(op, t, rows, size)
 	return nil
 }
 
@@ -200,6 +207,7 @@ func (s *staging) stageRecord(op Op, typeName string, rec arrow.Record) error {
 
 func (s *staging) add(op Op, t *Table, rec arrow.Record, size int64) {
 	st := s.table(t)
+	st.seal()
 	st.writes = append(st.writes, pendingWrite{op: op, rec: rec})
 	st.sorted = nil
 	s.rows += int(rec.NumRows())
@@ -262,6 +270,7 @@ func (s *staging) names() []string {
 // release drops every staged record.
 func (s *staging) release() {
 	for _, st := range s.tables { //detlint:ordered releases every record; no output
+		st.seal()
 		for _, w := range st.writes {
 			w.rec.Release()
 		}
@@ -282,6 +291,7 @@ func (st *stagedTable) str(r pendingRef, col int) string {
 // index returns every pending write row sorted by id (stable: equal ids
 // keep call order, so duplicates are adjacent and deterministic).
 func (st *stagedTable) index() []pendingRef {
+	st.seal()
 	if st.sorted != nil {
 		return st.sorted
 	}
@@ -325,7 +335,7 @@ func (st *stagedTable) deleted(id string) bool {
 func (s *staging) endTypes() []string {
 	set := map[string]bool{}
 	for _, name := range s.names() {
-		if st := s.tables[name]; st.t.Edge && len(st.writes) > 0 {
+		if st := s.tables[name]; st.t.Edge && (len(st.writes) > 0 || st.open != nil) {
 			set[st.t.From], set[st.t.To] = true, true
 		}
 	}
