@@ -33,6 +33,10 @@ func nullBytes(k schema.Kind) int {
 	return 8
 }
 
+// validityBytes bounds the null-bitmap bytes one row adds: a bit per
+// column, rounded up.
+func validityBytes(t *Table) int { return (t.arrow.NumFields() + 7) / 8 }
+
 // maxOpenRows bounds the rows one open write collects before it is sealed
 // into a record, so a sealed record is at most one fragment's rows.
 const maxOpenRows = MaxFragmentRows
