@@ -24,8 +24,8 @@ func TestLoadBatchesByBytes(t *testing.T) {
 		minTxns int
 		maxTxns int
 	}{
-		{"1000", 7, 200}, // about 40 estimated bytes a row: 25 rows a transaction
-		{"4000", 2, 7},
+		{"1000", 7, 200}, // about 130 estimated bytes a row: 7 rows a transaction
+		{"4000", 2, 12},
 		{"1000000", 1, 1},
 	}
 	for _, c := range cases {

@@ -59,7 +59,7 @@ func checkRowShape(t *Table, r *Row) (int, error) {
 	if p := idProblem(r.ID); p != "" {
 		return 0, reject(ErrInvalidRow, t.Name, r.ID, schema.ColID, "id %s", p)
 	}
-	size := len(r.ID) + 4 + validityBytes(t) // value and offset, null bits
+	size := rowOverhead + len(r.ID) + 4 + validityBytes(t) // value and offset, null bits
 	if t.Edge {
 		for _, end := range [2]struct{ col, v string }{{schema.ColFrom, r.From}, {schema.ColTo, r.To}} {
 			if p := idProblem(end.v); p != "" {

@@ -50,10 +50,12 @@ type Limits struct {
 	// MaxRows bounds staged rows plus deleted ids (default DefaultMaxRows).
 	MaxRows int
 	// MaxBytes is the transaction's byte budget: it bounds the estimated
-	// staged bytes (rowBytes: key, string and byte lengths plus 4 for their
-	// offsets, fixed-width values 8), which track the Arrow buffers the
-	// staged rows occupy. Past it a call is rejected with ErrTxnBytes
-	// (default DefaultMaxBytes).
+	// staged bytes (key, string and byte lengths plus 4 for their offsets,
+	// fixed-width values 8, a null bit per column, which bound the Arrow
+	// buffers the staged rows occupy, plus rowOverhead per row for the
+	// commit's per-row work), so a transaction's peak heap is a small
+	// multiple of it. Past it a call is rejected with ErrTxnBytes (default
+	// DefaultMaxBytes).
 	MaxBytes int64
 }
 
@@ -192,7 +194,7 @@ func (s *staging) stageRecord(op Op, typeName string, rec arrow.Record) error {
 		own.Release()
 		return reject(ErrInvalidRow, t.Name, "", "", "%v", err)
 	}
-	size := recordBytes(own)
+	size := recordBytes(own) + own.NumRows()*rowOverhead
 	if err := s.admit(op, t.Name, int(own.NumRows()), size); err != nil {
 		own.Release()
 		return err
@@ -226,7 +228,7 @@ func (s *staging) stageDeletes(typeName string, ids []string, cascade bool) erro
 		if p := idProblem(id); p != "" {
 			return reject(ErrInvalidRow, t.Name, id, "id", "id %s", p)
 		}
-		size += int64(len(id))
+		size += int64(len(id)) + rowOverhead
 	}
 	if err := s.admit(OpDelete, t.Name, len(ids), size); err != nil {
 		return err
