@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,11 @@ import (
 // (200,000 nodes and 1,000,000 edges, about 55 MB of CSV); the default is
 // a fiftieth of it so a plain -bench run stays short.
 var loadBenchScale = flag.Float64("loadbench.scale", 0.02, "BenchmarkLoadMemory: fraction of the 1.2 M-row dataset")
+
+// loadBenchHeapProfile, when set, names a file the sampler writes a heap
+// profile to whenever the peak grows by a tenth (the last one is nearest
+// the peak).
+var loadBenchHeapProfile = flag.String("loadbench.heapprofile", "", "BenchmarkLoadMemory: write heap profiles near the peak to `FILE`")
 
 // loadBenchSchema has 3 node types and 2 edge types, one with @card.
 const loadBenchSchema = `
@@ -95,10 +101,19 @@ type heapSampler struct {
 func startHeapSampler() *heapSampler {
 	h := &heapSampler{stop: make(chan struct{})}
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var dumped uint64
 	read := func() {
 		metrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > h.peak.Load() {
+		v := sample[0].Value.Uint64()
+		if v > h.peak.Load() {
 			h.peak.Store(v)
+		}
+		if *loadBenchHeapProfile != "" && v > dumped+dumped/10 {
+			dumped = v
+			if f, err := os.Create(*loadBenchHeapProfile); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
 		}
 	}
 	read()
