@@ -27,6 +27,8 @@ func ioCommands() []command {
 				"every column a row leaves out becomes null. Re-running either is idempotent.\n" +
 				"CSV has no null: an empty cell is null for non-string columns and \"\" for string columns, unless\n" +
 				"--null-string S makes every cell equal to S null (string columns too).\n" +
+				"Rows are committed in transactions of at most --batch-bytes estimated bytes (default 64 MiB; the load's\n" +
+				"memory is a small multiple of it) and at most --batch-rows rows.\n" +
 				"Without a terminal, a status line goes to stderr every 10 s (rows, bytes of the input, rows/s, ETA).",
 			example: "graphkernel load fs:/tmp/g g1 main testdata/people.jsonl --schema testdata/people.schema",
 			flags: func(fs *flag.FlagSet, o *opts) {
