@@ -34,6 +34,7 @@ var hints = []struct {
 	{data.ErrDanglingEdge, "load the endpoint node first (a load stages every file's nodes before its edges; nodes already on the branch count)"},
 	{data.ErrCardinality, "the edge type's @card bounds (`graphkernel schema STORE ROOT`) count the node's out-edges on the branch plus the load's"},
 	{data.ErrMixedTransaction, ""},
+	{data.ErrTxnBytes, "one row is larger than the transaction byte budget: raise it with --batch-bytes N"},
 	{kernel.ErrBranchNotFound, "`graphkernel branches STORE ROOT` lists the branches; `graphkernel branch create STORE ROOT NAME --from REF` creates one"},
 	{kernel.ErrBranchExists, "pick another name, or delete the branch first (`graphkernel branch delete STORE ROOT NAME`)"},
 	{kernel.ErrHasDependents, "delete the branches forked from it first (they are named above)"},

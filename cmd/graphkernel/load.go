@@ -27,6 +27,8 @@ func ioCommands() []command {
 				"every column a row leaves out becomes null. Re-running either is idempotent.\n" +
 				"CSV has no null: an empty cell is null for non-string columns and \"\" for string columns, unless\n" +
 				"--null-string S makes every cell equal to S null (string columns too).\n" +
+				"Rows are committed in transactions of at most --batch-bytes estimated bytes (default 64 MiB; the load's\n" +
+				"memory is a small multiple of it) and at most --batch-rows rows.\n" +
 				"Without a terminal, a status line goes to stderr every 10 s (rows, bytes of the input, rows/s, ETA).",
 			example: "graphkernel load fs:/tmp/g g1 main testdata/people.jsonl --schema testdata/people.schema",
 			flags: func(fs *flag.FlagSet, o *opts) {
@@ -37,7 +39,8 @@ func ioCommands() []command {
 					return nil
 				})
 				fs.StringVar(&o.schemaFile, "schema", "", "create the graph with the schema in `FILE` if ROOT holds none")
-				fs.IntVar(&o.batchRows, "batch-rows", data.DefaultMaxRows, "rows per transaction (at most the data plane's transaction row limit)")
+				fs.IntVar(&o.batchRows, "batch-rows", data.DefaultMaxRows, "at most `N` rows per transaction (at most the data plane's transaction row limit)")
+				fs.Int64Var(&o.batchBytes, "batch-bytes", data.DefaultMaxBytes, "the transaction byte budget: a transaction commits when its staged rows' estimated size would pass `N` bytes; the load's memory is a small multiple of it")
 				fs.StringVar(&o.actor, "actor", "graphkernel-load", "commit `actor`")
 				fs.StringVar(&o.message, "message", "", "commit `message` (default: load and the file names)")
 			},
@@ -68,8 +71,10 @@ type loadReport struct {
 	Error        string         `json:"error,omitempty"`
 }
 
-// loader stages rows into transactions of at most batch rows (and within
-// the data plane's byte limit) and commits each.
+// loader stages rows into transactions of at most batch rows and within
+// the transaction byte budget (the graph's Limits.MaxBytes, --batch-bytes)
+// and commits each. It keeps nothing per row beyond what the transaction
+// stages: a rejection's location is found by reading the input again.
 type loader struct {
 	a       *app
 	g       *data.Graph
@@ -82,11 +87,13 @@ type loader struct {
 	batch   int
 	intent  kernel.LineageIntent
 
+	files  []string
 	tx     *data.Txn
+	seen   int // rows handed to stage so far, in pass order
+	start  int // seen at the current transaction's first row
 	staged int
 	first  string
 	last   string
-	locs   map[string]string // type \x00 id -> location, for the current transaction
 	rep    loadReport
 }
 
@@ -96,6 +103,13 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	if o.batchRows < 1 || o.batchRows > data.DefaultMaxRows {
 		return &usageError{fmt.Sprintf("--batch-rows %d: want 1..%d", o.batchRows, data.DefaultMaxRows)}
+	}
+	if o.batchBytes < 1 {
+		return &usageError{fmt.Sprintf("--batch-bytes %d: want a positive byte count", o.batchBytes)}
+	}
+	if a.limits.MaxBytes == 0 {
+		defer func(l data.Limits) { a.limits = l }(a.limits)
+		a.limits.MaxBytes = o.batchBytes
 	}
 	files := pos[3:]
 	for _, f := range files {
@@ -115,7 +129,7 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 	if msg == "" {
 		msg = "load " + strings.Join(files, " ")
 	}
-	l := &loader{a: a, g: g, b: b, upsert: o.upsert, replace: o.replace, batch: o.batchRows,
+	l := &loader{a: a, g: g, b: b, upsert: o.upsert, replace: o.replace, batch: o.batchRows, files: files,
 		src:    sourceOpts{nullString: o.nullString},
 		meter:  a.newMeter("load", "rows", inputBytes(files)),
 		intent: kernel.LineageIntent{Actor: o.actor, Message: msg}, rep: loadReport{Branch: b.String(), Transactions: []committedTxn{}}}
@@ -241,8 +255,18 @@ func (l *loader) run(ctx context.Context, files []string) error {
 		return fmt.Errorf("schema: %w", err)
 	}
 	l.types = typeInfos(s)
+	err = l.each(ctx, func(ti typeInfo, r record) error { return l.stage(ctx, ti, r) })
+	if err != nil {
+		return err
+	}
+	return l.flush(ctx)
+}
+
+// each reads the files in load order (node rows, then edge rows) and
+// calls fn for each row of the pass.
+func (l *loader) each(ctx context.Context, fn func(typeInfo, record) error) error {
 	for _, edges := range []bool{false, true} {
-		for _, f := range files {
+		for _, f := range l.files {
 			err := readSource(ctx, f, l.src, func(r record) error {
 				l.meter.add(0, r.bytes)
 				ti, ok := l.types[r.typ]
@@ -252,14 +276,47 @@ func (l *loader) run(ctx context.Context, files []string) error {
 				if ti.edge != edges {
 					return nil
 				}
-				return l.stage(ctx, ti, r)
+				return fn(ti, r)
 			})
 			if err != nil {
 				return err
 			}
 		}
 	}
-	return l.flush(ctx)
+	return nil
+}
+
+// errFound stops locate's read once it is past the transaction's rows.
+var errFound = errors.New("found")
+
+// locate returns the location of the row of type typ with id id among the
+// current transaction's rows (the last one, if the id repeats), reading
+// the input again up to the transaction's last row.
+func (l *loader) locate(ctx context.Context, typ, id string) (string, bool) {
+	saved := l.meter
+	l.meter = nil // the re-read is not progress
+	defer func() { l.meter = saved }()
+	i, loc := 0, ""
+	err := l.each(ctx, func(ti typeInfo, r record) error {
+		if i++; i <= l.start {
+			return nil
+		}
+		if i > l.start+l.staged {
+			return errFound
+		}
+		if r.typ == typ {
+			if v, ok := r.fields[colID]; ok {
+				if k, err := keyOf(v); err == nil && k == id {
+					loc = r.loc
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return "", false
+	}
+	return loc, loc != ""
 }
 
 // stage adds one row to the current transaction, committing first when it
@@ -284,10 +341,10 @@ func (l *loader) stage(ctx context.Context, ti typeInfo, r record) error {
 		return fmt.Errorf("%s: rejected: %w", r.loc, err)
 	}
 	if l.staged++; l.staged == 1 {
-		l.first = r.loc
+		l.first, l.start = r.loc, l.seen
 	}
+	l.seen++
 	l.last = r.loc
-	l.locs[r.typ+"\x00"+row.ID] = r.loc
 	l.meter.add(1, 0)
 	return nil
 }
@@ -298,7 +355,7 @@ func (l *loader) add(ctx context.Context, typ string, row data.Row) error {
 		if err != nil {
 			return err
 		}
-		l.tx, l.locs = tx, map[string]string{}
+		l.tx = tx
 	}
 	switch {
 	case l.upsert && l.replace:
@@ -321,7 +378,7 @@ func (l *loader) flush(ctx context.Context) error {
 	if err != nil {
 		var ve *data.ValidationError
 		if errors.As(err, &ve) {
-			if loc, ok := l.locs[ve.Table+"\x00"+ve.ID]; ok {
+			if loc, ok := l.locate(ctx, ve.Table, ve.ID); ve.ID != "" && ok {
 				return fmt.Errorf("%s: rejected: %w", loc, err)
 			}
 			return fmt.Errorf("transaction of rows %s .. %s rejected: %w", l.first, l.last, err)

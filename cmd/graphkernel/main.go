@@ -101,6 +101,7 @@ type opts struct {
 	format      string
 	schemaFile  string
 	batchRows   int
+	batchBytes  int64 // load: --batch-bytes
 	actor       string
 	message     string
 	types       []string  // diff, changes: --type

@@ -35,7 +35,9 @@ func benchCommitChanges(b *testing.B, n int) {
 	cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 16)
 	s, err := schema.Parse([]byte(benchSchemaText))
 	must(b, err)
-	g, err := data.Init(ctx, cs, "bench", s, data.Options{Kernel: kernel.Options{Env: testEnv(1)}})
+	// The 10^6-row fixture is one WriteRecord, past the default 64 MiB
+	// transaction byte budget.
+	g, err := data.Init(ctx, cs, "bench", s, data.Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: data.Limits{MaxBytes: 1 << 30}})
 	must(b, err)
 	loadItems(b, g, n)
 	c := commitOn(b, g, "main", func(tx *data.Txn) error {

@@ -37,7 +37,9 @@ func benchGraph(b *testing.B, store objstore.Store, root string) *Graph {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := Init(ctx, store, root, s, Options{Kernel: kernel.Options{Env: testEnv(1)}})
+	// The 10^6-row fixtures are one WriteRecord, past the default 64 MiB
+	// transaction byte budget.
+	g, err := Init(ctx, store, root, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxBytes: 1 << 30}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -199,6 +199,7 @@ func (t *Txn) stagedStrict() []string {
 	for _, name := range t.s.names() {
 		st := t.s.tables[name]
 		strict := len(st.deletes) > 0
+		st.seal()
 		for _, w := range st.writes {
 			strict = strict || w.op.Strict()
 		}

@@ -59,13 +59,13 @@ func checkRowShape(t *Table, r *Row) (int, error) {
 	if p := idProblem(r.ID); p != "" {
 		return 0, reject(ErrInvalidRow, t.Name, r.ID, schema.ColID, "id %s", p)
 	}
-	size := len(r.ID)
+	size := rowOverhead + len(r.ID) + 4 + validityBytes(t) // value and offset, null bits
 	if t.Edge {
 		for _, end := range [2]struct{ col, v string }{{schema.ColFrom, r.From}, {schema.ColTo, r.To}} {
 			if p := idProblem(end.v); p != "" {
 				return 0, reject(ErrInvalidRow, t.Name, r.ID, end.col, "endpoint %s", p)
 			}
-			size += len(end.v)
+			size += len(end.v) + 4
 		}
 	} else if r.From != "" || r.To != "" {
 		return 0, reject(ErrInvalidRow, t.Name, r.ID, "", "From/To set on a node type")
@@ -105,7 +105,7 @@ func checkValue(t *Table, id string, p schema.Property, v any) (int, error) {
 		if p.Required {
 			return 0, reject(ErrInvalidRow, t.Name, id, p.Name, "required %s property is missing or null", p.Kind)
 		}
-		return 1, nil
+		return nullBytes(p.Kind), nil
 	}
 	bad := func(why string) error {
 		return reject(ErrInvalidRow, t.Name, id, p.Name, "%s property: %s", p.Kind, why)
@@ -161,6 +161,12 @@ func buildRecord(t *Table, rows []Row) arrow.Record {
 	b := array.NewRecordBuilder(goAlloc, t.arrow)
 	defer b.Release()
 	b.Reserve(len(rows))
+	appendRowValues(b, t, rows)
+	return b.NewRecord()
+}
+
+// appendRowValues appends rows (checked against t) to a builder of t's schema.
+func appendRowValues(b *array.RecordBuilder, t *Table, rows []Row) {
 	ids := b.Field(colID).(*array.StringBuilder)
 	for i := range rows {
 		ids.Append(rows[i].ID)
@@ -178,7 +184,6 @@ func buildRecord(t *Table, rows []Row) arrow.Record {
 			appendValue(fb, p.Kind, rows[i].Props[p.Name])
 		}
 	}
-	return b.NewRecord()
 }
 
 func appendValue(fb array.Builder, k schema.Kind, v any) {

@@ -49,15 +49,20 @@ func (o Op) Strict() bool { return o == OpUpdate || o == OpDelete }
 type Limits struct {
 	// MaxRows bounds staged rows plus deleted ids (default DefaultMaxRows).
 	MaxRows int
-	// MaxBytes bounds the estimated staged bytes: key bytes, string and
-	// byte lengths plus 4, fixed-width values 8 (default DefaultMaxBytes).
+	// MaxBytes is the transaction's byte budget: it bounds the estimated
+	// staged bytes (key, string and byte lengths plus 4 for their offsets,
+	// fixed-width values 8, a null bit per column, which bound the Arrow
+	// buffers the staged rows occupy, plus rowOverhead per row for the
+	// commit's per-row work), so a transaction's peak heap is a small
+	// multiple of it. Past it a call is rejected with ErrTxnBytes (default
+	// DefaultMaxBytes).
 	MaxBytes int64
 }
 
 // Default transaction limits.
 const (
-	DefaultMaxRows  = 1 << 20   // 1,048,576 rows
-	DefaultMaxBytes = 256 << 20 // 256 MiB
+	DefaultMaxRows  = 1 << 20  // 1,048,576 rows
+	DefaultMaxBytes = 64 << 20 // 64 MiB
 )
 
 func (l Limits) withDefaults() Limits {
@@ -87,6 +92,7 @@ type stagedTable struct {
 	deletes []pendingDelete // destructive, in call order
 
 	sorted []pendingRef // writes sorted by id; nil when stale
+	open   *openWrite   // rows still being appended after writes; nil when sealed
 }
 
 type pendingWrite struct {
@@ -122,10 +128,13 @@ func (s *staging) admit(op Op, table string, rows int, bytes int64) error {
 			"%s in a transaction that already has %s; split the transaction: commit the inserts, upserts and updates in one transaction and the deletes in another",
 			op, has)
 	}
-	if s.rows+rows > s.limits.MaxRows || s.bytes+bytes > s.limits.MaxBytes {
+	if s.rows+rows > s.limits.MaxRows {
 		return reject(ErrTooLarge, table, "", "",
-			"%d rows and %d bytes would exceed the limit of %d rows and %d bytes per transaction; split it",
-			s.rows+rows, s.bytes+bytes, s.limits.MaxRows, s.limits.MaxBytes)
+			"%d rows would exceed the limit of %d rows per transaction; split it",
+			s.rows+rows, s.limits.MaxRows)
+	}
+	if s.bytes+bytes > s.limits.MaxBytes {
+		return overBudget(table, s.bytes, bytes, s.limits.MaxBytes)
 	}
 	return nil
 }
@@ -163,7 +172,7 @@ func (s *staging) stageRows(op Op, typeName string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	s.add(op, t, buildRecord(t, rows), size)
+	s.appendRows(op, t, rows, size)
 	return nil
 }
 
@@ -185,7 +194,7 @@ func (s *staging) stageRecord(op Op, typeName string, rec arrow.Record) error {
 		own.Release()
 		return reject(ErrInvalidRow, t.Name, "", "", "%v", err)
 	}
-	size := recordBytes(own)
+	size := recordBytes(own) + own.NumRows()*rowOverhead
 	if err := s.admit(op, t.Name, int(own.NumRows()), size); err != nil {
 		own.Release()
 		return err
@@ -200,6 +209,7 @@ func (s *staging) stageRecord(op Op, typeName string, rec arrow.Record) error {
 
 func (s *staging) add(op Op, t *Table, rec arrow.Record, size int64) {
 	st := s.table(t)
+	st.seal()
 	st.writes = append(st.writes, pendingWrite{op: op, rec: rec})
 	st.sorted = nil
 	s.rows += int(rec.NumRows())
@@ -218,7 +228,7 @@ func (s *staging) stageDeletes(typeName string, ids []string, cascade bool) erro
 		if p := idProblem(id); p != "" {
 			return reject(ErrInvalidRow, t.Name, id, "id", "id %s", p)
 		}
-		size += int64(len(id))
+		size += int64(len(id)) + rowOverhead
 	}
 	if err := s.admit(OpDelete, t.Name, len(ids), size); err != nil {
 		return err
@@ -262,6 +272,7 @@ func (s *staging) names() []string {
 // release drops every staged record.
 func (s *staging) release() {
 	for _, st := range s.tables { //detlint:ordered releases every record; no output
+		st.seal()
 		for _, w := range st.writes {
 			w.rec.Release()
 		}
@@ -282,6 +293,7 @@ func (st *stagedTable) str(r pendingRef, col int) string {
 // index returns every pending write row sorted by id (stable: equal ids
 // keep call order, so duplicates are adjacent and deterministic).
 func (st *stagedTable) index() []pendingRef {
+	st.seal()
 	if st.sorted != nil {
 		return st.sorted
 	}
@@ -325,7 +337,7 @@ func (st *stagedTable) deleted(id string) bool {
 func (s *staging) endTypes() []string {
 	set := map[string]bool{}
 	for _, name := range s.names() {
-		if st := s.tables[name]; st.t.Edge && len(st.writes) > 0 {
+		if st := s.tables[name]; st.t.Edge && (len(st.writes) > 0 || st.open != nil) {
 			set[st.t.From], set[st.t.To] = true, true
 		}
 	}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+)
+
+// loadBenchScale sizes BenchmarkLoadMemory: 1 is the issue #28 dataset
+// (200,000 nodes and 1,000,000 edges, about 55 MB of CSV); the default is
+// a fiftieth of it so a plain -bench run stays short.
+var loadBenchScale = flag.Float64("loadbench.scale", 0.02, "BenchmarkLoadMemory: fraction of the 1.2 M-row dataset")
+
+// loadBenchHeapProfile, when set, names a file the sampler writes a heap
+// profile to whenever the peak grows by a tenth (the last one is nearest
+// the peak).
+var loadBenchHeapProfile = flag.String("loadbench.heapprofile", "", "BenchmarkLoadMemory: write heap profiles near the peak to `FILE`")
+
+// loadBenchSchema has 3 node types and 2 edge types, one with @card.
+const loadBenchSchema = `
+node Person  { name: string  age: int64?  score: float64? }
+node Company { name: string  founded: int64? }
+node City    { name: string }
+edge Knows:   Person -> Person { since: int64? }
+edge LivesIn: Person -> City @card(0..1)
+`
+
+// writeLoadDataset writes the dataset as one CSV file per type into dir
+// and returns the files (nodes first) and the row count. At scale 1:
+// 150,000 Person, 25,000 Company, 25,000 City, 850,000 Knows and 150,000
+// LivesIn (every person lives in one city).
+func writeLoadDataset(b *testing.B, dir string, scale float64) ([]string, int) {
+	b.Helper()
+	n := func(full int) int { return max(1, int(float64(full)*scale)) }
+	persons, companies, cities, knows := n(150_000), n(25_000), n(25_000), n(850_000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var files []string
+	rows := 0
+	write := func(name, header string, count int, row func(w *bufio.Writer, i int)) {
+		path := filepath.Join(dir, name+".csv")
+		fh, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriterSize(fh, 1<<20)
+		w.WriteString(header + "\n")
+		for i := range count {
+			row(w, i)
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if err := fh.Close(); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, path)
+		rows += count
+	}
+	write("Person", "id,name,age,score", persons, func(w *bufio.Writer, i int) {
+		fmt.Fprintf(w, "p%07d,person %d,%d,%.3f\n", i, i, 18+rng.IntN(70), rng.Float64()*100)
+	})
+	write("Company", "id,name,founded", companies, func(w *bufio.Writer, i int) {
+		fmt.Fprintf(w, "c%07d,company %d,%d\n", i, i, 1900+rng.IntN(125))
+	})
+	write("City", "id,name", cities, func(w *bufio.Writer, i int) {
+		fmt.Fprintf(w, "t%07d,city %d\n", i, i)
+	})
+	write("Knows", "id,from,to,since", knows, func(w *bufio.Writer, i int) {
+		fmt.Fprintf(w, "k%08d,p%07d,p%07d,%d\n", i, rng.IntN(persons), rng.IntN(persons), 1990+rng.IntN(35))
+	})
+	write("LivesIn", "id,from,to", persons, func(w *bufio.Writer, i int) {
+		fmt.Fprintf(w, "l%07d,p%07d,t%07d\n", i, i, rng.IntN(cities))
+	})
+	return files, rows
+}
+
+// heapSampler records the high-water mark of the heap's object bytes
+// (live and not yet swept) from a goroutine of the benchmark (the kernel
+// starts none).
+type heapSampler struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startHeapSampler() *heapSampler {
+	h := &heapSampler{stop: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var dumped uint64
+	read := func() {
+		metrics.Read(sample)
+		v := sample[0].Value.Uint64()
+		if v > h.peak.Load() {
+			h.peak.Store(v)
+		}
+		if *loadBenchHeapProfile != "" && v > dumped+dumped/10 {
+			dumped = v
+			if f, err := os.Create(*loadBenchHeapProfile); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}
+	read()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				read()
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) done() uint64 {
+	close(h.stop)
+	h.wg.Wait()
+	return h.peak.Load()
+}
+
+// BenchmarkLoadMemory loads the issue #28 dataset (3 node types, 2 edge
+// types, one with @card; size by -loadbench.scale) with `graphkernel load`
+// at its default batching into a fresh graph on fs, and reports the peak
+// heap as a multiple of the transaction byte budget (goal <= 4) and the
+// rows per second (goal >= 1e6).
+func BenchmarkLoadMemory(b *testing.B) {
+	dir := b.TempDir()
+	files, rows := writeLoadDataset(b, dir, *loadBenchScale)
+	schemaFile := filepath.Join(dir, "bench.schema")
+	if err := os.WriteFile(schemaFile, []byte(loadBenchSchema), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	budget := int64(data.DefaultMaxBytes)
+	var peak uint64
+	var elapsed time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		store := filepath.Join(dir, fmt.Sprintf("store%d", i))
+		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, now: time.Now, open: openStore, env: kernel.SystemEnv()}
+		args := append([]string{"load", "fs:" + store, "g", "main"}, files...)
+		args = append(args, "--schema", schemaFile)
+		runtime.GC()
+		h := startHeapSampler()
+		start := time.Now()
+		code := a.run(context.Background(), args)
+		elapsed += time.Since(start)
+		peak = max(peak, h.done())
+		if code != exitOK {
+			b.Fatalf("load: exit %d\n%s\n%s", code, a.stdout, a.stderr)
+		}
+		b.StopTimer()
+		if err := os.RemoveAll(store); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(rows), "rows")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(peak)/float64(budget), "peak/budget")
+	b.ReportMetric(float64(rows)*float64(b.N)/elapsed.Seconds(), "rows/s")
+}
