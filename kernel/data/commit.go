@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -79,38 +80,71 @@ type builtAt struct {
 	content *kernel.TableContent
 }
 
+// commit validates on the handle's view of the branch (kernel
+// SnapshotView: no head discovery when the view is current; the publish's
+// create-only write finds a stale one out and the write rebases). A
+// refusal computed on the view is returned only once a loaded head
+// confirms it: the view is re-read with SnapshotAt and, if the head
+// moved, the transaction is validated again on it.
 func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
-	live, err := t.g.k.SnapshotAt(ctx, t.branch)
+	live, err := t.g.k.SnapshotView(ctx, t.branch)
 	if err != nil {
 		return kernel.Commit{}, err
 	}
-	c := &committer{t: t, live: live, built: map[string]builtAt{}, ends: map[string]*tableView{}}
-	if err := c.checkStrict(ctx, t.stagedStrict()); err != nil {
-		return kernel.Commit{}, err
-	}
-	if err := c.load(ctx); err != nil {
-		return kernel.Commit{}, err
-	}
-	if c.plans, err = validate(t.s, c.vs); err != nil {
-		return kernel.Commit{}, err
-	}
-	if err := c.checkEnds(); err != nil {
-		return kernel.Commit{}, err
-	}
-	if err := c.checkStrict(ctx, c.strictPlans()); err != nil {
-		return kernel.Commit{}, err
-	}
-	if err := c.checkStrict(ctx, c.deleteReads()); err != nil {
-		return kernel.Commit{}, err
-	}
-	for _, name := range keys(c.plans) {
-		if err := c.build(ctx, name, pinRef(live, name)); err != nil {
+	c, err := t.prepare(ctx, live)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		fresh, ferr := t.g.k.SnapshotAt(ctx, t.branch)
+		if ferr != nil || sameHead(fresh, live) {
 			return kernel.Commit{}, err
 		}
+		c, err = t.prepare(ctx, fresh)
+	}
+	if err != nil {
+		return kernel.Commit{}, err
 	}
 	defer c.release()
 	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
 	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
+}
+
+// sameHead reports whether a and b are the same head of one incarnation.
+func sameHead(a, b kernel.Snapshot) bool {
+	return a.Incarnation() == b.Incarnation() && a.ManifestVersion() == b.ManifestVersion()
+}
+
+// prepare loads, validates and builds the transaction on live. On error it
+// has released what it built.
+func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (c *committer, err error) {
+	c = &committer{t: t, live: live, built: map[string]builtAt{}, ends: map[string]*tableView{}}
+	if err := c.checkStrict(ctx, t.stagedStrict()); err != nil {
+		return nil, err
+	}
+	if err := c.load(ctx); err != nil {
+		return nil, err
+	}
+	if c.plans, err = validate(t.s, c.vs); err != nil {
+		return nil, err
+	}
+	if err := c.checkEnds(); err != nil {
+		return nil, err
+	}
+	if err := c.checkStrict(ctx, c.strictPlans()); err != nil {
+		return nil, err
+	}
+	if err := c.checkStrict(ctx, c.deleteReads()); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.release()
+		}
+	}()
+	for _, name := range keys(c.plans) {
+		if err := c.build(ctx, name, pinRef(live, name)); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // expectations are the kernel read expectations of the transaction: the
