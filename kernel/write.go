@@ -293,14 +293,19 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 // table, publish with expectations, delete the sidecar.
 func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite, reads []readState, run *writeRun) (Commit, error) {
 	b := req.branch
-	if err := g.healFirst(ctx, b, writes); err != nil { // recovery: heal abandoned writes on these tables first
-		return Commit{}, err
-	}
 	head, fromView, err := g.viewHead(ctx, b)
 	if err != nil {
 		return Commit{}, err
 	}
-	plans, err := g.prepareRound(ctx, req, &head.m, writes, reads, run)
+	plans, err := g.prepareRound(ctx, req, &head.m, writes, reads, run, false)
+	if errors.Is(err, errDangling) {
+		// Something sits above a pin (an in-flight or abandoned write, a
+		// restore): heal abandoned writes on these tables first (the
+		// sidecar sweep a clean round does not pay), then look again.
+		if err = g.healFirst(ctx, b, writes); err == nil {
+			plans, err = g.prepareRound(ctx, req, &head.m, writes, reads, run, true)
+		}
+	}
 	if err != nil && fromView && viewRefusal(err) {
 		// Computed on the handle's view, which may be stale: a refusal is
 		// only returned once a loaded head confirms it (one head discovery).
@@ -308,7 +313,7 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		if head, err = g.liveHead(ctx, b); err != nil {
 			return Commit{}, err
 		}
-		plans, err = g.prepareRound(ctx, req, &head.m, writes, reads, run)
+		plans, err = g.prepareRound(ctx, req, &head.m, writes, reads, run, true)
 	}
 	if err != nil {
 		return Commit{}, err
@@ -374,6 +379,10 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	return c, nil
 }
 
+// errDangling is prepareRound's answer when a table HEAD is above its pin
+// and the round has not healed the tables yet.
+var errDangling = errors.New("kernel: a table HEAD is above its pin")
+
 // viewRefusal reports whether err is a refusal that a newer head could
 // turn into a success (so one computed on a stale view must be rechecked).
 func viewRefusal(err error) bool {
@@ -382,7 +391,11 @@ func viewRefusal(err error) bool {
 
 // prepareRound checks a round against the head manifest m (the clock skew,
 // strict bases, read expectations) and plans every table's version.
-func (g *Graph) prepareRound(ctx context.Context, req *publishReq, m *format.Manifest, writes []TableWrite, reads []readState, run *writeRun) ([]plannedWrite, error) {
+//
+// Unless healed, a table whose HEAD is above its pin in m is errDangling
+// (before any Build): the caller heals abandoned writes on the tables
+// first (kernel/sidecar.go healFirst) and prepares again with healed set.
+func (g *Graph) prepareRound(ctx context.Context, req *publishReq, m *format.Manifest, writes []TableWrite, reads []readState, run *writeRun, healed bool) ([]plannedWrite, error) {
 	b := req.branch
 	// A clock behind the head by more than the skew margin stages nothing:
 	// a collector may take its fragments for abandoned ones (docs/gc.md §4).
@@ -395,6 +408,11 @@ func (g *Graph) prepareRound(ctx context.Context, req *publishReq, m *format.Man
 		if heads[i], err = g.tableHead(ctx, b, m, w.Table); err != nil {
 			return nil, err
 		}
+		if p, _ := m.Pin(w.Table); !healed && heads[i].Version > p.Version {
+			return nil, errDangling
+		}
+	}
+	for i, w := range writes {
 		if w.Strict && heads[i].Version != w.BaseVersion {
 			// A HEAD above the pin that only repeats the pinned content (a
 			// restore or fence left by recovery), or (following compactions)
