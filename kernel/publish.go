@@ -286,6 +286,8 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		}
 		*pending = append(*pending, next.Version)
 		return false, Commit{}, err
+	case errors.Is(err, objstore.ErrPreconditionFailed) && fromView && plant.Enabled(plant.StaleViewCommit):
+		return g.plantStaleViewCommit(ctx, req, next, x)
 	case errors.Is(err, objstore.ErrPreconditionFailed):
 		// The slot is taken: the head moved past the one this attempt
 		// built on. The view (if it was one) is stale; the next attempt
@@ -416,4 +418,29 @@ func (g *Graph) resolveAfterBudget(ctx context.Context, req *publishReq, pending
 		}
 	}
 	return Commit{}, &ContentionError{Op: op, Attempts: g.budget, CommitID: req.commit.ID, Ambiguous: unknown, Last: last}
+}
+
+// plantStaleViewCommit is the planted bug stale-view-commit (internal/plant;
+// dead code unless built with -tags simplant and switched on): the failed
+// create-only write on a stale view is taken for a slot race alone, and
+// the manifest built on the stale head is written at the next free slot,
+// never re-parented on the head that took the slot.
+func (g *Graph) plantStaleViewCommit(ctx context.Context, req *publishReq, next format.Manifest, x format.CommitIndex) (bool, Commit, error) {
+	for range g.budget {
+		next.Version++
+		key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
+		_, err := g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
+		switch {
+		case err == nil:
+			l := loaded{m: next, token: req.token}
+			g.manifests.put(key, l)
+			g.noteCommit(l)
+			g.views.note(l)
+			return true, commitOf(l), nil
+		case errors.Is(err, objstore.ErrPreconditionFailed):
+			continue
+		}
+		return false, Commit{}, err
+	}
+	return false, Commit{}, fmt.Errorf("stale-view-commit: no free slot for %s", x.ID)
 }
