@@ -297,15 +297,19 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	if err != nil {
 		return Commit{}, err
 	}
-	plans, err := g.prepareRound(ctx, req, &head.m, writes, reads, run, false)
-	if errors.Is(err, errDangling) {
-		// Something sits above a pin (an in-flight or abandoned write, a
-		// restore): heal abandoned writes on these tables first (the
-		// sidecar sweep a clean round does not pay), then look again.
-		if err = g.healFirst(ctx, b, writes); err == nil {
-			plans, err = g.prepareRound(ctx, req, &head.m, writes, reads, run, true)
+	prepare := func(m *format.Manifest) ([]plannedWrite, error) {
+		plans, err := g.prepareRound(ctx, req, m, writes, reads, run, false)
+		if errors.Is(err, errDangling) {
+			// Something sits above a pin (an in-flight or abandoned write,
+			// a restore): heal abandoned writes on these tables first (the
+			// sidecar sweep a clean round does not pay), then look again.
+			if err = g.healFirst(ctx, b, writes); err == nil {
+				plans, err = g.prepareRound(ctx, req, m, writes, reads, run, true)
+			}
 		}
+		return plans, err
 	}
+	plans, err := prepare(&head.m)
 	if err != nil && fromView && viewRefusal(err) {
 		// Computed on the handle's view, which may be stale: a refusal is
 		// only returned once a loaded head confirms it (one head discovery).
@@ -313,7 +317,7 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 		if head, err = g.liveHead(ctx, b); err != nil {
 			return Commit{}, err
 		}
-		plans, err = g.prepareRound(ctx, req, &head.m, writes, reads, run, true)
+		plans, err = prepare(&head.m)
 	}
 	if err != nil {
 		return Commit{}, err
@@ -385,8 +389,11 @@ var errDangling = errors.New("kernel: a table HEAD is above its pin")
 
 // viewRefusal reports whether err is a refusal that a newer head could
 // turn into a success (so one computed on a stale view must be rechecked).
+// A table version the view pins that a collection removed since (the view
+// is that old) is one too.
 func viewRefusal(err error) bool {
-	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, ErrClockSkew) || errors.Is(err, ErrHeadMoved)
+	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, ErrClockSkew) || errors.Is(err, ErrHeadMoved) ||
+		errors.Is(err, ErrReclaimed) || errors.Is(err, ErrNotFound)
 }
 
 // prepareRound checks a round against the head manifest m (the clock skew,
