@@ -45,7 +45,10 @@ func buildHistory(tb testing.TB, store objstore.Store, depth int) {
 // handle whose cache does not hold the branch head (another writer moved it).
 type commitCost struct {
 	tableVersion counting.Counts // CommitTableVersion of one table
-	publish      counting.Counts // Publish of that version
+	publish      counting.Counts // Publish of that version, on a stale view
+	// publishCurrent is a Publish by the same handle right after its own:
+	// its view of the branch is current (issue #32).
+	publishCurrent counting.Counts
 }
 
 func diff(a, b counting.Counts) counting.Counts {
@@ -89,6 +92,11 @@ func measureCommit(tb testing.TB, g, other *kernel.Graph, cs *counting.Store) co
 		tb.Fatal(err)
 	}
 	c.publish = diff(cs.Counts(), before)
+	before = cs.Counts()
+	if _, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "bench", Message: "on a current view"}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	c.publishCurrent = diff(cs.Counts(), before)
 	return c
 }
 
@@ -108,8 +116,10 @@ func costSetup(tb testing.TB, depth int) (g, other *kernel.Graph, cs *counting.S
 
 // BenchmarkCommitCost reports the store requests and bytes of one
 // uncontended commit touching one table, at several history depths:
-// requests/commit and bytes/commit for the publish itself (LIST(limit 1) +
-// GET + PUT), and tablever-* for the table-version commit before it (LIST +
+// requests/commit and bytes/commit for the publish itself on a stale view
+// (another writer moved the head: a failed PUT, then LIST(limit 1) + GETs
+// + PUTs), current-view-requests/commit for a publish on a current view
+// (2 PUTs), and tablever-* for the table-version commit before it (LIST +
 // GET of the branch head, LIST of the table HEAD, PUT). The numbers are
 // identical across depths.
 func BenchmarkCommitCost(b *testing.B) {
@@ -117,13 +127,14 @@ func BenchmarkCommitCost(b *testing.B) {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			g, other, cs := costSetup(b, depth)
 			b.ResetTimer()
-			var pub, tv counting.Counts
+			var pub, cur, tv counting.Counts
 			for range b.N {
 				c := measureCommit(b, g, other, cs)
-				pub, tv = add(pub, c.publish), add(tv, c.tableVersion)
+				pub, cur, tv = add(pub, c.publish), add(cur, c.publishCurrent), add(tv, c.tableVersion)
 			}
 			n := float64(b.N)
 			b.ReportMetric(float64(pub.Requests())/n, "requests/commit")
+			b.ReportMetric(float64(cur.Requests())/n, "current-view-requests/commit")
 			b.ReportMetric(float64(pub.BytesWritten+pub.BytesRead)/n, "bytes/commit")
 			b.ReportMetric(float64(tv.Requests())/n, "tablever-requests/commit")
 			b.ReportMetric(float64(tv.BytesWritten+tv.BytesRead)/n, "tablever-bytes/commit")
@@ -200,10 +211,17 @@ func TestCostIsFlatAcrossDepths(t *testing.T) {
 		g, other, cs := costSetup(t, depth)
 		c := measureCommit(t, g, other, cs)
 		o := measureOpen(t, cs)
-		// LIST the head, GET it and its commit index, PUT the new commit's
-		// index, then its manifest.
-		if c.publish.List.Requests != 1 || c.publish.Get.Requests != 2 || c.publish.Put.Requests != 2 || c.publish.Requests() != 5 {
-			t.Fatalf("depth %d: publish cost %+v, want LIST+2 GET+2 PUT", depth, c.publish)
+		// On a current view: PUT the new commit's index, then its
+		// manifest; no head discovery (issue #32).
+		if c.publishCurrent.Put.Requests != 2 || c.publishCurrent.Requests() != 2 {
+			t.Fatalf("depth %d: publish cost on a current view %+v, want 2 PUT", depth, c.publishCurrent)
+		}
+		// On a stale view: the index and the manifest PUT at view+1, which
+		// fails (the slot is taken); then LIST the head, GET it and its
+		// commit index (and the manifest that index names, to verify it),
+		// PUT the new commit's index, then its manifest.
+		if c.publish.List.Requests != 1 || c.publish.Get.Requests != 3 || c.publish.Put.Requests != 4 || c.publish.Put.Errors != 1 || c.publish.Requests() != 8 {
+			t.Fatalf("depth %d: publish cost on a stale view %+v, want 2 PUT (1 failed) + LIST + 3 GET + 2 PUT", depth, c.publish)
 		}
 		if c.tableVersion.Requests() != 4 || c.tableVersion.Put.Requests != 1 {
 			t.Fatalf("depth %d: table-version cost %+v, want 4 requests", depth, c.tableVersion)

@@ -111,6 +111,7 @@ type Graph struct {
 	locations *cache[format.ManifestRef]
 	indexes   *cache[format.CommitIndex] // verified commit indexes (kernel/commitindex.go)
 	legacy    *cache[*migrate.Lineage]   // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
+	views     *views                     // newest head seen per incarnation (kernel/view.go)
 
 	// main is main's incarnation, read by Open or written by Init before
 	// the handle is returned and never changed after (zero: unknown). Main
@@ -171,6 +172,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 		locations: newCache[format.ManifestRef](locationCacheEntries),
 		indexes:   newCache[format.CommitIndex](indexCacheEntries),
 		legacy:    newCache[*migrate.Lineage](legacyCacheEntries),
+		views:     newViews(),
 	}, nil
 }
 
@@ -509,6 +511,9 @@ func (g *Graph) latest(ctx context.Context, name string) (loaded, bool, error) {
 		return loaded{}, false, fmt.Errorf("load head of %q: %w", name, err)
 	}
 	l, err := g.manifestAt(ctx, format.ManifestRef{Branch: name, Incarnation: inc, Version: v})
+	if err == nil {
+		g.views.note(l)
+	}
 	return l, err == nil, err
 }
 

@@ -190,10 +190,42 @@ func exitErr(req *publishReq, pending []uint64, err error) error {
 }
 
 // publishAttempt is one attempt. done=false with err means "retry".
+//
+// An attempt with nothing pending builds on the handle's view of the
+// branch when it has one (kernel/view.go): no head discovery. A stale view
+// is found out by the create-only manifest write failing (the slot is
+// taken), which drops the view, so the next attempt loads the head; a
+// refusal computed on the view is never returned as such, it is checked
+// again on the loaded head in the same attempt.
 func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]uint64) (done bool, c Commit, err error) {
+	if req.slot == 0 && len(*pending) == 0 {
+		if l, ok := g.views.get(req.branch.incID); ok {
+			done, c, err = g.publishOn(ctx, req, pending, l, true, true)
+			if !errors.Is(err, errStaleView) {
+				return done, c, err
+			}
+		}
+	}
 	head, found, err := g.latest(ctx, req.branch.name)
 	if err != nil {
 		return final(err), Commit{}, err
+	}
+	return g.publishOn(ctx, req, pending, head, found, false)
+}
+
+// errStaleView is publishOn's answer when a refusal was computed on the
+// handle's view: the attempt goes on with a loaded head.
+var errStaleView = errors.New("kernel: refusal computed on the handle's view")
+
+// publishOn is one attempt on head (fromView: the handle's view, not
+// loaded by this attempt).
+func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint64, head loaded, found, fromView bool) (done bool, c Commit, err error) {
+	refused := func(err error) (bool, Commit, error) {
+		if fromView {
+			g.views.drop(req.branch.incID, head.m.Version)
+			return false, Commit{}, errStaleView
+		}
+		return true, Commit{}, err
 	}
 	// The first write on a branch still in an older format migrates it
 	// (kernel/migration.go); its exhausted budget is retried like a lost race.
@@ -210,14 +242,14 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		}
 	}
 	if err := checkLive(req.branch, head, found); err != nil {
-		return true, Commit{}, err
+		return refused(err)
 	}
 	if req.slot != 0 && head.m.Version+1 != req.slot {
 		return true, Commit{}, fmt.Errorf("%w: head is v%d, the slot v%d", errSlotTaken, head.m.Version, req.slot)
 	}
 	next, err := buildNext(&head.m, req)
 	if err != nil {
-		return true, Commit{}, err
+		return refused(err)
 	}
 	x, err := g.commitIndexFor(ctx, head, &next)
 	if err != nil {
@@ -235,7 +267,7 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 	// After buildNext: the expectations held, so nothing of this write was
 	// published (by a recoverer either) and the refusal is definite.
 	if err := g.checkSkew(req, &head.m); err != nil {
-		return true, Commit{}, err
+		return refused(err)
 	}
 	key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
 	_, err = g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
@@ -244,6 +276,7 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		l := loaded{m: next, token: req.token}
 		g.manifests.put(key, l)
 		g.noteCommit(l)
+		g.views.note(l)
 		g.indexes.put(x.ID.String(), x)
 		return true, commitOf(l), nil
 	case objstore.IsAmbiguous(err):
@@ -253,7 +286,15 @@ func (g *Graph) publishAttempt(ctx context.Context, req *publishReq, pending *[]
 		}
 		*pending = append(*pending, next.Version)
 		return false, Commit{}, err
-	case errors.Is(err, objstore.ErrPreconditionFailed), retryable(err):
+	case errors.Is(err, objstore.ErrPreconditionFailed) && fromView && plant.Enabled(plant.StaleViewCommit):
+		return g.plantStaleViewCommit(ctx, req, next, x)
+	case errors.Is(err, objstore.ErrPreconditionFailed):
+		// The slot is taken: the head moved past the one this attempt
+		// built on. The view (if it was one) is stale; the next attempt
+		// loads the head and re-parents.
+		g.views.drop(req.branch.incID, head.m.Version)
+		return false, Commit{}, err
+	case retryable(err):
 		return false, Commit{}, err
 	}
 	return true, Commit{}, err
@@ -377,4 +418,29 @@ func (g *Graph) resolveAfterBudget(ctx context.Context, req *publishReq, pending
 		}
 	}
 	return Commit{}, &ContentionError{Op: op, Attempts: g.budget, CommitID: req.commit.ID, Ambiguous: unknown, Last: last}
+}
+
+// plantStaleViewCommit is the planted bug stale-view-commit (internal/plant;
+// dead code unless built with -tags simplant and switched on): the failed
+// create-only write on a stale view is taken for a slot race alone, and
+// the manifest built on the stale head is written at the next free slot,
+// never re-parented on the head that took the slot.
+func (g *Graph) plantStaleViewCommit(ctx context.Context, req *publishReq, next format.Manifest, x format.CommitIndex) (bool, Commit, error) {
+	for range g.budget {
+		next.Version++
+		key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
+		_, err := g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
+		switch {
+		case err == nil:
+			l := loaded{m: next, token: req.token}
+			g.manifests.put(key, l)
+			g.noteCommit(l)
+			g.views.note(l)
+			return true, commitOf(l), nil
+		case errors.Is(err, objstore.ErrPreconditionFailed):
+			continue
+		}
+		return false, Commit{}, err
+	}
+	return false, Commit{}, fmt.Errorf("stale-view-commit: no free slot for %s", x.ID)
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -292,43 +293,32 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 // table, publish with expectations, delete the sidecar.
 func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableWrite, reads []readState, run *writeRun) (Commit, error) {
 	b := req.branch
-	if err := g.healFirst(ctx, b, writes); err != nil { // recovery: heal abandoned writes on these tables first
-		return Commit{}, err
-	}
-	head, err := g.liveHead(ctx, b)
+	head, fromView, err := g.viewHead(ctx, b)
 	if err != nil {
 		return Commit{}, err
 	}
-	// A clock behind the head by more than the skew margin stages nothing:
-	// a collector may take its fragments for abandoned ones (docs/gc.md §4).
-	if err := g.checkSkew(req, &head.m); err != nil {
-		return Commit{}, err
+	prepare := func(m *format.Manifest) ([]plannedWrite, error) {
+		plans, err := g.prepareRound(ctx, req, m, writes, reads, run, false)
+		if errors.Is(err, errDangling) {
+			// Something sits above a pin (an in-flight or abandoned write,
+			// a restore): heal abandoned writes on these tables first (the
+			// sidecar sweep a clean round does not pay), then look again.
+			if err = g.healFirst(ctx, b, writes); err == nil {
+				plans, err = g.prepareRound(ctx, req, m, writes, reads, run, true)
+			}
+		}
+		return plans, err
 	}
-	heads := make([]TableRef, len(writes))
-	for i, w := range writes {
-		if heads[i], err = g.tableHead(ctx, b, &head.m, w.Table); err != nil {
+	plans, err := prepare(&head.m)
+	if err != nil && fromView && viewRefusal(err) {
+		// Computed on the handle's view, which may be stale: a refusal is
+		// only returned once a loaded head confirms it (one head discovery).
+		g.views.drop(b.incID, head.m.Version)
+		if head, err = g.liveHead(ctx, b); err != nil {
 			return Commit{}, err
 		}
-		if w.Strict && heads[i].Version != w.BaseVersion {
-			// A HEAD above the pin that only repeats the pinned content (a
-			// restore or fence left by recovery), or (following compactions)
-			// versions that only preserve it, are no newer state.
-			holds, err := g.headRepeatsPin(ctx, &head.m, w.Table, w.BaseVersion, heads[i])
-			if run.follow && err == nil && !holds {
-				holds, err = g.strictBaseHolds(ctx, &head.m, w.Table, w.BaseVersion, heads[i])
-			}
-			if err != nil || !holds {
-				if err != nil {
-					return Commit{}, err
-				}
-				return Commit{}, &VersionMismatchError{Table: w.Table, Expected: w.BaseVersion, Actual: heads[i].Version}
-			}
-		}
+		plans, err = prepare(&head.m)
 	}
-	if err := g.checkReads(ctx, &head.m, reads, run.follow); err != nil {
-		return Commit{}, err
-	}
-	plans, err := g.planRound(ctx, &head.m, writes, heads)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -391,4 +381,63 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	g.retireSidecar(ctx, run.own)
 	run.own = nil
 	return c, nil
+}
+
+// errDangling is prepareRound's answer when a table HEAD is above its pin
+// and the round has not healed the tables yet.
+var errDangling = errors.New("kernel: a table HEAD is above its pin")
+
+// viewRefusal reports whether err is a refusal that a newer head could
+// turn into a success (so one computed on a stale view must be rechecked).
+// A table version the view pins that a collection removed since (the view
+// is that old) is one too.
+func viewRefusal(err error) bool {
+	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, ErrClockSkew) || errors.Is(err, ErrHeadMoved) ||
+		errors.Is(err, ErrReclaimed) || errors.Is(err, ErrNotFound)
+}
+
+// prepareRound checks a round against the head manifest m (the clock skew,
+// strict bases, read expectations) and plans every table's version.
+//
+// Unless healed, a table whose HEAD is above its pin in m is errDangling
+// (before any Build): the caller heals abandoned writes on the tables
+// first (kernel/sidecar.go healFirst) and prepares again with healed set.
+func (g *Graph) prepareRound(ctx context.Context, req *publishReq, m *format.Manifest, writes []TableWrite, reads []readState, run *writeRun, healed bool) ([]plannedWrite, error) {
+	b := req.branch
+	// A clock behind the head by more than the skew margin stages nothing:
+	// a collector may take its fragments for abandoned ones (docs/gc.md §4).
+	if err := g.checkSkew(req, m); err != nil {
+		return nil, err
+	}
+	heads := make([]TableRef, len(writes))
+	for i, w := range writes {
+		var err error
+		if heads[i], err = g.tableHead(ctx, b, m, w.Table); err != nil {
+			return nil, err
+		}
+		if p, _ := m.Pin(w.Table); !healed && heads[i].Version > p.Version {
+			return nil, errDangling
+		}
+	}
+	for i, w := range writes {
+		if w.Strict && heads[i].Version != w.BaseVersion {
+			// A HEAD above the pin that only repeats the pinned content (a
+			// restore or fence left by recovery), or (following compactions)
+			// versions that only preserve it, are no newer state.
+			holds, err := g.headRepeatsPin(ctx, m, w.Table, w.BaseVersion, heads[i])
+			if run.follow && err == nil && !holds {
+				holds, err = g.strictBaseHolds(ctx, m, w.Table, w.BaseVersion, heads[i])
+			}
+			if err != nil || !holds {
+				if err != nil {
+					return nil, err
+				}
+				return nil, &VersionMismatchError{Table: w.Table, Expected: w.BaseVersion, Actual: heads[i].Version}
+			}
+		}
+	}
+	if err := g.checkReads(ctx, m, reads, run.follow); err != nil {
+		return nil, err
+	}
+	return g.planRound(ctx, m, writes, heads)
 }

@@ -40,12 +40,15 @@ func wrPinOf(t *testing.T, g *kernel.Graph, table string) uint64 {
 
 // TestWriteWithStrictRead pins strict read expectations: a write expecting
 // b at the version it read fails with *VersionMismatchError on b (refresh
-// and retry) when b moved — already at the round's start (nothing written
-// at all) or between the round's check and its publish (a definite
-// failure that leaves no sidecar and no unpublished content above a's pin).
+// and retry) when b moved — already at the round's start as the writing
+// handle's view shows (nothing written at all), or between the round's
+// check and its publish (a definite failure that leaves no sidecar and no
+// unpublished content above a's pin). A handle whose view is stale (it
+// has not seen the move) cannot know at the start: its publish at view+1
+// fails, the loaded head shows the move, and the failure is just as
+// definite, leaving no sidecar and a's pin where it was (issue #32).
 func TestWriteWithStrictRead(t *testing.T) {
-	for _, stale := range []bool{true, false} {
-		name := map[bool]string{true: "stale at start", false: "moved before publish"}[stale]
+	for _, name := range []string{"stale at start", "moved before publish", "stale view"} {
 		t.Run(name, func(t *testing.T) {
 			hook := &wrOnce{}
 			store := recInit(t)
@@ -53,10 +56,14 @@ func TestWriteWithStrictRead(t *testing.T) {
 			g := recOpenNow(t, store, 11, nil)
 			other := recOpenNow(t, store, 12, nil)
 			read := wrPinOf(t, g, "b")
-			if stale {
-				recMustWrite(t, other, "main", map[string]string{"b": "b-other"}, "moves b")
-			} else {
+			aPin := wrPinOf(t, g, "a")
+			if name == "moved before publish" {
 				wrMoveBOnCommitOfA(t, hook, other)
+			} else {
+				recMustWrite(t, other, "main", map[string]string{"b": "b-other"}, "moves b")
+				if name == "stale at start" {
+					g = recOpenNow(t, store, 13, nil) // its view shows the move
+				}
 			}
 			before := recState(t, store)
 			if move := hook.action; move != nil {
@@ -69,12 +76,23 @@ func TestWriteWithStrictRead(t *testing.T) {
 			if !errors.As(err, &mm) || mm.Table != "b" || mm.Expected != read || errors.Is(err, objstore.ErrAmbiguous) {
 				t.Fatalf("WriteWith = %v, want a definite version mismatch on b (expected %d)", err, read)
 			}
-			if stale {
+			switch name {
+			case "stale at start":
 				if w := store.Counters().Writes() - writesBefore; w != 0 {
 					t.Fatalf("a write stale at its start made %d store writes", w)
 				}
-			} else if !hook.fired {
-				t.Fatal("the competing write never ran")
+			case "moved before publish":
+				if !hook.fired {
+					t.Fatal("the competing write never ran")
+				}
+			case "stale view":
+				if sc := recSidecars(t, store); len(sc) != 0 {
+					t.Fatalf("sidecars left: %v", sc)
+				}
+				if got := wrPinOf(t, g, "a"); got != aPin {
+					t.Fatalf("a pinned at %d, want %d", got, aPin)
+				}
+				return // its own restore version sits above a's pin (the writer's undo)
 			}
 			wrAssertUntouched(t, store, g, before)
 		})

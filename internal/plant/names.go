@@ -98,11 +98,17 @@ const (
 	// decides, and skips the re-list after writing its plan, so a Pin that
 	// lands in between reports success and its snapshot is collected.
 	PinLeaseReadOnce = "pin-lease-read-once"
+	// StaleViewCommit: a publish built on the handle's view of the branch
+	// whose create-only manifest write fails (the slot is taken: the view
+	// was stale) does not notice it: it writes the same manifest, built on
+	// the stale head, at the next free slot instead of loading the head
+	// and re-parenting, so it drops the commits in between from the chain.
+	StaleViewCommit = "stale-view-commit"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit}
 	sort.Strings(names)
 	return names
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -79,16 +80,47 @@ type builtAt struct {
 	content *kernel.TableContent
 }
 
+// commit validates on the handle's view of the branch (kernel
+// SnapshotView: no head discovery when the view is current; the publish's
+// create-only write finds a stale one out and the write rebases). A
+// refusal computed on the view is returned only once a loaded head
+// confirms it: the view is re-read with SnapshotAt and, if the head
+// moved, the transaction is validated again on it.
 func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
-	live, err := t.g.k.SnapshotAt(ctx, t.branch)
+	live, err := t.g.k.SnapshotView(ctx, t.branch)
 	if err != nil {
 		return kernel.Commit{}, err
 	}
+	c, err := t.prepareBuilt(ctx, live)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		fresh, ferr := t.g.k.SnapshotAt(ctx, t.branch)
+		if ferr != nil || sameHead(fresh, live) {
+			return kernel.Commit{}, err
+		}
+		c, err = t.prepareBuilt(ctx, fresh)
+	}
+	if err != nil {
+		return kernel.Commit{}, err
+	}
+	return c.publish(ctx, intent)
+}
+
+// sameHead reports whether a and b are the same head of one incarnation.
+func sameHead(a, b kernel.Snapshot) bool {
+	return a.Incarnation() == b.Incarnation() && a.ManifestVersion() == b.ManifestVersion()
+}
+
+// prepareBuilt validates the transaction on live and builds every planned
+// table. On error it has released what it built.
+func (t *Txn) prepareBuilt(ctx context.Context, live kernel.Snapshot) (*committer, error) {
 	c, err := t.prepare(ctx, live)
 	if err != nil {
-		return kernel.Commit{}, err
+		return nil, err
 	}
-	return c.write(ctx, intent)
+	if err := c.buildAll(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // prepare loads what validation needs at the live snapshot and validates
@@ -118,14 +150,30 @@ func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (*committer, er
 	return c, nil
 }
 
-// write builds every planned table on its live version and hands them to
-// kernel.WriteWith, which commits the table versions and publishes once.
-func (c *committer) write(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
+// buildAll builds every planned table on its live version. On error it
+// has released what it built.
+func (c *committer) buildAll(ctx context.Context) error {
 	for _, name := range keys(c.plans) {
 		if err := c.build(ctx, name, pinRef(c.live, name)); err != nil {
-			return kernel.Commit{}, err
+			c.release()
+			return err
 		}
 	}
+	return nil
+}
+
+// write builds every planned table and publishes them (the group
+// commit's path: its members were validated together).
+func (c *committer) write(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
+	if err := c.buildAll(ctx); err != nil {
+		return kernel.Commit{}, err
+	}
+	return c.publish(ctx, intent)
+}
+
+// publish hands the built tables to kernel.WriteWith, which commits the
+// table versions and publishes once, and releases what was built.
+func (c *committer) publish(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
 	defer c.release()
 	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
 	return c.t.g.k.WriteWith(ctx, c.t.branch, c.writes(ctx), intent, opts)

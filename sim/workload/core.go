@@ -24,7 +24,7 @@ func init() {
 		Name:     "contention",
 		Doc:      "many writers racing on main with short think times, plus readers: the publish retry loop under faults",
 		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, contentionShape) },
-		Plants:   []string{plant.ReparentOnce},
+		Plants:   []string{plant.ReparentOnce, plant.StaleViewCommit},
 	})
 }
 

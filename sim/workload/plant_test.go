@@ -47,6 +47,7 @@ var plantChecks = map[string][]string{
 	plant.SkewUnchecked:     {"clock-skew"},
 	plant.TombstoneReuse:    {"recreated-name"},
 	plant.PinLeaseReadOnce:  {"pin-held"},
+	plant.StaleViewCommit:   {"linear-chain"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted
