@@ -30,6 +30,9 @@ type Options struct {
 	// its snapshots and transactions: 0 takes DefaultCacheBytes, a
 	// negative value disables the cache.
 	CacheBytes int64
+	// Codec encodes the fragments and adjacency pages this handle writes
+	// (CodecDefault: DefaultCodec); reads accept every codec.
+	Codec Codec
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -47,6 +50,7 @@ type Graph struct {
 	ent    *lockedReader
 	limits Limits
 	cache  *fragCache
+	codec  Codec
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -86,7 +90,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), catalogs: map[string]*catalog{}}, kopts
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), catalogs: map[string]*catalog{}}, kopts
 }
 
 // Kernel returns the underlying kernel handle (branches, history, ...).
