@@ -11,13 +11,16 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/google/go-cmp/cmp"
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
 // manyPeople is n realistic Person rows, ids ascending; their name and
@@ -320,4 +323,90 @@ func FuzzDecodeZstdFragment(f *testing.F) {
 			t.Fatalf("%d rows, want %d", rec.NumRows(), info.Rows)
 		}
 	})
+}
+
+// storedKinds counts the fragment and adjacency-page objects under the
+// graph's data and adj prefixes by how they are stored (zstd or plain).
+func storedKinds(t *testing.T, st *sim.Store) (zstdN, plainN int) {
+	t.Helper()
+	for _, prefix := range []string{testRoot + "/data/", testRoot + "/adj/"} {
+		page, err := st.List(ctx, prefix, "", 0)
+		must(t, err)
+		for _, k := range page.Keys {
+			obj, err := st.Get(ctx, k)
+			must(t, err)
+			switch {
+			case bytes.HasPrefix(obj.Data, zstdMagic):
+				zstdN++
+			case bytes.HasPrefix(obj.Data, []byte("ARROW1")):
+				plainN++
+			}
+		}
+	}
+	return zstdN, plainN
+}
+
+// TestMixedCodecsRead: a graph written plain (as by every earlier build)
+// and then by a zstd handle reads back whole — scans, Get, Out — through
+// either handle, the zstd handle's copy-on-write rewriting plain fragments
+// as zstd and keeping untouched ones plain.
+func TestMixedCodecsRead(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	plainG, err := Init(ctx, st, testRoot, testSchema(t), Options{Codec: CodecPlain, Kernel: kernel.Options{Env: testEnv(1)}})
+	must(t, err)
+	seedGraph(t, plainG)
+	if z, p := storedKinds(t, st); z != 0 || p == 0 {
+		t.Fatalf("plain handle stored %d zstd and %d plain objects", z, p)
+	}
+	zG, err := Open(ctx, st, testRoot, Options{Codec: CodecZstd, Kernel: kernel.Options{Env: testEnv(2)}})
+	must(t, err)
+	people := manyPeople(3000)
+	commitTx(t, zG, func(tx *Txn) error { return tx.Insert("Person", people...) })
+	commitTx(t, zG, func(tx *Txn) error {
+		return tx.Insert("Knows", edge("k-new", people[0].ID, people[1].ID))
+	})
+	z, p := storedKinds(t, st)
+	if z == 0 || p == 0 {
+		t.Fatalf("after the zstd handle: %d zstd and %d plain objects, want both", z, p)
+	}
+	want := len(baseGraph()["Person"]) + len(people)
+	for _, g := range []*Graph{plainG, zG, openGraph(t, st, 3)} {
+		s := snap(t, g)
+		if got := allRows(t, s, "Person"); len(got) != want {
+			t.Fatalf("scan: %d persons, want %d", len(got), want)
+		}
+		rows, err := s.GetMany(ctx, "Person", []string{people[2999].ID, baseGraph()["Person"][0].ID})
+		must(t, err)
+		if len(rows) != 2 {
+			t.Fatalf("GetMany: %d rows", len(rows))
+		}
+		out, err := s.Out(ctx, "Knows", people[0].ID)
+		must(t, err)
+		if len(out) != 1 || out[0].ID != "k-new" {
+			t.Fatalf("Out = %v", out)
+		}
+	}
+}
+
+// TestZstdFragmentEveryBitFlip flips each bit of a zstd fragment in turn:
+// every flip is refused by the CRC, before the frame is looked at (the
+// error is the checksum's, also for flips in the declared content size).
+func TestZstdFragmentEveryBitFlip(t *testing.T) {
+	cat := testCatalog(t)
+	tb, _ := cat.table("Person")
+	b, info := encodeWith(t, tb, goldenPeople(), CodecZstd)
+	if !bytes.HasPrefix(b, zstdMagic) {
+		t.Fatal("not a zstd fragment")
+	}
+	for i := 0; i < len(b)*8; i++ {
+		m := append([]byte(nil), b...)
+		m[i/8] ^= 1 << (i % 8)
+		rec, err := DecodeFragment(tb, info, m)
+		if rec != nil {
+			rec.Release()
+		}
+		if !errors.Is(err, ErrCorruptFragment) || !strings.Contains(err.Error(), "crc32c") {
+			t.Fatalf("bit %d flipped: DecodeFragment = %v, want the CRC's ErrCorruptFragment", i, err)
+		}
+	}
 }
