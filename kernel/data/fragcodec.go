@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/klauspost/compress/zstd"
 )
@@ -169,4 +170,12 @@ func cachedBytes(rec arrow.Record, stored uint64) int64 {
 		}
 	}
 	return max(n, sum)
+}
+
+// check refuses a codec this build does not know.
+func (c Codec) check() error {
+	if c > CodecZstd {
+		return fmt.Errorf("%w: fragment codec %v", kernel.ErrInvalidArgument, c)
+	}
+	return nil
 }

@@ -410,3 +410,21 @@ func TestZstdFragmentEveryBitFlip(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownCodecRefused: a codec this build does not know is refused by
+// Init and Open (ErrInvalidArgument), never written as something else.
+func TestUnknownCodecRefused(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	if _, err := Init(ctx, st, testRoot, testSchema(t), Options{Codec: CodecZstd + 1, Kernel: kernel.Options{Env: testEnv(1)}}); !errors.Is(err, kernel.ErrInvalidArgument) {
+		t.Fatalf("Init = %v, want ErrInvalidArgument", err)
+	}
+	initGraph(t, st, Limits{})
+	if _, err := Open(ctx, st, testRoot, Options{Codec: 200, Kernel: kernel.Options{Env: testEnv(2)}}); !errors.Is(err, kernel.ErrInvalidArgument) {
+		t.Fatalf("Open = %v, want ErrInvalidArgument", err)
+	}
+	for _, c := range []Codec{CodecDefault, CodecPlain, CodecZstd} {
+		if _, err := Open(ctx, st, testRoot, Options{Codec: c, Kernel: kernel.Options{Env: testEnv(3)}}); err != nil {
+			t.Fatalf("Open with %v: %v", c, err)
+		}
+	}
+}

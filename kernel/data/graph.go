@@ -63,6 +63,9 @@ func Init(ctx context.Context, store objstore.Store, root string, s schema.Schem
 	if err != nil {
 		return nil, fmt.Errorf("data init: %w", err)
 	}
+	if err := opts.Codec.check(); err != nil {
+		return nil, fmt.Errorf("data init: %w", err)
+	}
 	g, kopts := newGraph(store, root, opts)
 	k, err := kernel.Init(ctx, store, root, contract, kopts)
 	if err != nil {
@@ -74,6 +77,9 @@ func Init(ctx context.Context, store objstore.Store, root string, s schema.Schem
 
 // Open opens the graph under root.
 func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {
+	if err := opts.Codec.check(); err != nil {
+		return nil, fmt.Errorf("data open: %w", err)
+	}
 	g, kopts := newGraph(store, root, opts)
 	k, err := kernel.Open(ctx, store, root, kopts)
 	if err != nil {
