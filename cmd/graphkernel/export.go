@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/graphkernel/graphkernel/kernel/data"
 )
@@ -147,6 +148,12 @@ func (a *app) exportType(ctx context.Context, s *data.Snapshot, typ, format, pat
 	return n, err
 }
 
+// parquetProps are export's Parquet writer properties: zstd on every column
+// (arrow's default is uncompressed), dictionary encoding on (the default).
+func parquetProps() *parquet.WriterProperties {
+	return parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
+}
+
 // recordWriter writes Arrow records in one output format.
 type recordWriter struct {
 	write func(arrow.Record) error
@@ -166,7 +173,7 @@ func newRecordWriter(format string, sc *arrow.Schema, w io.Writer) (*recordWrite
 		}
 		return &recordWriter{write: fw.Write, close: fw.Close}, nil
 	case "parquet":
-		pw, err := pqarrow.NewFileWriter(sc, w, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		pw, err := pqarrow.NewFileWriter(sc, w, parquetProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {
 			return nil, err
 		}

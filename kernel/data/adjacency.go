@@ -220,7 +220,7 @@ func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arro
 	if err != nil {
 		return nil, err
 	}
-	r.g.cache.put(key, rec, int64(ref.Bytes))
+	r.g.cache.put(key, rec, cachedBytes(rec, ref.Bytes))
 	return rec, nil
 }
 
@@ -538,6 +538,7 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 		n := min(len(rows), AdjPageRows)
 		rec := gather(t, rows[:n])
 		buf, err := encodeIPC(t, rec)
+		buf = compressIPC(c.g.codec, buf)
 		ref := adjRef{LoKey: srcStr(rows[0], col), LoID: srcID(rows[0]), HiKey: srcStr(rows[n-1], col), Rows: uint64(n)}
 		rec.Release()
 		if err != nil {

@@ -258,7 +258,13 @@ func directRows(b *testing.B, files []string) int {
 		if err != nil {
 			b.Fatal(err)
 		}
-		fr, err := ipc.NewFileReader(bytes.NewReader(raw[fsObjectHeader:]), ipc.WithAllocator(goAlloc))
+		file := raw[fsObjectHeader:]
+		if bytes.HasPrefix(file, zstdMagic) { // a zstd fragment (CodecZstd): unwrap with the zstd library
+			if file, err = zstdDec.DecodeAll(file, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fr, err := ipc.NewFileReader(bytes.NewReader(file), ipc.WithAllocator(goAlloc))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -651,7 +651,7 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 			rows += f.keep.Rows
 			continue
 		}
-		data, info, err := EncodeFragment(t, f.rec)
+		data, info, err := EncodeFragmentWith(t, f.rec, g.codec)
 		if err != nil {
 			panic(fmt.Sprintf("data: built fragment of %s breaks the fragment rules: %v", t.Name, err))
 		}

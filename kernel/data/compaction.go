@@ -209,7 +209,7 @@ func (g *Graph) rewriteGroup(ctx context.Context, r *reader, v *tableView, gr co
 	sort.SliceStable(src, func(a, b int) bool { return srcID(src[a]) < srcID(src[b]) })
 	rec := gather(v.t, src)
 	defer rec.Release()
-	data, info, err := EncodeFragment(v.t, rec)
+	data, info, err := EncodeFragmentWith(v.t, rec, g.codec)
 	if err != nil {
 		panic(fmt.Sprintf("data: compacted fragment of %s breaks the fragment rules (duplicate ids across fragments?): %v", v.t.Name, err))
 	}

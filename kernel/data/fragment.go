@@ -40,24 +40,33 @@ type FragmentInfo struct {
 // mayContain reports whether id is within the fragment's id range.
 func (f FragmentInfo) mayContain(id string) bool { return f.MinID <= id && id <= f.MaxID }
 
-// EncodeFragment writes rec as one Arrow IPC file holding exactly one record
-// batch, uncompressed, and returns the bytes and their FragmentInfo (Name
-// left empty). rec must have t's Arrow schema, at least one row, ids sorted
-// ascending and unique, and no null in a required column; anything else is
-// an error and nothing is encoded.
-//
-// The bytes are a pure function of the record's values: the IPC writer is
-// used without compression (arrow's compressors may start goroutines, and the
-// zstd encoder's output depends on its concurrency), with the default Go
-// allocator, and the schema metadata has a fixed key order.
+// EncodeFragment is EncodeFragmentWith the build's DefaultCodec.
 func EncodeFragment(t *Table, rec arrow.Record) ([]byte, FragmentInfo, error) {
+	return EncodeFragmentWith(t, rec, CodecDefault)
+}
+
+// EncodeFragmentWith writes rec as one Arrow IPC file holding exactly one
+// record batch, stored under codec c (plain, or one zstd frame of the file:
+// compressIPC), and returns the stored bytes and their FragmentInfo (Name
+// left empty; size and CRC are of the stored bytes). rec must have t's
+// Arrow schema, at least one row, ids sorted ascending and unique, and no
+// null in a required column; anything else is an error and nothing is
+// encoded.
+//
+// The bytes are a pure function of the record's values and c: the IPC
+// writer is used without arrow's body compression (arrow's zstd codec
+// starts goroutines and its output depends on their number), with the
+// default Go allocator, the schema metadata has a fixed key order, and the
+// zstd frame comes from one single-threaded EncodeAll.
+func EncodeFragmentWith(t *Table, rec arrow.Record, c Codec) ([]byte, FragmentInfo, error) {
 	if err := checkRecord(t, rec); err != nil {
 		return nil, FragmentInfo{}, fmt.Errorf("encode fragment of %s: %w", t.Name, err)
 	}
-	buf, err := encodeIPC(t, rec)
+	raw, err := encodeIPC(t, rec)
 	if err != nil {
 		return nil, FragmentInfo{}, fmt.Errorf("encode fragment of %s: %w", t.Name, err)
 	}
+	buf := compressIPC(c, raw)
 	ids := rec.Column(colID).(*array.String)
 	info := FragmentInfo{
 		Rows:   uint64(rec.NumRows()),
@@ -87,10 +96,12 @@ func encodeIPC(t *Table, rec arrow.Record) ([]byte, error) {
 	return w.buf, nil
 }
 
-// DecodeFragment verifies b against info (size and CRC32C) and decodes it
-// into one record with t's schema and info.Rows rows. The caller owns the
-// record and must Release it. Bytes that fail the checks or are not a valid
-// Arrow IPC file of this table return an error matching ErrCorruptFragment;
+// DecodeFragment verifies b against info (size and CRC32C) and only then
+// unwraps it (a zstd frame is decompressed within the bounds storedIPC
+// checks on its header) and decodes it into one record with t's schema and
+// info.Rows rows. The caller owns the record and must Release it. Bytes
+// that fail the checks or are not a valid (possibly compressed) Arrow IPC
+// file of this table return an error matching ErrCorruptFragment;
 // DecodeFragment never panics.
 func DecodeFragment(t *Table, info FragmentInfo, b []byte) (arrow.Record, error) {
 	if uint64(len(b)) != info.Bytes {
@@ -99,7 +110,11 @@ func DecodeFragment(t *Table, info FragmentInfo, b []byte) (arrow.Record, error)
 	if sum := crc32.Checksum(b, castagnoli); sum != info.CRC32C {
 		return nil, corruptFragment(info.Name, "crc32c %08x, want %08x", sum, info.CRC32C)
 	}
-	rec, err := decodeIPC(t, b)
+	raw, err := storedIPC(b)
+	if err != nil {
+		return nil, corruptFragment(info.Name, "%v", err)
+	}
+	rec, err := decodeIPC(t, raw)
 	if err != nil {
 		return nil, corruptFragment(info.Name, "%v", err)
 	}

@@ -32,7 +32,7 @@ func encodeRows(t *testing.T, tb *Table, rows []Row) ([]byte, FragmentInfo) {
 	}
 	rec := buildRecord(tb, rows)
 	defer rec.Release()
-	b, info, err := EncodeFragment(tb, rec)
+	b, info, err := EncodeFragmentWith(tb, rec, CodecPlain) // the plain layout, whatever the build's default
 	if err != nil {
 		t.Fatal(err)
 	}

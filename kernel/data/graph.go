@@ -33,6 +33,9 @@ type Options struct {
 	// Group turns on group commit for the handle's transactions (group.go);
 	// the zero value leaves it off.
 	Group GroupOptions
+	// Codec encodes the fragments and adjacency pages this handle writes
+	// (CodecDefault: DefaultCodec); reads accept every codec.
+	Codec Codec
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -51,6 +54,7 @@ type Graph struct {
 	limits Limits
 	cache  *fragCache
 	group  *grouper // group commit (group.go)
+	codec  Codec
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -61,6 +65,9 @@ type Graph struct {
 func Init(ctx context.Context, store objstore.Store, root string, s schema.Schema, opts Options) (*Graph, error) {
 	contract, err := s.Contract()
 	if err != nil {
+		return nil, fmt.Errorf("data init: %w", err)
+	}
+	if err := opts.Codec.check(); err != nil {
 		return nil, fmt.Errorf("data init: %w", err)
 	}
 	g, kopts := newGraph(store, root, opts)
@@ -74,6 +81,9 @@ func Init(ctx context.Context, store objstore.Store, root string, s schema.Schem
 
 // Open opens the graph under root.
 func Open(ctx context.Context, store objstore.Store, root string, opts Options) (*Graph, error) {
+	if err := opts.Codec.check(); err != nil {
+		return nil, fmt.Errorf("data open: %w", err)
+	}
 	g, kopts := newGraph(store, root, opts)
 	k, err := kernel.Open(ctx, store, root, kopts)
 	if err != nil {
@@ -90,7 +100,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), catalogs: map[string]*catalog{},
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), catalogs: map[string]*catalog{},
 		group: newGrouper(opts.Group, opts.Limits.withDefaults())}, kopts
 }
 

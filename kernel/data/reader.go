@@ -150,7 +150,7 @@ func (r *reader) load(ctx context.Context, v *tableView, i int) error {
 	if err != nil {
 		return err
 	}
-	r.g.cache.put(key, rec, int64(info.Bytes))
+	r.g.cache.put(key, rec, cachedBytes(rec, info.Bytes))
 	v.recs[i] = rec
 	v.bySource, v.byNode = nil, nil
 	return nil
