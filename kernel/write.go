@@ -299,6 +299,12 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	if err != nil {
 		return Commit{}, err
 	}
+	// A write validated against another schema stages nothing (its
+	// publish would refuse anyway), so every sidecar's base manifest names
+	// the schema its write was validated against (recovery relies on it).
+	if err := checkSchema(req, &head.m); err != nil {
+		return Commit{}, err
+	}
 	// A clock behind the head by more than the skew margin stages nothing:
 	// a collector may take its fragments for abandoned ones (docs/gc.md §4).
 	if err := g.checkSkew(req, &head.m); err != nil {

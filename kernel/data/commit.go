@@ -110,6 +110,9 @@ func (t *Txn) commit(ctx context.Context, intent kernel.LineageIntent) (kernel.C
 	}
 	defer c.release()
 	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
+	// Validated against the schema the transaction began under: a schema
+	// change since is *kernel.SchemaChangedError at the publish.
+	intent.ExpectSchema = t.base.SchemaHash()
 	return t.g.k.WriteWith(ctx, t.branch, c.writes(ctx), intent, opts)
 }
 
