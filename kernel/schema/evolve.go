@@ -316,7 +316,7 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 			src = from
 		}
 		j := findProp(old, src)
-		if j < 0 || (!renamed && renamedAway(renames, p.Name)) {
+		if j < 0 { // new (a target never keeps a renamed-away name: renameIndex)
 			fresh = append(fresh, i)
 			out[i] = p
 			continue
@@ -358,17 +358,6 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 		}
 	}
 	return out, normalRetired(next), nil
-}
-
-// renamedAway reports whether name is the old name of some rename (so the
-// property of that name in the target, if any, is new).
-func renamedAway(renames map[string]string, name string) bool {
-	for _, from := range renames { //detlint:ordered a membership check: any order gives the same answer
-		if from == name {
-			return true
-		}
-	}
-	return false
 }
 
 // freshColumn returns name when no fragment of the type can hold it, else
