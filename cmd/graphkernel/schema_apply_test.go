@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSchemaApply runs `schema apply`: a dry run prints the plan and
+// publishes nothing; a rename and an add publish one commit that `schema`
+// and `log` show; a refused tightening exits 1 naming the edges.
+func TestSchemaApply(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.buildGraph()
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	next := file("next.schema", strings.Replace(testSchema, "age: int64?", "years: int64?  email: string?", 1))
+	before := f.mustRun(0, "log", f.spec, testRoot, "main", "--json")
+	out := f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", next, "--rename", "Person.age=years", "--dry-run")
+	if !strings.Contains(out, "rename-property Person.age -> years") || !strings.Contains(out, "add-property Person.email") || !strings.Contains(out, "dry run") {
+		t.Fatalf("dry run printed:\n%s", out)
+	}
+	if after := f.mustRun(0, "log", f.spec, testRoot, "main", "--json"); after != before {
+		t.Fatal("a dry run published")
+	}
+	var res schemaApplyJSON
+	out = f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", next, "--rename", "Person.age=years", "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Commit == "" || res.From == res.To || len(res.Steps) != 2 {
+		t.Fatalf("apply --json: %s (%v)", out, err)
+	}
+	if s := f.mustRun(0, "schema", f.spec, testRoot); !strings.Contains(s, "years: int64? @col(age)") {
+		t.Fatalf("schema after apply:\n%s", s)
+	}
+	if l := f.mustRun(0, "log", f.spec, testRoot, "main", "-n", "1"); !strings.Contains(l, res.Commit) {
+		t.Fatalf("log does not show the schema change %s:\n%s", res.Commit, l)
+	}
+	if out := f.mustRun(2, "schema", "apply", f.spec, testRoot, "main", next, "--rename", "Person-age"); out != "" {
+		t.Fatalf("bad --rename printed %q", out)
+	}
+	_, _, errs := f.run("schema", "apply", f.spec, testRoot, "main", file("bad.schema", strings.Replace(testSchema, "age: int64?", "years: string?  email: string?", 1)))
+	if !strings.Contains(errs, "property years: kind int64 cannot change to string") {
+		t.Fatalf("kind change: %s", errs)
+	}
+}
