@@ -15,13 +15,7 @@ func TestSchemaApply(t *testing.T) {
 	f := newFixture(t, "sim")
 	f.buildGraph()
 	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := func(name, text string) string { return writeFile(t, dir, name, text) }
 	next := file("next.schema", strings.Replace(testSchema, "age: int64?", "years: int64?  email: string?", 1))
 	before := f.mustRun(0, "log", f.spec, testRoot, "main", "--json")
 	out := f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", next, "--rename", "Person.age=years", "--dry-run")
@@ -49,4 +43,14 @@ func TestSchemaApply(t *testing.T) {
 	if !strings.Contains(errs, "property years: kind int64 cannot change to string") {
 		t.Fatalf("kind change: %s", errs)
 	}
+}
+
+// writeFile writes text to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
