@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,4 +54,22 @@ func writeFile(t *testing.T, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestVerifyAfterBranchSchemaChange: a branch whose schema added a
+// property (main's did not) and wrote it verifies clean, and so does main
+// after a rename.
+func TestVerifyAfterBranchSchemaChange(t *testing.T) {
+	f := newFixture(t, "sim")
+	g := f.buildGraph()
+	f.mustRun(0, "branch", "create", f.spec, testRoot, "evo")
+	next := writeFile(t, t.TempDir(), "next.schema", strings.Replace(testSchema, "age: int64?", "age: int64?  email: string?", 1))
+	f.mustRun(0, "schema", "apply", f.spec, testRoot, "evo", next)
+	f.commit(g, "evo", "email", func(tx *data.Txn) error {
+		return tx.Upsert("Person", data.Row{ID: "p1", Props: map[string]any{"name": "Ann", "email": "a@x"}})
+	})
+	f.mustRun(0, "verify", f.spec, testRoot)
+	renamed := writeFile(t, t.TempDir(), "renamed.schema", strings.Replace(testSchema, "age: int64?", "years: int64?", 1))
+	f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", renamed, "--rename", "Person.age=years")
+	f.mustRun(0, "verify", f.spec, testRoot)
 }

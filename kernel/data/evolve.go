@@ -287,3 +287,19 @@ func scanColumns(ctx context.Context, snap *Snapshot, typ string, columns []stri
 	}
 	return rr.Err()
 }
+
+// SchemaTables returns the schema whose contract has sha256 hex sum and
+// the storage view of each of its types (for tools that read fragments
+// directly, as verify does: a fragment is read through the schema of a
+// manifest that pins it).
+func (g *Graph) SchemaTables(ctx context.Context, sum string) (schema.Schema, map[string]*Table, error) {
+	c, err := g.catalog(ctx, sum)
+	if err != nil {
+		return schema.Schema{}, nil, err
+	}
+	out := make(map[string]*Table, len(c.tables))
+	for _, name := range c.names {
+		out[name] = c.tables[name]
+	}
+	return c.schema, out, nil
+}

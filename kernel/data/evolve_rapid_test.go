@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	
+
 	"pgregory.net/rapid"
 
 	"github.com/graphkernel/graphkernel/kernel"

@@ -200,8 +200,10 @@ func TestApplySchemaChanges(t *testing.T) {
 				}
 			}},
 		{name: "loosen a required property",
-			target: func(t testing.TB) string { return withSchema(t, "node Company { name: string }", "node Company { name: string? }") },
-			steps:  "loosen-property Company.name",
+			target: func(t testing.TB) string {
+				return withSchema(t, "node Company { name: string }", "node Company { name: string? }")
+			},
+			steps: "loosen-property Company.name",
 			check: func(t *testing.T, g *Graph) {
 				commitTx(t, g, func(tx *Txn) error { return tx.Insert("Company", Row{ID: "c9"}) })
 				if got := scanProp(t, g, "Company", "name"); got != "c1=co c1,c2=co c2,c9=null" {
@@ -239,8 +241,10 @@ func TestApplySchemaChanges(t *testing.T) {
 				}
 			}},
 		{name: "drop a type with rows is refused",
-			target: func(t testing.TB) string { return withSchema(t, "edge WorksAt: Person -> Company { since: int64? }", "") },
-			want:   ErrTypeNotEmpty},
+			target: func(t testing.TB) string {
+				return withSchema(t, "edge WorksAt: Person -> Company { since: int64? }", "")
+			},
+			want: ErrTypeNotEmpty},
 		{name: "drop an empty type",
 			target: func(t testing.TB) string { return evoSchemaText },
 			check: func(t *testing.T, g *Graph) {

@@ -194,9 +194,9 @@ func TestCheckSuccessorCatchesBrokenSuccessors(t *testing.T) {
 			t.Fatalf("%v %v", mm, err)
 		}
 		mutations := map[string]func(m *format.Manifest){
-			"version skip":  func(m *format.Manifest) { m.Version++ },
-			"other branch":  func(m *format.Manifest) { m.Branch.Incarnation++ },
-			"wrong parent":  func(m *format.Manifest) { m.Commit.Parents = []format.ID{genID(t, "x")} },
+			"version skip": func(m *format.Manifest) { m.Version++ },
+			"other branch": func(m *format.Manifest) { m.Branch.Incarnation++ },
+			"wrong parent": func(m *format.Manifest) { m.Commit.Parents = []format.ID{genID(t, "x")} },
 			// A schema change is an ordinary (or merge) commit's alone.
 			"schema change by recovery": func(m *format.Manifest) {
 				m.Schema = strings.Repeat("1", 64)
