@@ -459,3 +459,22 @@ func TestConcurrentSchemaChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeAcrossSchemaChangeRefused pins today's merge rule (no
+// three-way schema merge yet): branches whose schemas differ, or whose
+// merge base has another schema, are refused before anything is written.
+func TestMergeAcrossSchemaChangeRefused(t *testing.T) {
+	g := evoGraph(t, sim.New(sim.Config{Seed: 1}))
+	feature, err := g.Kernel().CreateBranch(ctx, "feature", mainRef(t, g))
+	must(t, err)
+	_, err = apply(t, g, withSchema(t, "age: int64? }", "age: int64?  email: string? }"), SchemaOptions{})
+	must(t, err)
+	before, err := g.Kernel().Head(ctx, mainRef(t, g))
+	must(t, err)
+	if _, err := g.Merge(ctx, feature, mainRef(t, g), kernel.LineageIntent{Actor: "test"}, MergeOptions{}); !errors.Is(err, kernel.ErrInvalidArgument) || !strings.Contains(err.Error(), "different schemas") {
+		t.Fatalf("merge across a schema change = %v, want a refusal naming the schemas", err)
+	}
+	if after, _ := g.Kernel().Head(ctx, mainRef(t, g)); after.ID != before.ID {
+		t.Fatal("a refused merge published")
+	}
+}
