@@ -43,6 +43,16 @@ type LineageIntent struct {
 	// it writes anything, as a Write staged that long ago does: a collector
 	// may have deleted what was read since (docs/gc.md §3).
 	ReadSince time.Time
+	// ExpectSchema, if set, is the schema (sha256 hex of its contract) the
+	// caller validated its content against: every attempt requires the
+	// branch head to name it, else the publish (or Write) fails with
+	// *SchemaChangedError and writes nothing. The data plane's
+	// transactions and merges set it.
+	ExpectSchema string
+	// NewSchema, if set, is the schema the new manifest names (a schema
+	// change: stored first with PutSchema). It requires ExpectSchema, the
+	// schema the change was planned against.
+	NewSchema string
 }
 
 // Commit is one commit of the graph, projected from the manifest that
@@ -89,6 +99,8 @@ type publishReq struct {
 	// staged, if set, is when the write began staging: an attempt later
 	// than staged + the grace period refuses to write (docs/gc.md).
 	staged time.Time
+	// expectSchema and newSchema: LineageIntent.ExpectSchema, NewSchema.
+	expectSchema, newSchema string
 
 	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
@@ -125,6 +137,9 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 	if err := lineage.ValidateUpdates(updates); err != nil {
 		return publishReq{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
+	if err := checkSchemaIntent(intent); err != nil {
+		return publishReq{}, err
+	}
 	kind := format.KindCommit
 	if intent.MergedParent != nil {
 		kind = format.KindMerge
@@ -145,7 +160,8 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 		return publishReq{}, err
 	}
 	return publishReq{branch: b, updates: append([]lineage.Update(nil), updates...), exp: append([]lineage.Expectation(nil), exp...),
-		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok, staged: intent.ReadSince}, nil
+		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok, staged: intent.ReadSince,
+		expectSchema: intent.ExpectSchema, newSchema: intent.NewSchema}, nil
 }
 
 // publish runs the bounded attempt loop of one request. Every exit with an
@@ -327,13 +343,16 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 	if req.head != nil && head.Head != *req.head {
 		return format.Manifest{}, &HeadMovedError{Branch: head.Branch.Name, Expected: *req.head, Actual: head.Head}
 	}
+	if err := checkSchema(req, head); err != nil {
+		return format.Manifest{}, err
+	}
 	parents, err := lineage.ResolveParents(head, req.merged)
 	if err != nil {
 		return format.Manifest{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
 	c := req.commit
 	c.Parents = parents
-	next, mm, err := lineage.NextManifest(head, lineage.Proposal{Updates: req.updates, Commit: c, Tombstone: req.tombstone})
+	next, mm, err := lineage.NextManifest(head, lineage.Proposal{Updates: req.updates, Commit: c, Tombstone: req.tombstone, Schema: req.newSchema})
 	if err != nil {
 		return format.Manifest{}, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}

@@ -302,7 +302,9 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 	// merge is never rolled forward either: a recovery commit has one
 	// parent and would drop the merged parent from the lineage, so a later
 	// merge would take an older base and bring deleted rows back.
-	switch d := recovery.Decide(classes, abandon || v.readMoved || s.MergedParent != nil); d {
+	// A write validated under a schema the branch no longer has is never
+	// rolled forward either (its rows may break the new schema).
+	switch d := recovery.Decide(classes, abandon || v.readMoved || v.schemaMoved || s.MergedParent != nil); d {
 	case recovery.Fail:
 		return resolution{}, v.violation(s)
 	case recovery.Defer:
@@ -353,6 +355,9 @@ type sidecarView struct {
 	pins      []TableRef // the live pin of each table (zero: unpinned)
 	published *loaded    // the first manifest that pinned the sidecar's versions, if any
 	readMoved bool       // some read expectation of the sidecar is no longer pinned at its version
+	// schemaMoved: the branch's schema is not the one of the write's base
+	// manifest (or that manifest is gone).
+	schemaMoved bool
 }
 
 func (v *sidecarView) violation(s *format.Sidecar) error {
@@ -399,6 +404,9 @@ func (g *Graph) observe(ctx context.Context, s *format.Sidecar) (sidecarView, er
 	}
 	_, readsHold := lineage.CheckExpectations(&head.m, readExpectations(s))
 	v.readMoved = !readsHold
+	if v.schemaMoved, err = g.schemaMovedSince(ctx, s, &head.m); err != nil {
+		return v, err
+	}
 	return v, nil
 }
 
@@ -549,7 +557,12 @@ func (g *Graph) rollForward(ctx context.Context, s *format.Sidecar, v sidecarVie
 	if err := g.fp.Hit(ctx, failpoint.BeforeRollForwardPublish); err != nil {
 		return Commit{}, err
 	}
-	return g.publishRecovery(ctx, v.branch, updates, exp, s.Message)
+	req, err := g.recoveryReq(ctx, v.branch, updates, exp, s.Message)
+	if err != nil {
+		return Commit{}, err
+	}
+	req.expectSchema = v.head.m.Schema // observe found it equal to the write's base schema
+	return g.publish(ctx, req)
 }
 
 // readExpectations are the sidecar's read expectations, as the writer's

@@ -393,7 +393,7 @@ var errDangling = errors.New("kernel: a table HEAD is above its pin")
 // is that old) is one too.
 func viewRefusal(err error) bool {
 	return errors.Is(err, ErrVersionMismatch) || errors.Is(err, ErrClockSkew) || errors.Is(err, ErrHeadMoved) ||
-		errors.Is(err, ErrReclaimed) || errors.Is(err, ErrNotFound)
+		errors.Is(err, ErrReclaimed) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrSchemaChanged)
 }
 
 // prepareRound checks a round against the head manifest m (the clock skew,
@@ -404,6 +404,12 @@ func viewRefusal(err error) bool {
 // first (kernel/sidecar.go healFirst) and prepares again with healed set.
 func (g *Graph) prepareRound(ctx context.Context, req *publishReq, m *format.Manifest, writes []TableWrite, reads []readState, run *writeRun, healed bool) ([]plannedWrite, error) {
 	b := req.branch
+	// A write validated against another schema stages nothing (its
+	// publish would refuse anyway), so every sidecar's base manifest names
+	// the schema its write was validated against (recovery relies on it).
+	if err := checkSchema(req, m); err != nil {
+		return nil, err
+	}
 	// A clock behind the head by more than the skew margin stages nothing:
 	// a collector may take its fragments for abandoned ones (docs/gc.md §4).
 	if err := g.checkSkew(req, m); err != nil {

@@ -146,6 +146,7 @@ func TestJSONEverySubcommand(t *testing.T) {
 		"export":   {"export", f.spec, testRoot, "main", dir},
 		"branch":   {"branch", "create", f.spec, testRoot, "json-branch"},
 	}
+	cases[schemaApplyName] = []string{"schema", "apply", f.spec, testRoot, "main", writeFile(t, dir, "same.schema", testSchema)} // no step
 	for _, c := range commands() {
 		args, ok := cases[c.name]
 		if !ok {

@@ -107,7 +107,8 @@ type opts struct {
 	types       []string  // diff, changes: --type
 	ops         []feed.Op // diff, changes: --op
 	limit       int64     // diff, changes: --limit
-	dryRun      bool      // merge: --dry-run
+	dryRun      bool      // merge, schema apply: --dry-run
+	renames     []string  // schema apply: --rename (repeatable)
 	maint       maintainOpts
 	keepLast    int // verify: --keep-last
 }
@@ -154,7 +155,7 @@ func commands() []command {
 	}
 	cmds = append(cmds, branchCommand())
 	cmds = append(cmds, changeCommands()...)
-	cmds = append(cmds, mergeCommand(), maintainCommand())
+	cmds = append(cmds, mergeCommand(), maintainCommand(), schemaApplyCommand())
 	return append(cmds, ioCommands()...)
 }
 
@@ -182,6 +183,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
 		fmt.Fprintln(a.stdout, versionString())
 		return exitOK
+	}
+	if args[0] == "schema" && len(args) > 1 && args[1] == "apply" {
+		args = append([]string{schemaApplyName}, args[2:]...) // a two-word command
 	}
 	var cmd *command
 	for _, c := range commands() {

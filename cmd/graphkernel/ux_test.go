@@ -55,6 +55,7 @@ func TestJSONFailures(t *testing.T) {
 		"export":   {"export", f.spec, testRoot, "nosuch", t.TempDir()},
 		"branch":   {"branch", "create", f.spec, testRoot, "feature"},
 	}
+	cases[schemaApplyName] = []string{"schema", "apply", f.spec, testRoot, "nosuch", writeFile(t, t.TempDir(), "s.schema", testSchema)}
 	for _, c := range commands() {
 		args, ok := cases[c.name]
 		if !ok {

@@ -102,7 +102,7 @@ func (v *verifier) checkPage(ctx context.Context, chunkKey, table, dir string, r
 		return sum
 	}
 	b, ok := v.adjObject(ctx, chunkKey, table, ref)
-	t := v.tables[table]
+	t := v.tableIn(ctx, v.curSchema, table)
 	if !ok || t == nil {
 		return indexSum{}
 	}

@@ -54,7 +54,7 @@ func (v *verifier) streamRows(ctx context.Context, p format.TablePin, edge bool,
 	if pr != nil {
 		return // reported by the integrity pass
 	}
-	t := v.tables[p.Name]
+	t := v.tableIn(ctx, v.curSchema, p.Name)
 	for _, f := range infos {
 		key := v.fragKey(p.Name, f.Name)
 		b, ok := v.getBounded(ctx, key, maxFragmentBytes)
@@ -89,10 +89,12 @@ func (v *verifier) checkHead(ctx context.Context, h liveHead) error {
 	}
 	budget := maxIDSet
 	nodes := map[string]map[string]bool{}
-	for _, n := range v.sch.Nodes {
+	v.curSchema = h.m.Schema // the head's rows are read through its own schema
+	sch := v.viewOf(ctx, h.m.Schema).sch
+	for _, n := range sch.Nodes {
 		nodes[n.Name] = v.nodeIDs(ctx, h, n.Name, &budget)
 	}
-	for _, e := range v.sch.Edges {
+	for _, e := range sch.Edges {
 		v.checkEdges(ctx, h, e, nodes, budget)
 	}
 	return nil

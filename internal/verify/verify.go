@@ -128,6 +128,10 @@ type verifier struct {
 	tvGone     map[string]string // missing table versions only unretained manifests pin (garbage, not damage) -> the first such manifest
 	garbage    int               // references from unretained manifests to collected objects
 	kernelOnly bool              // the schema contract is no data-plane schema: every table is opaque
+
+	g         *data.Graph           // the read-only data handle (nil if the open failed)
+	views     map[string]schemaView // per schema hash (schemas.go)
+	curSchema string                // the schema of the manifest whose pins are being checked
 }
 
 // incKey names one branch incarnation.
@@ -212,6 +216,7 @@ func (v *verifier) loadTables(ctx context.Context, env kernel.Env) {
 			var s *data.Snapshot
 			if s, err = g.SnapshotAt(ctx, b); err == nil {
 				v.sch = s.Schema()
+				v.g, v.views = g, map[string]schemaView{}
 				v.tables = map[string]*data.Table{}
 				for _, n := range v.sch.Nodes {
 					v.tables[n.Name], _ = s.Table(n.Name)
@@ -634,6 +639,7 @@ func (v *verifier) checkSchema(ctx context.Context, hash string) {
 // manifests outside retention pin is collected garbage (counted in a note)
 // until a retained manifest pins it too.
 func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifest, retained bool) {
+	v.curSchema = m.Schema // fragments are read through the schema of the manifest pinning them
 	for _, p := range m.Tables {
 		key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
 		if from, gone := v.tvGone[key]; gone && retained {
@@ -698,8 +704,7 @@ func (v *verifier) dataTable(table string) bool {
 	if v.tables == nil {
 		return !v.kernelOnly
 	}
-	_, ok := v.tables[table]
-	return ok
+	return v.tableIn(context.Background(), v.curSchema, table) != nil
 }
 
 // tvUnreadable marks a table version that did not read or decode.
@@ -812,7 +817,7 @@ func (v *verifier) checkFragment(ctx context.Context, table string, f data.Fragm
 		v.problem(key, RuleFragment, "size %d crc32c %08x, the table version records %d and %08x", len(b), crc32.Checksum(b, castagnoli), f.Bytes, f.CRC32C)
 		return
 	}
-	t := v.tables[table]
+	t := v.tableIn(ctx, v.curSchema, table)
 	if t == nil {
 		return
 	}

@@ -208,7 +208,7 @@ func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
 
 // page returns the decoded page ref of t in direction d (cached).
 func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arrow.Record, error) {
-	key := cacheKey(t.Name, ref.Name)
+	key := cacheKey(t.cacheID, ref.Name)
 	if rec, ok := r.g.cache.get(key); ok {
 		return rec, nil
 	}

@@ -176,6 +176,9 @@ func (c *committer) write(ctx context.Context, intent kernel.LineageIntent) (ker
 func (c *committer) publish(ctx context.Context, intent kernel.LineageIntent) (kernel.Commit, error) {
 	defer c.release()
 	opts := kernel.WriteOptions{Kind: WriterKindTxn, Expect: c.expectations(ctx), FollowCompactions: true}
+	// Validated against the schema the transaction began under: a schema
+	// change since is *kernel.SchemaChangedError at the publish.
+	intent.ExpectSchema = c.t.base.SchemaHash()
 	return c.t.g.k.WriteWith(ctx, c.t.branch, c.writes(ctx), intent, opts)
 }
 

@@ -103,7 +103,7 @@ func indexedNeighbours(ctx context.Context, r *reader, v *tableView, node string
 func (s *Snapshot) uncachedBytes(v *tableView) int64 {
 	var n int64
 	for i, f := range v.frags {
-		if v.recs[i] == nil && !s.g.cache.has(cacheKey(v.t.Name, f.Name)) {
+		if v.recs[i] == nil && !s.g.cache.has(cacheKey(v.t.cacheID, f.Name)) {
 			n += int64(f.Bytes)
 		}
 	}

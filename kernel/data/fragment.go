@@ -83,11 +83,13 @@ func EncodeFragmentWith(t *Table, rec arrow.Record, c Codec) ([]byte, FragmentIn
 // EncodeFragment) without judging its rows.
 func encodeIPC(t *Table, rec arrow.Record) ([]byte, error) {
 	var w seekBuffer
-	fw, err := ipc.NewFileWriter(&w, ipc.WithSchema(t.arrow), ipc.WithAllocator(goAlloc))
+	fw, err := ipc.NewFileWriter(&w, ipc.WithSchema(t.disk), ipc.WithAllocator(goAlloc))
 	if err != nil {
 		return nil, err
 	}
-	if err := fw.Write(rec); err != nil {
+	disk := t.toDisk(rec) // storage column names (schema evolution)
+	defer disk.Release()
+	if err := fw.Write(disk); err != nil {
 		return nil, err
 	}
 	if err := fw.Close(); err != nil {
@@ -146,13 +148,15 @@ func decodeIPC(t *Table, b []byte) (rec arrow.Record, err error) {
 		return nil, err
 	}
 	defer fr.Close()
-	if !sameSchema(fr.Schema(), t.arrow) {
-		return nil, fmt.Errorf("schema %v is not the schema of table %s", fr.Schema(), t.Name)
-	}
 	if n := fr.NumRecords(); n != 1 {
 		return nil, fmt.Errorf("%d record batches, want 1", n)
 	}
-	return fr.RecordAt(0)
+	raw, err := fr.RecordAt(0)
+	if err != nil {
+		return nil, err
+	}
+	return t.fromDisk(raw) // an older layout reads through the current one
+
 }
 
 // sameSchema compares fields (name, type, nullability) and metadata.

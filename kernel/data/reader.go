@@ -141,7 +141,7 @@ func (r *reader) load(ctx context.Context, v *tableView, i int) error {
 		return nil
 	}
 	info := v.frags[i]
-	key := cacheKey(v.t.Name, info.Name)
+	key := cacheKey(v.t.cacheID, info.Name)
 	if rec, ok := r.g.cache.get(key); ok {
 		v.recs[i] = rec
 		return nil
@@ -178,7 +178,7 @@ func (r *reader) fetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.
 // caller releases: the cached record when there is one, else a fresh fetch
 // that is not cached (a scan must not flush the point reads' working set).
 func (r *reader) scanFetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.Record, error) {
-	if rec, ok := r.g.cache.get(cacheKey(t.Name, info.Name)); ok {
+	if rec, ok := r.g.cache.get(cacheKey(t.cacheID, info.Name)); ok {
 		rec.Retain()
 		return rec, nil
 	}

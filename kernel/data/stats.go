@@ -54,7 +54,7 @@ func columnStats(t *Table, rec arrow.Record) []ColumnStats {
 
 func oneColumnStats(t *Table, c int, col arrow.Array) ColumnStats {
 	k := kindOf(t, c)
-	cs := ColumnStats{Column: t.arrow.Field(c).Name}
+	cs := ColumnStats{Column: t.storageName(c)}
 	var lo, hi *pred.Value
 	for i := 0; i < col.Len(); i++ {
 		if col.IsNull(i) {
@@ -171,17 +171,22 @@ func parseStat(k schema.Kind, s string) (pred.Value, error) {
 type fragStats map[int]pred.ColStats
 
 // decodeStats checks a fragment's statistics against its table: known stat
-// columns in column order, each at most once, canonical bounds with
+// columns (by storage name; a retired column's are skipped: a fragment
+// written before a schema change may list them, in its own column order),
+// each at most once, canonical bounds with
 // Lo <= Hi, at most rows nulls, no bound on an all-null column.
 func decodeStats(t *Table, info FragmentInfo) (fragStats, error) {
 	out := fragStats{}
-	last := -1
+	seen := map[int]bool{} // an evolved table's old fragments may list columns in another order
 	for _, cs := range info.Stats {
-		c, ok := t.column(cs.Column)
-		if !ok || c <= last || c < t.firstProp() {
+		c, ok := t.storageColumn(cs.Column)
+		if !ok && t.retired[cs.Column] {
+			continue // a dropped property's statistics: nothing reads them
+		}
+		if !ok || seen[c] || c < t.firstProp() {
 			return nil, fmt.Errorf("stats of column %q: unknown, repeated or out of order", cs.Column)
 		}
-		last = c
+		seen[c] = true
 		st := pred.ColStats{Nulls: cs.Nulls}
 		for _, b := range []struct {
 			s   *string

@@ -34,6 +34,15 @@ type Table struct {
 
 	arrow     *arrow.Schema
 	propIndex map[string]int // property name -> column index
+
+	// Storage layout (evolve_layout.go): the schema of the fragments
+	// (storage column names), storage name -> column index, the retired
+	// columns old fragments may hold, and the identity of the layout in
+	// the fragment cache.
+	disk      *arrow.Schema
+	diskIndex map[string]int
+	retired   map[string]bool
+	cacheID   string
 }
 
 // Schema returns the Arrow schema of the table's fragments and scans.
@@ -90,6 +99,7 @@ func (c *catalog) add(t *Table) {
 	for i, f := range fields {
 		t.propIndex[f.Name] = i
 	}
+	t.layout(retiredOf(c.schema, t.Name))
 	c.tables[t.Name] = t
 	c.names = append(c.names, t.Name)
 }

@@ -217,6 +217,10 @@ func validateForkPoint(f *ForkPoint) error {
 	return nil
 }
 
+// IsSchemaSum reports whether s is a schema identity: 64 lowercase hex
+// digits (the sha256 of a contract).
+func IsSchemaSum(s string) bool { return validateSchemaSum(s) == nil }
+
 func validateSchemaSum(s string) error {
 	if len(s) != 64 {
 		return fmt.Errorf("schema %q is not 64 hex digits", s)

@@ -194,10 +194,14 @@ func TestCheckSuccessorCatchesBrokenSuccessors(t *testing.T) {
 			t.Fatalf("%v %v", mm, err)
 		}
 		mutations := map[string]func(m *format.Manifest){
-			"version skip":  func(m *format.Manifest) { m.Version++ },
-			"other branch":  func(m *format.Manifest) { m.Branch.Incarnation++ },
-			"wrong parent":  func(m *format.Manifest) { m.Commit.Parents = []format.ID{genID(t, "x")} },
-			"schema change": func(m *format.Manifest) { m.Schema = strings.Repeat("1", 64) },
+			"version skip": func(m *format.Manifest) { m.Version++ },
+			"other branch": func(m *format.Manifest) { m.Branch.Incarnation++ },
+			"wrong parent": func(m *format.Manifest) { m.Commit.Parents = []format.ID{genID(t, "x")} },
+			// A schema change is an ordinary (or merge) commit's alone.
+			"schema change by recovery": func(m *format.Manifest) {
+				m.Schema = strings.Repeat("1", 64)
+				m.Commit.Kind = format.KindRecovery
+			},
 			"fork change": func(m *format.Manifest) {
 				m.ForkOf = &format.ForkPoint{Branch: "x", Incarnation: 1, IncarnationID: format.ID{1}, CommitID: format.ID{2}}
 			},
@@ -281,5 +285,25 @@ func TestValidateUpdates(t *testing.T) {
 		if err := ValidateUpdates(tc.us); (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+// TestSchemaChangeIsAnOrdinaryCommit pins the other side of the rule: a
+// successor that is an ordinary commit may name another schema (a schema
+// change publishes through the one door like any write).
+func TestSchemaChangeIsAnOrdinaryCommit(t *testing.T) {
+	prev := Genesis(format.BranchIdentity{Name: "main", Incarnation: 1, IncarnationID: format.ID{1}},
+		format.Commit{ID: format.ID{2}, Actor: "a", TimeUnixNano: 1}, strings.Repeat("a", 64))
+	next, mm, err := NextManifest(&prev, Proposal{Commit: format.Commit{ID: format.ID{3}, Parents: []format.ID{prev.Head},
+		Actor: "a", TimeUnixNano: 2, Kind: format.KindCommit}, Schema: strings.Repeat("b", 64)})
+	if err != nil || mm != nil || next.Schema != strings.Repeat("b", 64) {
+		t.Fatalf("NextManifest = %+v, %v, %v", next, mm, err)
+	}
+	if err := CheckSuccessor(&prev, &next); err != nil {
+		t.Fatalf("schema change refused: %v", err)
+	}
+	next.Commit.Kind = format.KindRecovery
+	if err := CheckSuccessor(&prev, &next); err == nil {
+		t.Fatal("a recovery commit changed the schema unnoticed")
 	}
 }

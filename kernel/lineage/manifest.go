@@ -70,6 +70,9 @@ type Proposal struct {
 	Updates   []Update
 	Commit    format.Commit
 	Tombstone bool
+	// Schema, if set, is the schema the successor names (a schema
+	// change); empty keeps prev's.
+	Schema string
 }
 
 // NextManifest builds the successor of prev for proposal p: version+1, same
@@ -105,6 +108,9 @@ func NextManifest(prev *format.Manifest, p Proposal) (format.Manifest, *Mismatch
 		Schema:      prev.Schema,
 		FormatStamp: format.CurrentFormat,
 	}
+	if p.Schema != "" {
+		next.Schema = p.Schema
+	}
 	if len(next.Tables) == 0 {
 		next.Tables = nil
 	}
@@ -134,7 +140,8 @@ func copyFork(f *format.ForkPoint) *format.ForkPoint {
 
 // CheckSuccessor asserts every invariant a publish must hold before its
 // write: next is valid on its own, its version is prev's plus one, it keeps
-// prev's incarnation, fork point and schema, no pin disappears or goes
+// prev's incarnation and fork point, and prev's schema unless it is an
+// ordinary or merge commit (a schema change), no pin disappears or goes
 // backwards, and its commit's first parent is prev's head. The kernel panics
 // on a non-nil result: it is an internal bug, never a race.
 func CheckSuccessor(prev, next *format.Manifest) error {
@@ -150,8 +157,8 @@ func CheckSuccessor(prev, next *format.Manifest) error {
 		return fmt.Errorf("incarnation changed from %+v to %+v", prev.Branch, next.Branch)
 	case !sameFork(prev.ForkOf, next.ForkOf):
 		return fmt.Errorf("fork point changed")
-	case next.Schema != prev.Schema:
-		return fmt.Errorf("schema changed")
+	case next.Schema != prev.Schema && (next.Tombstone || next.Commit == nil || !schemaMayChange(next.Commit.Kind)):
+		return fmt.Errorf("schema changed by a %s", describe(next))
 	case next.Commit == nil:
 		return fmt.Errorf("successor without a commit")
 	case next.Commit.Parents[0] != prev.Head:
@@ -164,6 +171,24 @@ func CheckSuccessor(prev, next *format.Manifest) error {
 		}
 	}
 	return nil
+}
+
+// schemaMayChange reports whether a commit of kind k may name a schema
+// other than its predecessor's: an ordinary commit (a schema change) or a
+// merge (which adopts the merged schema); never a recovery commit or a
+// tombstone.
+func schemaMayChange(k format.CommitKind) bool {
+	return k == format.KindCommit || k == format.KindMerge
+}
+
+func describe(m *format.Manifest) string {
+	switch {
+	case m.Tombstone:
+		return "tombstone"
+	case m.Commit == nil:
+		return "manifest without a commit"
+	}
+	return string(m.Commit.Kind) + " commit"
 }
 
 func sameFork(a, b *format.ForkPoint) bool {

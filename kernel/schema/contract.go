@@ -79,6 +79,7 @@ func (s Schema) encode() []byte {
 	b.WriteString(ContractHeader)
 	for _, n := range s.Nodes {
 		b.WriteString("node " + n.Name + " ")
+		writeRetired(&b, n.Retired)
 		writeBody(&b, n.Props)
 	}
 	for _, e := range s.Edges {
@@ -86,6 +87,7 @@ func (s Schema) encode() []byte {
 		if !e.Card.IsDefault() {
 			b.WriteString("@card(" + e.Card.String() + ") ")
 		}
+		writeRetired(&b, e.Retired)
 		writeBody(&b, e.Props)
 	}
 	return b.Bytes()
@@ -102,7 +104,25 @@ func writeBody(b *bytes.Buffer, props []Property) {
 		if !p.Required {
 			b.WriteByte('?')
 		}
+		if p.Column != "" && p.Column != p.Name {
+			b.WriteString(" @col(" + p.Column + ")")
+		}
 		b.WriteByte('\n')
 	}
 	b.WriteString("}\n")
+}
+
+// writeRetired writes "@retired(a, b) " when a type has retired columns.
+func writeRetired(b *bytes.Buffer, retired []string) {
+	if len(retired) == 0 {
+		return
+	}
+	b.WriteString("@retired(")
+	for i, r := range retired {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(r)
+	}
+	b.WriteString(") ")
 }

@@ -32,13 +32,16 @@ func (e *ParseError) Unwrap() []error { return []error{e.Err, ErrInvalidSchema} 
 // problem returns a *ParseError at the offending line. The grammar:
 //
 //	schema   = { decl } .
-//	decl     = "node" Name [ body ]
-//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] [ body ] .
+//	decl     = "node" Name [ retired ] [ body ]
+//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] [ retired ] [ body ] .
+//	retired  = "@retired" "(" Name { "," Name } ")" .
 //	body     = "{" { prop [ "," ] } "}" .
-//	prop     = Name ":" kind [ "?" ] .
+//	prop     = Name ":" kind [ "?" ] [ "@col" "(" Name ")" ] .
 //	kind     = "string" | "int64" | "float64" | "bool" | "timestamp" | "bytes" .
 //
-// A property is required unless its kind is followed by "?" (nullable). A
+// A property is required unless its kind is followed by "?" (nullable).
+// "@col" and "@retired" record storage columns after a schema change (see
+// evolve.go); hand-written schemas do not need them. A
 // declaration without a body has no properties.
 // "#" starts a comment that runs to the end of the line. Only ASCII is
 // accepted outside comments. Example:
@@ -113,11 +116,17 @@ func (p *parser) node(s *Schema) error {
 	if err != nil {
 		return err
 	}
+	var retired []string
+	if p.tok.kind == tAt {
+		if retired, err = p.retiredAnnotation(); err != nil {
+			return err
+		}
+	}
 	props, err := p.body(&tp)
 	if err != nil {
 		return err
 	}
-	s.Nodes = append(s.Nodes, NodeType{Name: name, Props: props})
+	s.Nodes = append(s.Nodes, NodeType{Name: name, Props: props, Retired: retired})
 	p.nodes = append(p.nodes, tp)
 	return nil
 }
@@ -150,6 +159,11 @@ func (p *parser) edge(s *Schema) error {
 			return err
 		}
 	}
+	if p.tok.kind == tAt {
+		if e.Retired, err = p.retiredAnnotation(); err != nil {
+			return err
+		}
+	}
 	if e.Props, err = p.body(&tp); err != nil {
 		return err
 	}
@@ -158,18 +172,64 @@ func (p *parser) edge(s *Schema) error {
 	return nil
 }
 
-// card parses "@card(min..max)" or "@card(min..*)".
-func (p *parser) card() (Cardinality, error) {
+// annotation consumes "@name(" for the annotation name, else a syntax
+// error naming what was expected.
+func (p *parser) annotation(name string) error {
 	if err := p.expect(tAt); err != nil {
-		return Cardinality{}, err
+		return err
 	}
-	if p.tok.kind != tIdent || p.tok.text != "card" {
-		return Cardinality{}, p.errorf("expected annotation \"card\", found %s", p.tok)
+	if p.tok.kind != tIdent || p.tok.text != name {
+		return p.errorf("expected annotation %q, found %s", name, p.tok)
 	}
 	if err := p.next(); err != nil {
-		return Cardinality{}, err
+		return err
 	}
-	if err := p.expect(tLParen); err != nil {
+	return p.expect(tLParen)
+}
+
+// retiredAnnotation parses "@retired(col, col...)": the storage columns
+// of dropped properties (schema evolution).
+func (p *parser) retiredAnnotation() ([]string, error) {
+	if err := p.annotation("retired"); err != nil {
+		return nil, err
+	}
+	var out []string
+	for {
+		if len(out) >= MaxRetiredPerType {
+			return nil, p.errorf("more than %d retired columns", MaxRetiredPerType)
+		}
+		var at pos
+		c, err := p.ident(&at, "a retired column name")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		if p.tok.kind != tComma {
+			break
+		}
+		if err := p.next(); err != nil {
+			return nil, err
+		}
+	}
+	return out, p.expect(tRParen)
+}
+
+// colAnnotation parses "@col(name)": a property's storage column.
+func (p *parser) colAnnotation() (string, error) {
+	if err := p.annotation("col"); err != nil {
+		return "", err
+	}
+	var at pos
+	c, err := p.ident(&at, "a storage column name")
+	if err != nil {
+		return "", err
+	}
+	return c, p.expect(tRParen)
+}
+
+// card parses "@card(min..max)" or "@card(min..*)".
+func (p *parser) card() (Cardinality, error) {
+	if err := p.annotation("card"); err != nil {
 		return Cardinality{}, err
 	}
 	min, err := p.number("the minimum")
@@ -230,12 +290,18 @@ func (p *parser) body(tp *typePos) ([]Property, error) {
 				return nil, err
 			}
 		}
+		var column string
+		if p.tok.kind == tAt {
+			if column, err = p.colAnnotation(); err != nil {
+				return nil, err
+			}
+		}
 		if p.tok.kind == tComma {
 			if err := p.next(); err != nil {
 				return nil, err
 			}
 		}
-		props = append(props, Property{Name: name, Kind: kind, Required: required})
+		props = append(props, Property{Name: name, Kind: kind, Required: required, Column: column})
 		tp.props = append(tp.props, at)
 	}
 	return props, p.next()

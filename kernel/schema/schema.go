@@ -55,6 +55,20 @@ type Property struct {
 	Name     string
 	Kind     Kind
 	Required bool
+	// Column is the property's storage column: the name of its Arrow field
+	// in fragments. Empty means Name. It differs from Name only after a
+	// schema change renamed the property (the column keeps its data) or
+	// re-added a name whose old column is retired; see evolve.go.
+	Column string
+}
+
+// StorageColumn returns the storage column of p: Column, or Name when
+// Column is empty.
+func (p Property) StorageColumn() string {
+	if p.Column != "" {
+		return p.Column
+	}
+	return p.Name
 }
 
 // NodeType is a node table: a required string key `id` plus Props, in
@@ -62,6 +76,10 @@ type Property struct {
 type NodeType struct {
 	Name  string
 	Props []Property
+	// Retired lists, sorted, the storage columns of properties dropped by
+	// a schema change: old fragments may still hold them, so no property
+	// may take them again (a re-added name gets a fresh column).
+	Retired []string
 }
 
 // Unbounded is the Max of a Cardinality without an upper bound.
@@ -109,6 +127,8 @@ type EdgeType struct {
 	To    string
 	Props []Property
 	Card  Cardinality
+	// Retired: as NodeType.Retired.
+	Retired []string
 }
 
 // Schema is a set of node and edge types. Node and edge names share one
@@ -138,6 +158,8 @@ const (
 	MaxPropsPerType = 256
 	// MaxCardinality bounds a @card bound.
 	MaxCardinality = math.MaxInt32
+	// MaxRetiredPerType bounds the retired storage columns of one type.
+	MaxRetiredPerType = 1024
 	// MaxTextBytes bounds the text form Parse accepts.
 	MaxTextBytes = 1 << 20
 )
@@ -186,13 +208,36 @@ func (s *Schema) EdgesTouching(node string) []string {
 func (s Schema) Normalized() Schema {
 	out := Schema{Nodes: make([]NodeType, len(s.Nodes)), Edges: make([]EdgeType, len(s.Edges))}
 	for i, n := range s.Nodes {
-		out.Nodes[i] = NodeType{Name: n.Name, Props: append([]Property(nil), n.Props...)}
+		out.Nodes[i] = NodeType{Name: n.Name, Props: normalProps(n.Props), Retired: normalRetired(n.Retired)}
 	}
 	for i, e := range s.Edges {
-		e.Props = append([]Property(nil), e.Props...)
+		e.Props = normalProps(e.Props)
+		e.Retired = normalRetired(e.Retired)
 		out.Edges[i] = e
 	}
 	sort.SliceStable(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
 	sort.SliceStable(out.Edges, func(i, j int) bool { return out.Edges[i].Name < out.Edges[j].Name })
+	return out
+}
+
+// normalProps copies props, clearing a Column equal to the name (the
+// canonical form writes @col only when it differs).
+func normalProps(props []Property) []Property {
+	out := append([]Property(nil), props...)
+	for i := range out {
+		if out[i].Column == out[i].Name {
+			out[i].Column = ""
+		}
+	}
+	return out
+}
+
+// normalRetired returns a sorted copy of retired, nil when empty.
+func normalRetired(retired []string) []string {
+	if len(retired) == 0 {
+		return nil
+	}
+	out := append([]string(nil), retired...)
+	sort.Strings(out)
 	return out
 }

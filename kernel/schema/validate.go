@@ -47,6 +47,9 @@ func (e *ValidationError) Unwrap() error { return ErrInvalidSchema }
 //   - type names are unique across node and edge types; property names are
 //     unique within their type and are not the reserved id, from, to;
 //   - every property has a valid Kind;
+//   - storage columns (Column, or the name) are identifiers, unique within
+//     their type, not reserved, and none is retired; retired columns are
+//     identifiers, unique, at most MaxRetiredPerType;
 //   - every edge's From and To name node types of this schema;
 //   - cardinality: Max is Unbounded or 1..MaxCardinality with Min <= Max,
 //     and Min <= MaxCardinality.
@@ -59,9 +62,15 @@ func (s *Schema) Validate() error {
 		if err := checkType(n.Name, n.Props, seen); err != nil {
 			return err.at(false, i)
 		}
+		if err := checkColumns(n.Name, n.Props, n.Retired); err != nil {
+			return err.at(false, i)
+		}
 	}
 	for i, e := range s.Edges {
 		if err := checkType(e.Name, e.Props, seen); err != nil {
+			return err.at(true, i)
+		}
+		if err := checkColumns(e.Name, e.Props, e.Retired); err != nil {
 			return err.at(true, i)
 		}
 		if err := s.checkEdge(e); err != nil {
@@ -150,3 +159,31 @@ func identProblem(name string) string {
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+// checkColumns checks a type's storage columns and retired columns.
+func checkColumns(name string, props []Property, retired []string) *ValidationError {
+	if len(retired) > MaxRetiredPerType {
+		return &ValidationError{Type: name, Msg: fmt.Sprintf("%d retired columns, more than the limit %d", len(retired), MaxRetiredPerType), propIndex: -1}
+	}
+	gone := make(map[string]bool, len(retired))
+	for _, r := range retired {
+		if msg := identProblem(r); msg != "" || reservedProps[r] || gone[r] {
+			return &ValidationError{Type: name, Msg: fmt.Sprintf("retired column %q is not a unique, unreserved identifier", r), propIndex: -1}
+		}
+		gone[r] = true
+	}
+	used := make(map[string]bool, len(props))
+	for j, p := range props {
+		c := p.StorageColumn()
+		switch {
+		case identProblem(c) != "" || reservedProps[c]:
+			return &ValidationError{Type: name, Prop: p.Name, Msg: fmt.Sprintf("storage column %q is not an unreserved identifier", c), propIndex: j}
+		case used[c]:
+			return &ValidationError{Type: name, Prop: p.Name, Msg: fmt.Sprintf("storage column %q is used twice", c), propIndex: j}
+		case gone[c]:
+			return &ValidationError{Type: name, Prop: p.Name, Msg: fmt.Sprintf("storage column %q is retired (its old data would come back)", c), propIndex: j}
+		}
+		used[c] = true
+	}
+	return nil
+}

@@ -1,0 +1,372 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// emodel is the reference model of the schema-evolution state machine:
+// Person's properties (all int64?, in order) and each person's values by
+// property name, WorksAt edges (id -> source) and the WorksAt @card max
+// (0: unbounded).
+type emodel struct {
+	props  []string
+	rows   map[string]map[string]int64 // person -> prop -> value (absent: null)
+	edges  map[string]string           // WorksAt id -> from
+	cardMx uint32
+}
+
+func (m *emodel) text() string {
+	var b strings.Builder
+	b.WriteString("node Person {")
+	for _, p := range m.props {
+		b.WriteString(" " + p + ": int64?")
+	}
+	b.WriteString(" }\nnode Company {}\nedge WorksAt: Person -> Company")
+	if m.cardMx != 0 {
+		fmt.Fprintf(&b, " @card(0..%d)", m.cardMx)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (m *emodel) has(p string) bool {
+	for _, q := range m.props {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// out counts the WorksAt edges of each source.
+func (m *emodel) out() map[string]uint32 {
+	n := map[string]uint32{}
+	for _, from := range m.edges { //detlint:ordered counts
+		n[from]++
+	}
+	return n
+}
+
+func (m *emodel) cardAllows(mx uint32) bool {
+	if mx == 0 {
+		return true
+	}
+	for _, c := range m.out() { //detlint:ordered an all-check
+		if c > mx {
+			return false
+		}
+	}
+	return true
+}
+
+var propPool = []string{"a", "b", "c", "d", "e"}
+var personIDs = []string{"p0", "p1", "p2", "p3"}
+
+// TestSchemaEvolutionStateMachine interleaves random schema changes (add,
+// drop, rename a property; tighten or loosen @card) with writes, stale
+// transactions and reads on the sim store, against emodel: every read
+// (Get and Scan) matches the model, a rename keeps values, a drop then
+// re-add reads null, a refused @card tightening is exactly one the model's
+// edges break, and a transaction begun before a change fails with
+// ErrSchemaChanged and leaves nothing.
+func TestSchemaEvolutionStateMachine(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &emodel{props: []string{"a"}, rows: map[string]map[string]int64{}, edges: map[string]string{}}
+		g, err := Init(ctx, sim.New(sim.Config{Seed: 1}), testRoot, rparse(rt, m.text()), Options{Kernel: kernel.Options{Env: testEnv(1)}})
+		rmust(rt, err)
+		main := rmain(rt, g)
+		rcommit(rt, g, func(tx *Txn) error { return tx.Insert("Company", Row{ID: "c"}) })
+		var stale *Txn      // a transaction begun before the last schema change
+		var staleRow string // the person it writes
+		var edgeN int
+		applyModel := func(rt *rapid.T, next *emodel, renames []schema.Rename, want error) {
+			_, err := g.ApplySchema(ctx, main, rparse(rt, next.text()), kernel.LineageIntent{Actor: "sm"}, SchemaOptions{Renames: renames})
+			if !errors.Is(err, want) && !(want == nil && err == nil) {
+				rt.Fatalf("apply %q: %v, want %v", next.text(), err, want)
+			}
+		}
+		rt.Repeat(map[string]func(*rapid.T){
+			"upsert": func(rt *rapid.T) {
+				id := rapid.SampledFrom(personIDs).Draw(rt, "id")
+				vals := map[string]int64{}
+				props := map[string]any{}
+				for _, p := range m.props {
+					if rapid.Bool().Draw(rt, "set "+p) {
+						v := rapid.Int64Range(-5, 5).Draw(rt, "v "+p)
+						vals[p], props[p] = v, v
+					}
+				}
+				rcommit(rt, g, func(tx *Txn) error { return tx.Upsert("Person", Row{ID: id, Props: props}) })
+				m.rows[id] = vals
+			},
+			"edge": func(rt *rapid.T) {
+				from := rapid.SampledFrom(personIDs).Draw(rt, "from")
+				if _, ok := m.rows[from]; !ok {
+					rt.Skip("no such person")
+				}
+				edgeN++
+				id := fmt.Sprintf("w%d", edgeN)
+				tx, err := g.Begin(ctx, main)
+				rmust(rt, err)
+				rmust(rt, tx.Insert("WorksAt", edge(id, from, "c")))
+				_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "sm"})
+				ok := m.cardMx == 0 || m.out()[from] < m.cardMx
+				switch {
+				case ok && err != nil:
+					rt.Fatalf("edge %s from %s: %v", id, from, err)
+				case !ok && !errors.Is(err, ErrCardinality):
+					rt.Fatalf("edge %s from %s over @card(0..%d): %v, want ErrCardinality", id, from, m.cardMx, err)
+				case ok:
+					m.edges[id] = from
+				}
+			},
+			"begin-stale": func(rt *rapid.T) {
+				if stale != nil || len(m.rows) == 0 {
+					rt.Skip("one at a time")
+				}
+				tx, err := g.Begin(ctx, main)
+				rmust(rt, err)
+				staleRow = "p-stale"
+				rmust(rt, tx.Insert("Person", Row{ID: staleRow}))
+				stale = tx
+			},
+			"add": func(rt *rapid.T) {
+				p := rapid.SampledFrom(propPool).Draw(rt, "prop")
+				if m.has(p) {
+					rt.Skip("present")
+				}
+				next := *m
+				next.props = append(append([]string(nil), m.props...), p)
+				applyModel(rt, &next, nil, nil)
+				m.props = next.props
+				changed(rt, &stale, staleRow, g)
+			},
+			"drop": func(rt *rapid.T) {
+				if len(m.props) == 0 {
+					rt.Skip("none")
+				}
+				p := rapid.SampledFrom(m.props).Draw(rt, "prop")
+				next := *m
+				next.props = nil
+				for _, q := range m.props {
+					if q != p {
+						next.props = append(next.props, q)
+					}
+				}
+				applyModel(rt, &next, nil, nil)
+				m.props = next.props
+				for _, r := range m.rows { //detlint:ordered deletes one key from each
+					delete(r, p)
+				}
+				changed(rt, &stale, staleRow, g)
+			},
+			"rename": func(rt *rapid.T) {
+				if len(m.props) == 0 {
+					rt.Skip("none")
+				}
+				from := rapid.SampledFrom(m.props).Draw(rt, "from")
+				to := rapid.SampledFrom(propPool).Draw(rt, "to")
+				if m.has(to) {
+					rt.Skip("target present")
+				}
+				next := *m
+				next.props = append([]string(nil), m.props...)
+				for i, q := range next.props {
+					if q == from {
+						next.props[i] = to
+					}
+				}
+				applyModel(rt, &next, []schema.Rename{{Type: "Person", From: from, To: to}}, nil)
+				m.props = next.props
+				for _, r := range m.rows { //detlint:ordered moves one key in each
+					if v, ok := r[from]; ok {
+						r[to] = v
+						delete(r, from)
+					}
+				}
+				changed(rt, &stale, staleRow, g)
+			},
+			"card": func(rt *rapid.T) {
+				mx := rapid.Uint32Range(0, 2).Draw(rt, "max")
+				if mx == m.cardMx {
+					rt.Skip("same")
+				}
+				next := *m
+				next.cardMx = mx
+				if !m.cardAllows(mx) {
+					applyModel(rt, &next, nil, ErrCardTightened)
+					return
+				}
+				applyModel(rt, &next, nil, nil)
+				m.cardMx = mx
+				changed(rt, &stale, staleRow, g)
+			},
+			"commit-stale": func(rt *rapid.T) {
+				if stale == nil {
+					rt.Skip("none")
+				}
+				_, err := stale.Commit(ctx, kernel.LineageIntent{Actor: "sm"})
+				stale = nil
+				rmust(rt, err) // not outdated by a change (changed() settles those)
+				m.rows[staleRow] = map[string]int64{}
+				// drop it again so ids stay in personIDs' reach of the model
+				rcommit(rt, g, func(tx *Txn) error { return tx.Delete("Person", staleRow) })
+				delete(m.rows, staleRow)
+			},
+			"": func(rt *rapid.T) { checkEvolved(rt, g, m) },
+		})
+	})
+}
+
+// changed settles a stale transaction after a schema change landed: its
+// commit must fail with ErrSchemaChanged and leave nothing.
+func changed(rt *rapid.T, stale **Txn, row string, g *Graph) {
+	if *stale == nil {
+		return
+	}
+	_, err := (*stale).Commit(ctx, kernel.LineageIntent{Actor: "sm"})
+	*stale = nil
+	if !errors.Is(err, kernel.ErrSchemaChanged) {
+		rt.Fatalf("transaction begun before a schema change: %v, want ErrSchemaChanged", err)
+	}
+	if _, ok, err := rsnap(rt, g).Get(ctx, "Person", row); err != nil || ok {
+		rt.Fatalf("refused stale write visible: %v %v", ok, err)
+	}
+}
+
+// checkEvolved compares the head with the model: the schema's Person
+// properties, every row by Get, every property by Scan, the edges.
+func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
+	s := rsnap(rt, g)
+	sch := s.Schema()
+	p, _ := sch.Node("Person")
+	var names []string
+	for _, pr := range p.Props {
+		names = append(names, pr.Name)
+	}
+	if strings.Join(names, ",") != strings.Join(m.props, ",") {
+		rt.Fatalf("Person props %v, model %v", names, m.props)
+	}
+	ids := sortedKeys(rowSet(m.rows))
+	for _, id := range ids {
+		r, ok, err := s.Get(ctx, "Person", id)
+		if err != nil || !ok {
+			rt.Fatalf("Get %s: %v %v", id, ok, err)
+		}
+		for _, pr := range m.props {
+			want, has := m.rows[id][pr]
+			got, set := r.Props[pr]
+			if has != (set && got != nil) || (has && got != want) {
+				rt.Fatalf("%s.%s = %v (set %v), model %v (set %v)", id, pr, got, set, want, has)
+			}
+		}
+	}
+	for _, pr := range m.props {
+		var want []string
+		for _, id := range ids {
+			v := "null"
+			if x, ok := m.rows[id][pr]; ok {
+				v = fmt.Sprint(x)
+			}
+			want = append(want, id+"="+v)
+		}
+		if got := scanPropOf(rt, s, "Person", pr); got != strings.Join(want, ",") {
+			rt.Fatalf("scan %s: %s, model %s", pr, got, strings.Join(want, ","))
+		}
+	}
+	var edges []string
+	rmust(rt, scanColumns(ctx, s, "WorksAt", []string{schema.ColID, schema.ColFrom}, func(v []string) { edges = append(edges, v[0]+">"+v[1]) }))
+	sort.Strings(edges)
+	var want []string
+	for id, from := range m.edges { //detlint:ordered sorted next
+		want = append(want, id+">"+from)
+	}
+	sort.Strings(want)
+	if strings.Join(edges, ",") != strings.Join(want, ",") {
+		rt.Fatalf("edges %v, model %v", edges, want)
+	}
+}
+
+func rowSet(m map[string]map[string]int64) map[string]bool {
+	out := map[string]bool{}
+	for k := range m { //detlint:ordered a set
+		out[k] = true
+	}
+	return out
+}
+
+// scanPropOf is scanProp on a given snapshot.
+func scanPropOf(t fatalT, s *Snapshot, typ, prop string) string {
+	t.Helper()
+	rr, err := s.Scan(ctx, typ, schema.ColID, prop)
+	rmust(t, err)
+	defer rr.Release()
+	var out []string
+	for rr.Next() {
+		rec := rr.Record()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			v := "null"
+			if !rec.Column(1).IsNull(i) {
+				v = rec.Column(1).ValueStr(i)
+			}
+			out = append(out, rec.Column(0).ValueStr(i)+"="+v)
+		}
+	}
+	rmust(t, rr.Err())
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// fatalT is what the helpers below need of a *testing.T or *rapid.T
+// (rapid.T is not a testing.TB).
+type fatalT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func rmust(t fatalT, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+func rparse(t fatalT, text string) schema.Schema {
+	t.Helper()
+	s, err := schema.Parse([]byte(text))
+	rmust(t, err)
+	return s
+}
+
+func rmain(t fatalT, g *Graph) kernel.BranchRef {
+	t.Helper()
+	b, err := g.Branch(ctx, "main")
+	rmust(t, err)
+	return b
+}
+
+func rsnap(t fatalT, g *Graph) *Snapshot {
+	t.Helper()
+	s, err := g.SnapshotAt(ctx, rmain(t, g))
+	rmust(t, err)
+	return s
+}
+
+func rcommit(t fatalT, g *Graph, f func(tx *Txn) error) {
+	t.Helper()
+	tx, err := g.Begin(ctx, rmain(t, g))
+	rmust(t, err)
+	rmust(t, f(tx))
+	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "sm"})
+	rmust(t, err)
+}

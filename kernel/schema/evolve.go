@@ -1,0 +1,391 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+)
+
+// ErrIncompatibleChange is the kind of every error Evolve returns for a
+// change it refuses whatever the data (a kind change, nullable to
+// required, changed endpoints, a bad rename). It is not retryable.
+var ErrIncompatibleChange = errors.New("schema: incompatible change")
+
+// ChangeError is one refused change: which type and property, and why. It
+// matches ErrIncompatibleChange.
+type ChangeError struct {
+	Type string
+	Prop string // "" when the problem is the type's
+	Msg  string
+}
+
+// Error implements error.
+func (e *ChangeError) Error() string {
+	if e.Prop == "" {
+		return fmt.Sprintf("schema change: type %s: %s", e.Type, e.Msg)
+	}
+	return fmt.Sprintf("schema change: type %s: property %s: %s", e.Type, e.Prop, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrIncompatibleChange) hold.
+func (e *ChangeError) Unwrap() error { return ErrIncompatibleChange }
+
+// Rename renames property From of type Type to To: the property keeps its
+// storage column, so its data stays. Without a Rename, a property missing
+// from the target is dropped and a new name is added empty.
+type Rename struct {
+	Type, From, To string
+}
+
+// StepOp is one kind of schema change.
+type StepOp uint8
+
+// The step kinds.
+const (
+	// AddNode adds a node type (its table starts empty).
+	AddNode StepOp = iota + 1
+	// AddEdge adds an edge type.
+	AddEdge
+	// DropType drops a type; the data plane requires its table empty.
+	DropType
+	// AddProp adds a property in a fresh storage column: old fragments
+	// read it as null. A required one needs an empty table.
+	AddProp
+	// DropProp drops a property; its storage column is retired.
+	DropProp
+	// RenameProp renames a property; its storage column (data) is kept.
+	RenameProp
+	// LoosenProp makes a required property nullable.
+	LoosenProp
+	// Recard changes an edge type's @card bounds; the data plane checks a
+	// tightening against the live edges.
+	Recard
+)
+
+var stepNames = [...]string{AddNode: "add-node", AddEdge: "add-edge", DropType: "drop-type", AddProp: "add-property",
+	DropProp: "drop-property", RenameProp: "rename-property", LoosenProp: "loosen-property", Recard: "recard"}
+
+// String names the step kind.
+func (o StepOp) String() string {
+	if o >= AddNode && o <= Recard {
+		return stepNames[o]
+	}
+	return "step(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Step is one change of a Plan.
+type Step struct {
+	Op       StepOp
+	Type     string
+	Prop     string // AddProp, DropProp, LoosenProp: the property; RenameProp: the new name
+	From     string // RenameProp: the old name
+	Required bool   // AddProp: the new property is required
+	Column   string // AddProp, DropProp, RenameProp: the storage column concerned
+	OldCard  Cardinality
+	NewCard  Cardinality // Recard
+}
+
+// String renders a step for people, e.g. "rename-property Person.name -> fullname".
+func (s Step) String() string {
+	switch s.Op {
+	case AddNode, AddEdge, DropType:
+		return s.Op.String() + " " + s.Type
+	case RenameProp:
+		return fmt.Sprintf("%s %s.%s -> %s", s.Op, s.Type, s.From, s.Prop)
+	case Recard:
+		return fmt.Sprintf("%s %s %s -> %s", s.Op, s.Type, s.OldCard, s.NewCard)
+	}
+	return fmt.Sprintf("%s %s.%s", s.Op, s.Type, s.Prop)
+}
+
+// Tightens reports whether a Recard step admits fewer out-edge counts than
+// before (a higher minimum or a lower maximum): the data plane must check
+// the live edges.
+func (s Step) Tightens() bool {
+	if s.Op != Recard {
+		return false
+	}
+	o, n := s.OldCard, s.NewCard
+	return n.Min > o.Min || (n.Bounded() && (!o.Bounded() || n.Max < o.Max))
+}
+
+// Plan is a computed schema change: the schema in force, the resulting
+// schema (with storage columns assigned and dropped columns retired) and
+// the steps between them, in a deterministic order (types by name, nodes
+// first; properties in target order, then drops in old order).
+type Plan struct {
+	Old, New Schema
+	Steps    []Step
+}
+
+// Empty reports whether the plan changes nothing.
+func (p Plan) Empty() bool { return len(p.Steps) == 0 }
+
+// Evolve plans the change from old (a schema in force, with its storage
+// columns) to target (a hand-written schema: no @col or @retired) with the
+// given property renames. Refusals are *ChangeError (ErrIncompatibleChange)
+// or, for an invalid target, the *ValidationError of Validate. What the
+// plan guarantees: every kept or renamed property keeps its storage column
+// (its data), every added property gets a column no fragment has ever held
+// under this lineage (never a retired one), and the result validates.
+func Evolve(old, target Schema, renames []Rename) (Plan, error) {
+	if err := target.Validate(); err != nil {
+		return Plan{}, err
+	}
+	if err := old.Validate(); err != nil {
+		return Plan{}, err
+	}
+	if err := noStorageAnnotations(target); err != nil {
+		return Plan{}, err
+	}
+	old, target = old.Normalized(), target.Normalized()
+	byType, err := renameIndex(old, target, renames)
+	if err != nil {
+		return Plan{}, err
+	}
+	e := evolver{old: old, renames: byType}
+	out := Schema{}
+	for _, n := range target.Nodes {
+		nt, err := e.node(n)
+		if err != nil {
+			return Plan{}, err
+		}
+		out.Nodes = append(out.Nodes, nt)
+	}
+	for _, ed := range target.Edges {
+		et, err := e.edge(ed)
+		if err != nil {
+			return Plan{}, err
+		}
+		out.Edges = append(out.Edges, et)
+	}
+	e.drops(target)
+	out = out.Normalized()
+	if err := out.Validate(); err != nil {
+		panic(fmt.Sprintf("schema: Evolve produced an invalid schema: %v\n%s", err, out))
+	}
+	return Plan{Old: old, New: out, Steps: e.steps}, nil
+}
+
+func noStorageAnnotations(s Schema) error {
+	check := func(name string, props []Property, retired []string) error {
+		if len(retired) > 0 {
+			return &ChangeError{Type: name, Msg: "@retired is computed by the change, not written by hand"}
+		}
+		for _, p := range props {
+			if p.Column != "" && p.Column != p.Name {
+				return &ChangeError{Type: name, Prop: p.Name, Msg: "@col is computed by the change, not written by hand (use a rename)"}
+			}
+		}
+		return nil
+	}
+	for _, n := range s.Nodes {
+		if err := check(n.Name, n.Props, n.Retired); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.Edges {
+		if err := check(e.Name, e.Props, e.Retired); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renameIndex checks renames and indexes them by type, then new name.
+func renameIndex(old, target Schema, renames []Rename) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for _, r := range renames {
+		oldProps, ok := propsOf(old, r.Type)
+		if !ok {
+			return nil, &ChangeError{Type: r.Type, Prop: r.From, Msg: "rename of a property of a type the schema in force does not have"}
+		}
+		newProps, ok := propsOf(target, r.Type)
+		switch {
+		case !ok:
+			return nil, &ChangeError{Type: r.Type, Prop: r.From, Msg: "rename in a type the target drops"}
+		case r.From == r.To:
+			return nil, &ChangeError{Type: r.Type, Prop: r.From, Msg: "rename to the same name"}
+		case findProp(oldProps, r.From) < 0:
+			return nil, &ChangeError{Type: r.Type, Prop: r.From, Msg: "renamed property does not exist"}
+		case findProp(newProps, r.To) < 0:
+			return nil, &ChangeError{Type: r.Type, Prop: r.To, Msg: "the target has no property with the new name"}
+		case findProp(newProps, r.From) >= 0:
+			return nil, &ChangeError{Type: r.Type, Prop: r.From, Msg: "renamed away but still in the target"}
+		}
+		m := out[r.Type]
+		if m == nil {
+			m = map[string]string{}
+			out[r.Type] = m
+		}
+		for to, from := range m { //detlint:ordered a membership check: any order gives the same answer
+			if to == r.To || from == r.From {
+				return nil, &ChangeError{Type: r.Type, Prop: r.From, Msg: "renamed twice"}
+			}
+		}
+		m[r.To] = r.From
+	}
+	return out, nil
+}
+
+func propsOf(s Schema, typ string) ([]Property, bool) {
+	if n, ok := s.Node(typ); ok {
+		return n.Props, true
+	}
+	if e, ok := s.Edge(typ); ok {
+		return e.Props, true
+	}
+	return nil, false
+}
+
+func findProp(props []Property, name string) int {
+	for i, p := range props {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+type evolver struct {
+	old     Schema
+	renames map[string]map[string]string // type -> new name -> old name
+	steps   []Step
+}
+
+func (e *evolver) node(n NodeType) (NodeType, error) {
+	if _, ok := e.old.Edge(n.Name); ok {
+		return NodeType{}, &ChangeError{Type: n.Name, Msg: "an edge type cannot become a node type"}
+	}
+	o, ok := e.old.Node(n.Name)
+	if !ok {
+		e.steps = append(e.steps, Step{Op: AddNode, Type: n.Name})
+		return n, nil
+	}
+	props, retired, err := e.props(n.Name, o.Props, o.Retired, n.Props)
+	if err != nil {
+		return NodeType{}, err
+	}
+	return NodeType{Name: n.Name, Props: props, Retired: retired}, nil
+}
+
+func (e *evolver) edge(t EdgeType) (EdgeType, error) {
+	if _, ok := e.old.Node(t.Name); ok {
+		return EdgeType{}, &ChangeError{Type: t.Name, Msg: "a node type cannot become an edge type"}
+	}
+	o, ok := e.old.Edge(t.Name)
+	if !ok {
+		e.steps = append(e.steps, Step{Op: AddEdge, Type: t.Name})
+		return t, nil
+	}
+	if o.From != t.From || o.To != t.To {
+		return EdgeType{}, &ChangeError{Type: t.Name, Msg: fmt.Sprintf("endpoints %s -> %s cannot change to %s -> %s", o.From, o.To, t.From, t.To)}
+	}
+	props, retired, err := e.props(t.Name, o.Props, o.Retired, t.Props)
+	if err != nil {
+		return EdgeType{}, err
+	}
+	if o.Card != t.Card {
+		e.steps = append(e.steps, Step{Op: Recard, Type: t.Name, OldCard: o.Card, NewCard: t.Card})
+	}
+	return EdgeType{Name: t.Name, From: t.From, To: t.To, Card: t.Card, Props: props, Retired: retired}, nil
+}
+
+// props computes a kept type's properties: kept and renamed ones keep
+// their storage column, new ones get a fresh column, dropped ones retire
+// theirs.
+func (e *evolver) props(typ string, old []Property, retired []string, target []Property) ([]Property, []string, error) {
+	renames := e.renames[typ]
+	used := map[string]bool{}
+	for _, r := range retired {
+		used[r] = true
+	}
+	carried := map[string]bool{} // old names carried into the result
+	out := make([]Property, len(target))
+	var fresh []int
+	for i, p := range target {
+		from, renamed := renames[p.Name]
+		if renamed && plant.Enabled(plant.RenameAsDrop) { // planted bug: the rename becomes a drop plus an add
+			renamed = false
+		}
+		src := p.Name
+		if renamed {
+			src = from
+		}
+		j := findProp(old, src)
+		if j < 0 { // new (a target never keeps a renamed-away name: renameIndex)
+			fresh = append(fresh, i)
+			out[i] = p
+			continue
+		}
+		op := old[j]
+		if op.Kind != p.Kind {
+			return nil, nil, &ChangeError{Type: typ, Prop: p.Name, Msg: fmt.Sprintf("kind %s cannot change to %s", op.Kind, p.Kind)}
+		}
+		if !op.Required && p.Required {
+			return nil, nil, &ChangeError{Type: typ, Prop: p.Name, Msg: "a nullable property cannot become required (old rows may hold nulls)"}
+		}
+		p.Column = op.StorageColumn()
+		used[p.Column] = true
+		carried[op.Name] = true
+		out[i] = p
+		if renamed {
+			e.steps = append(e.steps, Step{Op: RenameProp, Type: typ, Prop: p.Name, From: op.Name, Column: p.Column})
+		}
+		if op.Required && !p.Required {
+			e.steps = append(e.steps, Step{Op: LoosenProp, Type: typ, Prop: p.Name})
+		}
+	}
+	for _, op := range old {
+		if !carried[op.Name] {
+			used[op.StorageColumn()] = true
+		}
+	}
+	for _, i := range fresh {
+		c := freshColumn(out[i].Name, used)
+		used[c] = true
+		out[i].Column = c
+		e.steps = append(e.steps, Step{Op: AddProp, Type: typ, Prop: out[i].Name, Required: out[i].Required, Column: c})
+	}
+	next := append([]string(nil), retired...)
+	for _, op := range old {
+		if !carried[op.Name] {
+			next = append(next, op.StorageColumn())
+			e.steps = append(e.steps, Step{Op: DropProp, Type: typ, Prop: op.Name, Column: op.StorageColumn()})
+		}
+	}
+	return out, normalRetired(next), nil
+}
+
+// freshColumn returns name when no fragment of the type can hold it, else
+// name_2, name_3, ...: the first not in used (live and retired columns).
+func freshColumn(name string, used map[string]bool) string {
+	if !used[name] {
+		return name
+	}
+	for n := 2; n < 2+MaxRetiredPerType+MaxPropsPerType+1; n++ {
+		c := name + "_" + strconv.Itoa(n)
+		if len(c) <= MaxNameBytes && !used[c] {
+			return c
+		}
+	}
+	// Names are at most 64 bytes: shorten and try again (bounded).
+	return freshColumn(strings.TrimRight(name[:len(name)/2], "_")+"x", used)
+}
+
+// drops appends a DropType step for every old type the target lacks.
+func (e *evolver) drops(target Schema) {
+	for _, n := range e.old.Nodes {
+		if _, ok := target.Node(n.Name); !ok {
+			e.steps = append(e.steps, Step{Op: DropType, Type: n.Name})
+		}
+	}
+	for _, ed := range e.old.Edges {
+		if _, ok := target.Edge(ed.Name); !ok {
+			e.steps = append(e.steps, Step{Op: DropType, Type: ed.Name})
+		}
+	}
+}
