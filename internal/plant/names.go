@@ -98,11 +98,15 @@ const (
 	// decides, and skips the re-list after writing its plan, so a Pin that
 	// lands in between reports success and its snapshot is collected.
 	PinLeaseReadOnce = "pin-lease-read-once"
+	// PageSkip: a point lookup in a table version with paged fragment
+	// infos skips the last fragment chunk whose id range holds the id, so
+	// rows listed there read as absent.
+	PageSkip = "page-skip"
 )
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, PageSkip}
 	sort.Strings(names)
 	return names
 }

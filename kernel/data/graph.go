@@ -30,6 +30,11 @@ type Options struct {
 	// its snapshots and transactions: 0 takes DefaultCacheBytes, a
 	// negative value disables the cache.
 	CacheBytes int64
+	// InlineFragments is the most fragments a table version this handle
+	// writes lists inline; a version with more is written paged
+	// (docs/format.md, "Paged fragment infos"). 0 takes
+	// DefaultInlineFragments.
+	InlineFragments int
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -47,6 +52,10 @@ type Graph struct {
 	ent    *lockedReader
 	limits Limits
 	cache  *fragCache
+	inline int // Options.InlineFragments
+	// fragChunkMax bounds the infos of a fragment chunk written (0:
+	// FragChunkInfos); set only by tests, to cut many small chunks.
+	fragChunkMax int
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -86,7 +95,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), catalogs: map[string]*catalog{}}, kopts
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), inline: opts.InlineFragments, catalogs: map[string]*catalog{}}, kopts
 }
 
 // Kernel returns the underlying kernel handle (branches, history, ...).
