@@ -735,9 +735,15 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if !v.dataTable(p.Name) {
 		return nil, nil // opaque to the data plane: its fragments are not ours to read
 	}
-	infos, err := fragmentInfos(tv)
-	if err != nil {
-		return nil, &Problem{key, RuleDecode, err.Error()}
+	infos, pr := v.pagedInfos(ctx, key, tv)
+	if pr != nil {
+		return nil, pr
+	}
+	if infos == nil {
+		var err error
+		if infos, err = fragmentInfos(tv); err != nil {
+			return nil, &Problem{key, RuleDecode, err.Error()}
+		}
 	}
 	md := make(map[string]string, len(tv.Metadata))
 	for _, kv := range tv.Metadata {

@@ -189,29 +189,19 @@ func (r *reader) fragChunk(ctx context.Context, t *Table, ref fragChunkRef) ([]F
 	return infos, stats, nil
 }
 
-// decodeFragChunk checks and decodes fragment chunk ref: size and CRC,
-// envelope, payload, every info as an inline one, and count, rows and
-// envelope as the ref records. Any failure matches ErrCorruptFragment.
+// decodeFragChunk checks and decodes fragment chunk ref of t
+// (checkFragChunk) and decodes each info's statistics. Any failure
+// matches ErrCorruptFragment; it never panics.
 func decodeFragChunk(t *Table, ref fragChunkRef, b []byte) ([]FragmentInfo, []fragStats, error) {
-	if uint64(len(b)) != ref.Bytes || crc32.Checksum(b, castagnoli) != ref.CRC32C {
-		return nil, nil, corruptFragment(ref.Name, "fragment chunk size or crc32c does not match its reference")
-	}
-	infos, err := parseFragChunk(t.Name, b)
+	infos, err := checkFragChunk(t.Name, ref, b)
 	if err != nil {
-		return nil, nil, corruptFragment(ref.Name, "%v", err)
+		return nil, nil, corruptFragment(ref.Name, "fragment chunk: %v", err)
 	}
 	stats := make([]fragStats, len(infos))
-	var rows uint64
-	lo, hi := infos[0].MinID, infos[0].MaxID
 	for i, f := range infos {
 		if stats[i], err = decodeStats(t, f); err != nil {
 			return nil, nil, corruptFragment(ref.Name, "fragment %s: %v", f.Name, err)
 		}
-		rows += f.Rows
-		lo, hi = min(lo, f.MinID), max(hi, f.MaxID)
-	}
-	if uint64(len(infos)) != ref.Frags || rows != ref.Rows || lo != ref.Min || hi != ref.Max {
-		return nil, nil, corruptFragment(ref.Name, "fragment chunk holds %d infos, %d rows, %q..%q; its reference says otherwise", len(infos), rows, lo, hi)
 	}
 	return infos, stats, nil
 }
@@ -272,6 +262,70 @@ func FragmentChunkInfos(table string, b []byte) ([]FragmentInfo, error) {
 	infos, err := parseFragChunk(table, b)
 	if err != nil {
 		return nil, fmt.Errorf("fragment chunk: %v: %w", err, format.ErrCorrupt)
+	}
+	return infos, nil
+}
+
+// PagedFragmentInfos returns every fragment info of a paged table version
+// (nil, false for an inline one), reading each of its fragment chunks
+// through get (given the chunk's name) and checking it as a reader does:
+// size and CRC-32C against its ref, then its infos, count, rows and id
+// envelope. A chunk that breaks a rule is a *ChunkError matching
+// format.ErrCorrupt; get's errors are returned wrapped in a *ChunkError.
+// Column statistics are not decoded here (verify checks fragments).
+func PagedFragmentInfos(tv kernel.TableVersion, get func(name string) ([]byte, error)) ([]FragmentInfo, bool, error) {
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	refs, ok, err := parseFragRefs(md, tv.Rows)
+	if err != nil {
+		return nil, false, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+	}
+	var out []FragmentInfo
+	for _, ref := range refs {
+		b, err := get(ref.Name)
+		if err != nil {
+			return nil, true, &ChunkError{Name: ref.Name, Err: err}
+		}
+		infos, err := checkFragChunk(tv.Table, ref, b)
+		if err != nil {
+			return nil, true, &ChunkError{Name: ref.Name, Err: fmt.Errorf("%v: %w", err, format.ErrCorrupt)}
+		}
+		out = append(out, infos...)
+	}
+	return out, ok, nil
+}
+
+// ChunkError is a failure to read or check one fragment chunk.
+type ChunkError struct {
+	Name string // the chunk's name (R/adj/<table>/<name>)
+	Err  error
+}
+
+func (e *ChunkError) Error() string { return "fragment chunk " + e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ChunkError) Unwrap() error { return e.Err }
+
+// checkFragChunk checks the bytes of fragment chunk ref of table against
+// its ref (size, CRC, count, rows, envelope) and returns its infos.
+func checkFragChunk(table string, ref fragChunkRef, b []byte) ([]FragmentInfo, error) {
+	if uint64(len(b)) != ref.Bytes || crc32.Checksum(b, castagnoli) != ref.CRC32C {
+		return nil, fmt.Errorf("size or crc32c does not match its reference")
+	}
+	infos, err := parseFragChunk(table, b)
+	if err != nil {
+		return nil, err
+	}
+	var rows uint64
+	lo, hi := infos[0].MinID, infos[0].MaxID
+	for _, f := range infos {
+		rows += f.Rows
+		lo, hi = min(lo, f.MinID), max(hi, f.MaxID)
+	}
+	if uint64(len(infos)) != ref.Frags || rows != ref.Rows || lo != ref.Min || hi != ref.Max {
+		return nil, fmt.Errorf("holds %d infos, %d rows, %q..%q; its reference says %d, %d, %q..%q", len(infos), rows, lo, hi, ref.Frags, ref.Rows, ref.Min, ref.Max)
 	}
 	return infos, nil
 }
