@@ -62,10 +62,14 @@ type fragChunk struct {
 	Frags []fragChunkInfo `json:"frags"`
 }
 
-// inlineFragments is the handle's inline bound.
+// inlineFragments is the handle's inline bound (0: page every version
+// with a fragment).
 func (g *Graph) inlineFragments() int {
-	if g.inline > 0 {
+	switch {
+	case g.inline > 0:
 		return g.inline
+	case g.inline < 0:
+		return 0
 	}
 	return DefaultInlineFragments
 }
@@ -76,6 +80,14 @@ func (g *Graph) chunkInfos() int {
 		return g.fragChunkMax
 	}
 	return FragChunkInfos
+}
+
+// cutEvery is the content-defined cut modulus of this handle.
+func (g *Graph) cutEvery() uint32 {
+	if g.fragCutEvery > 0 {
+		return g.fragCutEvery
+	}
+	return fragCutMod
 }
 
 // parseFragRefs reads the fragment chunk refs of a table version's
@@ -349,7 +361,7 @@ func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentIn
 	}
 	var refs []fragChunkRef
 	for len(infos) > 0 {
-		n := cutFrags(infos, c.g.chunkInfos())
+		n := cutFrags(infos, c.g.chunkInfos(), c.g.cutEvery())
 		ref, err := c.fragChunkFor(ctx, t, infos[:n], head, reuse)
 		if err != nil {
 			return kernel.TableContent{}, err
@@ -364,11 +376,12 @@ func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentIn
 	return kernel.TableContent{Rows: rows, Metadata: map[string]string{metaKeyFormat: dataFormatValue, metaFragsKey: string(b)}}, nil
 }
 
-// cutFrags returns how many of infos the next chunk takes (at most
-// limit: FragChunkInfos, smaller only in tests).
-func cutFrags(infos []FragmentInfo, limit int) int {
+// cutFrags returns how many of infos the next chunk takes: up to the
+// first info whose name's CRC-32C is 0 mod every, at most limit
+// (FragChunkInfos and fragCutMod; smaller only in tests).
+func cutFrags(infos []FragmentInfo, limit int, every uint32) int {
 	for i, f := range infos {
-		if i+1 == limit || crc32.Checksum([]byte(f.Name), castagnoli)%fragCutMod == 0 {
+		if i+1 == limit || crc32.Checksum([]byte(f.Name), castagnoli)%every == 0 {
 			return i + 1
 		}
 	}

@@ -33,7 +33,8 @@ type Options struct {
 	// InlineFragments is the most fragments a table version this handle
 	// writes lists inline; a version with more is written paged
 	// (docs/format.md, "Paged fragment infos"). 0 takes
-	// DefaultInlineFragments.
+	// DefaultInlineFragments; a negative value pages every version
+	// holding a fragment (tests and the simulator).
 	InlineFragments int
 }
 
@@ -56,6 +57,7 @@ type Graph struct {
 	// fragChunkMax bounds the infos of a fragment chunk written (0:
 	// FragChunkInfos); set only by tests, to cut many small chunks.
 	fragChunkMax int
+	fragCutEvery uint32 // 0: fragCutMod; set only by tests
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
