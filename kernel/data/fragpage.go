@@ -23,7 +23,7 @@ import (
 const (
 	// DefaultInlineFragments is the most fragments a table version lists
 	// inline (Options.InlineFragments 0 takes it).
-	DefaultInlineFragments = 32
+	DefaultInlineFragments = 8
 	// FragChunkInfos bounds the fragment infos of one fragment chunk.
 	FragChunkInfos = 256
 	// fragCutMod cuts a chunk after an info whose name's CRC-32C is 0 mod
