@@ -402,7 +402,7 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 	}
 	// Format-3 manifests carry no lineage, and a migration manifest (no
 	// commit) follows one: the successor rules apply from format 4 on.
-	if ok && cs.prev != nil && m.FormatStamp >= format.CurrentFormat && cs.prev.Commit != nil {
+	if ok && cs.prev != nil && m.FormatStamp >= format.FormatV4 && cs.prev.Commit != nil {
 		if err := lineage.CheckSuccessor(&m, cs.prev); err != nil {
 			v.problem(cs.prevKey, RuleChain, "successor of %s: %v", key, err)
 		}
@@ -586,7 +586,7 @@ func (v *verifier) checkRefs(ctx context.Context) {
 		if err != nil {
 			continue // reported by the walk
 		}
-		if m.FormatStamp >= format.CurrentFormat && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
+		if m.FormatStamp >= format.FormatV4 && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
 			v.problem(v.refFrom[i], RuleForkPoint, "names %s whose head is %s, want %s", key, m.Head, v.refHeads[i])
 		}
 		if v.refLive[i] {

@@ -234,7 +234,7 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	}
 	mf, _, err := format.DecodeManifest(b)
 	if err != nil {
-		return format.Manifest{}, false, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.CurrentFormat, err)
+		return format.Manifest{}, false, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
 	}
 	return mf, true, nil
 }
