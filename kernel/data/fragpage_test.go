@@ -169,8 +169,8 @@ func TestPagedCommitRewritesOnlyNearbyChunks(t *testing.T) {
 // handle, whose next commit writes the table paged; compaction of a
 // paged version keeps its rows and writes it paged again.
 func TestInlineVersionsReadAndPageOnNextCommit(t *testing.T) {
-	_, g := stairGraph(t, 10, 0, 0, 0) // default bound: inline
-	if tv := pinnedVersion(t, g, "Person"); len(tv.Fragments) != 10 || fragRefsOf(t, tv) != nil {
+	_, g := stairGraph(t, DefaultInlineFragments, 0, 0, 0) // default bound: inline
+	if tv := pinnedVersion(t, g, "Person"); len(tv.Fragments) != DefaultInlineFragments || fragRefsOf(t, tv) != nil {
 		t.Fatalf("default handle wrote %d fragments inline and %d chunk refs", len(tv.Fragments), len(fragRefsOf(t, tv)))
 	}
 	p := openGraph(t, g.store, 5)
