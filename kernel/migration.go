@@ -59,8 +59,16 @@ type registeredMigration struct {
 // migrations is the registry, ascending by source stamp; each step moves a
 // branch incarnation from From to To, and the chain ends at CurrentFormat.
 var migrations = []registeredMigration{
-	{From: migrationV3ToV4From, To: format.CurrentFormat, Name: "v3->v4 lineage fold"},
+	{From: migrationV3ToV4From, To: format.FormatV4, Name: "v3->v4 lineage fold (writes the current layout)"},
+	{From: migrationV4ToV5From, To: format.CurrentFormat, Name: "v4->v5 paged fragment infos: nothing rewritten"},
 }
+
+// migrationV4ToV5From is the source stamp of the v4->v5 step (paged
+// fragment infos, docs/format.md "v4->v5"). It rewrites nothing: format 5
+// readers read format-4 objects as they are (inline fragment infos), and a
+// branch's next publish stamps 5. It has no planning code; a v4 head is
+// never passed to migrateStep (isV3 gates the fold).
+const migrationV4ToV5From = format.FormatV4
 
 // migrateOnOpen migrates main on a read-write open.
 func (g *Graph) migrateOnOpen(ctx context.Context, head loaded) error {

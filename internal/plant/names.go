@@ -114,6 +114,10 @@ const (
 	// CardTightenUnchecked: a schema change that tightens an edge type's
 	// @card bounds skips the check against the live edges.
 	CardTightenUnchecked = "card-tighten-unchecked"
+	// PageSkip: a point lookup in a table version with paged fragment
+	// infos skips the last fragment chunk whose id range holds the id, so
+	// rows listed there read as absent.
+	PageSkip = "page-skip"
 )
 
 // PackageOnly lists, sorted, the planted bugs caught by package tests
@@ -127,7 +131,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip}
 	sort.Strings(names)
 	return names
 }

@@ -407,7 +407,7 @@ func (v *verifier) stepChain(ctx context.Context, cs *chainState, key string, mk
 	}
 	// Format-3 manifests carry no lineage, and a migration manifest (no
 	// commit) follows one: the successor rules apply from format 4 on.
-	if ok && cs.prev != nil && m.FormatStamp >= format.CurrentFormat && cs.prev.Commit != nil {
+	if ok && cs.prev != nil && m.FormatStamp >= format.FormatV4 && cs.prev.Commit != nil {
 		if err := lineage.CheckSuccessor(&m, cs.prev); err != nil {
 			v.problem(cs.prevKey, RuleChain, "successor of %s: %v", key, err)
 		}
@@ -591,7 +591,7 @@ func (v *verifier) checkRefs(ctx context.Context) {
 		if err != nil {
 			continue // reported by the walk
 		}
-		if m.FormatStamp >= format.CurrentFormat && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
+		if m.FormatStamp >= format.FormatV4 && m.Head != v.refHeads[i] { // a v3 head is derived from legacy commits
 			v.problem(v.refFrom[i], RuleForkPoint, "names %s whose head is %s, want %s", key, m.Head, v.refHeads[i])
 		}
 		if v.refLive[i] {
@@ -740,9 +740,15 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if !v.dataTable(p.Name) {
 		return nil, nil // opaque to the data plane: its fragments are not ours to read
 	}
-	infos, err := fragmentInfos(tv)
-	if err != nil {
-		return nil, &Problem{key, RuleDecode, err.Error()}
+	infos, pr := v.pagedInfos(ctx, key, tv)
+	if pr != nil {
+		return nil, pr
+	}
+	if infos == nil {
+		var err error
+		if infos, err = fragmentInfos(tv); err != nil {
+			return nil, &Problem{key, RuleDecode, err.Error()}
+		}
 	}
 	md := make(map[string]string, len(tv.Metadata))
 	for _, kv := range tv.Metadata {

@@ -540,6 +540,9 @@ func pendingIDs(st *stagedTable) []string {
 // new content of table name on version on.
 func (c *committer) build(ctx context.Context, name string, on kernel.TableRef) error {
 	p := c.plans[name]
+	if err := c.t.r.ensureFrags(ctx, p.head); err != nil { // mergeCount reads the tail's infos
+		return err
+	}
 	if err := c.t.r.loadTail(ctx, p.head, mergeCount(p.head.frags, uint64(len(p.inserts)))); err != nil {
 		return err
 	}
@@ -672,7 +675,10 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 	if rows != b.rows {
 		panic(fmt.Sprintf("data: content of %s has %d rows, build counted %d", t.Name, rows, b.rows))
 	}
-	content := tableContent(infos, rows)
+	content, err := adjWriter{g: g, r: r}.fragContent(ctx, t, infos, rows, p.head)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
 	if t.Edge && writeAdjacency {
 		md, err := adjWriter{g: g, r: r}.buildAdjacency(ctx, p, rows)
 		if err != nil {

@@ -81,12 +81,12 @@ func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.
 		if err != nil {
 			return rep, fmt.Errorf("compact %s: %w", b, err)
 		}
-		infos, _, err := fragmentInfos(cat.tables[name], tv)
+		r := newReader(g, cat)
+		hv, err := r.versionInfos(ctx, cat.tables[name], tv)
 		if err != nil {
 			return rep, fmt.Errorf("compact %s: %w", b, err)
 		}
-		r := newReader(g, cat)
-		if compact.Plan(fragmentRows(infos), p) == nil {
+		if compact.Plan(fragmentRows(hv.frags), p) == nil {
 			dirs, err := r.indexesToRepack(ctx, cat.tables[name], tv)
 			if err != nil {
 				return rep, fmt.Errorf("compact %s: %w", b, err)
@@ -141,10 +141,11 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	if pinned.Version == 0 {
 		return kernel.TableContent{}, errNothingToCompact
 	}
-	infos, _, err := fragmentInfos(t, pinned)
+	v, err := r.versionInfos(ctx, t, pinned)
 	if err != nil {
 		return kernel.TableContent{}, err
 	}
+	infos := v.frags
 	groups := compact.Plan(fragmentRows(infos), p)
 	dirs, err := r.indexesToRepack(ctx, t, pinned)
 	if err != nil {
@@ -153,7 +154,6 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	if groups == nil && dirs == nil {
 		return kernel.TableContent{}, errNothingToCompact
 	}
-	v := newTableView(t, infos, pinned.Rows)
 	out := make([]FragmentInfo, 0, len(infos))
 	next := 0
 	for _, gr := range groups {
@@ -177,7 +177,10 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	for _, dir := range dirs {
 		tc.Repacked = append(tc.Repacked, dir.d.String())
 	}
-	content := tableContent(out, rows)
+	content, err := adjWriter{g: g, r: r}.fragContent(ctx, t, out, rows, v)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
 	// The same rows: the indexes (sorted by key and id, independent of the
 	// fragment layout) stay valid as they are, but for the directions
 	// whose pages fill poorly, repacked into full pages.

@@ -94,6 +94,12 @@ func TableChanges(ctx context.Context, from, to *Snapshot, typ, after string, fn
 	if err != nil {
 		return err
 	}
+	if err := r.ensureFrags(ctx, fv); err != nil {
+		return err
+	}
+	if err := r.ensureFrags(ctx, tv); err != nil {
+		return err
+	}
 	for _, w := range changeWindows(fv.frags, tv.frags) {
 		if after != "" && w.hi <= after {
 			continue

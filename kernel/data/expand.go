@@ -62,6 +62,9 @@ func Expand(ctx context.Context, s *Snapshot, start []string, edgeType string, d
 			return indexedNeighbours(ctx, r, v, node, dir)
 		})
 	}
+	if err := s.r.ensureFrags(ctx, v); err != nil {
+		return traverse.Result{}, err
+	}
 	if need := s.uncachedBytes(v); need > lim.MaxBytes {
 		return traverse.Result{}, &traverse.LimitError{Limit: "bytes", Max: lim.MaxBytes, Got: need}
 	}

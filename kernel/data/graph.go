@@ -36,6 +36,12 @@ type Options struct {
 	// Codec encodes the fragments and adjacency pages this handle writes
 	// (CodecDefault: DefaultCodec); reads accept every codec.
 	Codec Codec
+	// InlineFragments is the most fragments a table version this handle
+	// writes lists inline; a version with more is written paged
+	// (docs/format.md, "Paged fragment infos"). 0 takes
+	// DefaultInlineFragments; a negative value pages every version
+	// holding a fragment (tests and the simulator).
+	InlineFragments int
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -55,6 +61,11 @@ type Graph struct {
 	cache  *fragCache
 	group  *grouper // group commit (group.go)
 	codec  Codec
+	inline int // Options.InlineFragments
+	// fragChunkMax bounds the infos of a fragment chunk written (0:
+	// FragChunkInfos); set only by tests, to cut many small chunks.
+	fragChunkMax int
+	fragCutEvery uint32 // 0: fragCutMod; set only by tests
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -100,7 +111,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), catalogs: map[string]*catalog{},
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), inline: opts.InlineFragments, catalogs: map[string]*catalog{},
 		group: newGrouper(opts.Group, opts.Limits.withDefaults())}, kopts
 }
 

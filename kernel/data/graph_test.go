@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -40,13 +41,35 @@ func testSchema(t testing.TB) schema.Schema {
 	return s
 }
 
+// pagedAll (-data.paged) runs every test of the package with table
+// versions paged from two fragments on, in chunks of at most two infos.
+var pagedAll = flag.Bool("data.paged", false, "page the fragment infos of every table version with 2+ fragments (chunks of 2)")
+
+// testPaged is set by paged variants of tests (pagedHandles); with
+// -data.paged every handle the helpers open pages.
+var testPaged bool
+
+// paging applies the test paging knobs to a new handle.
+func paging(g *Graph) *Graph {
+	if testPaged || *pagedAll {
+		g.inline, g.fragChunkMax = 1, 2
+	}
+	return g
+}
+
+// pagedHandles makes the helpers open paging handles until the test ends.
+func pagedHandles(t testing.TB) {
+	testPaged = true
+	t.Cleanup(func() { testPaged = false })
+}
+
 func initGraph(t testing.TB, store objstore.Store, limits Limits) *Graph {
 	t.Helper()
 	g, err := Init(ctx, store, testRoot, testSchema(t), Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return paging(g)
 }
 
 func openGraph(t testing.TB, store objstore.Store, seed uint64) *Graph {
@@ -55,7 +78,7 @@ func openGraph(t testing.TB, store objstore.Store, seed uint64) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return paging(g)
 }
 
 func mainRef(t testing.TB, g *Graph) kernel.BranchRef {

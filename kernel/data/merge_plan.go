@@ -150,6 +150,12 @@ func diffPeak(ctx context.Context, from, to *Snapshot, t *Table) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
+	if err := r.ensureFrags(ctx, fv); err != nil {
+		return 0, err
+	}
+	if err := r.ensureFrags(ctx, tv); err != nil {
+		return 0, err
+	}
 	var peak uint64
 	for _, w := range changeWindows(fv.frags, tv.frags) {
 		peak = max(peak, w.rows)

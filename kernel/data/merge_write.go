@@ -93,6 +93,9 @@ func (g *Graph) mergeTableWrite(ctx context.Context, r *reader, tgt *Snapshot, t
 		}
 		p.deletes[id] = true
 	}
+	if err := r.ensureFrags(ctx, v); err != nil { // mergeCount reads the tail's infos
+		return nil, err
+	}
 	if err := r.loadTail(ctx, v, mergeCount(v.frags, uint64(len(p.inserts)))); err != nil {
 		return nil, err
 	}

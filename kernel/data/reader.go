@@ -88,6 +88,16 @@ func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStat
 	return infos, stats, nil
 }
 
+// hasInlineInfo reports whether md holds an inline fragment info.
+func hasInlineInfo(md map[string]string) bool {
+	for k := range md { //detlint:ordered only tests for a prefix
+		if strings.HasPrefix(k, metaFragPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // reader loads table views and fragments for one snapshot or transaction
 // through the handle's fragment cache (fragments are immutable).
 type reader struct {
@@ -116,15 +126,30 @@ func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tabl
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", t.Name, err)
 	}
-	infos, stats, err := fragmentInfos(t, tv)
-	if err != nil {
-		return nil, err
-	}
-	v := newTableView(t, infos, tv.Rows)
-	v.stats = stats
+	return r.viewOf(t, tv)
+}
+
+// viewOf returns the view of table version tv: its inline fragment infos,
+// or its fragment chunk refs (paged: no info loaded yet), and its indexes.
+func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 	md := map[string]string{}
 	for _, kv := range tv.Metadata {
 		md[kv.Key] = kv.Value
+	}
+	refs, paged, err := parseFragRefs(md, tv.Rows)
+	if err != nil || (paged && (len(tv.Fragments) > 0 || md[metaKeyFormat] != dataFormatValue || hasInlineInfo(md))) {
+		return nil, fmt.Errorf("table %s version %d: %v (paged and inline, or another data format): %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+	}
+	var v *tableView
+	if paged {
+		v = pagedView(t, refs, tv.Rows)
+	} else {
+		infos, stats, err := fragmentInfos(t, tv)
+		if err != nil {
+			return nil, err
+		}
+		v = newTableView(t, infos, tv.Rows)
+		v.stats = stats
 	}
 	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows); err != nil || (v.hasAdj && !t.Edge) {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
@@ -139,6 +164,9 @@ func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tabl
 func (r *reader) load(ctx context.Context, v *tableView, i int) error {
 	if v.recs[i] != nil {
 		return nil
+	}
+	if !v.fragKnown(i) {
+		panic(fmt.Sprintf("data: load of fragment %d of %s whose chunk was not loaded", i, v.t.Name))
 	}
 	info := v.frags[i]
 	key := cacheKey(v.t.cacheID, info.Name)
@@ -187,6 +215,9 @@ func (r *reader) scanFetch(ctx context.Context, t *Table, info FragmentInfo) (ar
 
 // loadAll loads every fragment of v.
 func (r *reader) loadAll(ctx context.Context, v *tableView) error {
+	if err := r.ensureFrags(ctx, v); err != nil {
+		return err
+	}
 	for i := range v.frags {
 		if err := r.load(ctx, v, i); err != nil {
 			return err
@@ -203,7 +234,17 @@ func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error 
 	}
 	sorted := append([]string(nil), ids...)
 	sort.Strings(sorted)
+	for _, id := range sorted {
+		for _, c := range v.chunksFor(id) {
+			if err := r.loadFragChunk(ctx, v, c); err != nil {
+				return err
+			}
+		}
+	}
 	for i, f := range v.frags {
+		if !v.fragKnown(i) {
+			continue
+		}
 		j := sort.SearchStrings(sorted, f.MinID)
 		if j < len(sorted) && sorted[j] <= f.MaxID {
 			if err := r.load(ctx, v, i); err != nil {
@@ -214,8 +255,12 @@ func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error 
 	return nil
 }
 
-// loadTail loads the last n fragments of v.
+// loadTail loads the last n fragments of v (the whole list first, when
+// paged: its callers plan on every info).
 func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
+	if err := r.ensureFrags(ctx, v); err != nil {
+		return err
+	}
 	for i := len(v.frags) - n; i < len(v.frags); i++ {
 		if err := r.load(ctx, v, i); err != nil {
 			return err

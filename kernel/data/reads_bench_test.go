@@ -142,6 +142,7 @@ func BenchmarkColdAdjacency(b *testing.B) {
 				b.ReportMetric(float64(bytes)/float64(b.N), "bytes/lookup")
 				b.ReportMetric(float64(reqs)/float64(b.N), "requests/lookup")
 				b.ReportMetric(float64(edgeTableBytes(b, cs)), "edge-table-bytes")
+				b.ReportMetric(float64(tableVersionBytes(b, cs, "E")), "tv-bytes")
 			})
 		}
 		b.Run(fmt.Sprintf("edges=%d/warm-out", n), func(b *testing.B) {
@@ -322,9 +323,22 @@ func edgeTableBytes(b *testing.B, cs *counting.Store) uint64 {
 	s := snap(b, openGraph(b, cs, 5))
 	v, err := s.r.view(ctx, s.cat.tables["E"], pinRef(s.ks, "E"))
 	must(b, err)
+	must(b, s.r.ensureFrags(ctx, v))
 	var n uint64
 	for _, f := range v.frags {
 		n += f.Bytes
 	}
 	return n
+}
+
+// tableVersionBytes is the stored size of table typ's pinned version at
+// main's head: what every cold lookup of the table reads first.
+func tableVersionBytes(b *testing.B, cs *counting.Store, typ string) int {
+	b.Helper()
+	g := openGraph(b, cs, 5)
+	s := snap(b, g)
+	pin := pinRef(s.ks, typ)
+	obj, err := cs.Get(ctx, g.keys.TableVersion(typ, pin.Fork, pin.Version))
+	must(b, err)
+	return len(obj.Data)
 }

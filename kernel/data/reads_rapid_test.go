@@ -202,7 +202,17 @@ func sameRows(a, b []Row) bool {
 // degrees, ScanWhere with a random predicate, Expand) at a snapshot taken
 // anywhere in a random history of inserts, updates and deletes with a
 // naive evaluation over the model of that snapshot.
-func TestReadsMatchNaive(t *testing.T) {
+func TestReadsMatchNaive(t *testing.T) { readsMatchNaive(t, false) }
+
+// TestPagedReadsMatchNaive is TestReadsMatchNaive with every table version
+// of two or more fragments paged into chunks of at most two infos, so
+// that point lookups, scans and traversals read through several chunks.
+func TestPagedReadsMatchNaive(t *testing.T) { readsMatchNaive(t, true) }
+
+func readsMatchNaive(t *testing.T, paged bool) {
+	if paged {
+		pagedHandles(t)
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
 		m := model{"Person": {}, "Knows": {}}

@@ -242,6 +242,9 @@ func (s *Snapshot) ScanWhere(ctx context.Context, typ string, where *pred.Expr, 
 	}
 	s.mu.Lock()
 	v, err := s.view(ctx, typ)
+	if err == nil {
+		err = s.r.ensureFrags(ctx, v)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err

@@ -20,6 +20,13 @@ type tableView struct {
 	stats []fragStats    // parallel to frags (nil when built without stats)
 	rows  uint64
 
+	// paged versions (fragpage.go): the fragment chunks, the index in
+	// frags of each chunk's first info, and which chunks are loaded; frags
+	// of an unloaded chunk are zero placeholders.
+	paged      []fragChunkRef
+	pageAt     []int
+	pageLoaded []bool
+
 	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
 	hasAdj bool        // the version has an adjacency index
 
@@ -42,10 +49,30 @@ func newTableView(t *Table, frags []FragmentInfo, rows uint64) *tableView {
 }
 
 // candidates returns the indexes of fragments whose id range covers id.
+// On a paged view, every chunk whose envelope holds id must be loaded.
 func (v *tableView) candidates(id string, visit func(i int) bool) {
+	if v.paged != nil {
+		v.pagedCandidates(id, visit)
+		return
+	}
 	for i, f := range v.frags {
 		if f.mayContain(id) && !visit(i) {
 			return
+		}
+	}
+}
+
+// pagedCandidates visits the fragments covering id in the chunks whose
+// envelope holds it.
+func (v *tableView) pagedCandidates(id string, visit func(i int) bool) {
+	for _, c := range v.chunksFor(id) {
+		if !v.pageLoaded[c] {
+			panic(fmt.Sprintf("data: lookup of %s id %q in fragment chunk %s which was not loaded", v.t.Name, id, v.paged[c].Name))
+		}
+		for i := v.pageAt[c]; i < v.pageAt[c]+int(v.paged[c].Frags); i++ {
+			if v.frags[i].mayContain(id) && !visit(i) {
+				return
+			}
 		}
 	}
 }

@@ -105,7 +105,17 @@ func (m wmodel) valid() error {
 // every accepted state reads back through the adjacency index as the
 // model says. The @card check and the node-delete check find edges only
 // through the index here.
-func TestWriteChecksMatchNaive(t *testing.T) {
+func TestWriteChecksMatchNaive(t *testing.T) { writeChecksMatchNaive(t) }
+
+// TestPagedWriteChecksMatchNaive is TestWriteChecksMatchNaive with paged
+// table versions (chunks of two infos) on every handle, compactions
+// included.
+func TestPagedWriteChecksMatchNaive(t *testing.T) {
+	pagedHandles(t)
+	writeChecksMatchNaive(t)
+}
+
+func writeChecksMatchNaive(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
 		m := wmodel{nodes: map[string]map[string]bool{"Person": {}, "Company": {}}, edges: map[string]map[string]Row{"WorksAt": {}, "Reports": {}, "Knows": {}}}

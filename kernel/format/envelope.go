@@ -6,8 +6,12 @@ import (
 	"io"
 )
 
-// CurrentFormat is the format stamp this build writes.
-const CurrentFormat uint16 = 4
+// CurrentFormat is the format stamp this build writes. Format 5 is format
+// 4's layout plus paged fragment infos (a data-plane table version may list
+// fragment chunks instead of inline infos; docs/format.md, "Paged fragment
+// infos"): a format-4 binary would misread such a version, so it must
+// refuse the graph, which the stamp on every object it reads makes it do.
+const CurrentFormat uint16 = 5
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

@@ -135,7 +135,7 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 	if err != nil {
 		return Manifest{}, Token{}, err
 	}
-	if EffectiveStamp(e.Stamp) != CurrentFormat {
+	if !CurrentLayout(e.Stamp) {
 		return Manifest{}, Token{}, legacyManifestError(e.Stamp)
 	}
 	var m Manifest
@@ -144,6 +144,9 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 	}
 	if err := ValidateManifest(&m); err != nil {
 		return Manifest{}, Token{}, err
+	}
+	if m.FormatStamp != e.Stamp {
+		return Manifest{}, Token{}, corrupt("manifest", "format_stamp %d in an envelope stamped %d", m.FormatStamp, e.Stamp)
 	}
 	return m, e.Token, nil
 }
@@ -171,8 +174,8 @@ func decodeCanonical(what string, payload []byte, v any) error {
 // lineage.CheckSuccessor for that.
 func ValidateManifest(m *Manifest) error {
 	bad := func(f string, a ...any) error { return corrupt("manifest", f, a...) }
-	if m.FormatStamp != CurrentFormat {
-		return bad("format_stamp %d, want %d", m.FormatStamp, CurrentFormat)
+	if m.FormatStamp < FormatV4 || m.FormatStamp > CurrentFormat {
+		return bad("format_stamp %d, want %d..%d", m.FormatStamp, FormatV4, CurrentFormat)
 	}
 	if err := validateIdentity(m.Branch); err != nil {
 		return bad("branch: %v", err)

@@ -95,7 +95,7 @@ func EncodeSidecar(s *Sidecar, token Token) ([]byte, error) {
 }
 
 // DecodeSidecar decodes and validates an enveloped sidecar. A sidecar whose
-// stamp is not CurrentFormat is refused with *UnsupportedFormatError (a newer
+// stamp is neither 4 nor 5 (CurrentFormat) is refused with *UnsupportedFormatError (a newer
 // writer's sidecar must be kept, never misread); bad bytes are ErrCorrupt.
 func DecodeSidecar(b []byte) (Sidecar, Token, error) {
 	e, err := openRecovery(b, KindSidecar)
@@ -113,8 +113,8 @@ func DecodeSidecar(b []byte) (Sidecar, Token, error) {
 }
 
 // openRecovery opens the envelope of a sidecar or audit record: frame and
-// checksum first (ErrCorrupt), then kind, then a stamp that must be exactly
-// CurrentFormat (recovery objects did not exist before it).
+// checksum first (ErrCorrupt), then kind, then a stamp of format 4 (when
+// recovery objects appeared) or 5 (the same layout).
 func openRecovery(b []byte, want Kind) (Envelope, error) {
 	e, err := DecodeEnvelope(b)
 	if err != nil {
@@ -123,7 +123,7 @@ func openRecovery(b []byte, want Kind) (Envelope, error) {
 	if e.Kind != want {
 		return Envelope{}, corrupt(want.String(), "envelope kind %d (%s)", e.Kind, e.Kind)
 	}
-	if e.Stamp != CurrentFormat {
+	if e.Stamp < FormatV4 || e.Stamp > CurrentFormat {
 		if err := CheckStamp(e.Stamp); err != nil {
 			return Envelope{}, err
 		}

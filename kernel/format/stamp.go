@@ -6,6 +6,18 @@ package format
 // migrations"). A v3 graph is read as is and migrated to v4 per branch.
 const FormatV3 uint16 = 3
 
+// FormatV4 is the lineage format (commits inside manifests) with inline
+// fragment infos only. Its objects have format 5's layout: they are read as
+// they are, never rewritten; the next publish of a branch stamps 5.
+const FormatV4 uint16 = 4
+
+// CurrentLayout reports whether an object of stamp has the manifest and
+// recovery layout of the current format (formats 4 and 5).
+func CurrentLayout(stamp uint16) bool {
+	s := EffectiveStamp(stamp)
+	return s >= FormatV4 && s <= CurrentFormat
+}
+
 // EffectiveStamp is the stamp an object is judged by: an absent (zero)
 // stamp reads as OldestSupportedFormat, every other stamp as itself.
 func EffectiveStamp(stamp uint16) uint16 {

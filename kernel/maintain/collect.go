@@ -234,7 +234,7 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	}
 	mf, _, err := format.DecodeManifest(b)
 	if err != nil {
-		return format.Manifest{}, false, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.CurrentFormat, err)
+		return format.Manifest{}, false, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
 	}
 	return mf, true, nil
 }
@@ -647,7 +647,44 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 	if err := c.marks.MarkFragments(tk.Table, tv.Fragments); err != nil {
 		return err
 	}
+	if err := c.markFragmentChunks(ctx, tv); err != nil {
+		return err
+	}
 	return c.markAdjacency(ctx, tv)
+}
+
+// markFragmentChunks marks a paged table version's fragment chunks (in
+// the adjacency key space) and the fragments they list.
+func (c *collection) markFragmentChunks(ctx context.Context, tv format.TableVersion) error {
+	chunks, err := data.FragmentChunks(tv)
+	if err != nil || len(chunks) == 0 {
+		return err
+	}
+	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
+		return err
+	}
+	for _, name := range chunks {
+		id, err := ulid.ParseStrict(name)
+		if err != nil {
+			return fmt.Errorf("fragment chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
+		}
+		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(tv.Table, id))
+		if err != nil || !found {
+			return err // gone: its version is being collected concurrently
+		}
+		infos, err := data.FragmentChunkInfos(tv.Table, b)
+		if err != nil {
+			return fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
+		}
+		names := make([]string, len(infos))
+		for i, f := range infos {
+			names[i] = f.Name
+		}
+		if err := c.marks.MarkFragments(tv.Table, names); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // markAdjacency marks an edge table version's adjacency index: its chunks

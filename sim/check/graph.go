@@ -161,7 +161,7 @@ func (g Graph) Migrations() int {
 }
 
 // legacy reports a manifest written in the v3 format (no commit, no head).
-func legacy(m *format.Manifest) bool { return m.FormatStamp != format.CurrentFormat }
+func legacy(m *format.Manifest) bool { return m.FormatStamp < format.FormatV4 }
 
 // CheckChains checks every incarnation's manifest chain: one linear chain
 // (each commit's first parent is the previous head; merged parents aside), a

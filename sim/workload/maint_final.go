@@ -357,6 +357,9 @@ func (l *leakCheck) allowVersion(key string) error {
 	for _, f := range tv.Fragments {
 		l.allowed[l.prefix("data")+tv.Table+"/"+f] = true
 	}
+	if err := l.allowFragmentChunks(tv); err != nil {
+		return err
+	}
 	chunks, err := data.AdjacencyChunks(tv)
 	if err != nil {
 		return l.p.readFailed("leak: adjacency of "+key, err)
@@ -374,6 +377,31 @@ func (l *leakCheck) allowVersion(key string) error {
 		}
 		for _, pg := range pages {
 			l.allowed[l.prefix("adj")+tv.Table+"/"+pg] = true
+		}
+	}
+	return nil
+}
+
+// allowFragmentChunks allows a paged table version's fragment chunks and
+// the fragments they list.
+func (l *leakCheck) allowFragmentChunks(tv format.TableVersion) error {
+	chunks, err := data.FragmentChunks(tv)
+	if err != nil {
+		return l.p.readFailed("leak: fragment chunks of "+tv.Table, err)
+	}
+	for _, c := range chunks {
+		ck := l.prefix("adj") + tv.Table + "/" + c
+		l.allowed[ck] = true
+		b, err := l.get(ck)
+		if err != nil {
+			return l.p.readFailed("leak: fragment chunk "+ck, err)
+		}
+		infos, err := data.FragmentChunkInfos(tv.Table, b)
+		if err != nil {
+			return l.p.readFailed("leak: fragment chunk "+ck, err)
+		}
+		for _, f := range infos {
+			l.allowed[l.prefix("data")+tv.Table+"/"+f.Name] = true
 		}
 	}
 	return nil

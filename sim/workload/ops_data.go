@@ -55,7 +55,7 @@ func init() {
 			"writers, updates, cascading deletes, and readers checking cardinality, dangling edges and every graph read " +
 			"against the reference data model (reads-vs-model)",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
-		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow},
+		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow, plant.PageSkip},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Final:    finalData,
@@ -82,12 +82,18 @@ func finalData(p *Proc) error {
 	return finalFeed(p)
 }
 
+// simInlineFragments is the InlineFragments of every simulated data
+// handle: every table version holding a fragment is paged, so the
+// workloads' small tables exercise fragment chunks (docs/format.md,
+// "Paged fragment infos") under races, faults, crashes and collection.
+const simInlineFragments = -1
+
 // dg returns the process's data-plane handle, opening it on first use.
 func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
 		return p.data, nil
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts()})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments})
 	if err != nil {
 		return nil, err
 	}

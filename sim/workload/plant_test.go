@@ -33,6 +33,7 @@ var plantChecks = map[string][]string{
 	plant.StaleCard:         {"cardinality"},
 	plant.AdjShortIn:        {"read-consistency"},
 	plant.UpsertKeepsRow:    {"reads-vs-model"},
+	plant.PageSkip:          {"reads-vs-model"},
 	plant.StampFirst:        {"kernel-error", "lineage", "format"},
 	plant.TrustCommitIndex:  {"cold-lookup"},
 	plant.ReachDropsMerge:   {"cold-lookup"},
