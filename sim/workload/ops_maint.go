@@ -287,6 +287,9 @@ func opMaintCollect(p *Proc, _ int, _ Op) error {
 	p.Unexpected("gcollect", err)
 	p.checkSkewAccepted("gcollect", err)
 	p.run.note("%s mcollect -> %+v (%v)", p.name, rep, errText(err))
+	if err == nil {
+		p.run.life.collections.Add(1)
+	}
 	if errors.Is(err, kernel.ErrClockSkew) {
 		return nil // refused before deleting anything: nothing new to read
 	}
