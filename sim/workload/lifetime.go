@@ -47,8 +47,14 @@ const (
 	lifeMaxPerChanger = 4000
 	// lifeMergeAttempts bounds a cycle's merge into main: a retryable
 	// failure (a lost race, a lost or ambiguous reply, a transient fault)
-	// re-reads main and merges again, at most this many times in all.
+	// re-reads main and merges again, at most this many times in all,
+	// after pauses doubling from lifeMergePause up to lifeMergePauseMax.
+	// The pauses add up to 35.5 s, past kernel.RecoveryLease (30 s): an
+	// interrupted write's sidecar holds main's writers off until a
+	// heal-first sweep may act on it.
 	lifeMergeAttempts = 8
+	lifeMergePause    = 250 * time.Millisecond
+	lifeMergePauseMax = 10 * time.Second
 	// lifeMarkEvery: the long form records a progress mark (LifeMark)
 	// every this many cycles ended.
 	lifeMarkEvery = 1000
@@ -284,8 +290,8 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 
 // lifeMerge merges br into main's current head. A retryable failure (a
 // lost race, a lost or ambiguous reply, a transient fault: lifeRetryable)
-// re-reads main and merges again, after a short pause, at most
-// lifeMergeAttempts times in all; a merge that did land before its reply
+// re-reads main and merges again, after a pause (doubling, bounded), at
+// most lifeMergeAttempts times in all; a merge that did land before its reply
 // was lost answers up to date the next time. Any other error, or the last
 // one, is returned. ErrReclaimed is a violation (cycle-merge) unless a
 // collection could not read some live head's reach.
@@ -295,7 +301,7 @@ func (p *Proc) lifeMerge(g *data.Graph, br kernel.BranchRef, name, tag string) e
 	for attempt := 1; attempt <= lifeMergeAttempts; attempt++ {
 		if attempt > 1 {
 			p.run.life.retries.Add(1)
-			if err := p.h.Sleep(time.Duration(attempt) * 100 * time.Millisecond); err != nil {
+			if err := p.h.Sleep(min(lifeMergePause<<(attempt-1), lifeMergePauseMax)); err != nil {
 				return err
 			}
 		}
@@ -369,6 +375,7 @@ func (p *Proc) lifeCycleFailed(name, step string, err error) error {
 	if p.Over(err) {
 		return p.end(err)
 	}
+	p.run.note("%s lcycle %s: %s failed (%v)", p.name, name, step, errText(err))
 	p.Unexpected("lcycle: "+step, err)
 	return p.lifeDelete(name)
 }
