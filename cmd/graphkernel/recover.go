@@ -4,37 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/graphkernel/graphkernel/internal/verify"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
 )
-
-// maxListKeys bounds every listing the command makes of one prefix.
-const maxListKeys = 10_000_000
-
-// listKeys lists every key under prefix, page by page, at most maxListKeys.
-func listKeys(ctx context.Context, st objstore.Store, prefix string, fn func(key string) error) error {
-	after, n := "", 0
-	for {
-		page, err := st.List(ctx, prefix, after, objstore.MaxListLimit)
-		if err != nil {
-			return fmt.Errorf("list %s: %w", prefix, err)
-		}
-		for _, k := range page.Keys {
-			if n++; n > maxListKeys {
-				return fmt.Errorf("list %s: more than %d keys", prefix, maxListKeys)
-			}
-			if err := fn(k); err != nil {
-				return err
-			}
-		}
-		if !page.Truncated || len(page.Keys) == 0 {
-			return nil
-		}
-		after = page.Keys[len(page.Keys)-1]
-	}
-}
 
 // opOutcome is what recovery did with one sidecar that was pending when
 // the command started.
@@ -75,7 +50,7 @@ func runRecover(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	keys := format.NewKeys(pos[1])
 	var ops []format.ID
-	if err := listKeys(ctx, st, keys.SidecarPrefix(), func(k string) error {
+	if err := verify.ListKeys(ctx, st, keys.SidecarPrefix(), func(k string) error {
 		if op, err := keys.ParseSidecarKey(k); err == nil {
 			ops = append(ops, op)
 		}

@@ -8,29 +8,36 @@ import (
 	"sort"
 	"text/tabwriter"
 	"time"
+
+	"github.com/graphkernel/graphkernel/sim/workload"
 )
 
 // Summary is the soak's result. The first block of JSON keys is the
 // contract of the simulator issue, spelled exactly; the rest are extras.
 type Summary struct {
-	Seeds          int      `json:"seeds"`
-	Ops            int      `json:"ops"`
-	Commits        int      `json:"commits"`
-	FaultsInjected uint64   `json:"faults_injected"`
-	Crashes        int      `json:"crashes"`
-	Recoveries     int      `json:"recoveries"`
-	Migrations     int      `json:"migrations"`
-	Cuts           int      `json:"cuts"`
-	Cycles         int      `json:"cycles,omitempty"`
-	CyclesMerged   int      `json:"cycles_merged,omitempty"`
-	LinChecks      int      `json:"lin_checks"`
-	LinUnknown     int      `json:"lin_unknown"`
-	Violations     int      `json:"violations"`
-	Deterministic  *bool    `json:"deterministic,omitempty"`
-	TraceHash      string   `json:"trace_hash,omitempty"`
-	SimSeconds     float64  `json:"sim_seconds"`
-	WallSeconds    float64  `json:"wall_seconds"`
-	FailingSeeds   []uint64 `json:"failing_seeds"`
+	Seeds          int    `json:"seeds"`
+	Ops            int    `json:"ops"`
+	Commits        int    `json:"commits"`
+	FaultsInjected uint64 `json:"faults_injected"`
+	Crashes        int    `json:"crashes"`
+	Recoveries     int    `json:"recoveries"`
+	Migrations     int    `json:"migrations"`
+	Cuts           int    `json:"cuts"`
+	Cycles         int    `json:"cycles,omitempty"`
+	CyclesMerged   int    `json:"cycles_merged,omitempty"`
+	CyclesDeleted  int    `json:"cycles_deleted,omitempty"`
+	MergeRetries   int    `json:"merge_retries,omitempty"`
+	// LifeMarks are the lifetime workload's progress marks (one seed's:
+	// the last seed's that has any).
+	LifeMarks     []workload.LifeMark `json:"life_marks,omitempty"`
+	LinChecks     int                 `json:"lin_checks"`
+	LinUnknown    int                 `json:"lin_unknown"`
+	Violations    int                 `json:"violations"`
+	Deterministic *bool               `json:"deterministic,omitempty"`
+	TraceHash     string              `json:"trace_hash,omitempty"`
+	SimSeconds    float64             `json:"sim_seconds"`
+	WallSeconds   float64             `json:"wall_seconds"`
+	FailingSeeds  []uint64            `json:"failing_seeds"`
 
 	// Extras.
 	SimWallRatio   float64 `json:"sim_wall_ratio"`
@@ -64,8 +71,10 @@ type Summary struct {
 	// final store, run after every -procs run; each problem is a violation.
 	Verify         string `json:"verify,omitempty"`
 	VerifyProblems int    `json:"verify_problems,omitempty"`
+	// Collections counts successful collections: the maintenance
+	// processes' (-procs -workload maint) or the simulated gcollect ops'.
+	Collections int `json:"collections,omitempty"`
 	// The maintenance workload (-workload maint) only.
-	Collections    int `json:"collections,omitempty"`
 	CollectDeleted int `json:"collect_deleted,omitempty"`
 	PinReads       int `json:"pin_reads,omitempty"`
 	FeedChanges    int `json:"feed_changes,omitempty"`
@@ -87,6 +96,12 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.Cuts += r.Cuts
 		s.Cycles += r.Cycles
 		s.CyclesMerged += r.CyclesMerged
+		s.CyclesDeleted += r.CyclesDeleted
+		s.MergeRetries += r.MergeRetries
+		s.Collections += r.Collections
+		if len(r.LifeMarks) > 0 {
+			s.LifeMarks = r.LifeMarks
+		}
 		s.LinChecks += r.LinChecks
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
@@ -150,7 +165,11 @@ func writeTable(w io.Writer, s *Summary) {
 	row("migrations", s.Migrations)
 	row("cuts", s.Cuts)
 	if s.Cycles > 0 {
-		row("lifetime cycles", fmt.Sprintf("%d begun, %d merged into main", s.Cycles, s.CyclesMerged))
+		row("lifetime cycles", fmt.Sprintf("%d begun, %d merged into main (%d merges retried), %d branches deleted; %d collections",
+			s.Cycles, s.CyclesMerged, s.MergeRetries, s.CyclesDeleted, s.Collections))
+		for _, m := range s.LifeMarks {
+			row("  lifetime mark", fmt.Sprintf("%d cycles ended at sim %v: %d requests, %d keys", m.Cycles, m.SimTime.Round(time.Second), m.Requests, m.Keys))
+		}
 	}
 	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	row("violations", s.Violations)

@@ -9,11 +9,13 @@ import (
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
-// maxListKeys bounds every listing verify makes of one prefix.
-const maxListKeys = 10_000_000
+// MaxListKeys bounds every listing ListKeys makes of one prefix.
+const MaxListKeys = 10_000_000
 
-// listKeys lists every key under prefix, page by page, at most maxListKeys.
-func listKeys(ctx context.Context, st objstore.Store, prefix string, fn func(key string) error) error {
+// ListKeys calls fn on every key under prefix in key order, page by page,
+// and fails (wrapped, naming the prefix) on a listing error, on fn's error
+// or past MaxListKeys keys.
+func ListKeys(ctx context.Context, st objstore.Store, prefix string, fn func(key string) error) error {
 	after, n := "", 0
 	for {
 		page, err := st.List(ctx, prefix, after, objstore.MaxListLimit)
@@ -21,8 +23,8 @@ func listKeys(ctx context.Context, st objstore.Store, prefix string, fn func(key
 			return fmt.Errorf("list %s: %w", prefix, err)
 		}
 		for _, k := range page.Keys {
-			if n++; n > maxListKeys {
-				return fmt.Errorf("list %s: more than %d keys", prefix, maxListKeys)
+			if n++; n > MaxListKeys {
+				return fmt.Errorf("list %s: more than %d keys", prefix, MaxListKeys)
 			}
 			if err := fn(k); err != nil {
 				return err

@@ -328,7 +328,7 @@ func (v *verifier) gapIsDamage(cs *chainState, above, hi uint64) bool {
 func (v *verifier) walkManifests(ctx context.Context) error {
 	var cs chainState
 	lastName := ""
-	err := listKeys(ctx, v.st, branchesPrefix(v.keys), func(key string) error {
+	err := ListKeys(ctx, v.st, branchesPrefix(v.keys), func(key string) error {
 		mk, ok := v.parseManifestKey(key)
 		if !ok {
 			v.problem(key, RuleLocation, "not a manifest key (want branches/<name>/<inv(inc)>/<inv(version)>)")
@@ -850,7 +850,7 @@ func (v *verifier) fragKey(table, name string) string {
 // decodes (envelope, CRC, rules), and while it has not expired (by verify's
 // clock) the manifest it pins exists (collection keeps it: G7).
 func (v *verifier) checkLeases(ctx context.Context) error {
-	return listKeys(ctx, v.st, v.keys.LeasePrefix(), func(key string) error {
+	return ListKeys(ctx, v.st, v.keys.LeasePrefix(), func(key string) error {
 		b, ok := v.getBounded(ctx, key, maxEnvelopeBytes)
 		if !ok {
 			return nil
@@ -881,7 +881,7 @@ func (v *verifier) checkLeases(ctx context.Context) error {
 
 // listSidecars lists the pending recovery sidecars with their age.
 func (v *verifier) listSidecars(ctx context.Context) error {
-	return listKeys(ctx, v.st, v.keys.SidecarPrefix(), func(key string) error {
+	return ListKeys(ctx, v.st, v.keys.SidecarPrefix(), func(key string) error {
 		ps := PendingSidecar{Key: key}
 		if op, err := v.keys.ParseSidecarKey(key); err == nil {
 			age := ageOf(op, v.now)

@@ -60,14 +60,16 @@ func bpcHistory(b *testing.B, bg *benchGraph, n int) {
 
 // bpcSample forks feat from main and commits on it, then on fresh handles
 // (cold caches) measures MergeBase(feat, main) and the merge of feat into
-// main, and deletes feat: requests (if cs is set) and durations.
+// main, and deletes feat: requests (if cs is set) and durations, and the
+// whole cycle's duration (fork, commit, both cold handles, delete).
 type bpcSample struct {
-	baseReq, mergeReq uint64
-	baseDur, mergeDur time.Duration
+	baseReq, mergeReq           uint64
+	baseDur, mergeDur, cycleDur time.Duration
 }
 
 func bpcMeasure(b *testing.B, bg *benchGraph, cs *counting.Store, i int) bpcSample {
 	b.Helper()
+	start := time.Now()
 	feat, err := bg.g.Kernel().CreateBranch(ctx, "feat", bg.main)
 	if err != nil {
 		b.Fatal(err)
@@ -95,6 +97,7 @@ func bpcMeasure(b *testing.B, bg *benchGraph, cs *counting.Store, i int) bpcSamp
 	if err := bg.g.Kernel().DeleteBranch(ctx, "feat"); err != nil {
 		b.Fatal(err)
 	}
+	s.cycleDur = time.Since(start)
 	bg.clock.Advance(10 * time.Second)
 	return s
 }
@@ -129,64 +132,90 @@ func medianDur(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
+// bpcBuilt is one size's history: the graph on the counting sim store,
+// the keys left after its final collection, the cold requests measured
+// there, and the same graph copied into a synced fs directory.
+type bpcBuilt struct {
+	sim  *benchGraph
+	keys int
+	req  bpcSample
+	fs   *benchGraph
+}
+
+// bpcBuild runs n cycles (bpcHistory) on a counting sim store, counts its
+// keys and the cold requests (bpcMeasure), then copies it into a synced fs
+// store under dir.
+func bpcBuild(b *testing.B, n int, dir string) bpcBuilt {
+	b.Helper()
+	cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
+	bg := newBenchGraph(b, cs)
+	bg.insert(b, id(0))
+	bpcHistory(b, bg, n)
+	out := bpcBuilt{sim: bg, keys: countKeys(b, cs)}
+	out.req = bpcMeasure(b, bg, cs, 0)
+	st, err := fsstore.OpenWith(dir, fsstore.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	copyStore(b, cs, st)
+	synced, err := fsstore.Open(st.Root())
+	if err != nil {
+		b.Fatal(err)
+	}
+	out.fs = bg.reopen(b, synced)
+	return out
+}
+
 // BenchmarkBranchPerChange (issue #27 part 1): n cycles of fork from main,
 // commit one row, merge into main, delete the branch, with a collection
 // every 100 cycles; then, on the sim store, the requests of a cold
 // MergeBase(feature, main) and of a cold merge into main, and the keys left
 // after the final collection; on fs (the same history copied into a synced
-// directory), the median time of each over 11 samples. Every merge of the
-// history must succeed. At 10^4 (10^5 with -branchperchange.large) it
-// reports the ratios to 10^2: ratio-req-1e4v1e2 (MergeBase requests),
-// ratio-merge-req-1e4v1e2, ratio-time-1e4v1e2 (MergeBase on fs),
-// ratio-merge-time-1e4v1e2.
+// directory), the median time of each and of the whole measured cycle
+// (bpcMeasure) over 11 samples, each interleaved with a sample of a
+// 10^2-cycle fs graph built once for all sizes, so machine load moves both
+// alike. Every merge of the history must succeed. At every size (10^5 with
+// -branchperchange.large) it reports the ratios to 10^2 (at 10^2 itself a
+// noise control, two graphs of the same size): ratio-req-1eKv1e2
+// (MergeBase requests), ratio-merge-req-1eKv1e2, and on fs, from the
+// interleaved medians, ratio-time-1eKv1e2 (MergeBase),
+// ratio-merge-time-1eKv1e2 and ratio-cycle-time-1eKv1e2 (goal ≤ 1.5).
 func BenchmarkBranchPerChange(b *testing.B) {
 	sizes := []int{100, 1000, 10000}
 	if *branchPerChangeLarge {
 		sizes = append(sizes, 100000)
 	}
 	const samples = 11
-	var base bpcSample
+	ref := bpcBuild(b, sizes[0], b.TempDir())
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("cycles=%d", n), func(b *testing.B) {
-			cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
-			bg := newBenchGraph(b, cs)
-			bg.insert(b, id(0))
-			bpcHistory(b, bg, n)
-			keys := countKeys(b, cs)
-			sm := bpcMeasure(b, bg, cs, 0)
-			st, err := fsstore.OpenWith(b.TempDir(), fsstore.Options{NoSync: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			copyStore(b, cs, st)
-			synced, err := fsstore.Open(st.Root())
-			if err != nil {
-				b.Fatal(err)
-			}
-			fsg := bg.reopen(b, synced)
-			var got bpcSample
+			built := bpcBuild(b, n, b.TempDir())
+			var got, base bpcSample
 			for b.Loop() {
-				var bd, md []time.Duration
+				var bd, md, cd, rbd, rmd, rcd []time.Duration
 				for k := 0; k < samples; k++ {
-					s := bpcMeasure(b, fsg, nil, k+1)
-					bd, md = append(bd, s.baseDur), append(md, s.mergeDur)
+					r := bpcMeasure(b, ref.fs, nil, 1000*n+k+1)
+					s := bpcMeasure(b, built.fs, nil, k+1)
+					bd, md, cd = append(bd, s.baseDur), append(md, s.mergeDur), append(cd, s.cycleDur)
+					rbd, rmd, rcd = append(rbd, r.baseDur), append(rmd, r.mergeDur), append(rcd, r.cycleDur)
 				}
-				got = bpcSample{baseReq: sm.baseReq, mergeReq: sm.mergeReq, baseDur: medianDur(bd), mergeDur: medianDur(md)}
+				got = bpcSample{baseReq: built.req.baseReq, mergeReq: built.req.mergeReq, baseDur: medianDur(bd), mergeDur: medianDur(md), cycleDur: medianDur(cd)}
+				base = bpcSample{baseReq: ref.req.baseReq, mergeReq: ref.req.mergeReq, baseDur: medianDur(rbd), mergeDur: medianDur(rmd), cycleDur: medianDur(rcd)}
 			}
 			b.ReportMetric(float64(got.baseReq), "mergebase-requests")
 			b.ReportMetric(float64(got.mergeReq), "merge-requests")
 			b.ReportMetric(float64(got.baseDur.Microseconds()), "mergebase-us-fs")
 			b.ReportMetric(float64(got.mergeDur.Microseconds()), "merge-us-fs")
-			b.ReportMetric(float64(keys), "keys-after-collect")
-			if n == sizes[0] {
-				base = got
-				return
-			}
+			b.ReportMetric(float64(got.cycleDur.Microseconds()), "cycle-us-fs")
+			b.ReportMetric(float64(base.cycleDur.Microseconds()), "cycle-us-fs-1e2")
+			b.ReportMetric(float64(built.keys), "keys-after-collect")
 			tag := fmt.Sprintf("1e%dv1e2", len(fmt.Sprint(n))-1)
 			b.ReportMetric(float64(got.baseReq)/float64(base.baseReq), "ratio-req-"+tag)
 			b.ReportMetric(float64(got.mergeReq)/float64(base.mergeReq), "ratio-merge-req-"+tag)
+			b.ReportMetric(float64(built.keys)/float64(ref.keys), "ratio-keys-"+tag)
 			b.ReportMetric(float64(got.baseDur)/float64(base.baseDur), "ratio-time-"+tag)
 			b.ReportMetric(float64(got.mergeDur)/float64(base.mergeDur), "ratio-merge-time-"+tag)
+			b.ReportMetric(float64(got.cycleDur)/float64(base.cycleDur), "ratio-cycle-time-"+tag)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/feed"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -41,8 +42,28 @@ const (
 	lifeConsumer   = "f0"
 	lifeChangers   = 2
 	// lifeMaxPerChanger keeps each changer's plan within a scenario's
-	// bound on ops per actor; longer runs get more changers.
-	lifeMaxPerChanger = 2000
+	// bound on ops per actor (MaxActorOps); longer runs get more changers
+	// (lifetime-10k: 3, racing for main).
+	lifeMaxPerChanger = 4000
+	// lifeMergeAttempts bounds a cycle's merge into main: a retryable
+	// failure (a lost race, a lost or ambiguous reply, a transient fault)
+	// re-reads main and merges again, at most this many times in all,
+	// after pauses doubling from lifeMergePause up to lifeMergePauseMax.
+	// The pauses add up to 35.5 s, past kernel.RecoveryLease (30 s): an
+	// interrupted write's sidecar holds main's writers off until a
+	// heal-first sweep may act on it.
+	lifeMergeAttempts = 8
+	lifeMergePause    = 250 * time.Millisecond
+	lifeMergePauseMax = 10 * time.Second
+	// lifeMarkEvery: the long form records a progress mark (LifeMark)
+	// every this many cycles ended.
+	lifeMarkEvery = 1000
+	// lifeLongCycleCost is the long form's estimate of a cycle's
+	// simulated time beyond its think (four writes and a merge's reads,
+	// with retries); its fault phase is bounded by lifeLongBound times
+	// the estimate and ends as soon as every planned cycle was attempted.
+	lifeLongCycleCost = 3 * time.Second
+	lifeLongBound     = 3
 	// lifeReachEntries and lifeReachFolds bound the commit-index reaches
 	// (kernel.Options): a few cycles' merges fold them.
 	lifeReachEntries = 4
@@ -57,6 +78,10 @@ func init() {
 		cycles int
 	}{{"lifetime", lifeCycles}, {"lifetime-10k", lifeLongCycles}} {
 		cycles := w.cycles
+		var phaseDone func(*Run) bool
+		if cycles > lifeCycles {
+			phaseDone = lifeCyclesAttempted // the long form runs every cycle
+		}
 		Register(&Workload{
 			Name: w.name,
 			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
@@ -71,9 +96,10 @@ func init() {
 			// merges of just-forked branches (cycle-merge) and rule 3b's
 			// merge-base keep meet folds.
 			ReachEntries: lifeReachEntries, ReachFolds: lifeReachFolds,
-			Reclaims: true,
-			Final:    lifeFinal,
-			Long:     cycles > lifeCycles,
+			Reclaims:  true,
+			Final:     lifeFinal,
+			Long:      cycles > lifeCycles,
+			PhaseDone: phaseDone,
 		})
 	}
 	RegisterOp("lcycle", opLifeCycle)
@@ -89,8 +115,59 @@ type lifeState struct {
 	leaseAt string    // the cursor it was pinned at
 	expires time.Time // by the pinner's clock
 	lapsed  bool      // the consumer once held no live lease: a gap is allowed from then on
-	// cycles and merged count cycles begun and merged (Result).
-	cycles, merged atomic.Int64
+	// cycles, merged and deleted count cycles begun, merged and whose
+	// branch was deleted; ended counts cycle ops that returned; retries
+	// counts merges tried again; collections counts successful
+	// collections (opMaintCollect) (Result).
+	cycles, merged, deleted, ended, retries, collections atomic.Int64
+	marks                                                []LifeMark // guarded by mu
+}
+
+// LifeMark is one progress mark of the lifetime workload: after Cycles
+// cycles ended, the simulated time, the store requests so far (every
+// process's) and the keys on the store.
+type LifeMark struct {
+	Cycles   int
+	SimTime  time.Duration
+	Requests uint64
+	Keys     int
+}
+
+// marksCopy returns the progress marks so far.
+func (st *lifeState) marksCopy() []LifeMark {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]LifeMark(nil), st.marks...)
+}
+
+// lifeCyclesAttempted is the long form's PhaseDone: every planned cycle
+// op has run to its end (a crash ends one early; its restart goes on with
+// the next).
+func lifeCyclesAttempted(r *Run) bool {
+	planned := 0
+	for _, a := range r.S.Actors {
+		for _, op := range a.Ops {
+			if op.Kind == "lcycle" {
+				planned++
+			}
+		}
+	}
+	return r.life.ended.Load() >= int64(planned)
+}
+
+// lifeCycleEnded counts a cycle op's end and, every lifeMarkEvery, records
+// a progress mark (simulated store only).
+func (r *Run) lifeCycleEnded() {
+	n := r.life.ended.Add(1)
+	if n%lifeMarkEvery != 0 || r.W == nil {
+		return
+	}
+	st := r.W.Store()
+	m := LifeMark{Cycles: int(n), SimTime: r.W.Elapsed(), Requests: st.Counters().Requests(), Keys: st.Len()}
+	r.note("lifetime mark: %d cycles ended, sim %v, requests %d, keys %d", m.Cycles, m.SimTime, m.Requests, m.Keys)
+	r.life.mu.Lock()
+	r.life.marks = append(r.life.marks, m)
+	r.life.mu.Unlock()
 }
 
 // genLifetime plans cycles cycles over lifeChangers changers (more when
@@ -106,6 +183,12 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 	// The quiet phase grows with the history the final checks walk (the
 	// consumer's catch-up, the final collection): 200 ms a cycle.
 	sh := shape{faultPhase: 2 * time.Duration(per) * mean, quietPhase: maintShape.quietPhase + time.Duration(cycles)*200*time.Millisecond}
+	if cycles > lifeCycles {
+		// The long form's phase ends when every cycle was attempted
+		// (lifeCyclesAttempted); its length here is only the bound,
+		// and the other actors' plans cover it (at most MaxActorOps).
+		sh.faultPhase = min(MaxPhase, lifeLongBound*time.Duration(per)*(mean+lifeLongCycleCost))
+	}
 	s := &Scenario{Workload: "lifetime", Seed: seed, Faults: faults, FaultPhase: sh.faultPhase, QuietPhase: sh.quietPhase}
 	if cycles != lifeCycles {
 		s.Workload = "lifetime-10k"
@@ -119,7 +202,7 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 	}
 	life := func(name string, th [2]time.Duration, op func(*rand.Rand) Op) ActorPlan {
 		a := ActorPlan{Name: name}
-		for n := opsFor(sh, th); n > 0; n-- {
+		for n := min(opsFor(sh, th), MaxActorOps); n > 0; n-- {
 			o := op(rng)
 			o.Think = think(rng, th)
 			a.Ops = append(a.Ops, o)
@@ -175,6 +258,7 @@ func genLifeSkewed(sh shape, life func(string, [2]time.Duration, func(*rand.Rand
 // a lost race) ends the cycle; the branch is deleted if it exists. The
 // person is acknowledged (must never vanish from main) once the merge is.
 func opLifeCycle(p *Proc, idx int, _ Op) error {
+	defer p.run.lifeCycleEnded()
 	g, err := p.dg()
 	if err != nil {
 		return p.readFailed("lcycle: open", err)
@@ -193,19 +277,7 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 	if err := lifeCommit(p, g, br, "l-"+tag); err != nil {
 		return p.lifeCycleFailed(name, "commit", err)
 	}
-	if main, err = g.Branch(ctx, "main"); err != nil {
-		return p.lifeCycleFailed(name, "branch", err)
-	}
-	res, err := g.Merge(ctx, br, main, kernel.LineageIntent{Actor: p.name, Message: "merge " + tag}, data.MergeOptions{})
-	p.run.note("%s lcycle %s: merge %s %s (%v)", p.name, name, res.Outcome, res.Commit.ID, errText(err))
-	if err != nil {
-		st := &p.run.maint
-		st.mu.Lock()
-		unknown := st.basesUnknown
-		st.mu.Unlock()
-		if errors.Is(err, kernel.ErrReclaimed) && !unknown {
-			p.run.Violate(check.Violation{Check: "cycle-merge", Detail: fmt.Sprintf("%s: merge of %s (forked from main just before) into main: %v", p.name, name, err)})
-		}
+	if err := p.lifeMerge(g, br, name, tag); err != nil {
 		return p.lifeCycleFailed(name, "merge", err)
 	}
 	p.run.life.merged.Add(1)
@@ -214,6 +286,62 @@ func opLifeCycle(p *Proc, idx int, _ Op) error {
 	st.acked = append(st.acked, "l-"+tag)
 	st.mu.Unlock()
 	return p.lifeDelete(name)
+}
+
+// lifeMerge merges br into main's current head. A retryable failure (a
+// lost race, a lost or ambiguous reply, a transient fault: lifeRetryable)
+// re-reads main and merges again, after a pause (doubling, bounded), at
+// most lifeMergeAttempts times in all; a merge that did land before its reply
+// was lost answers up to date the next time. Any other error, or the last
+// one, is returned. ErrReclaimed is a violation (cycle-merge) unless a
+// collection could not read some live head's reach.
+func (p *Proc) lifeMerge(g *data.Graph, br kernel.BranchRef, name, tag string) error {
+	ctx := p.Ctx()
+	var err error
+	for attempt := 1; attempt <= lifeMergeAttempts; attempt++ {
+		if attempt > 1 {
+			p.run.life.retries.Add(1)
+			if err := p.h.Sleep(min(lifeMergePause<<(attempt-1), lifeMergePauseMax)); err != nil {
+				return err
+			}
+		}
+		var main kernel.BranchRef
+		if main, err = g.Branch(ctx, "main"); err == nil {
+			var res data.MergeResult
+			res, err = g.Merge(ctx, br, main, kernel.LineageIntent{Actor: p.name, Message: "merge " + tag}, data.MergeOptions{})
+			p.run.note("%s lcycle %s: merge %s %s (%v)", p.name, name, res.Outcome, res.Commit.ID, errText(err))
+		}
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, kernel.ErrReclaimed) && !p.run.maint.unknownBases() {
+			p.run.Violate(check.Violation{Check: "cycle-merge", Detail: fmt.Sprintf("%s: merge of %s (forked from main just before) into main: %v", p.name, name, err)})
+		}
+		if p.Over(err) || !lifeRetryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// unknownBases reports whether some collection could not read a live
+// head's reach (Report.MergeBasesUnknown).
+func (st *maintState) unknownBases() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.basesUnknown
+}
+
+// lifeRetryable reports whether a merge's failure is typed retryable: a
+// kernel error whose Retryable method says so (*kernel.ContentionError,
+// *kernel.HeadMovedError, *kernel.GraceExpiredError, ...) or a transient,
+// conflicting or ambiguous store error.
+func lifeRetryable(err error) bool {
+	var r interface{ Retryable() bool }
+	if errors.As(err, &r) {
+		return r.Retryable()
+	}
+	return objstore.IsRetryable(err) || objstore.IsAmbiguous(err)
 }
 
 // sanitizeTag makes a tag a branch-name segment ("c0.3" -> "c0-3").
@@ -247,15 +375,21 @@ func (p *Proc) lifeCycleFailed(name, step string, err error) error {
 	if p.Over(err) {
 		return p.end(err)
 	}
+	p.run.note("%s lcycle %s: %s failed (%v)", p.name, name, step, errText(err))
 	p.Unexpected("lcycle: "+step, err)
 	return p.lifeDelete(name)
 }
 
-// lifeDelete deletes branch name, retrying a few times; absent is fine.
+// lifeDelete deletes branch name, retrying a few times; absent is fine
+// (counted deleted only if an earlier attempt may have deleted it).
 func (p *Proc) lifeDelete(name string) error {
 	for attempt := 0; attempt < 4; attempt++ {
 		err := p.g.DeleteBranch(p.Ctx(), name)
-		if err == nil || errors.Is(err, kernel.ErrBranchNotFound) {
+		if err == nil || errors.Is(err, kernel.ErrBranchNotFound) && attempt > 0 {
+			p.run.life.deleted.Add(1)
+			return nil
+		}
+		if errors.Is(err, kernel.ErrBranchNotFound) {
 			return nil
 		}
 		if p.Over(err) {

@@ -45,3 +45,29 @@ func TestLifetimeDoesWhatItSays(t *testing.T) {
 		t.Fatalf("vacuous run: %d skewed writes and %d skewed collections refused, %d collections deleted dead names", skewTx, skewCollect, deadNames)
 	}
 }
+
+// TestLifetimeLongAttemptsEveryCycle: the long form's fault phase ends when
+// every planned cycle was attempted (Workload.PhaseDone), not when a time
+// budget runs out: a scaled-down long form (lifetime-10k's shape with 120
+// cycles, no faults) begins every cycle, merges every one into main (a lost
+// race between its two changers is retried), deletes every branch, collects beside
+// them, ends its fault phase well before the bound, with 0 violations.
+func TestLifetimeLongAttemptsEveryCycle(t *testing.T) {
+	const cycles = 120
+	s := genLifetime(1, "none", cycles)
+	if w, _ := Lookup(s.Workload); w.PhaseDone == nil || !w.Long {
+		t.Fatalf("%s: not the long form", s.Workload)
+	}
+	r := Execute(s, testOpts)
+	t.Logf("begun %d, merged %d (%d retries), deleted %d, collections %d; sim %v of a %v bound", r.Cycles, r.CyclesMerged,
+		r.MergeRetries, r.CyclesDeleted, r.Collections, r.SimTime, s.FaultPhase)
+	if r.Failed() {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	if r.Cycles != cycles || r.CyclesMerged != cycles || r.CyclesDeleted != cycles || r.Collections == 0 {
+		t.Fatalf("begun %d of %d, merged %d, deleted %d, collections %d", r.Cycles, cycles, r.CyclesMerged, r.CyclesDeleted, r.Collections)
+	}
+	if r.SimTime >= s.FaultPhase {
+		t.Fatalf("the run took %v: its fault phase ran to the bound %v instead of ending with the cycles", r.SimTime, s.FaultPhase)
+	}
+}

@@ -56,6 +56,12 @@ type Workload struct {
 	// Long marks a long form, run only by name (simrun -workload NAME):
 	// the package's clean-run test skips it (minutes of wall time).
 	Long bool
+	// PhaseDone, if set, ends the fault phase as soon as it reports true
+	// (checked every phaseStep of simulated time): Scenario.FaultPhase is
+	// then only the phase's bound, and the janitor starts when the phase
+	// ends. A workload sized by work done (lifetime-10k: every planned
+	// cycle attempted) rather than by time sets it.
+	PhaseDone func(r *Run) bool
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error

@@ -69,11 +69,17 @@ type Result struct {
 	Recoveries     int
 	Migrations     int
 	Cuts           int
-	// Cycles and CyclesMerged count the lifetime workload's
-	// branch-per-change cycles begun and merged into main.
-	Cycles, CyclesMerged int
-	Resolved             int // sidecars the janitor's quiescent sweep resolved
-	Reads                int
+	// Cycles, CyclesMerged and CyclesDeleted count the lifetime
+	// workload's branch-per-change cycles begun, merged into main and
+	// whose branch was deleted; MergeRetries the merges it tried again
+	// after a retryable failure; Collections the collections (gcollect,
+	// any workload) that succeeded.
+	Cycles, CyclesMerged, CyclesDeleted, MergeRetries, Collections int
+	// LifeMarks are the lifetime workload's progress marks (every
+	// lifeMarkEvery cycles ended): simulated time, store requests and keys.
+	LifeMarks []LifeMark
+	Resolved  int // sidecars the janitor's quiescent sweep resolved
+	Reads     int
 	// ModelReads and ModelUnmodelled count the data reads compared with
 	// the reference data model and those at a commit it cannot explain.
 	ModelReads      int
@@ -175,10 +181,16 @@ func Execute(s *Scenario, opt Options) *Result {
 	for i := range s.Actors {
 		r.spawn(&s.Actors[i], 0, 0, time.Second+time.Duration(i)*time.Millisecond)
 	}
-	r.spawn(&ActorPlan{Name: janitorActor}, 0, 0, s.FaultPhase)
-	w.RunUntil(s.FaultPhase)
+	end := s.FaultPhase
+	if wl.PhaseDone == nil {
+		r.spawn(&ActorPlan{Name: janitorActor}, 0, 0, s.FaultPhase)
+		w.RunUntil(s.FaultPhase)
+	} else {
+		end = r.runUntilDone(wl.PhaseDone)
+		r.spawn(&ActorPlan{Name: janitorActor}, 0, 0, 0)
+	}
 	w.EnterQuietPhase()
-	if w.RunUntil(s.FaultPhase + s.QuietPhase) {
+	if w.RunUntil(end + s.QuietPhase) {
 		for _, a := range w.Live() {
 			r.Violate(check.Violation{Check: "liveness", Detail: fmt.Sprintf(
 				"actor %s still running when the quiet phase ended at %v", a.Name(), w.Elapsed())})
@@ -190,6 +202,26 @@ func Execute(s *Scenario, opt Options) *Result {
 	}
 	r.finalChecks()
 	return r.result(w, opt)
+}
+
+// phaseStep is how often (in simulated time) a workload's PhaseDone is
+// asked.
+const phaseStep = time.Minute
+
+// runUntilDone runs the fault phase until done reports true (asked every
+// phaseStep) or the scenario's FaultPhase, its bound, is reached; it
+// returns the simulated time the phase ended at.
+func (r *Run) runUntilDone(done func(*Run) bool) time.Duration {
+	for t := phaseStep; ; t += phaseStep {
+		if t >= r.S.FaultPhase {
+			r.W.RunUntil(r.S.FaultPhase)
+			return r.S.FaultPhase
+		}
+		r.W.RunUntil(t)
+		if done(r) {
+			return t
+		}
+	}
 }
 
 // result runs porcupine and gathers the counters.
@@ -205,7 +237,9 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
 		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov,
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
-		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()), Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
+		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
+		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
+		Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
 	}
 }
