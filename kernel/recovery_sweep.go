@@ -613,16 +613,6 @@ func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint
 	return TableUpdate{Table: t.Table, Fork: t.Fork, Version: at, Rows: tv.Rows}, nil
 }
 
-// publishRecovery publishes through the one door with actor RecoveryActor
-// and commit kind recovery.
-func (g *Graph) publishRecovery(ctx context.Context, b BranchRef, updates []TableUpdate, exp []Expectation, msg string) (Commit, error) {
-	req, err := g.recoveryReq(ctx, b, updates, exp, msg)
-	if err != nil {
-		return Commit{}, err
-	}
-	return g.publish(ctx, req)
-}
-
 // recoveryReq is the publish request of a recovery commit: actor
 // RecoveryActor, kind recovery.
 func (g *Graph) recoveryReq(ctx context.Context, b BranchRef, updates []TableUpdate, exp []Expectation, msg string) (publishReq, error) {

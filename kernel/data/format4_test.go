@@ -3,7 +3,6 @@ package data
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -122,6 +121,6 @@ func TestFormat4GraphOpensAndPagesOnWrite(t *testing.T) {
 		t.Fatalf("rows after the paged commit: %s, want %s", got, w)
 	}
 	if got := scanIDs(t, snap(t, openGraph(t, st, 5)), "Company"); got == "" {
-		t.Fatal(fmt.Sprintf("format-4 Company version unreadable: %q", got))
+		t.Fatalf("format-4 Company version unreadable: %q", got)
 	}
 }
