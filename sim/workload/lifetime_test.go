@@ -3,6 +3,7 @@ package workload
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLifetimeDoesWhatItSays: a lifetime seed without faults is clean and
@@ -69,5 +70,37 @@ func TestLifetimeLongAttemptsEveryCycle(t *testing.T) {
 	}
 	if r.SimTime >= s.FaultPhase {
 		t.Fatalf("the run took %v: its fault phase ran to the bound %v instead of ending with the cycles", r.SimTime, s.FaultPhase)
+	}
+}
+
+// TestLifetimeLongBackgroundCoversPhase pins that the long form's
+// collectors and reader plan ops across its whole fault-phase bound: one
+// actor's MaxActorOps cap covered under half of it, so a faulty
+// lifetime-10k run (which needs the bound) lost its collections halfway
+// and its store grew with every cycle.
+func TestLifetimeLongBackgroundCoversPhase(t *testing.T) {
+	w, ok := Lookup("lifetime-10k")
+	if !ok {
+		t.Fatal("no lifetime-10k workload")
+	}
+	s := w.Generate(1, "default")
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]time.Duration{}
+	for _, a := range s.Actors {
+		role, _, _ := strings.Cut(a.Name, "-")
+		var end time.Duration
+		for _, op := range a.Ops {
+			end += op.Think
+		}
+		covered[role] = max(covered[role], end)
+	}
+	for _, role := range []string{"m0", "m1", "r0"} {
+		// Ops are counted from the mean think, so the drawn thinks may end
+		// a little short of the phase: allow 2%.
+		if covered[role] < s.FaultPhase/100*98 {
+			t.Errorf("%s plans ops up to %v of a %v fault phase", role, covered[role], s.FaultPhase)
+		}
 	}
 }
