@@ -209,16 +209,16 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 		}
 		return a
 	}
-	s.Actors = append(s.Actors, life("m0", [2]time.Duration{2 * time.Second, 8 * time.Second}, func(rng *rand.Rand) Op {
+	s.Actors = append(s.Actors, lifeShifts(rng, sh, "m0", [2]time.Duration{2 * time.Second, 8 * time.Second}, func(rng *rand.Rand) Op {
 		if rng.IntN(3) == 0 {
 			return Op{Kind: "gcompact", Args: map[string]string{}}
 		}
 		return Op{Kind: "gcollect", Args: map[string]string{}}
-	}))
-	s.Actors = append(s.Actors, life("m1", [2]time.Duration{3 * time.Second, 10 * time.Second}, func(*rand.Rand) Op {
+	})...)
+	s.Actors = append(s.Actors, lifeShifts(rng, sh, "m1", [2]time.Duration{3 * time.Second, 10 * time.Second}, func(*rand.Rand) Op {
 		return Op{Kind: "gcollect", Args: map[string]string{}}
-	}))
-	s.Actors = append(s.Actors, life("r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
+	})...)
+	s.Actors = append(s.Actors, lifeShifts(rng, sh, "r0", [2]time.Duration{time.Second, 5 * time.Second}, func(rng *rand.Rand) Op {
 		switch rng.IntN(3) {
 		case 0:
 			return genPinOp(rng)
@@ -226,13 +226,47 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 			return Op{Kind: "gpinread", Args: map[string]string{}}
 		}
 		return Op{Kind: "gread", Args: map[string]string{}}
-	}))
+	})...)
 	s.Actors = append(s.Actors, life(lifeConsumer, [2]time.Duration{4 * time.Second, 12 * time.Second}, func(rng *rand.Rand) Op {
 		return Op{Kind: "lfeed", Args: map[string]string{"pages": fmt.Sprint(1 + rng.IntN(6)), "commits": fmt.Sprint(1 + rng.IntN(5)),
 			"crash": fmt.Sprint(rng.IntN(4) / 3)}}
 	}))
 	s.Actors = append(s.Actors, genLifeSkewed(sh, life)...)
 	return s
+}
+
+// lifeMaxShifts bounds the actors one lifeShifts plan is split into.
+const lifeMaxShifts = 8
+
+// lifeShifts plans one background role (collector, reader) to cover the
+// whole fault phase. One actor holds at most MaxActorOps ops, which at the
+// role's think time covers less than the long form's phase bound (a
+// collector's 4096 ops, ~20,000 s, against a 45,000 s bound: a faulty
+// lifetime-10k run lost its collections halfway and its store grew); so
+// the plan continues in shifts NAME-1, NAME-2, ..., each starting (its
+// first think) where the previous shift's thinks end. A plan that fits in
+// one actor is exactly the one-actor plan (same ops, same draws).
+func lifeShifts(rng *rand.Rand, sh shape, name string, th [2]time.Duration, op func(*rand.Rand) Op) []ActorPlan {
+	var out []ActorPlan
+	var offset time.Duration
+	for left := opsFor(sh, th); left > 0 && len(out) < lifeMaxShifts; {
+		a := ActorPlan{Name: name}
+		if len(out) > 0 {
+			a.Name = fmt.Sprintf("%s-%d", name, len(out))
+		}
+		var planned time.Duration
+		for n := min(left, MaxActorOps); n > 0; n-- {
+			o := op(rng)
+			o.Think = think(rng, th)
+			planned += o.Think
+			a.Ops = append(a.Ops, o)
+		}
+		a.Ops[0].Think = min(MaxPhase, a.Ops[0].Think+offset)
+		offset += planned
+		left -= len(a.Ops)
+		out = append(out, a)
+	}
+	return out
 }
 
 // genLifeSkewed plans the lifetime workload's skewed actors, as the
