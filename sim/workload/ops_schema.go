@@ -372,7 +372,7 @@ func genSchema(seed uint64, faults string) *Scenario {
 	cthink := [2]time.Duration{2 * time.Second, 8 * time.Second}
 	c := ActorPlan{Name: "c0"}
 	for n := opsFor(schemaShape, cthink); n > 0; n-- {
-		kinds := []string{"rename", "tighten", "tighten", "loosen"}
+		kinds := []string{"rename", "tighten", "loosen", "loosen"}
 		c.Ops = append(c.Ops, Op{Kind: "sapply", Think: think(rng, cthink), Args: map[string]string{"branch": branch(), "kind": kinds[rng.IntN(len(kinds))]}})
 	}
 	s.Actors = append(s.Actors, c)
