@@ -486,3 +486,25 @@ func TestMergeCarriesSchemaChange(t *testing.T) {
 		t.Fatalf("p1 on the branch = %v, %v, %v", r, ok, err)
 	}
 }
+
+// TestApplySchemaExpectSchema: a change written for one schema
+// (SchemaOptions.ExpectSchema) is refused with *kernel.SchemaChangedError,
+// not re-planned, when the head names another, and nothing is published;
+// on the schema it names it applies.
+func TestApplySchemaExpectSchema(t *testing.T) {
+	g := evoGraph(t, sim.New(sim.Config{Seed: 1}))
+	first := snap(t, g).Kernel().SchemaHash()
+	_, err := apply(t, g, withSchema(t, "age: int64? }", "years: int64? }"),
+		SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "age", To: "years"}}, ExpectSchema: first})
+	must(t, err)
+	before := snap(t, g).Kernel().Head()
+	// Written for the first schema: on the renamed head it would drop years.
+	_, err = apply(t, g, withSchema(t, "age: int64? }", "age: int64? email: string? }"), SchemaOptions{ExpectSchema: first})
+	var sc *kernel.SchemaChangedError
+	if !errors.As(err, &sc) || sc.Expected != first {
+		t.Fatalf("apply on a changed schema = %v, want *SchemaChangedError expecting %s", err, first)
+	}
+	if snap(t, g).Kernel().Head() != before || propOf(t, g, "Person", "p1", "years") != int64(31) {
+		t.Fatal("a refused change published")
+	}
+}
