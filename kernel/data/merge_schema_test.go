@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/verify"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/merge"
 	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -28,8 +30,28 @@ edge WorksAt: Person -> Company { since: int64? }
 
 type omni struct {
 	t             *testing.T
+	store         objstore.Store
 	g             *data.Graph
 	main, feature kernel.BranchRef
+}
+
+var omniEpoch = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func omniEnv() kernel.Env {
+	return kernel.Env{Clock: kernel.NewManualClock(omniEpoch), Entropy: rand.NewChaCha8([32]byte{7})}
+}
+
+// verify runs graphkernel verify's checks on the graph: every fragment
+// read through the schema of a manifest that pins it.
+func (o *omni) verify() {
+	o.t.Helper()
+	rep, err := verify.Graph(context.Background(), o.store, "omni", omniEnv(), omniEpoch, 10)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	if len(rep.Problems) > 0 {
+		o.t.Fatalf("verify: %v", rep.Problems)
+	}
 }
 
 func newOmni(t *testing.T) *omni {
@@ -39,11 +61,12 @@ func newOmni(t *testing.T) *omni {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := data.Init(ctx, sim.New(sim.Config{Seed: 7}), "omni", s, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: kernel.NewManualClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)), Entropy: rand.NewChaCha8([32]byte{7})}}})
+	store := sim.New(sim.Config{Seed: 7})
+	g, err := data.Init(ctx, store, "omni", s, data.Options{Kernel: kernel.Options{Env: omniEnv()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &omni{t: t, g: g}
+	o := &omni{t: t, store: store, g: g}
 	if o.main, err = g.Branch(ctx, "main"); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +198,7 @@ edge WorksAt: Person -> Company { since: int64? }`)
 	if res, err := o.merge(); err != nil || res.Outcome != data.MergeAlreadyUpToDate {
 		t.Fatalf("second merge = %v, %v", res.Outcome, err)
 	}
+	o.verify()
 }
 
 // TestMergeRenameMeetsUpdate: a rename on the branch and a value change of
@@ -194,6 +218,7 @@ edge WorksAt: Person -> Company { since: int64? }`, schema.Rename{Type: "Person"
 			t.Errorf("Person %s = %v, want fullname %q", id, got, want)
 		}
 	}
+	o.verify()
 }
 
 // TestMergeTypeDroppedVsWritten: a type dropped on main while the branch
