@@ -41,6 +41,7 @@ func mergeCommand() command {
 // conflictJSON is one merge conflict as merge prints it.
 type conflictJSON struct {
 	Kind     string `json:"kind"`
+	Rule     string `json:"rule,omitempty"` // SchemaConflict: its merge.SchemaRule
 	Type     string `json:"type"`
 	ID       string `json:"id"`
 	Property string `json:"property,omitempty"`
@@ -173,7 +174,7 @@ func toMergeJSON(src, tgt kernel.BranchRef, dryRun bool, res data.MergeResult, p
 		out.Changes[t] = n
 	}
 	for _, c := range res.Conflicts {
-		out.Conflicts = append(out.Conflicts, conflictJSON{Kind: c.Kind.String(), Type: c.Type, ID: c.ID, Property: c.Property, Message: c.Message})
+		out.Conflicts = append(out.Conflicts, conflictJSON{Kind: c.Kind.String(), Rule: ruleOf(c), Type: c.Type, ID: c.ID, Property: c.Property, Message: c.Message})
 	}
 	if res.Commit.ID != (kernel.CommitID{}) {
 		cj := toCommitJSON(res.Commit)
@@ -220,4 +221,12 @@ func (a *app) printMerge(m mergeJSON) {
 	default:
 		fmt.Fprintln(w, "commit:  - (nothing written)")
 	}
+}
+
+// ruleOf names a schema conflict's rule ("" for a row conflict).
+func ruleOf(c data.MergeConflict) string {
+	if c.Rule == 0 {
+		return ""
+	}
+	return c.Rule.String()
 }

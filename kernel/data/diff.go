@@ -85,6 +85,14 @@ func TableChanges(ctx context.Context, from, to *Snapshot, typ, after string, fn
 	if err != nil {
 		return err
 	}
+	return tableChangesAs(ctx, t, from, to, after, fn)
+}
+
+// tableChangesAs is TableChanges reading both snapshots' fragments of
+// t.Name through t (a layout that reads both: a merge across schemas reads
+// every side through its merged layout).
+func tableChangesAs(ctx context.Context, t *Table, from, to *Snapshot, after string, fn func(RowChange) error) error {
+	typ := t.Name
 	r := newReader(from.g, from.cat)
 	fv, err := r.view(ctx, t, pinRef(from.ks, typ))
 	if err != nil {

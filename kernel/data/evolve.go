@@ -72,6 +72,11 @@ type SchemaOptions struct {
 	Renames []schema.Rename
 	// DryRun plans and checks, and publishes nothing.
 	DryRun bool
+	// ExpectSchema, if set, is the schema id (sha256 hex) the caller
+	// wrote target against: a head under another schema fails the change
+	// with *kernel.SchemaChangedError instead of re-planning on it (a
+	// target written for one schema may drop what another renamed).
+	ExpectSchema string
 }
 
 // SchemaChange is the outcome of ApplySchema.
@@ -118,7 +123,7 @@ func (g *Graph) ApplySchema(ctx context.Context, b kernel.BranchRef, target sche
 	var last error
 	for round := 0; round < g.k.RetryBudget(); round++ {
 		ch, err := g.applySchemaRound(ctx, b, target, intent, opts)
-		if err == nil || !replan(err) {
+		if err == nil || !replan(err) || (opts.ExpectSchema != "" && errors.Is(err, kernel.ErrSchemaChanged)) {
 			if err != nil {
 				err = fmt.Errorf("apply schema on %s: %w", b, err)
 			}
@@ -141,6 +146,9 @@ func (g *Graph) applySchemaRound(ctx context.Context, b kernel.BranchRef, target
 		return SchemaChange{}, err
 	}
 	from := snap.cat.contractID
+	if opts.ExpectSchema != "" && opts.ExpectSchema != from {
+		return SchemaChange{}, &kernel.SchemaChangedError{Branch: b.Name(), Expected: opts.ExpectSchema, Actual: from}
+	}
 	plan, err := schema.Evolve(snap.cat.schema, target, opts.Renames)
 	if err != nil {
 		return SchemaChange{}, err

@@ -460,21 +460,51 @@ func TestConcurrentSchemaChanges(t *testing.T) {
 	}
 }
 
-// TestMergeAcrossSchemaChangeRefused pins today's merge rule (no
-// three-way schema merge yet): branches whose schemas differ, or whose
-// merge base has another schema, are refused before anything is written.
-func TestMergeAcrossSchemaChangeRefused(t *testing.T) {
+// TestMergeCarriesSchemaChange: a schema change merges like any commit
+// (S10): merging main's change into a branch that did nothing is a
+// fast-forward whose commit names main's schema, and the branch's rows
+// read through it; the other direction is already up to date.
+func TestMergeCarriesSchemaChange(t *testing.T) {
 	g := evoGraph(t, sim.New(sim.Config{Seed: 1}))
 	feature, err := g.Kernel().CreateBranch(ctx, "feature", mainRef(t, g))
 	must(t, err)
-	_, err = apply(t, g, withSchema(t, "age: int64? }", "age: int64?  email: string? }"), SchemaOptions{})
+	ch, err := apply(t, g, withSchema(t, "age: int64? }", "age: int64?  email: string? }"), SchemaOptions{})
 	must(t, err)
-	before, err := g.Kernel().Head(ctx, mainRef(t, g))
-	must(t, err)
-	if _, err := g.Merge(ctx, feature, mainRef(t, g), kernel.LineageIntent{Actor: "test"}, MergeOptions{}); !errors.Is(err, kernel.ErrInvalidArgument) || !strings.Contains(err.Error(), "different schemas") {
-		t.Fatalf("merge across a schema change = %v, want a refusal naming the schemas", err)
+	if res, err := g.Merge(ctx, feature, mainRef(t, g), kernel.LineageIntent{Actor: "test"}, MergeOptions{}); err != nil || res.Outcome != MergeAlreadyUpToDate {
+		t.Fatalf("merge of an unchanged branch = %v, %v", res.Outcome, err)
 	}
-	if after, _ := g.Kernel().Head(ctx, mainRef(t, g)); after.ID != before.ID {
-		t.Fatal("a refused merge published")
+	res, err := g.Merge(ctx, mainRef(t, g), feature, kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	if err != nil || res.Outcome != MergeFastForward || res.Schema != ch.To {
+		t.Fatalf("merge into the branch = %v (schema %s), %v; want a fast-forward to %s", res.Outcome, res.Schema, err, ch.To)
+	}
+	s, err := g.SnapshotAt(ctx, feature)
+	must(t, err)
+	if s.Kernel().SchemaHash() != ch.To {
+		t.Fatalf("branch schema %s, want %s", s.Kernel().SchemaHash(), ch.To)
+	}
+	if r, ok, err := s.Get(ctx, "Person", "p1"); err != nil || !ok || r.Props["age"] != int64(31) || r.Props["email"] != nil {
+		t.Fatalf("p1 on the branch = %v, %v, %v", r, ok, err)
+	}
+}
+
+// TestApplySchemaExpectSchema: a change written for one schema
+// (SchemaOptions.ExpectSchema) is refused with *kernel.SchemaChangedError,
+// not re-planned, when the head names another, and nothing is published;
+// on the schema it names it applies.
+func TestApplySchemaExpectSchema(t *testing.T) {
+	g := evoGraph(t, sim.New(sim.Config{Seed: 1}))
+	first := snap(t, g).Kernel().SchemaHash()
+	_, err := apply(t, g, withSchema(t, "age: int64? }", "years: int64? }"),
+		SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "age", To: "years"}}, ExpectSchema: first})
+	must(t, err)
+	before := snap(t, g).Kernel().Head()
+	// Written for the first schema: on the renamed head it would drop years.
+	_, err = apply(t, g, withSchema(t, "age: int64? }", "age: int64? email: string? }"), SchemaOptions{ExpectSchema: first})
+	var sc *kernel.SchemaChangedError
+	if !errors.As(err, &sc) || sc.Expected != first {
+		t.Fatalf("apply on a changed schema = %v, want *SchemaChangedError expecting %s", err, first)
+	}
+	if snap(t, g).Kernel().Head() != before || propOf(t, g, "Person", "p1", "years") != int64(31) {
+		t.Fatal("a refused change published")
 	}
 }

@@ -62,8 +62,11 @@ func (e *MergeConflictError) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, ErrMergeConflict) hold.
-func (e *MergeConflictError) Is(target error) bool { return target == ErrMergeConflict }
+// Is makes errors.Is(err, ErrMergeConflict) hold, and
+// errors.Is(err, ErrSchemaConflict) when a conflict is a schema conflict.
+func (e *MergeConflictError) Is(target error) bool {
+	return target == ErrMergeConflict || (target == ErrSchemaConflict && hasSchemaConflict(e.Conflicts))
+}
 
 // MergeOptions tune Merge.
 type MergeOptions struct {
@@ -115,6 +118,10 @@ type MergeResult struct {
 	// PeakRows bounds the rows the merge held in memory at once: the
 	// largest diff window, plus the images and target fragments it keeps.
 	PeakRows uint64
+	// Schema is the merged schema's id (sha256 hex of its contract) when
+	// the merge changes the target's schema (the merge commit is then the
+	// schema change), else "".
+	Schema string
 }
 
 // Merge merges branch source into branch target, three-way against their
@@ -190,6 +197,13 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 	if res.Outcome == MergeAlreadyUpToDate {
 		return res, nil
 	}
+	if len(in.schemaConflicts) > 0 {
+		res.Conflicts = in.schemaConflicts
+		return res, &MergeConflictError{Source: source.Name(), Target: target.Name(), Conflicts: in.schemaConflicts}
+	}
+	if in.contract != nil {
+		res.Schema = in.cat.contractID
+	}
 	p, err := g.planMerge(ctx, in, opts.Prefer)
 	if err != nil {
 		return res, err
@@ -204,15 +218,26 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 	}
 	src, tgt := res.Source, res.Target
 	intent.MergedParent, intent.ExpectHead = &src, &tgt
+	if err := g.publishSchema(ctx, in, &intent); err != nil {
+		return res, err
+	}
 	var built uint64
 	res.Commit, built, err = g.publishMerge(ctx, target, in, p, intent)
 	res.PeakRows = max(p.window, built) + p.held
 	return res, err
 }
 
-// mergeInput is what a merge round reads first: the three snapshots.
+// mergeInput is what a merge round reads first: the three snapshots, and
+// the schema they merge to (merge_schema.go).
 type mergeInput struct {
 	base, src, tgt *Snapshot
+	cat            *catalog  // the merged schema's: writes and checks
+	read           *catalog  // reads the fragments of every side
+	on             *Snapshot // the target head under cat
+	contract       []byte    // the merged contract, when it is not the target's
+	// schemaConflicts are the schema merge's conflicts; the rows are not
+	// merged then.
+	schemaConflicts []MergeConflict
 }
 
 func (g *Graph) loadMergeInput(ctx context.Context, source, target kernel.BranchRef) (mergeInput, error) {
@@ -232,10 +257,6 @@ func (g *Graph) loadMergeInput(ctx context.Context, source, target kernel.Branch
 	if err != nil {
 		return mergeInput{}, err
 	}
-	for _, s := range []*Snapshot{src, base} {
-		if s.cat.contractID != tgt.cat.contractID {
-			return mergeInput{}, fmt.Errorf("%w: the branches have different schemas (%s, %s)", kernel.ErrInvalidArgument, s.cat.contractID, tgt.cat.contractID)
-		}
-	}
-	return mergeInput{base: base, src: src, tgt: tgt}, nil
+	in := mergeInput{base: base, src: src, tgt: tgt}
+	return in, g.mergeSchemas(&in)
 }

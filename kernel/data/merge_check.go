@@ -33,8 +33,8 @@ func (p *mergePlan) check(ctx context.Context, in mergeInput) ([]MergeConflict, 
 		}
 		cs = append(cs, got...)
 	}
-	for _, name := range in.tgt.cat.names {
-		e := in.tgt.cat.tables[name]
+	for _, name := range in.cat.names {
+		e := in.cat.tables[name]
 		if !e.Edge || e.Card.IsDefault() {
 			continue
 		}
@@ -56,7 +56,7 @@ func (p *mergePlan) nodeInResult(ctx context.Context, in mergeInput, typ, id str
 			return r != nil, nil
 		}
 	}
-	return in.tgt.exists(ctx, typ, id)
+	return in.on.exists(ctx, typ, id)
 }
 
 func (p *mergePlan) checkEdges(ctx context.Context, in mergeInput, tm *tableMerge) ([]MergeConflict, error) {
@@ -103,9 +103,16 @@ func (p *mergePlan) checkCard(ctx context.Context, in mergeInput, e *Table) ([]M
 			}
 		}
 	}
+	// Under a @card the target did not have (the merge takes the
+	// source's), every node either side changed is counted: the target's
+	// were checked against its own bounds only.
+	recard := true
+	if te, ok := in.tgt.cat.tables[e.Name]; ok && te.Card == e.Card {
+		recard = false
+	}
 	if nt, ok := p.tables[e.From]; ok && e.Card.Min > 0 {
 		for _, id := range nt.ids {
-			if r := nt.resolved[id]; r != nil && nt.images[id].Target == nil {
+			if r := nt.resolved[id]; r != nil && (recard || nt.images[id].Target == nil) {
 				sources[id] = true
 			}
 		}
@@ -119,7 +126,7 @@ func (p *mergePlan) checkCard(ctx context.Context, in mergeInput, e *Table) ([]M
 		if !present {
 			continue
 		}
-		out, err := in.tgt.Out(ctx, e.Name, node)
+		out, err := in.on.Out(ctx, e.Name, node)
 		if err != nil {
 			return nil, err
 		}

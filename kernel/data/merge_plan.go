@@ -48,13 +48,13 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput, policy merge.Polic
 	p := &mergePlan{tables: map[string]*tableMerge{}}
 	var held, window uint64
 	ids := 0 // ids held so far, bounded by the handle's row limit
-	for _, name := range in.tgt.cat.names {
-		t := in.tgt.cat.tables[name]
+	for _, name := range in.cat.names {
+		t := in.cat.tables[name]
 		bp, sp, tp := pinRef(in.base.ks, name), pinRef(in.src.ks, name), pinRef(in.tgt.ks, name)
 		if bp == sp && bp == tp {
 			continue
 		}
-		tm, w, err := diffBoth(ctx, in, t, g.limits.MaxRows-ids)
+		tm, w, err := diffBoth(ctx, in, t, in.read.tables[name], g.limits.MaxRows-ids)
 		if err != nil {
 			return nil, err
 		}
@@ -82,12 +82,13 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput, policy merge.Polic
 }
 
 // diffBoth collects the images of every id of t that differs between the
-// base and either head (at most budget ids, else ErrMergeTooLarge), and
-// the largest diff window (rows held at once).
-func diffBoth(ctx context.Context, in mergeInput, t *Table, budget int) (*tableMerge, uint64, error) {
+// base and either head (at most budget ids, else ErrMergeTooLarge), read
+// through rt (t's reading layout), and the largest diff window (rows held
+// at once).
+func diffBoth(ctx context.Context, in mergeInput, t, rt *Table, budget int) (*tableMerge, uint64, error) {
 	tm := &tableMerge{t: t, images: map[string]merge.Images{}, resolved: map[string]*merge.Row{}}
 	if plant.Enabled(plant.TwoWayMerge) { // planted bug (dead code without -tags simplant): no base
-		return diffTwoWay(ctx, in, tm)
+		return diffTwoWay(ctx, in, tm, rt)
 	}
 	var window uint64
 	for _, side := range []struct {
@@ -97,12 +98,12 @@ func diffBoth(ctx context.Context, in mergeInput, t *Table, budget int) (*tableM
 		if pinRef(in.base.ks, t.Name) == pinRef(side.to.ks, t.Name) {
 			continue
 		}
-		w, err := diffPeak(ctx, in.base, side.to, t)
+		w, err := diffPeak(ctx, in.base, side.to, rt)
 		if err != nil {
 			return nil, 0, err
 		}
 		window = max(window, w)
-		err = TableChanges(ctx, in.base, side.to, t.Name, "", func(c RowChange) error {
+		err = tableChangesAs(ctx, rt, in.base, side.to, "", func(c RowChange) error {
 			im, seen := tm.images[c.ID]
 			if !seen && len(tm.images) >= budget {
 				return fmt.Errorf("%w: more than %d changed ids (the handle's Limits.MaxRows)", ErrMergeTooLarge, len(tm.images))
@@ -129,8 +130,8 @@ func diffBoth(ctx context.Context, in mergeInput, t *Table, budget int) (*tableM
 // diffTwoWay is the planted bug two-way-merge: the target's image stands
 // in for the base, so every difference between the heads is a source
 // change and the source wins it.
-func diffTwoWay(ctx context.Context, in mergeInput, tm *tableMerge) (*tableMerge, uint64, error) {
-	err := TableChanges(ctx, in.tgt, in.src, tm.t.Name, "", func(c RowChange) error {
+func diffTwoWay(ctx context.Context, in mergeInput, tm *tableMerge, rt *Table) (*tableMerge, uint64, error) {
+	err := tableChangesAs(ctx, rt, in.tgt, in.src, "", func(c RowChange) error {
 		tm.images[c.ID] = merge.Images{Base: toMerge(c.Before), Source: toMerge(c.After), Target: toMerge(c.Before)}
 		return nil
 	})

@@ -17,13 +17,13 @@ import (
 func (g *Graph) publishMerge(ctx context.Context, target kernel.BranchRef, in mergeInput, p *mergePlan, intent kernel.LineageIntent) (kernel.Commit, uint64, error) {
 	var writes []kernel.TableWrite
 	var loaded uint64
-	r := newReader(g, in.tgt.cat)
+	r := newReader(g, in.cat)
 	for _, name := range sortedKeysOf(p.tables) {
 		tm := p.tables[name]
 		if len(tm.writes)+len(tm.deletes) == 0 {
 			continue
 		}
-		w, err := g.mergeTableWrite(ctx, r, in.tgt, tm)
+		w, err := g.mergeTableWrite(ctx, r, in.on, tm)
 		if err != nil {
 			return kernel.Commit{}, loaded, err
 		}

@@ -66,14 +66,18 @@ const (
 	// CardinalityViolation: a node of the merged result whose out-edge
 	// count of an edge type is outside the type's @card bounds.
 	CardinalityViolation
+	// SchemaConflict: the branches changed the schema in ways that do not
+	// merge (Conflict.Rule says how; schema.go). Its ID is empty.
+	SchemaConflict
 )
 
 var kindNames = [...]string{DivergentInsert: "DivergentInsert", DeleteVsUpdate: "DeleteVsUpdate",
-	DivergentUpdate: "DivergentUpdate", OrphanEdge: "OrphanEdge", CardinalityViolation: "CardinalityViolation"}
+	DivergentUpdate: "DivergentUpdate", OrphanEdge: "OrphanEdge", CardinalityViolation: "CardinalityViolation",
+	SchemaConflict: "SchemaConflict"}
 
 // String returns the kind's name, e.g. "DivergentUpdate".
 func (k Kind) String() string {
-	if k >= DivergentInsert && k <= CardinalityViolation {
+	if k >= DivergentInsert && k <= SchemaConflict {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
@@ -82,9 +86,10 @@ func (k Kind) String() string {
 // Conflict is one reason a merge cannot publish: its kind, the type and id
 // it concerns, the property (DivergentUpdate: the property or endpoint
 // changed on both sides; OrphanEdge: "from" or "to"; empty otherwise) and a
-// message for people.
+// message for people. A SchemaConflict has no ID and names its Rule.
 type Conflict struct {
 	Kind     Kind
+	Rule     SchemaRule // SchemaConflict only
 	Type     string
 	ID       string
 	Property string
@@ -94,6 +99,9 @@ type Conflict struct {
 // String renders the conflict on one line.
 func (c Conflict) String() string {
 	s := fmt.Sprintf("%s %s %q", c.Kind, c.Type, c.ID)
+	if c.Kind == SchemaConflict {
+		s = fmt.Sprintf("%s(%s) %s", c.Kind, c.Rule, c.Type)
+	}
 	if c.Property != "" {
 		s += " ." + c.Property
 	}

@@ -93,7 +93,7 @@ func (p Policy) Set(k Kind, s Side) (Policy, bool) {
 
 // KindByName returns the kind named name (its String form).
 func KindByName(name string) (Kind, bool) {
-	for k := DivergentInsert; k <= CardinalityViolation; k++ {
+	for k := DivergentInsert; k <= SchemaConflict; k++ {
 		if k.String() == name {
 			return k, true
 		}

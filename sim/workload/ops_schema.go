@@ -1,0 +1,393 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/model"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/sim/check"
+)
+
+// The schema workload (issue #29): writers add and remove Knows edges on
+// main and f1 (pausing between staging and commit, so schema changes land
+// inside their transactions); a schema changer renames Person's value
+// property (v <-> w, keeping its data) and tightens (after trimming the
+// edges) or loosens Knows' @card (0..1 <-> 0..3) on either branch; a
+// merger merges the branches both ways (schemas three-way, then rows);
+// readers check every head. Crashes and faults come from the profile.
+//
+// Its checkers: schema-card (every person's Knows out-degree within the
+// @card of the snapshot's own schema: catches card-tighten-unchecked and
+// stale-schema-validate) and schema-rename (every seeded person keeps the
+// value the seed gave it, under whatever name the schema gives it:
+// catches rename-as-drop).
+
+const schemaWorkloadSchema = `node Person { name: string  v: int64? }
+edge Knows: Person -> Person @card(0..3) {}
+`
+
+var schemaBranches = []string{"main", "f1"}
+
+// schemaValue is the value the seed gives person i (never changed).
+func schemaValue(i int) int64 { return int64(100 + i) }
+
+var schemaShape = shape{faultPhase: 3 * time.Minute, quietPhase: time.Minute}
+
+func init() {
+	Register(&Workload{
+		Name: "schema",
+		Doc: "schema changes (rename keeping data, @card tighten/loosen) on main and a feature branch while writers add and " +
+			"remove edges inside long transactions and a merger merges the branches both ways; checks @card and renamed data",
+		Generate: genSchema,
+		Plants:   []string{plant.StaleSchemaValidate, plant.RenameAsDrop, plant.CardTightenUnchecked},
+		Contract: mustContract(schemaWorkloadSchema),
+		Seed:     seedSchema,
+		Final:    finalSchema,
+	})
+	RegisterOp("stx", opSchemaTx)
+	RegisterOp("sapply", opSchemaApply)
+	RegisterOp("smerge", opSchemaMerge)
+	RegisterOp("sread", opSchemaRead)
+}
+
+// seedSchema upserts the people with their values on main, then creates
+// f1.
+func seedSchema(p *Proc) error {
+	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
+		err := p.seedSchemaOnce(attempt)
+		if err == nil {
+			return nil
+		}
+		if p.Over(err) {
+			return p.end(err)
+		}
+		if err := p.sleep(openRetryDelay); err != nil {
+			return err
+		}
+	}
+	p.run.Violate(check.Violation{Check: "liveness", Detail: "schema seed never acknowledged"})
+	return nil
+}
+
+func (p *Proc) seedSchemaOnce(attempt int) error {
+	g, err := p.dg()
+	if err != nil {
+		return err
+	}
+	ctx := p.Ctx()
+	main, err := g.Branch(ctx, "main")
+	if err != nil {
+		return err
+	}
+	if snap, err := g.SnapshotAt(ctx, main); err != nil {
+		return err
+	} else if n, _ := snap.Count(ctx, "Person"); n == 0 {
+		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
+			for i, id := range dataPeople {
+				if err := tx.Upsert("Person", data.Row{ID: id, Props: map[string]any{"name": id, "v": schemaValue(i)}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := g.Kernel().CreateBranch(ctx, "f1", main); err != nil && !errors.Is(err, kernel.ErrBranchExists) {
+		return err
+	}
+	return nil
+}
+
+// opSchemaTx runs one transaction on op's branch: kind=know (insert a
+// Knows edge) or unknow (delete one of the person's), pausing op's pause
+// between staging and commit.
+func opSchemaTx(p *Proc, idx int, op Op) error {
+	tag := p.Tag(idx)
+	person := op.Arg("person")
+	pause, _ := time.ParseDuration(op.Arg("pause"))
+	err := p.dataCommit(tag, op.Arg("branch"), func(tx *data.Txn) error {
+		switch op.Arg("kind") {
+		case "know":
+			if err := tx.Insert("Knows", data.Row{ID: "k-" + tag, From: person, To: op.Arg("other")}); err != nil {
+				return err
+			}
+		case "unknow":
+			edges, err := tx.Out(p.Ctx(), "Knows", person)
+			if err != nil || len(edges) == 0 {
+				return errors.Join(err, errNothingToDo)
+			}
+			if err := tx.Delete("Knows", edges[0].ID); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("workload: unknown stx kind %q", op.Arg("kind"))
+		}
+		return p.sleep(pause)
+	})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if err != nil && !errors.Is(err, errNothingToDo) {
+		p.Unexpected("stx", err)
+	}
+	return nil
+}
+
+// schemaText is the workload's schema with Person's value property named
+// value and Knows bounded by card.
+func schemaText(value string, card schema.Cardinality) string {
+	return fmt.Sprintf("node Person { name: string  %s: int64? }\nedge Knows: Person -> Person @card(%s) {}\n", value, card)
+}
+
+// currentSchema reads Person's value property name and Knows' @card on
+// snap.
+func currentSchema(snap *data.Snapshot) (value string, card schema.Cardinality, ok bool) {
+	s := snap.Schema()
+	person, ok1 := s.Node("Person")
+	knows, ok2 := s.Edge("Knows")
+	if !ok1 || !ok2 || len(person.Props) != 2 {
+		return "", card, false
+	}
+	return person.Props[1].Name, knows.Card, true
+}
+
+// opSchemaApply changes op's branch's schema: kind=rename (v <-> w, a
+// rename keeping the data), tighten (trim every person's Knows to one edge,
+// then @card(0..1)) or loosen (@card(0..3)). The change is written for the
+// schema read (SchemaOptions.ExpectSchema) and recorded as a commit of the
+// branch's chain.
+func opSchemaApply(p *Proc, idx int, op Op) error {
+	tag := p.Tag(idx)
+	branch, kind := op.Arg("branch"), op.Arg("kind")
+	if kind == "tighten" {
+		if err := p.trimKnows(tag+".trim", branch); err != nil {
+			return err
+		}
+	}
+	ref, snap, stop, err := p.headSnapshot("sapply", branch)
+	if stop {
+		return err
+	}
+	value, card, ok := currentSchema(snap)
+	if !ok {
+		p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: %s: unexpected schema on %s:\n%s", p.name, tag, branch, snap.Schema())})
+		return nil
+	}
+	var renames []schema.Rename
+	switch kind {
+	case "rename":
+		to := map[string]string{"v": "w", "w": "v"}[value]
+		renames, value = []schema.Rename{{Type: "Person", From: value, To: to}}, to
+	case "tighten":
+		card = schema.Card(0, 1)
+	case "loosen":
+		card = schema.Card(0, 3)
+	}
+	target, err := schema.Parse([]byte(schemaText(value, card)))
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("sapply: open", err)
+	}
+	pc := p.run.H.BeginCommit(p.client(), check.IncarnationKey(branch, ref.Incarnation()), tag, nil)
+	ch, err := g.ApplySchema(p.Ctx(), ref, target, kernel.LineageIntent{Actor: p.name, Message: check.MessageFor(tag)},
+		data.SchemaOptions{Renames: renames, ExpectSchema: snap.Kernel().SchemaHash()})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	out := schemaOutcome(err)
+	if err == nil && ch.Commit.ID == (kernel.CommitID{}) {
+		out = model.Failed // an empty plan publishes nothing
+	}
+	pc.End(out)
+	p.run.note("%s sapply %s %s %s -> %v (%v)", p.name, tag, branch, kind, out, errText(err))
+	if err != nil && out != model.Failed {
+		p.Unexpected("sapply", err)
+	}
+	return nil
+}
+
+// schemaOutcome is the chain outcome of a schema change or a transaction
+// that may meet one: refusals by the schema gate or the data publish
+// nothing.
+func schemaOutcome(err error) model.Outcome {
+	if out := Outcome(err); out != model.Ambiguous || objstore.IsAmbiguous(err) {
+		return out
+	}
+	for _, definite := range []error{kernel.ErrSchemaChanged, data.ErrSchemaRefused, schema.ErrIncompatibleChange} {
+		if errors.Is(err, definite) {
+			return model.Failed
+		}
+	}
+	return model.Ambiguous
+}
+
+// trimKnows deletes all but the first Knows edge of every person on
+// branch (so a tightening to @card(0..1) can hold).
+func (p *Proc) trimKnows(tag, branch string) error {
+	err := p.dataCommit(tag, branch, func(tx *data.Txn) error {
+		n := 0
+		for _, person := range dataPeople {
+			edges, err := tx.Out(p.Ctx(), "Knows", person)
+			if err != nil {
+				return err
+			}
+			for _, e := range edges[min(1, len(edges)):] {
+				if err := tx.Delete("Knows", e.ID); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			return errNothingToDo
+		}
+		return nil
+	})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	if err != nil && !errors.Is(err, errNothingToDo) {
+		p.Unexpected("strim", err)
+	}
+	return nil
+}
+
+// opSchemaMerge merges branch from into branch into, recorded as a commit
+// of into's chain, then checks into's head.
+func opSchemaMerge(p *Proc, idx int, op Op) error {
+	g, err := p.dg()
+	if err != nil {
+		return p.readFailed("smerge: open", err)
+	}
+	ctx := p.Ctx()
+	src, err := g.Branch(ctx, op.Arg("from"))
+	if err != nil {
+		return p.readFailed("smerge: source", err)
+	}
+	into, err := g.Branch(ctx, op.Arg("into"))
+	if err != nil {
+		return p.readFailed("smerge: target", err)
+	}
+	tag := p.Tag(idx)
+	pc := p.run.H.BeginCommit(p.client(), check.IncarnationKey(into.Name(), into.Incarnation()), tag, nil)
+	res, err := g.Merge(ctx, src, into, kernel.LineageIntent{Actor: p.name, Message: check.MessageFor(tag)}, data.MergeOptions{})
+	if p.Over(err) {
+		return p.end(err)
+	}
+	pc.End(mergeOutcome(res, err))
+	p.run.note("%s smerge %s %s into %s -> %v %v", p.name, tag, src, into, res.Outcome, errText(err))
+	if err != nil && !errors.Is(err, data.ErrMergeConflict) {
+		p.Unexpected("smerge", err)
+	}
+	if errors.Is(err, data.ErrSchemaConflict) {
+		// The workload's changes always merge: names v/w and bounds 0..1/0..3 take two values each.
+		p.run.Violate(check.Violation{Check: "schema-merge", Detail: fmt.Sprintf("%s: %s: %v", p.name, tag, err)})
+	}
+	return nil
+}
+
+// opSchemaRead checks op's branch head: every person's Knows out-degree
+// within the head schema's @card (schema-card), and every person's value,
+// under the schema's name for it, the seed's (schema-rename).
+func opSchemaRead(p *Proc, _ int, op Op) error {
+	_, snap, stop, err := p.headSnapshot("sread", op.Arg("branch"))
+	if stop {
+		return err
+	}
+	ctx := p.Ctx()
+	value, card, ok := currentSchema(snap)
+	at := fmt.Sprintf("%s: %s at %s", p.name, op.Arg("branch"), snap.Kernel().Head())
+	if !ok {
+		p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: unexpected schema:\n%s", at, snap.Schema())})
+		return nil
+	}
+	for i, person := range dataPeople {
+		r, found, err := snap.Get(ctx, "Person", person)
+		if err != nil {
+			return p.readFailed("sread: get", err)
+		}
+		if got := r.Props[value]; !found || got != schemaValue(i) {
+			p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: Person %s .%s = %v (found %v), want %d", at, person, value, got, found, schemaValue(i))})
+		}
+		edges, err := snap.Out(ctx, "Knows", person)
+		if err != nil {
+			return p.readFailed("sread: out", err)
+		}
+		if !card.Allows(uint64(len(edges))) {
+			p.run.Violate(check.Violation{Check: "schema-card", Detail: fmt.Sprintf("%s: Person %s has %d Knows edges, outside @card(%s)", at, person, len(edges), card)})
+		}
+	}
+	return nil
+}
+
+// finalSchema, in the quiet phase, merges f1 into main and back and reads
+// both heads.
+func finalSchema(p *Proc) error {
+	for i, dir := range [][2]string{{"f1", "main"}, {"main", "f1"}} {
+		if err := opSchemaMerge(p, 1000+i, Op{Args: map[string]string{"from": dir[0], "into": dir[1]}}); err != nil {
+			return err
+		}
+	}
+	for _, b := range schemaBranches {
+		if err := opSchemaRead(p, 0, Op{Args: map[string]string{"branch": b}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// genSchema generates a schema-workload scenario: three writers on both
+// branches, one schema changer, one merger and one reader.
+func genSchema(seed uint64, faults string) *Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x736368656d61)) // "schema"
+	s := &Scenario{Workload: "schema", Seed: seed, Faults: faults, FaultPhase: schemaShape.faultPhase, QuietPhase: schemaShape.quietPhase}
+	branch := func() string { return schemaBranches[rng.IntN(len(schemaBranches))] }
+	wthink := [2]time.Duration{time.Second, 4 * time.Second}
+	for i := 0; i < 3; i++ {
+		a := ActorPlan{Name: fmt.Sprintf("s%d", i)}
+		for n := opsFor(schemaShape, wthink); n > 0; n-- {
+			op := Op{Kind: "stx", Think: think(rng, wthink), Args: map[string]string{"branch": branch(),
+				"person": dataPeople[rng.IntN(len(dataPeople))], "pause": think(rng, [2]time.Duration{0, 3 * time.Second}).String()}}
+			if rng.IntN(5) < 3 {
+				op.Args["kind"], op.Args["other"] = "know", dataPeople[rng.IntN(len(dataPeople))]
+			} else {
+				op.Args["kind"] = "unknow"
+			}
+			a.Ops = append(a.Ops, op)
+		}
+		s.Actors = append(s.Actors, a)
+	}
+	cthink := [2]time.Duration{2 * time.Second, 8 * time.Second}
+	c := ActorPlan{Name: "c0"}
+	for n := opsFor(schemaShape, cthink); n > 0; n-- {
+		kinds := []string{"rename", "tighten", "loosen", "loosen"}
+		c.Ops = append(c.Ops, Op{Kind: "sapply", Think: think(rng, cthink), Args: map[string]string{"branch": branch(), "kind": kinds[rng.IntN(len(kinds))]}})
+	}
+	s.Actors = append(s.Actors, c)
+	mthink := [2]time.Duration{4 * time.Second, 10 * time.Second}
+	m := ActorPlan{Name: "g0"}
+	for n := opsFor(schemaShape, mthink); n > 0; n-- {
+		from := rng.IntN(2)
+		m.Ops = append(m.Ops, Op{Kind: "smerge", Think: think(rng, mthink), Args: map[string]string{"from": schemaBranches[from], "into": schemaBranches[1-from]}})
+	}
+	s.Actors = append(s.Actors, m)
+	rthink := [2]time.Duration{2 * time.Second, 5 * time.Second}
+	r := ActorPlan{Name: "q0"}
+	for n := opsFor(schemaShape, rthink); n > 0; n-- {
+		r.Ops = append(r.Ops, Op{Kind: "sread", Think: think(rng, rthink), Args: map[string]string{"branch": branch()}})
+	}
+	s.Actors = append(s.Actors, r)
+	return s
+}
