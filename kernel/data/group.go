@@ -496,7 +496,10 @@ func strictOnWritten(t *Txn, written map[string]bool) bool {
 // publishGroup validates the admitted members together, isolating the
 // ones whose own validation fails, and writes the rest as one commit.
 func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
-	if len(adm) == 1 {
+	switch len(adm) {
+	case 0: // every member failed its own check (admit): nothing to write
+		return
+	case 1:
 		alone(ctx, adm[0])
 		return
 	}
