@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -428,7 +429,9 @@ func admit(ctx context.Context, live kernel.Snapshot, members []*groupSlot) []*g
 			} else {
 				m.solo = true
 			}
-			continue
+			if !plant.Enabled(plant.GroupSharedFailure) || !ownFailure(err) {
+				continue
+			} // planted: the failed member is committed with the group anyway
 		}
 		keys := groupKeys(m.t.s)
 		n := len(m.intent.Actor) + len(m.intent.Message) + 32
@@ -506,6 +509,12 @@ func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
 	u := unionTxn(live, adm)
 	defer func() { u.s.release() }() // the last union built (release is idempotent)
 	c, err := u.prepare(ctx, live)
+	if err != nil && ownFailure(err) && plant.Enabled(plant.GroupSharedFailure) {
+		for _, m := range adm { // planted: one member's failure fails them all
+			m.err = err
+		}
+		return
+	}
 	if err != nil && ownFailure(err) {
 		u.s.release()
 		adm = isolate(ctx, live, adm)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/model/datamodel"
@@ -29,6 +30,7 @@ func init() {
 			"instants, members sound (fresh ids), unsound (an existing id, a dangling edge) or either (stale Update, " +
 			"@card), racing another process, under faults and crashes that kill the whole service",
 		Generate: genGroup,
+		Plants:   []string{plant.GroupSharedFailure},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Final:    finalData,
