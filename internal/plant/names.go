@@ -114,6 +114,12 @@ const (
 	// CardTightenUnchecked: a schema change that tightens an edge type's
 	// @card bounds skips the check against the live edges.
 	CardTightenUnchecked = "card-tighten-unchecked"
+	// GroupSharedFailure: group commit does not isolate a member's own
+	// failure: a member whose strict expectation failed (a table moved
+	// since its Begin) is told so and committed with the group anyway, and
+	// a member whose validation fails makes the whole group fail with its
+	// error instead of being set aside alone.
+	GroupSharedFailure = "group-shared-failure"
 	// PageSkip: a point lookup in a table version with paged fragment
 	// infos skips the last fragment chunk whose id range holds the id, so
 	// rows listed there read as absent.
@@ -132,7 +138,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure}
 	sort.Strings(names)
 	return names
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -17,8 +18,10 @@ import (
 // Txn.Commit calls on one branch through one Graph handle queue. The first
 // caller to find no leader running becomes the leader (the kernel starts no
 // goroutine): it takes the queue (bounded by members, rows and bytes),
-// checks every member against the live snapshot, and writes the members it
-// admits as ONE kernel write — one table version per table, one sidecar,
+// checks every member against the handle's view of the branch, as a lone
+// Commit does (a refusal on a stale view stands only once the head
+// confirms it: confirmRefusals), and writes the members it admits as ONE
+// kernel write — one table version per table, one sidecar,
 // one publish carrying one commit that lists them (docs/format.md, "Group
 // commit"). Every member gets its own outcome:
 //
@@ -192,6 +195,7 @@ type groupSlot struct {
 
 	// outcome
 	solo     bool // commit alone (t.commit)
+	onView   bool // err is a validation refusal on the leader's view (confirmRefusals)
 	deferred bool // back to the queue: not independent of the group
 	c        kernel.Commit
 	err      error
@@ -394,7 +398,7 @@ func (gr *grouper) run(ctx context.Context, members []*groupSlot) {
 		return
 	}
 	lead := members[0].t
-	live, err := lead.g.k.SnapshotAt(ctx, lead.branch)
+	live, err := lead.g.k.SnapshotView(ctx, lead.branch) // as t.commit: no head discovery on a current view
 	if err != nil {
 		for _, m := range members {
 			m.solo = true
@@ -402,7 +406,36 @@ func (gr *grouper) run(ctx context.Context, members []*groupSlot) {
 		return
 	}
 	admitted := admit(ctx, live, members)
-	publishGroup(ctx, live, admitted)
+	com, published := publishGroup(ctx, live, admitted)
+	confirmRefusals(ctx, lead, live, members, com, published)
+}
+
+// confirmRefusals keeps the validation refusals the group computed on the
+// view (isolate) only if the view was the head: the group published right
+// after it, or a loaded head is the view. Otherwise each refused member
+// commits alone, and its own Commit confirms or revises the refusal on
+// the head, as a lone Commit's refusal on the view is (t.commit). A
+// member's moved strict table (admit) needs no confirmation: the view is
+// never older than a Begin on this handle, and pins only move forward.
+func confirmRefusals(ctx context.Context, lead *Txn, live kernel.Snapshot, members []*groupSlot, com kernel.Commit, published bool) {
+	var refused []*groupSlot
+	for _, m := range members {
+		if m.onView && m.err != nil {
+			refused = append(refused, m)
+		}
+	}
+	if len(refused) == 0 {
+		return
+	}
+	if published && com.Incarnation == live.Incarnation() && com.ManifestVersion == live.ManifestVersion()+1 {
+		return // the group's create-only write at the view's next version proves the view was the head
+	}
+	if fresh, err := lead.g.k.SnapshotAt(ctx, lead.branch); err == nil && sameHead(fresh, live) {
+		return
+	}
+	for _, m := range refused {
+		m.err, m.solo = nil, true
+	}
 }
 
 // alone commits s by itself (the leader's context).
@@ -428,7 +461,9 @@ func admit(ctx context.Context, live kernel.Snapshot, members []*groupSlot) []*g
 			} else {
 				m.solo = true
 			}
-			continue
+			if !plant.Enabled(plant.GroupSharedFailure) || !ownFailure(err) {
+				continue
+			} // planted: the failed member is committed with the group anyway
 		}
 		keys := groupKeys(m.t.s)
 		n := len(m.intent.Actor) + len(m.intent.Message) + 32
@@ -495,23 +530,32 @@ func strictOnWritten(t *Txn, written map[string]bool) bool {
 
 // publishGroup validates the admitted members together, isolating the
 // ones whose own validation fails, and writes the rest as one commit.
-func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
-	if len(adm) == 1 {
+func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) (kernel.Commit, bool) {
+	switch len(adm) {
+	case 0: // every member failed its own check (admit): nothing to write
+		return kernel.Commit{}, false
+	case 1:
 		alone(ctx, adm[0])
-		return
+		return kernel.Commit{}, false
 	}
 	u := unionTxn(live, adm)
 	defer func() { u.s.release() }() // the last union built (release is idempotent)
 	c, err := u.prepare(ctx, live)
+	if err != nil && ownFailure(err) && plant.Enabled(plant.GroupSharedFailure) {
+		for _, m := range adm { // planted: one member's failure fails them all
+			m.err = err
+		}
+		return kernel.Commit{}, false
+	}
 	if err != nil && ownFailure(err) {
 		u.s.release()
 		adm = isolate(ctx, live, adm)
 		if len(adm) == 1 {
 			alone(ctx, adm[0])
-			return
+			return kernel.Commit{}, false
 		}
 		if len(adm) == 0 {
-			return
+			return kernel.Commit{}, false
 		}
 		u = unionTxn(live, adm)
 		c, err = u.prepare(ctx, live)
@@ -520,7 +564,7 @@ func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
 		for _, m := range adm {
 			m.solo = true
 		}
-		return
+		return kernel.Commit{}, false
 	}
 	com, err := c.write(ctx, groupIntent(adm))
 	switch {
@@ -528,6 +572,7 @@ func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
 		for i, m := range adm {
 			m.c, m.info = com, GroupInfo{Position: i, Size: len(adm)}
 		}
+		return com, true
 	case errors.Is(err, objstore.ErrAmbiguous):
 		for i, m := range adm {
 			m.err = fmt.Errorf("group commit (member %d of %d): %w", i, len(adm), err)
@@ -537,6 +582,7 @@ func publishGroup(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) {
 			m.solo = true
 		}
 	}
+	return kernel.Commit{}, false
 }
 
 // isolate checks each member alone against live (they are independent,
@@ -552,7 +598,7 @@ func isolate(ctx context.Context, live kernel.Snapshot, adm []*groupSlot) []*gro
 		case err == nil:
 			keep = append(keep, m)
 		case ownFailure(err):
-			m.err = err
+			m.err, m.onView = err, true
 		default:
 			m.solo = true
 		}

@@ -232,7 +232,8 @@ func CheckCommits(g Graph, h *History) []Violation {
 			if m.Commit == nil {
 				continue
 			}
-			if tag, ok := TagOf(m.Commit.Message); ok {
+			tags, _ := TagsOf(m.Commit.Message) // a group commit lists several
+			for _, tag := range tags {
 				seen[tag] = append(seen[tag], fmt.Sprintf("%s v%d", inc.Key, m.Version))
 				if info, known := h.Commit(tag); known && info.Key != inc.Key {
 					vs = append(vs, violation("commit-wrong-branch", "commit %s targeted %s, found on %s v%d", tag, info.Key, inc.Key, m.Version))

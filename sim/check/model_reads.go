@@ -188,14 +188,20 @@ func step(prev *datamodel.State, first bool, m format.Manifest, s *schema.Schema
 	case m.Commit.Kind != format.KindCommit && m.Commit.Kind != format.KindRecovery:
 		return nil, fmt.Sprintf("is of kind %s", m.Commit.Kind)
 	}
-	tag, ok := TagOf(m.Commit.Message)
-	ops, known := txns[tag]
-	if !ok || !known {
+	tags, ok := TagsOf(m.Commit.Message) // a group commit: its members in position order
+	if !ok {
 		return nil, fmt.Sprintf("(%q) is no recorded data transaction", m.Commit.Message)
 	}
-	next, err := prev.Apply(ops)
-	if err != nil {
-		return nil, fmt.Sprintf("refused by the model (transaction %s): %v", tag, err)
+	next := prev
+	for _, tag := range tags {
+		ops, known := txns[tag]
+		if !known {
+			return nil, fmt.Sprintf("(%q) is no recorded data transaction", m.Commit.Message)
+		}
+		var err error
+		if next, err = next.Apply(ops); err != nil {
+			return nil, fmt.Sprintf("refused by the model (transaction %s): %v", tag, err)
+		}
 	}
 	return next, ""
 }
@@ -204,8 +210,8 @@ func commitName(m format.Manifest) string {
 	if m.Commit == nil {
 		return "-"
 	}
-	if tag, ok := TagOf(m.Commit.Message); ok {
-		return fmt.Sprintf("%s (%s)", m.Commit.ID, tag)
+	if tags, ok := TagsOf(m.Commit.Message); ok {
+		return fmt.Sprintf("%s (%s)", m.Commit.ID, strings.Join(tags, " "))
 	}
 	return m.Commit.ID.String()
 }

@@ -23,7 +23,7 @@
 // workload's fixture, such as a v3 graph), each actor becomes a process that
 // opens the graph and runs its operations until the quiet phase, a crashed
 // process restarts (reopen, which recovers) and resumes after the operation
-// it crashed in, writers make one last commit in the quiet phase that must
+// it crashed in (a service's actors all restart, service.go), writers make one last commit in the quiet phase that must
 // be acknowledged, and a janitor resolves every sidecar once everyone else
 // ended. Then the checkers run: the structural ones of package check on the
 // durable state, the workload's own, and porcupine on the recorded history.
@@ -34,6 +34,8 @@
 //	contention  many writers racing on main (the publish retry loop)
 //	data        typed data-plane transactions, @card and dangling-edge checks
 //	data-drops  data plus cascading deletes racing new edges to the deleted
+//	data-group  group commit: a service's actors share one data handle
+//	            (their ops carry svc=NAME) and die whole on a crash
 //	migrate     concurrent migrators over a v3 fixture, lineage preserved
 //	cuts        the recovery issue's exhaustive crash-cut sweep
 //	mix         the default soak: a rotation of all of the above by seed

@@ -125,7 +125,7 @@ func (p *Proc) checkLineage(fx *migrate.Fixture, branch string) error {
 			return p.readFailed("lineage: log", err)
 		}
 		for _, c := range lp.Commits {
-			if _, ours := check.TagOf(c.Message); !ours && c.Kind != format.KindRecovery {
+			if _, ours := check.TagsOf(c.Message); !ours && c.Kind != format.KindRecovery {
 				got = append(got, c.ID)
 			}
 		}

@@ -155,7 +155,7 @@ func (p *Proc) chainOf(ref kernel.BranchRef, version uint64) ([]string, error) {
 	return ChainTags(p.Ctx(), p.g, ref, version, maxLogPages)
 }
 
-// ChainTags returns the tags (check.TagOf) of the commits of ref's
+// ChainTags returns the tags (check.TagsOf) of the commits of ref's
 // incarnation up to manifest version, oldest first, reading at most
 // maxPages pages of the log (a longer log is an error).
 func ChainTags(ctx context.Context, g *kernel.Graph, ref kernel.BranchRef, version uint64, maxPages int) ([]string, error) {
@@ -174,8 +174,9 @@ func ChainTags(ctx context.Context, g *kernel.Graph, ref kernel.BranchRef, versi
 			if c.ManifestVersion > version {
 				continue
 			}
-			if tag, ok := check.TagOf(c.Message); ok {
-				tags = append(tags, tag)
+			if ts, ok := check.TagsOf(c.Message); ok { // a group commit's members, in position order
+				slices.Reverse(ts) // the whole list is reversed at the end
+				tags = append(tags, ts...)
 			}
 		}
 		if lp.Next == "" {

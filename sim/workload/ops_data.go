@@ -93,6 +93,11 @@ func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
 		return p.data, nil
 	}
+	if p.svc != nil { // one handle for the service's actors (service.go)
+		g, err := p.svc.handle(p)
+		p.data = g
+		return g, err
+	}
 	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments})
 	if err != nil {
 		return nil, err

@@ -52,6 +52,7 @@ var plantChecks = map[string][]string{
 	plant.StaleSchemaValidate:  {"schema-card"},
 	plant.RenameAsDrop:         {"schema-rename"},
 	plant.CardTightenUnchecked: {"schema-card"},
+	plant.GroupSharedFailure:   {"group-isolation", "failed-commit-visible"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted

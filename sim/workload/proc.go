@@ -28,6 +28,10 @@ type Proc struct {
 	data *data.Graph
 	held []heldSnap
 	fc   *feedConsumer // the change feed consumer's in-memory state (ops_feed.go)
+	// svc is the service whose data handle the process shares (service.go);
+	// actor is its simulated actor (nil on a real store).
+	svc   *service
+	actor *sim.Actor
 }
 
 // Graph returns the process's kernel handle.

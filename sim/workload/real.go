@@ -63,6 +63,7 @@ func ExecuteReal(s *Scenario, env RealEnv, opt Options) *Result {
 		h := &realHost{ctx: ctx, clock: env.Clock, scale: scale, id: id,
 			rng: rand.New(rand.NewPCG(s.Seed, uint64(id))), ent: rand.New(rand.NewPCG(s.Seed^0x5eed, uint64(id)))}
 		p := &Proc{run: r, plan: plan, name: plan.Name}
+		r.joinService(p)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -86,11 +86,13 @@ type Result struct {
 	ModelUnmodelled int
 	// ModelCoverage is the reference data model's full account.
 	ModelCoverage check.ModelCoverage
-	LinChecks     int
-	LinUnknown    int
-	Violations    []check.Violation
-	LinFailures   []check.LinFailure
-	Trace         []string
+	// Groups is what the grouped commits covered (check.CheckGroups).
+	Groups      check.GroupCoverage
+	LinChecks   int
+	LinUnknown  int
+	Violations  []check.Violation
+	LinFailures []check.LinFailure
+	Trace       []string
 }
 
 // Failed reports whether the run found any violation.
@@ -134,6 +136,9 @@ type Run struct {
 
 	maint maintState // the maintenance workload's shared observations
 	life  lifeState  // the lifetime workload's leased feed consumer (lifetime.go)
+
+	services map[string]*service // by name: the live generation (service.go)
+	groups   groupRecord         // grouped commits' observations (ops_group.go)
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
 	setupDone                                   atomic.Bool
@@ -235,7 +240,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 	return &Result{
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
-		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov,
+		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov,
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
@@ -267,8 +272,9 @@ func (r *Run) spawn(plan *ActorPlan, next, gen int, delay time.Duration) {
 		name = fmt.Sprintf("%s~%d", plan.Name, gen)
 	}
 	p := &Proc{run: r, plan: plan, name: name, gen: gen, next: next}
-	a := r.W.SpawnAfter(delay, name, func(a *sim.Actor) error { return p.main(a) })
-	r.procs[a.ID()] = p
+	r.joinService(p)
+	p.actor = r.W.SpawnAfter(delay, name, func(a *sim.Actor) error { return p.main(a) })
+	r.procs[p.actor.ID()] = p
 }
 
 // restart is the world's crash callback: a crashed process comes back as a
@@ -280,6 +286,10 @@ func (r *Run) restart(a *sim.Actor) {
 		panic(fmt.Sprintf("workload: crash of unknown actor %d", a.ID()))
 	}
 	delay := 200*time.Millisecond + time.Duration(a.Rand().Int64N(int64(3*time.Second)))
+	if p.svc != nil { // the process dies whole (service.go)
+		r.restartService(p, delay)
+		return
+	}
 	r.spawn(p.plan, p.next, p.gen+1, delay)
 }
 
@@ -297,6 +307,7 @@ func (r *Run) finalChecks() {
 		vs = append(vs, check.CheckCommits(g, r.H)...)
 		vs = append(vs, r.checkSnapshots(g)...)
 		vs = append(vs, r.checkReadsVsModel(g)...)
+		vs = append(vs, r.checkGroups(g)...)
 	}
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
 	if !r.opt.NoRecoveryChecks {
@@ -392,7 +403,7 @@ func Outcome(err error) model.Outcome {
 	for _, definite := range []error{
 		kernel.ErrVersionMismatch, kernel.ErrBranchNotFound, kernel.ErrInvalidArgument,
 		kernel.ErrInvalidName, kernel.ErrReadOnly, kernel.ErrHasDependents, kernel.ErrBranchExists,
-		data.ErrValidation, kernel.ErrClockSkew,
+		data.ErrValidation, kernel.ErrClockSkew, data.ErrGroupQueueFull, data.ErrGroupWait,
 	} {
 		if errors.Is(err, definite) {
 			return model.Failed
