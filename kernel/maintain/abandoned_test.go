@@ -55,7 +55,7 @@ func TestMaintainResolvesAbandonedSidecars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Collect.Complete {
+	if rep.Recovery.Resolved != 1 || !rep.Collect.Complete {
 		t.Fatalf("maintain report %+v", rep)
 	}
 	for _, prefix := range []string{"/sidecars/", "/branches/feat/"} {
