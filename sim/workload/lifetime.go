@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -554,7 +555,29 @@ func lifeFinal(p *Proc) error {
 			return p.readFailed("lfeed: release", err)
 		}
 	}
+	if err := p.lifeBranchesLeft(); err != nil {
+		return err
+	}
 	return maintFinal(p)
+}
+
+// lifeBranchesLeft reports every cycle branch still live once the cycles
+// ended (check cycle-branch-left): each cycle deletes its branch, and a
+// changer restarted after a crash deletes the branch of the cycle the
+// crash interrupted. A branch left live for good is a long-lived fork of
+// main whose merge base every later collection keeps (docs/gc.md rule 3b)
+// at a cost that grows with main's history since.
+func (p *Proc) lifeBranchesLeft() error {
+	branches, err := p.g.ListBranches(p.Ctx())
+	if err != nil {
+		return p.readFailed("lifetime final: branches", err)
+	}
+	for _, b := range branches {
+		if strings.HasPrefix(b.Name(), "ch-") {
+			p.run.Violate(check.Violation{Check: "cycle-branch-left", Detail: fmt.Sprintf("cycle branch %s still live after the cycles ended", b.Name())})
+		}
+	}
+	return nil
 }
 
 func (p *Proc) lifeFinalFeed() error {
