@@ -294,6 +294,16 @@ func genLifeSkewed(sh shape, life func(string, [2]time.Duration, func(*rand.Rand
 // person is acknowledged (must never vanish from main) once the merge is.
 func opLifeCycle(p *Proc, idx int, _ Op) error {
 	defer p.run.lifeCycleEnded()
+	if p.gen > 0 && !p.lifeResumed {
+		// A restarted changer first deletes the branch of the cycle its
+		// crash interrupted (the restart resumes with the next op).
+		p.lifeResumed = true
+		if idx > 0 {
+			if err := p.lifeDelete("ch-" + sanitizeTag(p.Tag(idx-1))); err != nil {
+				return err
+			}
+		}
+	}
 	g, err := p.dg()
 	if err != nil {
 		return p.readFailed("lcycle: open", err)

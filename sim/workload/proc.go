@@ -28,6 +28,9 @@ type Proc struct {
 	data *data.Graph
 	held []heldSnap
 	fc   *feedConsumer // the change feed consumer's in-memory state (ops_feed.go)
+	// lifeResumed: a restarted changer already deleted the branch of the
+	// cycle its crash interrupted (lifetime.go).
+	lifeResumed bool
 }
 
 // Graph returns the process's kernel handle.
