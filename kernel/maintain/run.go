@@ -10,8 +10,8 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data/compact"
 )
 
-// RunPolicy is what Maintain does: compaction (per table, compact.Policy)
-// and then collection (Policy).
+// RunPolicy is what Maintain does: recovery of abandoned sidecars, then
+// compaction (per table, compact.Policy), then collection (Policy).
 type RunPolicy struct {
 	Compact compact.Policy
 	Collect Policy
@@ -21,22 +21,39 @@ type RunPolicy struct {
 
 // RunReport is the outcome of one Maintain.
 type RunReport struct {
+	// Recovery is what the recovery sweep of abandoned sidecars did.
+	Recovery kernel.RecoveryReport
 	// Compactions lists, per branch name, the tables compacted.
 	Compactions map[string][]data.TableCompaction
 	Collect     Report
 }
 
-// Maintain is the one call for a timer: compact every live branch's tables
-// that need it (data.Graph.Compact), then collect (Collect). It takes no
+// Maintain is the one call for a timer: resolve the sidecars abandoned past
+// kernel.RecoveryLease (kernel.Graph.Recover, as a read-write Open does:
+// a long-running process never reopens, and nothing else heals a sidecar
+// of a branch deleted since, which pins its dead incarnation for every
+// collection), compact every live branch's tables that need it
+// (data.Graph.Compact), then collect (Collect). A sidecar the sweep could
+// not resolve stays for the next run: its error is returned once the
+// compaction and collection ran (they keep what it needs). It takes no
 // lock: any number of maintainers and writers may run at once. A branch
 // deleted meanwhile is skipped; a compaction that loses its retry budget to
 // writers is skipped too (retryable; the next run tries again) — the
 // collection still runs.
 func Maintain(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy) (RunReport, error) {
 	rep := RunReport{Compactions: map[string][]data.TableCompaction{}}
+	var rerr error
+	if rep.Recovery, rerr = g.Kernel().Recover(ctx, kernel.RecoverOptions{}); rerr != nil {
+		rerr = fmt.Errorf("maintain: recovery: %w", rerr)
+	}
+	return rep, errors.Join(rerr, compactCollect(ctx, g, m, p, &rep))
+}
+
+// compactCollect is Maintain after its recovery sweep.
+func compactCollect(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy, rep *RunReport) error {
 	branches, err := g.Kernel().ListBranches(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("maintain: %w", err)
+		return fmt.Errorf("maintain: %w", err)
 	}
 	for _, b := range branches {
 		cr, err := g.Compact(ctx, b, p.Compact)
@@ -44,17 +61,17 @@ func Maintain(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy) (R
 		case errors.Is(err, kernel.ErrBranchNotFound), errors.Is(err, kernel.ErrContention), errors.Is(err, kernel.ErrVersionMismatch):
 			continue
 		case err != nil:
-			return rep, fmt.Errorf("maintain: %w", err)
+			return fmt.Errorf("maintain: %w", err)
 		}
 		if len(cr.Tables) > 0 {
 			rep.Compactions[b.Name()] = cr.Tables
 		}
 	}
 	if p.SkipCollect {
-		return rep, nil
+		return nil
 	}
 	if rep.Collect, err = m.Collect(ctx, p.Collect); err != nil {
-		return rep, fmt.Errorf("maintain: %w", err)
+		return fmt.Errorf("maintain: %w", err)
 	}
-	return rep, nil
+	return nil
 }

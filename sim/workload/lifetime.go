@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -293,6 +294,16 @@ func genLifeSkewed(sh shape, life func(string, [2]time.Duration, func(*rand.Rand
 // person is acknowledged (must never vanish from main) once the merge is.
 func opLifeCycle(p *Proc, idx int, _ Op) error {
 	defer p.run.lifeCycleEnded()
+	if p.gen > 0 && !p.lifeResumed {
+		// A restarted changer first deletes the branch of the cycle its
+		// crash interrupted (the restart resumes with the next op).
+		p.lifeResumed = true
+		if idx > 0 {
+			if err := p.lifeDelete("ch-" + sanitizeTag(p.Tag(idx-1))); err != nil {
+				return err
+			}
+		}
+	}
 	g, err := p.dg()
 	if err != nil {
 		return p.readFailed("lcycle: open", err)
@@ -554,7 +565,29 @@ func lifeFinal(p *Proc) error {
 			return p.readFailed("lfeed: release", err)
 		}
 	}
+	if err := p.lifeBranchesLeft(); err != nil {
+		return err
+	}
 	return maintFinal(p)
+}
+
+// lifeBranchesLeft reports every cycle branch still live once the cycles
+// ended (check cycle-branch-left): each cycle deletes its branch, and a
+// changer restarted after a crash deletes the branch of the cycle the
+// crash interrupted. A branch left live for good is a long-lived fork of
+// main whose merge base every later collection keeps (docs/gc.md rule 3b)
+// at a cost that grows with main's history since.
+func (p *Proc) lifeBranchesLeft() error {
+	branches, err := p.g.ListBranches(p.Ctx())
+	if err != nil {
+		return p.readFailed("lifetime final: branches", err)
+	}
+	for _, b := range branches {
+		if strings.HasPrefix(b.Name(), "ch-") {
+			p.run.Violate(check.Violation{Check: "cycle-branch-left", Detail: fmt.Sprintf("cycle branch %s still live after the cycles ended", b.Name())})
+		}
+	}
+	return nil
 }
 
 func (p *Proc) lifeFinalFeed() error {

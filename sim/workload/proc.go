@@ -32,6 +32,9 @@ type Proc struct {
 	// actor is its simulated actor (nil on a real store).
 	svc   *service
 	actor *sim.Actor
+	// lifeResumed: a restarted changer already deleted the branch of the
+	// cycle its crash interrupted (lifetime.go).
+	lifeResumed bool
 }
 
 // Graph returns the process's kernel handle.
