@@ -153,7 +153,9 @@ func (h *heapSampler) done() uint64 {
 // rows per second (goal >= 1e6), with the store's puts and bytes written.
 // Side by side in one run: "fs" is the command's store; "fs-nosync" is the
 // same store skipping every fsync (fs.Options.NoSync, never a real
-// store's setting), so the difference is what durability costs.
+// store's setting), so the difference is what durability costs;
+// "fs-nolimit" is "fs" without the load's soft memory limit (as with
+// GOMEMLIMIT set), so the difference is what the limit costs in GC.
 func BenchmarkLoadMemory(b *testing.B) {
 	dir := b.TempDir()
 	files, rows := writeLoadDataset(b, dir, *loadBenchScale)
@@ -162,10 +164,15 @@ func BenchmarkLoadMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name   string
-		noSync bool
-	}{{"fs", false}, {"fs-nosync", true}} {
-		b.Run(c.name, func(b *testing.B) { benchLoad(b, dir, files, rows, schemaFile, c.noSync) })
+		name          string
+		noSync, limit bool
+	}{{"fs", false, true}, {"fs-nosync", true, true}, {"fs-nolimit", false, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			if !c.limit {
+				b.Setenv("GOMEMLIMIT", "off") // the load then keeps the runtime's limit (none)
+			}
+			benchLoad(b, dir, files, rows, schemaFile, c.noSync)
+		})
 	}
 }
 
