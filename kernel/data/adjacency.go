@@ -468,7 +468,7 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 			out = append(out, ref)
 			continue
 		}
-		rec, err := c.r.page(ctx, t, d, ref)
+		rec, err := c.r.pageOnce(ctx, t, d, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -485,7 +485,7 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 			}
 		}
 		for pi+1 < len(pages) && len(byPage[pi+1]) == 0 && absorbNext(len(rows), pages[pi+1], AdjPageRows) {
-			next, err := c.r.page(ctx, t, d, pages[pi+1])
+			next, err := c.r.pageOnce(ctx, t, d, pages[pi+1])
 			if err != nil {
 				return nil, err
 			}
@@ -516,11 +516,25 @@ func absorbNext(n int, next adjRef, size int) bool {
 
 // groupChanges assigns each change to the ref it falls in: the last ref
 // whose first row is not after the change's (key, id), else the first.
+// Each group keeps the changes' order; the groups share one exactly sized
+// array (a bulk commit groups about a million changes per direction).
 func groupChanges(refs []adjRef, changes []adjChange) map[int][]adjChange {
-	out := map[int][]adjChange{}
-	for _, ch := range changes {
-		i := sort.Search(len(refs), func(k int) bool { return refs[k].after(ch.key, ch.id) }) - 1
-		out[max(i, 0)] = append(out[max(i, 0)], ch)
+	at := make([]int32, len(changes))
+	count := map[int]int{}
+	for j, ch := range changes {
+		i := max(sort.Search(len(refs), func(k int) bool { return refs[k].after(ch.key, ch.id) })-1, 0)
+		at[j] = int32(i)
+		count[i]++
+	}
+	backing := make([]adjChange, len(changes))
+	out := make(map[int][]adjChange, len(count))
+	for j, i := range at {
+		g, ok := out[int(i)]
+		if !ok {
+			n := count[int(i)]
+			g, backing = backing[:0:n], backing[n:]
+		}
+		out[int(i)] = append(g, changes[j])
 	}
 	return out
 }

@@ -645,9 +645,9 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 // as they were before the adjacency index existed.
 var writeAdjacency = true
 
-// materialize writes the new fragments of a build and returns the table
-// content. A new fragment that breaks the fragment rules is an internal bug.
-func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b builtTable) (kernel.TableContent, error) {
+// materializeObjects writes the new fragments of a build and returns the table
+// content (materialize makes them durable). A new fragment that breaks the fragment rules is an internal bug.
+func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan, b builtTable) (kernel.TableContent, error) {
 	t := p.t
 	infos := make([]FragmentInfo, 0, len(b.frags))
 	var rows uint64

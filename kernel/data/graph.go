@@ -191,10 +191,13 @@ func (g *Graph) get(ctx context.Context, key string) ([]byte, error) {
 
 // putFragment stores new fragment bytes create-only. An ambiguous or lost
 // outcome is resolved by reading back: the key is fresh, so finding our
-// exact bytes there means our write landed.
+// exact bytes there means our write landed. Inside materialize the write
+// may be deferred (putObject): its key joins the batch materialize syncs.
 func (g *Graph) putFragment(ctx context.Context, key string, b []byte) error {
+	deferred := false
 	err := g.retry(ctx, func() error {
-		_, err := g.store.Put(ctx, key, b, objstore.CreateOnly)
+		var err error
+		deferred, err = g.putObject(ctx, key, b)
 		if err == nil || !(objstore.IsAmbiguous(err) || errors.Is(err, objstore.ErrPreconditionFailed)) {
 			return err
 		}
@@ -211,6 +214,10 @@ func (g *Graph) putFragment(ctx context.Context, key string, b []byte) error {
 	})
 	if err != nil {
 		return fmt.Errorf("write fragment %s: %w", key, err)
+	}
+	if deferred {
+		batch := batchOf(ctx)
+		batch.keys = append(batch.keys, key)
 	}
 	return nil
 }

@@ -187,3 +187,22 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	s.finish(objstore.OpDelete, err, 0)
 	return err
 }
+
+var _ objstore.DeferredPutter = (*Store)(nil)
+
+// PutDeferred implements objstore.DeferredPutter: it is counted as a
+// create-only Put and defers durability when the inner store can
+// (objstore.PutDeferred), else it is the inner store's durable Put.
+func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
+	s.start(Record{Op: objstore.OpPut, Key: key, Cond: objstore.CreateOnly}, len(data))
+	etag, _, err := objstore.PutDeferred(ctx, s.inner, key, data)
+	s.finish(objstore.OpPut, err, 0)
+	return etag, err
+}
+
+// SyncDeferred implements objstore.DeferredPutter by passing keys to the
+// inner store (objstore.SyncDeferred); it is not a request and is not
+// counted.
+func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
+	return objstore.SyncDeferred(ctx, s.inner, keys)
+}
