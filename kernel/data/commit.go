@@ -669,6 +669,7 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 			return kernel.TableContent{}, err
 		}
 		info.Name = id.String()
+		g.cacheWrittenFragment(t, info, data)
 		infos = append(infos, info)
 		rows += info.Rows
 	}

@@ -369,10 +369,12 @@ func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]
 	for len(ids) > 0 {
 		n := min(len(ids), idPageRows(t))
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
+		b := encodeIDPage(ids[:n])
 		var err error
-		if ref, err = c.putAdj(ctx, t, ref, encodeIDPage(ids[:n])); err != nil {
+		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
+		c.g.cacheWrittenIDPage(t, ref, b)
 		out = append(out, ref)
 		ids = ids[n:]
 	}
