@@ -19,7 +19,7 @@ const WriteThroughBytes = 64 << 10
 // the value is what a GET of it decodes to. A decode failure of bytes this
 // build encoded is an internal bug.
 func (g *Graph) cacheWritten(key, name string, stored int, decode func() (any, int64, error)) {
-	if stored > WriteThroughBytes || g.cache.has(key) {
+	if stored > WriteThroughBytes || int64(stored) > g.cache.limit || g.cache.has(key) {
 		return
 	}
 	v, size, err := decode()
