@@ -368,6 +368,12 @@ func (c adjWriter) rewriteIDPages(ctx context.Context, t *Table, pages []adjRef,
 			}
 			ids, pi = append(ids, more...), pi+1
 		}
+		sort.Strings(ids)
+		for i := 1; i < len(ids); i++ {
+			if ids[i] == ids[i-1] { // added ids are new: only a damaged delta repeats a page's id
+				return nil, corruptFragment(pref.Name, "id %q is in the id page and added again (a damaged id delta)", ids[i])
+			}
+		}
 		written, err := c.writeIDPages(ctx, t, ids)
 		if err != nil {
 			return nil, err
