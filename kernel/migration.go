@@ -60,8 +60,16 @@ type registeredMigration struct {
 // branch incarnation from From to To, and the chain ends at CurrentFormat.
 var migrations = []registeredMigration{
 	{From: migrationV3ToV4From, To: format.FormatV4, Name: "v3->v4 lineage fold (writes the current layout)"},
-	{From: migrationV4ToV5From, To: format.CurrentFormat, Name: "v4->v5 paged fragment infos: nothing rewritten"},
+	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
+	{From: migrationV5ToV6From, To: format.CurrentFormat, Name: "v5->v6 id index delta: nothing rewritten"},
 }
+
+// migrationV5ToV6From is the source stamp of the v5->v6 step (the id
+// index's delta, docs/format.md "v5->v6"). Like v4->v5 it rewrites
+// nothing: format 6 readers read format-5 table versions as they are (no
+// delta: the pages hold every id), and a branch's next publish stamps 6.
+// It has no planning code.
+const migrationV5ToV6From = format.FormatV5
 
 // migrationV4ToV5From is the source stamp of the v4->v5 step (paged
 // fragment infos, docs/format.md "v4->v5"). It rewrites nothing: format 5

@@ -52,6 +52,17 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 		for _, c := range chunks {
 			sum.add(v.checkChunk(ctx, tvKey, table, dir, c))
 		}
+		if dir == "id" { // format 6: the ids riding the version beyond its pages
+			delta, err := data.IDIndexDelta(md)
+			if err != nil {
+				v.problem(tvKey, RuleAdjacency, "%v", err)
+				sum = indexSum{}
+			}
+			for _, id := range delta {
+				sum.sum += entryHash(id, id)
+				sum.rows++
+			}
+		}
 		v.sums.index[tvKey+"\x00"+dir] = sum
 	}
 }

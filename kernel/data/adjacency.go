@@ -561,6 +561,7 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 		if ref, err = c.putAdj(ctx, t, ref, buf); err != nil {
 			return nil, err
 		}
+		c.g.cacheWrittenPage(t, d, ref, buf)
 		out = append(out, ref)
 		rows = rows[n:]
 	}
@@ -581,9 +582,11 @@ func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []
 		for _, p := range pages[:n] {
 			ref.Rows += p.Rows
 		}
-		if ref, err = c.putAdj(ctx, t, ref, format.EncodeAdjacencyChunk(payload)); err != nil {
+		b := format.EncodeAdjacencyChunk(payload)
+		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
+		c.g.cacheWrittenChunk(t, d, ref, b)
 		out = append(out, ref)
 		pages = pages[n:]
 	}

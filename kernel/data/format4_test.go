@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -17,7 +18,10 @@ import (
 // stamped 4 (a manifest's format_stamp too), and the index chunk refs of
 // every table version given the restamped chunks' CRC-32C. Raw data
 // objects (fragments, index pages) carry no stamp.
-func restampV4(t *testing.T, st *sim.Store) {
+func restampV4(t *testing.T, st *sim.Store) { t.Helper(); restampTo(t, st, format.FormatV4) }
+
+// restampTo is restampV4 to any stamp of the current layout.
+func restampTo(t *testing.T, st *sim.Store, stamp uint16) {
 	t.Helper()
 	crcs := map[string]uint32{}
 	var versions []string
@@ -33,9 +37,9 @@ func restampV4(t *testing.T, st *sim.Store) {
 			versions = append(versions, key)
 			continue
 		case format.KindManifest:
-			e.Payload = bytes.Replace(e.Payload, []byte(`"format_stamp":5}`), []byte(`"format_stamp":4}`), 1)
+			e.Payload = bytes.Replace(e.Payload, fmt.Appendf(nil, `"format_stamp":%d}`, format.CurrentFormat), fmt.Appendf(nil, `"format_stamp":%d}`, stamp), 1)
 		}
-		e.Stamp = format.FormatV4
+		e.Stamp = stamp
 		b := format.EncodeEnvelope(e)
 		crcs[key[strings.LastIndex(key, "/")+1:]] = crc32.Checksum(b, castagnoli)
 		_, err = st.Put(ctx, key, b, objstore.Unconditional)
@@ -66,7 +70,7 @@ func restampV4(t *testing.T, st *sim.Store) {
 		must(t, err)
 		e, err := format.DecodeEnvelope(b)
 		must(t, err)
-		e.Stamp = format.FormatV4
+		e.Stamp = stamp
 		_, err = st.Put(ctx, key, format.EncodeEnvelope(e), objstore.Unconditional)
 		must(t, err)
 	}

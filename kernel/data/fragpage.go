@@ -406,11 +406,13 @@ func (c adjWriter) fragChunkFor(ctx context.Context, t *Table, infos []FragmentI
 	if err != nil {
 		panic(fmt.Sprintf("data: marshal fragment chunk: %v", err))
 	}
-	a, err := c.putAdj(ctx, t, adjRef{}, format.EncodeAdjacencyChunk(p))
+	b := format.EncodeAdjacencyChunk(p)
+	a, err := c.putAdj(ctx, t, adjRef{}, b)
 	if err != nil {
 		return fragChunkRef{}, err
 	}
 	ref.Name, ref.Bytes, ref.CRC32C = a.Name, a.Bytes, a.CRC32C
+	c.g.cacheWrittenFragChunk(t, ref, b)
 	return ref, nil
 }
 

@@ -194,6 +194,9 @@ func covering(refs []adjRef, id string) (adjRef, bool) {
 // idExists reports whether id is a row of v, through v's id index: at most
 // one chunk and one page.
 func (r *reader) idExists(ctx context.Context, v *tableView, id string) (bool, error) {
+	if inDelta(v.idDelta, id) {
+		return true, nil
+	}
 	cref, ok := covering(v.ids, id)
 	if !ok {
 		return false, nil
@@ -251,16 +254,21 @@ func (c adjWriter) buildIDIndex(ctx context.Context, p *tablePlan, rows uint64) 
 		added = append(added, srcID(rowSrc{p.st.writes[ref.w].rec, ref.row}))
 	}
 	var refs []adjRef
+	var delta []string
 	var err error
-	if p.head.hasIDs && len(p.head.ids) > 0 {
-		refs, err = c.idIncremental(ctx, p, removed, added)
-	} else {
+	switch d, fits := deltaFor(p.head.idDelta, added); {
+	case p.head.hasIDs && len(p.head.ids) > 0 && fits && len(removed) == 0 && idDeltaWrites:
+		refs, delta = p.head.ids, d // the pages stay: the added ids ride the table version
+	case p.head.hasIDs && len(p.head.ids) > 0:
+		pageRemoved, pageAdded := foldDelta(p.head.idDelta, removed, added)
+		refs, err = c.idIncremental(ctx, p, pageRemoved, pageAdded)
+	default:
 		refs, err = c.idScratch(ctx, p, removed, added)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRefs(refs, maxChunkRefs, int64(rows)); err != nil {
+	if err := checkRefs(refs, maxChunkRefs, int64(rows)-int64(len(delta))); err != nil {
 		panic(fmt.Sprintf("data: built id index of %s breaks its rules: %v", p.t.Name, err))
 	}
 	if err := checkIDRefs(refs); err != nil {
@@ -273,7 +281,15 @@ func (c adjWriter) buildIDIndex(ctx context.Context, p *tablePlan, rows uint64) 
 	if refs == nil {
 		b = []byte("[]")
 	}
-	return map[string]string{metaIDKey: string(b)}, nil
+	md := map[string]string{metaIDKey: string(b)}
+	if len(delta) > 0 {
+		d, err := json.Marshal(delta)
+		if err != nil {
+			panic(fmt.Sprintf("data: marshal id delta: %v", err))
+		}
+		md[metaIDDeltaKey] = string(d)
+	}
+	return md, nil
 }
 
 // idScratch builds the index from every head id (the head loaded whole)
@@ -352,6 +368,12 @@ func (c adjWriter) rewriteIDPages(ctx context.Context, t *Table, pages []adjRef,
 			}
 			ids, pi = append(ids, more...), pi+1
 		}
+		sort.Strings(ids)
+		for i := 1; i < len(ids); i++ {
+			if ids[i] == ids[i-1] { // added ids are new: only a damaged delta repeats a page's id
+				return nil, corruptFragment(pref.Name, "id %q is in the id page and added again (a damaged id delta)", ids[i])
+			}
+		}
 		written, err := c.writeIDPages(ctx, t, ids)
 		if err != nil {
 			return nil, err
@@ -369,10 +391,12 @@ func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]
 	for len(ids) > 0 {
 		n := min(len(ids), idPageRows(t))
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
+		b := encodeIDPage(ids[:n])
 		var err error
-		if ref, err = c.putAdj(ctx, t, ref, encodeIDPage(ids[:n])); err != nil {
+		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
+		c.g.cacheWrittenIDPage(t, ref, b)
 		out = append(out, ref)
 		ids = ids[n:]
 	}

@@ -26,6 +26,7 @@ import (
 type indexDir struct {
 	d      adjDir
 	key    string
+	rows   uint64 // the rows its pages hold (an id index's: the version's rows minus its delta)
 	chunks []adjRef
 	pages  []adjRef
 }
@@ -70,7 +71,12 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 		md[kv.Key] = kv.Value
 	}
 	var refs [3][]adjRef
-	ids, hasIDs, err := parseIDIndex(md, tv.Rows)
+	delta, err := parseIDDelta(md)
+	if err != nil || uint64(len(delta)) > tv.Rows {
+		return nil, corruptFragment("table "+t.Name, "%v (%d delta ids)", err, len(delta))
+	}
+	idRows := tv.Rows - uint64(len(delta))
+	ids, hasIDs, err := parseIDIndex(md, idRows)
 	if err != nil {
 		return nil, corruptFragment("table "+t.Name, "%v", err)
 	}
@@ -88,7 +94,10 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 		if !has[d] || len(refs[d]) == 0 {
 			continue
 		}
-		dir := indexDir{d: d, key: metaAdjPrefix + d.String(), chunks: refs[d]}
+		dir := indexDir{d: d, key: metaAdjPrefix + d.String(), rows: tv.Rows, chunks: refs[d]}
+		if d == dirID {
+			dir.rows = idRows
+		}
 		for _, cref := range refs[d] {
 			c, err := r.chunk(ctx, t, d, cref)
 			if err != nil {
@@ -96,7 +105,7 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 			}
 			dir.pages = append(dir.pages, c.Pages...)
 		}
-		if repackWorth(int(tv.Rows), len(dir.pages), len(dir.chunks), d.pageRows(t), d.chunkPages(t)) {
+		if repackWorth(int(dir.rows), len(dir.pages), len(dir.chunks), d.pageRows(t), d.chunkPages(t)) {
 			out = append(out, dir)
 		}
 	}
@@ -198,7 +207,10 @@ func (c adjWriter) repackIndexes(ctx context.Context, t *Table, dirs []indexDir,
 		if err != nil {
 			return err
 		}
-		if err := checkRefs(refs, maxChunkRefs, int64(rows)); err != nil {
+		if dir.rows > rows {
+			panic(fmt.Sprintf("data: %s index of %s holds %d rows of %d", dir.d, t.Name, dir.rows, rows))
+		}
+		if err := checkRefs(refs, maxChunkRefs, int64(dir.rows)); err != nil {
 			panic(fmt.Sprintf("data: repacked %s index of %s breaks its rules: %v", dir.d, t.Name, err))
 		}
 		if dir.d == dirID {

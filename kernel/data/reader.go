@@ -154,8 +154,14 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows); err != nil || (v.hasAdj && !t.Edge) {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
-	if v.ids, v.hasIDs, err = parseIDIndex(md, tv.Rows); err != nil {
+	if v.idDelta, err = parseIDDelta(md); err != nil || uint64(len(v.idDelta)) > tv.Rows {
+		return nil, fmt.Errorf("table %s version %d: %v (%d delta ids): %w", tv.Table, tv.Version, err, len(v.idDelta), format.ErrCorrupt)
+	}
+	if v.ids, v.hasIDs, err = parseIDIndex(md, tv.Rows-uint64(len(v.idDelta))); err != nil {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+	}
+	if len(v.idDelta) > 0 && len(v.ids) == 0 {
+		return nil, fmt.Errorf("table %s version %d: an id delta without a non-empty id index: %w", tv.Table, tv.Version, format.ErrCorrupt)
 	}
 	return v, nil
 }

@@ -32,6 +32,7 @@ type tableView struct {
 
 	ids     []adjRef        // node tables: the id index's chunks
 	hasIDs  bool            // the version has an id index
+	idDelta []string        // ids the version adds to its id index's pages (iddelta.go), sorted
 	present map[string]bool // ids whose existence the id index answered
 
 	// noted holds, for nodes whose edges a loader looked up through the

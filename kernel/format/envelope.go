@@ -11,7 +11,10 @@ import (
 // fragment chunks instead of inline infos; docs/format.md, "Paged fragment
 // infos"): a format-4 binary would misread such a version, so it must
 // refuse the graph, which the stamp on every object it reads makes it do.
-const CurrentFormat uint16 = 5
+// Format 6 adds the id index's delta (a table version may list ids beyond
+// its id index's pages; docs/format.md, "v5->v6"), which a format-5 binary
+// would miss (taking an existing id for absent), so it refuses stamp 6.
+const CurrentFormat uint16 = 6
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

@@ -95,7 +95,7 @@ func EncodeSidecar(s *Sidecar, token Token) ([]byte, error) {
 }
 
 // DecodeSidecar decodes and validates an enveloped sidecar. A sidecar whose
-// stamp is neither 4 nor 5 (CurrentFormat) is refused with *UnsupportedFormatError (a newer
+// stamp is not 4..6 (CurrentFormat) is refused with *UnsupportedFormatError (a newer
 // writer's sidecar must be kept, never misread); bad bytes are ErrCorrupt.
 func DecodeSidecar(b []byte) (Sidecar, Token, error) {
 	e, err := openRecovery(b, KindSidecar)
@@ -114,7 +114,7 @@ func DecodeSidecar(b []byte) (Sidecar, Token, error) {
 
 // openRecovery opens the envelope of a sidecar or audit record: frame and
 // checksum first (ErrCorrupt), then kind, then a stamp of format 4 (when
-// recovery objects appeared) or 5 (the same layout).
+// recovery objects appeared) to CurrentFormat (the same layout).
 func openRecovery(b []byte, want Kind) (Envelope, error) {
 	e, err := DecodeEnvelope(b)
 	if err != nil {

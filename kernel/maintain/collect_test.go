@@ -529,7 +529,15 @@ func TestCollectKeepsTheIDIndexOfKeptVersions(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	for i := 0; i < 6; i++ {
-		f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprint("p", i), "n")) })
+		// More ids than an id delta holds (data.MaxIDDelta): every commit
+		// rewrites the pages rather than riding the table version.
+		f.commit(main, func(tx *data.Txn) error {
+			rows := []data.Row{person(fmt.Sprint("p", i), "n")}
+			for j := 0; j < data.MaxIDDelta; j++ {
+				rows = append(rows, person(fmt.Sprintf("q%d-%02d", i, j), "n"))
+			}
+			return tx.Insert("Person", rows...)
+		})
 	}
 	f.clock.Advance(10 * time.Minute)
 	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}})
