@@ -101,7 +101,8 @@ type SchemaChange struct {
 // kept or renamed property keeps its storage column, an added one gets a
 // column no fragment holds, a dropped one's column is retired), checks
 // what depends on the data against the head — a dropped type must be
-// empty, a required property can only be added to an empty type, a
+// empty, a required property without a default can only be added to an
+// empty type (old rows read the default of one that has it), a
 // tightened @card must hold for every live source node (else a
 // *SchemaRefusedError naming the nodes and edges) — stores the new
 // contract and publishes one manifest naming it (kernel
@@ -190,7 +191,7 @@ func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schem
 	var checked []string
 	for _, st := range plan.Steps {
 		switch {
-		case st.Op == schema.DropType || (st.Op == schema.AddProp && st.Required):
+		case st.Op == schema.DropType || (st.Op == schema.AddProp && st.Required && st.Default == ""):
 			n, err := snap.Count(ctx, st.Type)
 			if err != nil {
 				return nil, nil, err
