@@ -360,12 +360,15 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 }
 
 // kept merges a base property present on both sides: the name three-way,
-// nullable if either side made it so.
+// the kind three-way (a side's lossless widening, schema.Widens, is
+// taken), nullable if either side made it so.
 func (pm propMerge) kept(bp, sp, tp schema.Property) (schema.Property, bool) {
-	if sp.Kind != tp.Kind || bp.Kind != tp.Kind {
+	kind, ok := mergeKind(bp.Kind, sp.Kind, tp.Kind)
+	if !ok {
 		pm.m.conflict(DivergentProperty, pm.typ, bp.Name, "its kind differs between the sides")
 		return tp, false
 	}
+	tp.Kind = kind
 	name, ok := threeWay(bp.Name, sp.Name, tp.Name)
 	if !ok {
 		pm.m.conflict(DivergentProperty, pm.typ, bp.Name, "renamed on both sides: source %s, target %s", sp.Name, tp.Name)
@@ -392,4 +395,19 @@ func typeNames(ss ...schema.Schema) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// mergeKind merges a property's kind three-way: unchanged on a side takes
+// the other's, and a changed side must have widened the base (the only
+// kind change a schema change makes).
+func mergeKind(b, s, t schema.Kind) (schema.Kind, bool) {
+	switch {
+	case s == t:
+		return t, s == b || schema.Widens(b, s)
+	case s == b:
+		return t, schema.Widens(b, t)
+	case t == b:
+		return s, schema.Widens(b, s)
+	}
+	return 0, false
 }
