@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSchemaApplyDefaultsAndWidening: `schema apply` prints an added
+// property's default and an int32 -> int64 widening, a required property
+// with a default is added to a type with rows, exported rows written
+// before it read the default, and a narrowing is refused by kind.
+func TestSchemaApplyDefaultsAndWidening(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.buildGraph()
+	dir := t.TempDir()
+	file := func(name, text string) string { return writeFile(t, dir, name, text) }
+	added := strings.Replace(testSchema, "age: int64?", "age: int64?  level: int64 @default(2)  rank: int32?", 1)
+	out := f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", file("add.schema", added))
+	if !strings.Contains(out, "add-property Person.level default 2") || !strings.Contains(out, "add-property Person.rank") {
+		t.Fatalf("apply printed:\n%s", out)
+	}
+	exp := t.TempDir()
+	f.mustRun(0, "export", f.spec, testRoot, "main", exp, "--format", "jsonl")
+	rows, err := os.ReadFile(filepath.Join(exp, "Person.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(rows), `"level":2`); n == 0 || n != strings.Count(string(rows), "\n") {
+		t.Fatalf("exported rows do not all read the default:\n%s", rows)
+	}
+	widened := strings.Replace(added, "rank: int32?", "rank: int64?", 1)
+	out = f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", file("widen.schema", widened), "--dry-run")
+	if !strings.Contains(out, "widen-property Person.rank int32 -> int64") {
+		t.Fatalf("widening printed:\n%s", out)
+	}
+	f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", file("widen.schema", widened))
+	_, _, errs := f.run("schema", "apply", f.spec, testRoot, "main", file("narrow.schema", added))
+	if !strings.Contains(errs, "kind int64 cannot change to int32") {
+		t.Fatalf("narrowing: %s", errs)
+	}
+}
