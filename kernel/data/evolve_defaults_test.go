@@ -179,3 +179,33 @@ func TestApplySchemaWidening(t *testing.T) {
 		t.Fatalf("a refused narrowing moved the head %d -> %d", head, v)
 	}
 }
+
+// TestMergeAcrossWideningAndDefault: a branch that widened an int32
+// property and added one with a default merges into a main that wrote
+// int32 rows meanwhile; the merge takes both changes and every row —
+// base, main's and the branch's — reads under the merged schema (widened
+// values, the default on rows written before the add).
+func TestMergeAcrossWideningAndDefault(t *testing.T) {
+	const text = "node M { n: int32? }\n"
+	g, err := Init(ctx, sim.New(sim.Config{Seed: 1}), testRoot, parseSchema(t, text), Options{Kernel: kernel.Options{Env: testEnv(1)}})
+	must(t, err)
+	commitTx(t, g, func(tx *Txn) error { return tx.Insert("M", Row{ID: "m1", Props: map[string]any{"n": int32(1)}}) })
+	feature, err := g.Kernel().CreateBranch(ctx, "feature", mainRef(t, g))
+	must(t, err)
+	_, err = g.ApplySchema(ctx, feature, parseSchema(t, "node M { n: int64? k: string @default(\"x\") }\n"), kernel.LineageIntent{Actor: "test"}, SchemaOptions{})
+	must(t, err)
+	tx, err := g.Begin(ctx, feature)
+	must(t, err)
+	must(t, tx.Insert("M", Row{ID: "m3", Props: map[string]any{"n": int64(1) << 40, "k": "y"}}))
+	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"})
+	must(t, err)
+	commitTx(t, g, func(tx *Txn) error { return tx.Insert("M", Row{ID: "m2", Props: map[string]any{"n": int32(-2)}}) })
+	res, err := g.Merge(ctx, feature, mainRef(t, g), kernel.LineageIntent{Actor: "test"}, MergeOptions{})
+	must(t, err)
+	if got := fmt.Sprint(snap(t, g).Schema()); !strings.Contains(got, "n: int64?") || !strings.Contains(got, `k: string @default("x")`) {
+		t.Fatalf("merged schema (%v):\n%s", res.Outcome, got)
+	}
+	if got := scanProp(t, g, "M", "n") + " " + scanProp(t, g, "M", "k"); got != "m1=1,m2=-2,m3=1099511627776 m1=x,m2=x,m3=y" {
+		t.Fatalf("merged rows: %s", got)
+	}
+}

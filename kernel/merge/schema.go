@@ -315,7 +315,7 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 		case sRet[c]:
 			pm.m.conflict(ColumnClash, pm.typ, tp.Name, "added on the target in storage column %s, which the source used and retired", c)
 		default:
-			if tp.Required && pm.m.in.SourceRows[pm.typ] > 0 {
+			if tp.Required && tp.Default == "" && pm.m.in.SourceRows[pm.typ] > 0 {
 				pm.m.conflict(RequiredVsRows, pm.typ, tp.Name, "required property added on the target, the source holds %d rows of the type", pm.m.in.SourceRows[pm.typ])
 			}
 			out = append(out, tp)
@@ -343,7 +343,7 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 			pm.m.conflict(ColumnClash, pm.typ, sp.Name, "the source took storage column %s, retired at the base", c)
 		case tRet[c]:
 			pm.m.conflict(ColumnClash, pm.typ, sp.Name, "added on the source in storage column %s, which the target used and retired", c)
-		case sp.Required && pm.m.in.TargetRows[pm.typ] > 0:
+		case sp.Required && sp.Default == "" && pm.m.in.TargetRows[pm.typ] > 0:
 			pm.m.conflict(RequiredVsRows, pm.typ, sp.Name, "required property added on the source, the target holds %d rows of the type", pm.m.in.TargetRows[pm.typ])
 		}
 		out = append(out, sp)
