@@ -41,3 +41,19 @@ func TestSchemaApplyDefaultsAndWidening(t *testing.T) {
 		t.Fatalf("narrowing: %s", errs)
 	}
 }
+
+// TestSchemaApplyDropRows: a dropped type with rows is refused, then
+// dropped with --drop-rows, which prints how many rows went with it.
+func TestSchemaApplyDropRows(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.buildGraph()
+	next := writeFile(t, t.TempDir(), "drop.schema", strings.Replace(testSchema, "edge Knows:   Person -> Person\n", "", 1))
+	if _, _, errs := f.run("schema", "apply", f.spec, testRoot, "main", next); !strings.Contains(errs, "dropped type is not empty") {
+		t.Fatalf("drop without --drop-rows: %s", errs)
+	}
+	out := f.mustRun(0, "schema", "apply", f.spec, testRoot, "main", next, "--drop-rows")
+	if !strings.Contains(out, "drop-type Knows") || !strings.Contains(out, "Knows: 2 rows dropped with it") {
+		t.Fatalf("apply --drop-rows printed:\n%s", out)
+	}
+	f.mustRun(0, "verify", f.spec, testRoot)
+}
