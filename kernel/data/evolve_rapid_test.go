@@ -25,6 +25,8 @@ type emodel struct {
 	rows   map[string]map[string]int64 // person -> prop -> value (absent: null)
 	edges  map[string]string           // WorksAt id -> from
 	cardMx uint32
+	hasTag bool            // the schema has node Tag
+	tags   map[string]bool // Tag ids
 }
 
 func (m *emodel) kind(p string) string {
@@ -64,6 +66,9 @@ func (m *emodel) text() string {
 		fmt.Fprintf(&b, " @card(0..%d)", m.cardMx)
 	}
 	b.WriteString("\n")
+	if m.hasTag {
+		b.WriteString("node Tag {}\n")
+	}
 	return b.String()
 }
 
@@ -103,7 +108,8 @@ var personIDs = []string{"p0", "p1", "p2", "p3"}
 // TestSchemaEvolutionStateMachine interleaves random schema changes (add
 // a property, int64 or int32, with or without a default; drop, rename,
 // widen int32 -> int64; refused: narrowing, changing a default; tighten or
-// loosen @card) with writes, stale
+// loosen @card; add a type, drop it with its rows — refused without
+// SchemaOptions.DropRows — and re-add it empty) with writes, stale
 // transactions and reads on the sim store, against emodel: every read
 // (Get and Scan) matches the model, a rename keeps values, a drop then
 // re-add reads null (or its default), rows written before an add read its
@@ -112,7 +118,7 @@ var personIDs = []string{"p0", "p1", "p2", "p3"}
 // ErrSchemaChanged and leaves nothing.
 func TestSchemaEvolutionStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		m := &emodel{props: []string{"a"}, rows: map[string]map[string]int64{}, edges: map[string]string{}}
+		m := &emodel{props: []string{"a"}, rows: map[string]map[string]int64{}, edges: map[string]string{}, tags: map[string]bool{}}
 		g, err := Init(ctx, sim.New(sim.Config{Seed: 1}), testRoot, rparse(rt, m.text()), Options{Kernel: kernel.Options{Env: testEnv(1)}})
 		rmust(rt, err)
 		main := rmain(rt, g)
@@ -277,6 +283,27 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				}
 				applyModel(rt, m.withProps(m.props, m.kinds, defs), nil, schema.ErrIncompatibleChange)
 			},
+			"tag-type": func(rt *rapid.T) {
+				next := *m
+				next.hasTag = !m.hasTag
+				if m.hasTag && len(m.tags) > 0 {
+					applyModel(rt, &next, nil, ErrTypeNotEmpty)
+					_, err := g.ApplySchema(ctx, main, rparse(rt, next.text()), kernel.LineageIntent{Actor: "sm"}, SchemaOptions{DropRows: true})
+					rmust(rt, err)
+				} else {
+					applyModel(rt, &next, nil, nil)
+				}
+				m.hasTag, m.tags = next.hasTag, map[string]bool{}
+				changed(rt, &stale, staleRow, g)
+			},
+			"tag": func(rt *rapid.T) {
+				if !m.hasTag {
+					rt.Skip("no Tag type")
+				}
+				id := fmt.Sprintf("t%d", rapid.IntRange(0, 3).Draw(rt, "tag"))
+				rcommit(rt, g, func(tx *Txn) error { return tx.Upsert("Tag", Row{ID: id}) })
+				m.tags[id] = true
+			},
 			"card": func(rt *rapid.T) {
 				mx := rapid.Uint32Range(0, 2).Draw(rt, "max")
 				if mx == m.cardMx {
@@ -369,6 +396,17 @@ func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 		}
 		if got := scanPropOf(rt, s, "Person", pr); got != strings.Join(want, ",") {
 			rt.Fatalf("scan %s: %s, model %s", pr, got, strings.Join(want, ","))
+		}
+	}
+	if _, ok := sch.Node("Tag"); ok != m.hasTag {
+		rt.Fatalf("schema has Tag: %v, model %v", ok, m.hasTag)
+	}
+	if m.hasTag {
+		var tags []string
+		rmust(rt, scanColumns(ctx, s, "Tag", []string{schema.ColID}, func(v []string) { tags = append(tags, v[0]) }))
+		sort.Strings(tags)
+		if got, want := strings.Join(tags, ","), strings.Join(sortedKeys(m.tags), ","); got != want {
+			rt.Fatalf("Tag rows %s, model %s", got, want)
 		}
 	}
 	var edges []string
