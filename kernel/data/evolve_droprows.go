@@ -13,8 +13,9 @@ import (
 // that deletes every row of drops (read on snap, the head the change was
 // planned and checked on) and names the new schema (intent.NewSchema),
 // expecting every other table the change checked (exp) at its version. It
-// is a transaction validated on snap whose every table write is strict,
-// so a row written to a dropped type since snap fails the round with
+// is a transaction validated on snap deleting every id it read there;
+// deletes make a table write strict, so a row written to a dropped type
+// since snap fails the round with
 // *kernel.VersionMismatchError (ApplySchema re-plans) instead of
 // surviving the drop; its writer kind is kernel.WriterKindSchema, which
 // recovery rolls back, never forward. Rows deleted count against the
@@ -38,10 +39,7 @@ func (g *Graph) publishDropRows(ctx context.Context, b kernel.BranchRef, snap *S
 		return kernel.Commit{}, err
 	}
 	defer c.release()
-	writes := c.writes(ctx)
-	for i := range writes {
-		writes[i].Strict = true
-	}
+	writes := c.writes(ctx) // strict: every table is written by deletes
 	expect := c.expectations(ctx)
 	listed := map[string]bool{}
 	for _, w := range writes {
