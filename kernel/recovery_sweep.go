@@ -303,8 +303,10 @@ func (g *Graph) resolvePass(ctx context.Context, s *format.Sidecar, abandon bool
 	// parent and would drop the merged parent from the lineage, so a later
 	// merge would take an older base and bring deleted rows back.
 	// A write validated under a schema the branch no longer has is never
-	// rolled forward either (its rows may break the new schema).
-	switch d := recovery.Decide(classes, abandon || v.readMoved || v.schemaMoved || s.MergedParent != nil); d {
+	// rolled forward either (its rows may break the new schema), nor is a
+	// schema change's own write (WriterKindSchema: a recovery commit cannot
+	// carry its schema, so its rows would land under the old one).
+	switch d := recovery.Decide(classes, abandon || v.readMoved || v.schemaMoved || s.MergedParent != nil || s.WriterKind == WriterKindSchema); d {
 	case recovery.Fail:
 		return resolution{}, v.violation(s)
 	case recovery.Defer:

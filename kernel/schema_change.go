@@ -9,6 +9,12 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
+// WriterKindSchema is the writer kind of a schema change that writes
+// tables in its own commit (a type dropped with its rows): recovery rolls
+// such a write back, never forward, since a recovery commit cannot carry
+// the new schema.
+const WriterKindSchema = "schema"
+
 // ErrSchemaChanged matches *SchemaChangedError.
 var ErrSchemaChanged = errors.New("kernel: branch schema changed")
 

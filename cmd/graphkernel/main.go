@@ -109,6 +109,7 @@ type opts struct {
 	limit       int64     // diff, changes: --limit
 	dryRun      bool      // merge, schema apply: --dry-run
 	renames     []string  // schema apply: --rename (repeatable)
+	dropRows    bool      // schema apply: --drop-rows
 	maint       maintainOpts
 	keepLast    int // verify: --keep-last
 }

@@ -138,6 +138,18 @@ func coerce(k schema.Kind, v any) (any, error) {
 		case json.Number:
 			return x.Int64()
 		}
+	case schema.Int32:
+		switch x := v.(type) {
+		case int32:
+			return x, nil
+		case int64:
+			if x == int64(int32(x)) {
+				return int32(x), nil
+			}
+		case json.Number:
+			n, err := strconv.ParseInt(string(x), 10, 32)
+			return int32(n), err
+		}
 	case schema.Float64:
 		switch x := v.(type) {
 		case float64:
@@ -168,6 +180,9 @@ func parseKind(k schema.Kind, s string) (any, error) {
 	switch k {
 	case schema.Int64:
 		return strconv.ParseInt(s, 10, 64)
+	case schema.Int32:
+		n, err := strconv.ParseInt(s, 10, 32)
+		return int32(n), err
 	case schema.Float64:
 		return strconv.ParseFloat(s, 64)
 	case schema.Bool:

@@ -20,13 +20,17 @@ const schemaApplyName = "schema apply"
 func schemaApplyCommand() command {
 	return command{name: schemaApplyName, args: "STORE ROOT BRANCH FILE", nargs: exactly(4),
 		summary: "change BRANCH's schema to the one in FILE as one commit (prints the planned change and what it checked)",
-		notes: "Adds and drops types and properties, loosens required properties and changes @card bounds; a\n" +
-			"property rename keeps its data (--rename TYPE.OLD=NEW, repeatable). Refused: a kind change,\n" +
-			"nullable to required, a dropped type with rows, a required property on a type with rows, a\n" +
-			"@card tightening live edges break (named). Old fragments are read through the new schema.",
+		notes: "Adds and drops types and properties, loosens required properties, widens int32 to int64 and\n" +
+			"changes @card bounds; a property rename keeps its data (--rename TYPE.OLD=NEW, repeatable); a\n" +
+			"property added with @default(...) reads it on older rows. Refused: a kind change other than\n" +
+			"int32 -> int64, nullable to required, a changed default, a dropped type with rows (unless\n" +
+			"--drop-rows, which deletes them in the same commit), a required property without a default\n" +
+			"on a type with rows, a @card tightening live edges break (named). Old fragments are read\n" +
+			"through the new schema.",
 		example: "graphkernel schema apply fs:/var/lib/graphs g1 main people.schema --rename Person.age=years --dry-run",
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.BoolVar(&o.dryRun, "dry-run", false, "plan and check only: publish nothing")
+			fs.BoolVar(&o.dropRows, "drop-rows", false, "a dropped type may hold rows: delete them in the same commit")
 			fs.Func("rename", "rename a property keeping its data: `TYPE.OLD=NEW` (repeatable)", func(v string) error {
 				o.renames = append(o.renames, v)
 				return nil
@@ -73,7 +77,7 @@ func runSchemaApply(ctx context.Context, a *app, o *opts, pos []string) error {
 	if msg == "" {
 		msg = "schema change"
 	}
-	ch, err := g.ApplySchema(ctx, b, target, kernel.LineageIntent{Actor: o.actor, Message: msg}, data.SchemaOptions{Renames: renames, DryRun: o.dryRun})
+	ch, err := g.ApplySchema(ctx, b, target, kernel.LineageIntent{Actor: o.actor, Message: msg}, data.SchemaOptions{Renames: renames, DryRun: o.dryRun, DropRows: o.dropRows})
 	if err != nil {
 		return err
 	}

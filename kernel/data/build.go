@@ -200,6 +200,8 @@ func copyColumn(fb array.Builder, k schema.Kind, c int, rows []rowSrc) {
 			fb.(*array.StringBuilder).Append(col.(*array.String).Value(r.row))
 		case schema.Int64:
 			fb.(*array.Int64Builder).Append(col.(*array.Int64).Value(r.row))
+		case schema.Int32:
+			fb.(*array.Int32Builder).Append(col.(*array.Int32).Value(r.row))
 		case schema.Float64:
 			fb.(*array.Float64Builder).Append(col.(*array.Float64).Value(r.row))
 		case schema.Bool:

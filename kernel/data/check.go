@@ -103,6 +103,10 @@ func checkBuffers(col arrow.Array) error {
 		if len(d.Buffers()[1].Bytes())*8 < off+n {
 			return fmt.Errorf("value bitmap too short")
 		}
+	case *array.Int32:
+		if bufLen(d.Buffers()[1]) < (off+n)*4 {
+			return fmt.Errorf("value buffer too short")
+		}
 	default: // fixed width 8 bytes: int64, float64, timestamp
 		if bufLen(d.Buffers()[1]) < (off+n)*8 {
 			return fmt.Errorf("value buffer too short")

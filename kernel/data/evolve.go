@@ -72,6 +72,12 @@ type SchemaOptions struct {
 	Renames []schema.Rename
 	// DryRun plans and checks, and publishes nothing.
 	DryRun bool
+	// DropRows lets a dropped type hold rows: the change's own commit
+	// deletes them (the type's and those of every dropped edge type; an
+	// edge type touching a dropped node type must be dropped too, or the
+	// target does not validate). Without it a dropped type must be empty
+	// (ErrTypeNotEmpty).
+	DropRows bool
 	// ExpectSchema, if set, is the schema id (sha256 hex) the caller
 	// wrote target against: a head under another schema fails the change
 	// with *kernel.SchemaChangedError instead of re-planning on it (a
@@ -101,7 +107,8 @@ type SchemaChange struct {
 // kept or renamed property keeps its storage column, an added one gets a
 // column no fragment holds, a dropped one's column is retired), checks
 // what depends on the data against the head — a dropped type must be
-// empty, a required property can only be added to an empty type, a
+// empty, a required property without a default can only be added to an
+// empty type (old rows read the default of one that has it), a
 // tightened @card must hold for every live source node (else a
 // *SchemaRefusedError naming the nodes and edges) — stores the new
 // contract and publishes one manifest naming it (kernel
@@ -157,7 +164,7 @@ func (g *Graph) applySchemaRound(ctx context.Context, b kernel.BranchRef, target
 	if plan.Empty() {
 		return ch, nil
 	}
-	exp, checked, err := g.checkSchemaSteps(ctx, snap, plan)
+	exp, checked, drops, err := g.checkSchemaSteps(ctx, snap, plan, opts.DropRows)
 	if err != nil {
 		return ch, err
 	}
@@ -174,6 +181,11 @@ func (g *Graph) applySchemaRound(ctx context.Context, b kernel.BranchRef, target
 		return ch, err
 	}
 	intent.ExpectSchema, intent.NewSchema = from, ch.To
+	if len(drops) > 0 {
+		c, err := g.publishDropRows(ctx, b, snap, drops, exp, intent)
+		ch.Commit = c
+		return ch, err
+	}
 	c, err := g.k.Publish(ctx, b, nil, intent, exp)
 	if err != nil {
 		return ch, err
@@ -184,24 +196,30 @@ func (g *Graph) applySchemaRound(ctx context.Context, b kernel.BranchRef, target
 
 // checkSchemaSteps runs the data checks of a plan on snap and returns the
 // expectations its publish needs (every table checked, at the version
-// checked) and a description of each check.
-func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schema.Plan) ([]kernel.Expectation, []string, error) {
+// checked), a description of each check, and, with dropRows, the dropped
+// types whose rows the change deletes.
+func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schema.Plan, dropRows bool) ([]kernel.Expectation, []string, []string, error) {
 	expect := map[string]bool{}
-	var checked []string
+	var checked, drops []string
 	for _, st := range plan.Steps {
 		switch {
-		case st.Op == schema.DropType || (st.Op == schema.AddProp && st.Required):
+		case st.Op == schema.DropType || (st.Op == schema.AddProp && st.Required && st.Default == ""):
 			n, err := snap.Count(ctx, st.Type)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			expect[st.Type] = true
+			if n > 0 && st.Op == schema.DropType && dropRows {
+				drops = append(drops, st.Type)
+				checked = append(checked, fmt.Sprintf("%s: %d rows dropped with it", st.Type, n))
+				continue
+			}
 			if n > 0 {
 				rule := ErrTypeNotEmpty
 				if st.Op == schema.AddProp {
 					rule = ErrRequiredOnRows
 				}
-				return nil, nil, &SchemaRefusedError{Step: st, Rule: rule, Rows: n}
+				return nil, nil, nil, &SchemaRefusedError{Step: st, Rule: rule, Rows: n}
 			}
 			checked = append(checked, fmt.Sprintf("%s: empty", st.Type))
 		case st.Tightens():
@@ -210,7 +228,7 @@ func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schem
 			}
 			note, err := checkCard(ctx, snap, st)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			expect[st.Type] = true
 			if st.NewCard.Min > 0 {
@@ -224,7 +242,7 @@ func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schem
 	for _, t := range sortedKeys(expect) {
 		exp = append(exp, kernel.Expectation{Table: t, Version: pinRef(snap.ks, t).Version})
 	}
-	return exp, checked, nil
+	return exp, checked, drops, nil
 }
 
 // checkCard counts the out-edges of every source node of a tightened edge

@@ -37,16 +37,21 @@ func (t *Table) layout(retired []string) {
 	for _, r := range retired {
 		t.retired[r] = true
 	}
-	t.cacheID = t.Name + "@" + layoutID(t.disk, retired)
+	t.cacheID = t.Name + "@" + layoutID(t.disk, retired, t.Props)
 }
 
 // layoutID fingerprints a disk schema plus retired columns: two tables
 // with the same fingerprint decode every fragment to the same record, so
 // they may share cached records.
-func layoutID(disk *arrow.Schema, retired []string) string {
+func layoutID(disk *arrow.Schema, retired []string, props []schema.Property) string {
 	h := sha256.New()
 	for _, f := range disk.Fields() {
 		fmt.Fprintf(h, "%s\x00%s\x00%t\x00", f.Name, f.Type, f.Nullable)
+	}
+	for _, p := range props { // a default is what a fragment without the column reads
+		if p.Default != "" {
+			fmt.Fprintf(h, "=%s\x00%s\x00", p.StorageColumn(), p.Default)
+		}
 	}
 	for _, r := range retired {
 		fmt.Fprintf(h, "-%s\x00", r)
@@ -71,10 +76,12 @@ func (t *Table) toDisk(rec arrow.Record) arrow.Record {
 
 // fromDisk turns a decoded fragment record into one with t's Arrow
 // schema, taking ownership of rec. A fragment in the current layout is
-// relabelled; an older one is projected: a property column it lacks is
-// all null (only nullable properties may be missing), a retired column it
-// holds is skipped. Anything else (an unknown or retyped column, a
-// missing key or required column, another table's metadata) is an error.
+// relabelled; an older one is projected: a property column it lacks reads
+// the property's default in every row, or null (only a property with a
+// default or a nullable one may be missing), a retired column it holds is
+// skipped, an int32 column of a property widened to int64 is widened.
+// Anything else (an unknown or retyped column, a missing key or required
+// column, another table's metadata) is an error.
 func (t *Table) fromDisk(rec arrow.Record) (arrow.Record, error) {
 	defer rec.Release()
 	fs := rec.Schema()
@@ -96,12 +103,17 @@ func (t *Table) fromDisk(rec arrow.Record) (arrow.Record, error) {
 		idx := fs.FieldIndices(f.Name)
 		if len(idx) == 1 {
 			cols[c] = rec.Column(idx[0])
+			if !arrow.TypeEqual(cols[c].DataType(), f.Type) { // checked: a widening
+				a := widenInt32(cols[c])
+				made = append(made, a)
+				cols[c] = a
+			}
 			continue
 		}
-		if c < t.firstProp() || !f.Nullable {
-			return nil, fmt.Errorf("fragment of %s lacks column %q, which cannot read as null", t.Name, f.Name)
+		a, err := t.missingColumn(c, int(n))
+		if err != nil {
+			return nil, err
 		}
-		a := array.MakeArrayOfNull(goAlloc, f.Type, int(n))
 		made = append(made, a)
 		cols[c] = a
 	}
@@ -133,7 +145,7 @@ func (t *Table) checkOldLayout(fs *arrow.Schema) error {
 			continue
 		case !ok:
 			return fmt.Errorf("column %q is neither a column nor a retired column of table %s", f.Name, t.Name)
-		case !arrow.TypeEqual(f.Type, t.disk.Field(c).Type):
+		case !arrow.TypeEqual(f.Type, t.disk.Field(c).Type) && !widens(f.Type, t.disk.Field(c).Type):
 			return fmt.Errorf("column %q has type %s, want %s", f.Name, f.Type, t.disk.Field(c).Type)
 		case f.Nullable && !t.disk.Field(c).Nullable:
 			return fmt.Errorf("column %q is nullable in the fragment, required in table %s", f.Name, t.Name)

@@ -15,27 +15,60 @@ import (
 )
 
 // emodel is the reference model of the schema-evolution state machine:
-// Person's properties (all int64?, in order) and each person's values by
-// property name, WorksAt edges (id -> source) and the WorksAt @card max
-// (0: unbounded).
+// Person's properties (nullable int64 or int32, in order, some with a
+// default) and each person's values by property name, WorksAt edges (id
+// -> source) and the WorksAt @card max (0: unbounded).
 type emodel struct {
 	props  []string
+	kinds  map[string]string           // prop -> "int64" or "int32" (absent: int64)
+	defs   map[string]int64            // prop -> its default, if it has one
 	rows   map[string]map[string]int64 // person -> prop -> value (absent: null)
 	edges  map[string]string           // WorksAt id -> from
 	cardMx uint32
+	hasTag bool            // the schema has node Tag
+	tags   map[string]bool // Tag ids
+}
+
+func (m *emodel) kind(p string) string {
+	if k, ok := m.kinds[p]; ok {
+		return k
+	}
+	return "int64"
+}
+
+// withProps returns a copy of m's schema part with props, kinds and
+// defaults replaced (rows and edges shared).
+func (m *emodel) withProps(props []string, kinds map[string]string, defs map[string]int64) *emodel {
+	next := *m
+	next.props, next.kinds, next.defs = props, kinds, defs
+	return &next
+}
+
+func copyMap[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m { //detlint:ordered a copy
+		out[k] = v
+	}
+	return out
 }
 
 func (m *emodel) text() string {
 	var b strings.Builder
 	b.WriteString("node Person {")
 	for _, p := range m.props {
-		b.WriteString(" " + p + ": int64?")
+		b.WriteString(" " + p + ": " + m.kind(p) + "?")
+		if d, ok := m.defs[p]; ok {
+			fmt.Fprintf(&b, " @default(%d)", d)
+		}
 	}
 	b.WriteString(" }\nnode Company {}\nedge WorksAt: Person -> Company")
 	if m.cardMx != 0 {
 		fmt.Fprintf(&b, " @card(0..%d)", m.cardMx)
 	}
 	b.WriteString("\n")
+	if m.hasTag {
+		b.WriteString("node Tag {}\n")
+	}
 	return b.String()
 }
 
@@ -72,16 +105,20 @@ func (m *emodel) cardAllows(mx uint32) bool {
 var propPool = []string{"a", "b", "c", "d", "e"}
 var personIDs = []string{"p0", "p1", "p2", "p3"}
 
-// TestSchemaEvolutionStateMachine interleaves random schema changes (add,
-// drop, rename a property; tighten or loosen @card) with writes, stale
+// TestSchemaEvolutionStateMachine interleaves random schema changes (add
+// a property, int64 or int32, with or without a default; drop, rename,
+// widen int32 -> int64; refused: narrowing, changing a default; tighten or
+// loosen @card; add a type, drop it with its rows — refused without
+// SchemaOptions.DropRows — and re-add it empty) with writes, stale
 // transactions and reads on the sim store, against emodel: every read
 // (Get and Scan) matches the model, a rename keeps values, a drop then
-// re-add reads null, a refused @card tightening is exactly one the model's
+// re-add reads null (or its default), rows written before an add read its
+// default, a widening keeps values, a refused @card tightening is exactly one the model's
 // edges break, and a transaction begun before a change fails with
 // ErrSchemaChanged and leaves nothing.
 func TestSchemaEvolutionStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		m := &emodel{props: []string{"a"}, rows: map[string]map[string]int64{}, edges: map[string]string{}}
+		m := &emodel{props: []string{"a"}, rows: map[string]map[string]int64{}, edges: map[string]string{}, tags: map[string]bool{}}
 		g, err := Init(ctx, sim.New(sim.Config{Seed: 1}), testRoot, rparse(rt, m.text()), Options{Kernel: kernel.Options{Env: testEnv(1)}})
 		rmust(rt, err)
 		main := rmain(rt, g)
@@ -145,10 +182,19 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				if m.has(p) {
 					rt.Skip("present")
 				}
-				next := *m
-				next.props = append(append([]string(nil), m.props...), p)
-				applyModel(rt, &next, nil, nil)
-				m.props = next.props
+				kinds, defs := copyMap(m.kinds), copyMap(m.defs)
+				kinds[p] = rapid.SampledFrom([]string{"int64", "int32"}).Draw(rt, "kind")
+				if rapid.Bool().Draw(rt, "with default") {
+					defs[p] = rapid.Int64Range(-3, 3).Draw(rt, "default")
+				}
+				next := m.withProps(append(append([]string(nil), m.props...), p), kinds, defs)
+				applyModel(rt, next, nil, nil)
+				m.props, m.kinds, m.defs = next.props, kinds, defs
+				if d, ok := defs[p]; ok { // every row written before reads it
+					for _, r := range m.rows { //detlint:ordered sets one key in each
+						r[p] = d
+					}
+				}
 				changed(rt, &stale, staleRow, g)
 			},
 			"drop": func(rt *rapid.T) {
@@ -156,15 +202,18 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 					rt.Skip("none")
 				}
 				p := rapid.SampledFrom(m.props).Draw(rt, "prop")
-				next := *m
-				next.props = nil
+				kinds, defs := copyMap(m.kinds), copyMap(m.defs)
+				delete(kinds, p)
+				delete(defs, p)
+				var props []string
 				for _, q := range m.props {
 					if q != p {
-						next.props = append(next.props, q)
+						props = append(props, q)
 					}
 				}
-				applyModel(rt, &next, nil, nil)
-				m.props = next.props
+				next := m.withProps(props, kinds, defs)
+				applyModel(rt, next, nil, nil)
+				m.props, m.kinds, m.defs = props, kinds, defs
 				for _, r := range m.rows { //detlint:ordered deletes one key from each
 					delete(r, p)
 				}
@@ -179,15 +228,24 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				if m.has(to) {
 					rt.Skip("target present")
 				}
-				next := *m
-				next.props = append([]string(nil), m.props...)
-				for i, q := range next.props {
+				props := append([]string(nil), m.props...)
+				for i, q := range props {
 					if q == from {
-						next.props[i] = to
+						props[i] = to
 					}
 				}
-				applyModel(rt, &next, []schema.Rename{{Type: "Person", From: from, To: to}}, nil)
-				m.props = next.props
+				kinds, defs := copyMap(m.kinds), copyMap(m.defs)
+				if k, ok := kinds[from]; ok {
+					kinds[to] = k
+					delete(kinds, from)
+				}
+				if d, ok := defs[from]; ok {
+					defs[to] = d
+					delete(defs, from)
+				}
+				next := m.withProps(props, kinds, defs)
+				applyModel(rt, next, []schema.Rename{{Type: "Person", From: from, To: to}}, nil)
+				m.props, m.kinds, m.defs = props, kinds, defs
 				for _, r := range m.rows { //detlint:ordered moves one key in each
 					if v, ok := r[from]; ok {
 						r[to] = v
@@ -195,6 +253,56 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 					}
 				}
 				changed(rt, &stale, staleRow, g)
+			},
+			"widen-or-narrow": func(rt *rapid.T) {
+				if len(m.props) == 0 {
+					rt.Skip("none")
+				}
+				p := rapid.SampledFrom(m.props).Draw(rt, "prop")
+				kinds := copyMap(m.kinds)
+				if m.kind(p) == "int64" { // narrowing: refused whatever the values
+					kinds[p] = "int32"
+					applyModel(rt, m.withProps(m.props, kinds, m.defs), nil, schema.ErrIncompatibleChange)
+					return
+				}
+				kinds[p] = "int64"
+				applyModel(rt, m.withProps(m.props, kinds, m.defs), nil, nil)
+				m.kinds = kinds // values unchanged: int32 reads widened
+				changed(rt, &stale, staleRow, g)
+			},
+			"redefault": func(rt *rapid.T) { // changing a kept property's default: refused
+				if len(m.props) == 0 {
+					rt.Skip("none")
+				}
+				p := rapid.SampledFrom(m.props).Draw(rt, "prop")
+				defs := copyMap(m.defs)
+				if d, ok := defs[p]; ok && rapid.Bool().Draw(rt, "remove") {
+					delete(defs, p)
+				} else {
+					defs[p] = d + 1
+				}
+				applyModel(rt, m.withProps(m.props, m.kinds, defs), nil, schema.ErrIncompatibleChange)
+			},
+			"tag-type": func(rt *rapid.T) {
+				next := *m
+				next.hasTag = !m.hasTag
+				if m.hasTag && len(m.tags) > 0 {
+					applyModel(rt, &next, nil, ErrTypeNotEmpty)
+					_, err := g.ApplySchema(ctx, main, rparse(rt, next.text()), kernel.LineageIntent{Actor: "sm"}, SchemaOptions{DropRows: true})
+					rmust(rt, err)
+				} else {
+					applyModel(rt, &next, nil, nil)
+				}
+				m.hasTag, m.tags = next.hasTag, map[string]bool{}
+				changed(rt, &stale, staleRow, g)
+			},
+			"tag": func(rt *rapid.T) {
+				if !m.hasTag {
+					rt.Skip("no Tag type")
+				}
+				id := fmt.Sprintf("t%d", rapid.IntRange(0, 3).Draw(rt, "tag"))
+				rcommit(rt, g, func(tx *Txn) error { return tx.Upsert("Tag", Row{ID: id}) })
+				m.tags[id] = true
 			},
 			"card": func(rt *rapid.T) {
 				mx := rapid.Uint32Range(0, 2).Draw(rt, "max")
@@ -266,6 +374,12 @@ func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 		for _, pr := range m.props {
 			want, has := m.rows[id][pr]
 			got, set := r.Props[pr]
+			if n, ok := got.(int32); ok {
+				if m.kind(pr) != "int32" {
+					rt.Fatalf("%s.%s is an int32 under kind %s", id, pr, m.kind(pr))
+				}
+				got = int64(n)
+			}
 			if has != (set && got != nil) || (has && got != want) {
 				rt.Fatalf("%s.%s = %v (set %v), model %v (set %v)", id, pr, got, set, want, has)
 			}
@@ -282,6 +396,17 @@ func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 		}
 		if got := scanPropOf(rt, s, "Person", pr); got != strings.Join(want, ",") {
 			rt.Fatalf("scan %s: %s, model %s", pr, got, strings.Join(want, ","))
+		}
+	}
+	if _, ok := sch.Node("Tag"); ok != m.hasTag {
+		rt.Fatalf("schema has Tag: %v, model %v", ok, m.hasTag)
+	}
+	if m.hasTag {
+		var tags []string
+		rmust(rt, scanColumns(ctx, s, "Tag", []string{schema.ColID}, func(v []string) { tags = append(tags, v[0]) }))
+		sort.Strings(tags)
+		if got, want := strings.Join(tags, ","), strings.Join(sortedKeys(m.tags), ","); got != want {
+			rt.Fatalf("Tag rows %s, model %s", got, want)
 		}
 	}
 	var edges []string

@@ -2,6 +2,8 @@ package data
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +18,10 @@ import (
 // layout), side by side: every iteration scans both on cold handles
 // without a fragment cache, alternating which goes first, so machine load
 // falls on both alike. It reports ratio/old-vs-new (old ns / new ns; the
-// rule is ≤ 1.2) and each side's ns per scan. The two snapshots are two
+// rule is ≤ 1.2), the ratio of the median scans (robust to the
+// preemption spikes of a shared machine, which dominate the sum at 10^3
+// rows: one scan is ~150 µs), the ratio of bytes allocated per scan (a
+// load-independent figure), and each side's ns per scan. The two snapshots are two
 // graphs built alike (one rewritten after the change).
 func BenchmarkScanLayoutRatio(b *testing.B) {
 	for _, rows := range evolveSizes() {
@@ -50,6 +55,9 @@ func BenchmarkScanLayoutRatio(b *testing.B) {
 			scanAll(b, oldSnap, rows) // warm: the table versions and catalogs are cached per handle
 			scanAll(b, newSnap, rows)
 			var oldNs, newNs time.Duration
+			var oldRuns, newRuns []time.Duration
+			var oldAlloc, newAlloc uint64
+			var ms runtime.MemStats
 			i := 0
 			for b.Loop() {
 				first, second := oldSnap, newSnap
@@ -57,17 +65,27 @@ func BenchmarkScanLayoutRatio(b *testing.B) {
 					first, second = newSnap, oldSnap
 				}
 				for _, s := range []*Snapshot{first, second} {
+					runtime.ReadMemStats(&ms)
+					a0 := ms.TotalAlloc
 					t0 := time.Now()
 					scanAll(b, s, rows)
-					if d := time.Since(t0); s == oldSnap {
+					d := time.Since(t0)
+					runtime.ReadMemStats(&ms)
+					if s == oldSnap {
 						oldNs += d
+						oldRuns = append(oldRuns, d)
+						oldAlloc += ms.TotalAlloc - a0
 					} else {
 						newNs += d
+						newRuns = append(newRuns, d)
+						newAlloc += ms.TotalAlloc - a0
 					}
 				}
 				i++
 			}
 			b.ReportMetric(float64(oldNs)/float64(newNs), "ratio/old-vs-new")
+			b.ReportMetric(float64(median(oldRuns))/float64(median(newRuns)), "median-ratio/old-vs-new")
+			b.ReportMetric(float64(oldAlloc)/float64(newAlloc), "alloc-ratio/old-vs-new")
 			b.ReportMetric(float64(oldNs.Nanoseconds())/float64(i), "old-ns/scan")
 			b.ReportMetric(float64(newNs.Nanoseconds())/float64(i), "new-ns/scan")
 		})
@@ -86,4 +104,13 @@ func scanAll(b *testing.B, s *Snapshot, rows int) {
 	if n != rows {
 		b.Fatalf("%d rows, want %d", n, rows)
 	}
+}
+
+// median returns the median of ds (sorted in place).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }

@@ -126,6 +126,11 @@ func checkValue(t *Table, id string, p schema.Property, v any) (int, error) {
 			return 8, nil
 		}
 		return 0, bad(fmt.Sprintf("got Go type %T, want int64", v))
+	case schema.Int32:
+		if _, ok := int32Of(v); !ok {
+			return 0, bad(fmt.Sprintf("got %T %v, want an int32 (int32, or int or int64 in range)", v, v))
+		}
+		return 4, nil
 	case schema.Float64:
 		if _, ok := v.(float64); !ok {
 			return 0, bad(fmt.Sprintf("got Go type %T, want float64", v))
@@ -199,6 +204,9 @@ func appendValue(fb array.Builder, k schema.Kind, v any) {
 			v = int64(i)
 		}
 		fb.(*array.Int64Builder).Append(v.(int64))
+	case schema.Int32:
+		n, _ := int32Of(v)
+		fb.(*array.Int32Builder).Append(n)
 	case schema.Float64:
 		fb.(*array.Float64Builder).Append(v.(float64))
 	case schema.Bool:
@@ -239,6 +247,8 @@ func valueAt(col arrow.Array, k schema.Kind, i int) any {
 		return cloneString(col.(*array.String).Value(i))
 	case schema.Int64:
 		return col.(*array.Int64).Value(i)
+	case schema.Int32:
+		return col.(*array.Int32).Value(i)
 	case schema.Float64:
 		return col.(*array.Float64).Value(i)
 	case schema.Bool:

@@ -29,6 +29,8 @@ func nullBytes(k schema.Kind) int {
 		return 4
 	case schema.Bool:
 		return 1
+	case schema.Int32:
+		return 4
 	}
 	return 8
 }

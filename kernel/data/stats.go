@@ -93,6 +93,8 @@ func cellValue(k schema.Kind, col arrow.Array, i int) pred.Value {
 		return pred.Value{Kind: k, S: string(col.(*array.Binary).Value(i))}
 	case schema.Int64:
 		return pred.Value{Kind: k, I: col.(*array.Int64).Value(i)}
+	case schema.Int32: // predicates and statistics see int32 as int64
+		return pred.Value{Kind: schema.Int64, I: int64(col.(*array.Int32).Value(i))}
 	case schema.Timestamp:
 		return pred.Value{Kind: k, I: int64(col.(*array.Timestamp).Value(i))}
 	case schema.Float64:
@@ -136,6 +138,7 @@ func statText(v pred.Value, lower bool) string {
 
 // parseStat decodes a bound written by statText.
 func parseStat(k schema.Kind, s string) (pred.Value, error) {
+	k = predKind(k)
 	v := pred.Value{Kind: k}
 	var err error
 	switch k {
@@ -215,7 +218,7 @@ func decodeStats(t *Table, info FragmentInfo) (fragStats, error) {
 func predColumns(t *Table) []pred.Column {
 	cols := make([]pred.Column, len(t.arrow.Fields()))
 	for c, f := range t.arrow.Fields() {
-		cols[c] = pred.Column{Name: f.Name, Kind: kindOf(t, c), Index: c}
+		cols[c] = pred.Column{Name: f.Name, Kind: predKind(kindOf(t, c)), Index: c}
 	}
 	return cols
 }

@@ -129,6 +129,8 @@ func arrowType(k schema.Kind) arrow.DataType {
 		return arrow.BinaryTypes.String
 	case schema.Int64:
 		return arrow.PrimitiveTypes.Int64
+	case schema.Int32:
+		return arrow.PrimitiveTypes.Int32
 	case schema.Float64:
 		return arrow.PrimitiveTypes.Float64
 	case schema.Bool:

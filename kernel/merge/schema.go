@@ -315,7 +315,7 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 		case sRet[c]:
 			pm.m.conflict(ColumnClash, pm.typ, tp.Name, "added on the target in storage column %s, which the source used and retired", c)
 		default:
-			if tp.Required && pm.m.in.SourceRows[pm.typ] > 0 {
+			if tp.Required && tp.Default == "" && pm.m.in.SourceRows[pm.typ] > 0 {
 				pm.m.conflict(RequiredVsRows, pm.typ, tp.Name, "required property added on the target, the source holds %d rows of the type", pm.m.in.SourceRows[pm.typ])
 			}
 			out = append(out, tp)
@@ -343,7 +343,7 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 			pm.m.conflict(ColumnClash, pm.typ, sp.Name, "the source took storage column %s, retired at the base", c)
 		case tRet[c]:
 			pm.m.conflict(ColumnClash, pm.typ, sp.Name, "added on the source in storage column %s, which the target used and retired", c)
-		case sp.Required && pm.m.in.TargetRows[pm.typ] > 0:
+		case sp.Required && sp.Default == "" && pm.m.in.TargetRows[pm.typ] > 0:
 			pm.m.conflict(RequiredVsRows, pm.typ, sp.Name, "required property added on the source, the target holds %d rows of the type", pm.m.in.TargetRows[pm.typ])
 		}
 		out = append(out, sp)
@@ -360,12 +360,15 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 }
 
 // kept merges a base property present on both sides: the name three-way,
-// nullable if either side made it so.
+// the kind three-way (a side's lossless widening, schema.Widens, is
+// taken), nullable if either side made it so.
 func (pm propMerge) kept(bp, sp, tp schema.Property) (schema.Property, bool) {
-	if sp.Kind != tp.Kind || bp.Kind != tp.Kind {
+	kind, ok := mergeKind(bp.Kind, sp.Kind, tp.Kind)
+	if !ok {
 		pm.m.conflict(DivergentProperty, pm.typ, bp.Name, "its kind differs between the sides")
 		return tp, false
 	}
+	tp.Kind = kind
 	name, ok := threeWay(bp.Name, sp.Name, tp.Name)
 	if !ok {
 		pm.m.conflict(DivergentProperty, pm.typ, bp.Name, "renamed on both sides: source %s, target %s", sp.Name, tp.Name)
@@ -392,4 +395,19 @@ func typeNames(ss ...schema.Schema) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// mergeKind merges a property's kind three-way: unchanged on a side takes
+// the other's, and a changed side must have widened the base (the only
+// kind change a schema change makes).
+func mergeKind(b, s, t schema.Kind) (schema.Kind, bool) {
+	switch {
+	case s == t:
+		return t, s == b || schema.Widens(b, s)
+	case s == b:
+		return t, schema.Widens(b, t)
+	case t == b:
+		return s, schema.Widens(b, s)
+	}
+	return 0, false
 }

@@ -20,7 +20,8 @@ var ErrNotCanonical = errors.New("schema: contract is not canonical")
 // Contract validates s and returns its canonical encoding: ContractHeader
 // followed by the text form of s.Normalized() printed one way only (types
 // sorted by name, nodes first; properties in declaration order; one
-// property per line, two-space indent; "@card" only when not 0..*). Two
+// property per line, two-space indent, "@col" then "@default"; "@card" only
+// when not 0..*). Two
 // schemas with the same types and the same property order produce the same
 // bytes. These bytes are what the graph stores at Init.
 func (s Schema) Contract() ([]byte, error) {
@@ -106,6 +107,9 @@ func writeBody(b *bytes.Buffer, props []Property) {
 		}
 		if p.Column != "" && p.Column != p.Name {
 			b.WriteString(" @col(" + p.Column + ")")
+		}
+		if p.Default != "" {
+			b.WriteString(" @default(" + p.Default + ")")
 		}
 		b.WriteByte('\n')
 	}

@@ -63,14 +63,18 @@ const (
 	// Recard changes an edge type's @card bounds; the data plane checks a
 	// tightening against the live edges.
 	Recard
+	// WidenProp widens a property's kind losslessly (int32 -> int64): its
+	// storage column is kept and old fragments' values read widened.
+	WidenProp
 )
 
 var stepNames = [...]string{AddNode: "add-node", AddEdge: "add-edge", DropType: "drop-type", AddProp: "add-property",
-	DropProp: "drop-property", RenameProp: "rename-property", LoosenProp: "loosen-property", Recard: "recard"}
+	DropProp: "drop-property", RenameProp: "rename-property", LoosenProp: "loosen-property", Recard: "recard",
+	WidenProp: "widen-property"}
 
 // String names the step kind.
 func (o StepOp) String() string {
-	if o >= AddNode && o <= Recard {
+	if o >= AddNode && o <= WidenProp {
 		return stepNames[o]
 	}
 	return "step(" + strconv.Itoa(int(o)) + ")"
@@ -83,7 +87,10 @@ type Step struct {
 	Prop     string // AddProp, DropProp, LoosenProp: the property; RenameProp: the new name
 	From     string // RenameProp: the old name
 	Required bool   // AddProp: the new property is required
-	Column   string // AddProp, DropProp, RenameProp: the storage column concerned
+	Column   string // AddProp, DropProp, RenameProp, WidenProp: the storage column concerned
+	Default  string // AddProp: the default old rows read (canonical literal), "" for null
+	OldKind  Kind   // WidenProp: the kind before
+	NewKind  Kind   // WidenProp: the kind after
 	OldCard  Cardinality
 	NewCard  Cardinality // Recard
 }
@@ -97,6 +104,12 @@ func (s Step) String() string {
 		return fmt.Sprintf("%s %s.%s -> %s", s.Op, s.Type, s.From, s.Prop)
 	case Recard:
 		return fmt.Sprintf("%s %s %s -> %s", s.Op, s.Type, s.OldCard, s.NewCard)
+	case WidenProp:
+		return fmt.Sprintf("%s %s.%s %s -> %s", s.Op, s.Type, s.Prop, s.OldKind, s.NewKind)
+	case AddProp:
+		if s.Default != "" {
+			return fmt.Sprintf("%s %s.%s default %s", s.Op, s.Type, s.Prop, s.Default)
+		}
 	}
 	return fmt.Sprintf("%s %s.%s", s.Op, s.Type, s.Prop)
 }
@@ -322,8 +335,12 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 			continue
 		}
 		op := old[j]
-		if op.Kind != p.Kind {
-			return nil, nil, &ChangeError{Type: typ, Prop: p.Name, Msg: fmt.Sprintf("kind %s cannot change to %s", op.Kind, p.Kind)}
+		widen := op.Kind != p.Kind && Widens(op.Kind, p.Kind)
+		if op.Kind != p.Kind && !widen {
+			return nil, nil, &ChangeError{Type: typ, Prop: p.Name, Msg: fmt.Sprintf("kind %s cannot change to %s (only int32 -> int64 widens losslessly)", op.Kind, p.Kind)}
+		}
+		if op.Default != p.Default {
+			return nil, nil, &ChangeError{Type: typ, Prop: p.Name, Msg: fmt.Sprintf("default %s cannot change to %s (rows written before the property read it)", orNone(op.Default), orNone(p.Default))}
 		}
 		if !op.Required && p.Required {
 			return nil, nil, &ChangeError{Type: typ, Prop: p.Name, Msg: "a nullable property cannot become required (old rows may hold nulls)"}
@@ -338,6 +355,9 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 		if op.Required && !p.Required {
 			e.steps = append(e.steps, Step{Op: LoosenProp, Type: typ, Prop: p.Name})
 		}
+		if widen {
+			e.steps = append(e.steps, Step{Op: WidenProp, Type: typ, Prop: p.Name, Column: p.Column, OldKind: op.Kind, NewKind: p.Kind})
+		}
 	}
 	for _, op := range old {
 		if !carried[op.Name] {
@@ -348,7 +368,7 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 		c := freshColumn(out[i].Name, used)
 		used[c] = true
 		out[i].Column = c
-		e.steps = append(e.steps, Step{Op: AddProp, Type: typ, Prop: out[i].Name, Required: out[i].Required, Column: c})
+		e.steps = append(e.steps, Step{Op: AddProp, Type: typ, Prop: out[i].Name, Required: out[i].Required, Column: c, Default: out[i].Default})
 	}
 	next := append([]string(nil), retired...)
 	for _, op := range old {
@@ -388,4 +408,15 @@ func (e *evolver) drops(target Schema) {
 			e.steps = append(e.steps, Step{Op: DropType, Type: ed.Name})
 		}
 	}
+}
+
+// Widens reports whether a property of kind from may become kind to with
+// every stored value read losslessly: int32 -> int64 only.
+func Widens(from, to Kind) bool { return from == Int32 && to == Int64 }
+
+func orNone(def string) string {
+	if def == "" {
+		return "(none)"
+	}
+	return def
 }

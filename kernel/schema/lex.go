@@ -119,3 +119,43 @@ func (lx *lexer) peek(n int) byte {
 func (lx *lexer) advance(n int) { lx.off += n; lx.col += n }
 
 func isIdentByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
+
+// literal reads a default literal raw: a double-quoted string (backslash
+// escapes skipped over, no newline) or a run of bytes up to a space, ")"
+// or "#"; printable ASCII only, at most MaxDefaultBytes.
+func (lx *lexer) literal() (string, error) {
+	at := pos{lx.line, lx.col}
+	start, i := lx.off, lx.off
+	quoted := lx.peek(0) == '"'
+	if quoted {
+		i++
+	}
+	for ; i < len(lx.src) && i-start <= MaxDefaultBytes; i++ {
+		c := lx.src[i]
+		if c < 0x20 || c >= 0x7f {
+			return "", errAt(at, fmt.Sprintf("unexpected character %q in a default literal", rune(c)))
+		}
+		if quoted {
+			if c == '\\' {
+				i++
+				continue
+			}
+			if c == '"' {
+				i++
+				break
+			}
+			continue
+		}
+		if c == ' ' || c == ')' || c == '#' || c == '\t' {
+			break
+		}
+	}
+	if i-start > MaxDefaultBytes || i > len(lx.src) {
+		return "", errAt(at, "default literal too long or unterminated")
+	}
+	if i == start {
+		return "", errAt(at, "expected a default literal")
+	}
+	lx.advance(i - start)
+	return string(lx.src[start:i]), nil
+}

@@ -36,8 +36,12 @@ func (e *ParseError) Unwrap() []error { return []error{e.Err, ErrInvalidSchema} 
 //	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] [ retired ] [ body ] .
 //	retired  = "@retired" "(" Name { "," Name } ")" .
 //	body     = "{" { prop [ "," ] } "}" .
-//	prop     = Name ":" kind [ "?" ] [ "@col" "(" Name ")" ] .
-//	kind     = "string" | "int64" | "float64" | "bool" | "timestamp" | "bytes" .
+//	prop     = Name ":" kind [ "?" ] [ "@col" "(" Name ")" ] [ "@default" "(" Literal ")" ] .
+//	kind     = "string" | "int64" | "int32" | "float64" | "bool" | "timestamp" | "bytes" .
+//
+// A Literal is as ParseDefault reads it for the property's kind: a quoted
+// Go string for string, bytes and timestamp ("2024-01-02T03:04:05Z"), a
+// decimal for the numbers, true or false; it is stored canonically.
 //
 // A property is required unless its kind is followed by "?" (nullable).
 // "@col" and "@retired" record storage columns after a schema change (see
@@ -290,9 +294,14 @@ func (p *parser) body(tp *typePos) ([]Property, error) {
 				return nil, err
 			}
 		}
-		var column string
-		if p.tok.kind == tAt {
+		var column, def string
+		if p.tok.kind == tAt && p.peekAnnotation() == "col" {
 			if column, err = p.colAnnotation(); err != nil {
+				return nil, err
+			}
+		}
+		if p.tok.kind == tAt {
+			if def, err = p.defaultAnnotation(kind); err != nil {
 				return nil, err
 			}
 		}
@@ -301,7 +310,7 @@ func (p *parser) body(tp *typePos) ([]Property, error) {
 				return nil, err
 			}
 		}
-		props = append(props, Property{Name: name, Kind: kind, Required: required, Column: column})
+		props = append(props, Property{Name: name, Kind: kind, Required: required, Column: column, Default: def})
 		tp.props = append(tp.props, at)
 	}
 	return props, p.next()
@@ -309,11 +318,11 @@ func (p *parser) body(tp *typePos) ([]Property, error) {
 
 func (p *parser) kind() (Kind, error) {
 	if p.tok.kind != tIdent {
-		return 0, p.errorf("expected a property kind (string, int64, float64, bool, timestamp, bytes), found %s", p.tok)
+		return 0, p.errorf("expected a property kind (string, int64, int32, float64, bool, timestamp, bytes), found %s", p.tok)
 	}
 	k, ok := KindByName(p.tok.text)
 	if !ok {
-		return 0, p.errorf("unknown property kind %q (want string, int64, float64, bool, timestamp, bytes)", p.tok.text)
+		return 0, p.errorf("unknown property kind %q (want string, int64, int32, float64, bool, timestamp, bytes)", p.tok.text)
 	}
 	return k, p.next()
 }
@@ -383,4 +392,51 @@ func (p *parser) positionOf(ve *ValidationError) pos {
 		return tp.card
 	}
 	return tp.name
+}
+
+// peekAnnotation returns the name after the current "@" token, without
+// consuming anything ("" if none).
+func (p *parser) peekAnnotation() string {
+	lx := p.lx
+	t, err := lx.next()
+	if err != nil || t.kind != tIdent {
+		return ""
+	}
+	return t.text
+}
+
+// defaultAnnotation parses "@default(literal)" for a property of kind k
+// and returns the literal's canonical text (ParseDefault). The literal is
+// read raw (a quoted string may hold any printable ASCII the lexer would
+// not tokenize).
+func (p *parser) defaultAnnotation(k Kind) (string, error) {
+	if err := p.expect(tAt); err != nil {
+		return "", err
+	}
+	if p.tok.kind != tIdent || p.tok.text != "default" {
+		return "", p.errorf("expected annotation \"col\" or \"default\", found %s", p.tok)
+	}
+	lx := &p.lx
+	lx.skipSpaceAndComments()
+	at := pos{lx.line, lx.col}
+	if lx.peek(0) != '(' {
+		return "", errAt(at, "expected \"(\" after @default")
+	}
+	lx.advance(1)
+	lx.skipSpaceAndComments()
+	at = pos{lx.line, lx.col}
+	raw, err := lx.literal()
+	if err != nil {
+		return "", err
+	}
+	_, canon, err := ParseDefault(k, raw)
+	if err != nil {
+		return "", errAt(at, err.Error())
+	}
+	lx.skipSpaceAndComments()
+	if lx.peek(0) != ')' {
+		return "", errAt(pos{lx.line, lx.col}, "expected \")\" after the default literal")
+	}
+	lx.advance(1)
+	return canon, p.next()
 }

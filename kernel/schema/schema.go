@@ -23,9 +23,14 @@ const (
 	Timestamp
 	// Bytes is an opaque byte string.
 	Bytes
+	// Int32 is a signed 32-bit integer. A schema change may widen it to
+	// Int64 (old fragments read their int32 values as int64).
+	Int32
+
+	lastKind = Int32
 )
 
-var kindNames = [...]string{String: "string", Int64: "int64", Float64: "float64", Bool: "bool", Timestamp: "timestamp", Bytes: "bytes"}
+var kindNames = [...]string{String: "string", Int64: "int64", Float64: "float64", Bool: "bool", Timestamp: "timestamp", Bytes: "bytes", Int32: "int32"}
 
 // String returns the text-form name of k ("string", "int64", ...), or
 // "kind(N)" for an invalid kind.
@@ -37,11 +42,11 @@ func (k Kind) String() string {
 }
 
 // Valid reports whether k is one of the defined kinds.
-func (k Kind) Valid() bool { return k >= String && k <= Bytes }
+func (k Kind) Valid() bool { return k >= String && k <= lastKind }
 
 // KindByName returns the kind whose text-form name is name.
 func KindByName(name string) (Kind, bool) {
-	for k := String; k <= Bytes; k++ {
+	for k := String; k <= lastKind; k++ {
 		if kindNames[k] == name {
 			return k, true
 		}
@@ -60,6 +65,13 @@ type Property struct {
 	// schema change renamed the property (the column keeps its data) or
 	// re-added a name whose old column is retired; see evolve.go.
 	Column string
+	// Default is the canonical literal (see ParseDefault) that rows
+	// written before the property existed read instead of null: a
+	// fragment without the property's storage column reads it in every
+	// row. Empty means none (they read null). Writes never fill it in.
+	// It is fixed when the property is added: a schema change cannot
+	// change it (old rows would change value).
+	Default string
 }
 
 // StorageColumn returns the storage column of p: Column, or Name when

@@ -59,7 +59,7 @@ func TestValidate(t *testing.T) {
 		{"prop starts with _", func(s *Schema) { s.Nodes[0].Props[1].Name = "_x" }, "Person", "_x", "must start with an ASCII letter"},
 		{"duplicate prop", func(s *Schema) { s.Nodes[0].Props[1].Name = "name" }, "Person", "name", "duplicate property"},
 		{"invalid kind", func(s *Schema) { s.Nodes[0].Props[1].Kind = 0 }, "Person", "age", "invalid kind"},
-		{"kind out of range", func(s *Schema) { s.Nodes[0].Props[1].Kind = Bytes + 1 }, "Person", "age", "invalid kind"},
+		{"kind out of range", func(s *Schema) { s.Nodes[0].Props[1].Kind = lastKind + 1 }, "Person", "age", "invalid kind"},
 		{"edge from unknown", func(s *Schema) { s.Edges[0].From = "Persn" }, "WorksAt", "", "from type \"Persn\""},
 		{"edge to unknown", func(s *Schema) { s.Edges[0].To = "Acme" }, "WorksAt", "", "to type \"Acme\""},
 		{"edge to an edge type", func(s *Schema) { s.Edges[0].To = "Knows" }, "WorksAt", "", "is not a node type"},

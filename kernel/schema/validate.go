@@ -46,7 +46,8 @@ func (e *ValidationError) Unwrap() error { return ErrInvalidSchema }
 //     ("node", "edge") for types;
 //   - type names are unique across node and edge types; property names are
 //     unique within their type and are not the reserved id, from, to;
-//   - every property has a valid Kind;
+//   - every property has a valid Kind, and a Default, if any, is a
+//     canonical literal of it (ParseDefault);
 //   - storage columns (Column, or the name) are identifiers, unique within
 //     their type, not reserved, and none is retired; retired columns are
 //     identifiers, unique, at most MaxRetiredPerType;
@@ -120,7 +121,7 @@ func propProblem(p Property, names map[string]bool) string {
 	case !p.Kind.Valid():
 		return fmt.Sprintf("invalid kind %s", p.Kind)
 	}
-	return ""
+	return defaultProblem(p)
 }
 
 func (s *Schema) checkEdge(e EdgeType) *ValidationError {
