@@ -119,3 +119,18 @@ func (lx *lexer) peek(n int) byte {
 func (lx *lexer) advance(n int) { lx.off += n; lx.col += n }
 
 func isIdentByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
+
+// nextIdentIs reports, without consuming anything, whether the next
+// token is the identifier name (after spaces; a parser that has just read
+// "@" asks which annotation follows).
+func (lx *lexer) nextIdentIs(name string) bool {
+	i := lx.off
+	for i < len(lx.src) && (lx.src[i] == ' ' || lx.src[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(lx.src) && isIdentByte(lx.src[j]) {
+		j++
+	}
+	return string(lx.src[i:j]) == name
+}
