@@ -233,39 +233,38 @@ func TestReplayAcrossSchemaChanges(t *testing.T) {
 		g := initEvoGraph(t, cur["main"])
 		genesis, err := g.SnapshotAt(ctx, branch(t, g, "main"))
 		must(t, err)
+		_, err = g.Kernel().CreateBranch(ctx, "dev", branch(t, g, "main"))
+		must(t, err)
+		cur["dev"] = cur["main"]
+		mergeDev := func() {
+			res, err := g.Merge(ctx, branch(t, g, "dev"), branch(t, g, "main"), kernel.LineageIntent{Actor: "test", Message: "merge"}, data.MergeOptions{})
+			var mc *data.MergeConflictError
+			if errors.As(err, &mc) {
+				return
+			}
+			must(t, err)
+			if res.Schema != "" {
+				s, err := g.SnapshotAt(ctx, branch(t, g, "main"))
+				must(t, err)
+				cur["main"] = schemaOf(s.Schema())
+			}
+		}
 		steps := rapid.IntRange(2, 10).Draw(rt, "steps")
 		for i := range steps {
 			b := "main"
-			if _, ok := cur["dev"]; ok && rapid.Bool().Draw(rt, "on-dev") {
+			if rapid.Bool().Draw(rt, "on-dev") {
 				b = "dev"
 			}
 			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
 			case op <= 3:
 				writeRows(rt, t, g, b, cur[b], i)
-			case op <= 6:
+			case op <= 7:
 				cur[b] = changeSchema(rt, t, g, b, cur[b])
-			case op == 7:
-				if _, ok := cur["dev"]; !ok {
-					_, err := g.Kernel().CreateBranch(ctx, "dev", branch(t, g, "main"))
-					must(t, err)
-					cur["dev"] = cur["main"]
-				}
 			default:
-				if _, ok := cur["dev"]; ok {
-					res, err := g.Merge(ctx, branch(t, g, "dev"), branch(t, g, "main"), kernel.LineageIntent{Actor: "test", Message: "merge"}, data.MergeOptions{})
-					var mc *data.MergeConflictError
-					if errors.As(err, &mc) {
-						continue
-					}
-					must(t, err)
-					if res.Schema != "" {
-						s, err := g.SnapshotAt(ctx, branch(t, g, "main"))
-						must(t, err)
-						cur["main"] = schemaOf(s.Schema())
-					}
-				}
+				mergeDev()
 			}
 		}
+		mergeDev()
 		want, wantSchema := headRows(t, g, "main")
 		got := consumeSchema(rt, t, g, genesis.Kernel().SchemaHash())
 		if got.schema != wantSchema {
