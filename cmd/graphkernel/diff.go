@@ -120,11 +120,13 @@ func runDiff(ctx context.Context, a *app, o *opts, pos []string) error {
 	}
 	fj, tj := toSnapJSON(pos[2], from), toSnapJSON(pos[3], to)
 	out := newChangeWriter(a.stdout, o.json, o.limit)
+	sc := changefeed.SchemaChangeOf(from, to)
 	if o.json {
-		out.header("from", fj, "to", tj)
+		out.header(append([]any{"from", fj, "to", tj}, schemaHeader(sc)...)...)
 	} else {
 		out.textf("diff %s %s\nfrom %s (%s v%d)\nto   %s (%s v%d)\n\n", fj.Ref, tj.Ref,
 			fj.Commit, fj.Branch, fj.ManifestVersion, tj.Commit, tj.Branch, tj.ManifestVersion)
+		writeSchemaChange(out, sc)
 	}
 	err = pageLoop(out, a.feedLimits, func(lim feed.Limits) ([]changefeed.Change, bool, error) {
 		p, err := d.Next(ctx, lim)
@@ -160,13 +162,18 @@ func runChanges(ctx context.Context, a *app, o *opts, pos []string) error {
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", id, err)
 	}
+	f, token := changefeed.New(g), ""
+	sc, err := f.CommitSchemaChange(ctx, id)
+	if err != nil {
+		return fmt.Errorf("changes of commit %s: %w", id, err)
+	}
 	out := newChangeWriter(a.stdout, o.json, o.limit)
 	if o.json {
-		out.header("commit", toCommitJSON(c))
+		out.header(append([]any{"commit", toCommitJSON(c)}, schemaHeader(sc)...)...)
 	} else {
 		writeCommit(out.w, c)
+		writeSchemaChange(out, sc)
 	}
-	f, token := changefeed.New(g), ""
 	err = pageLoop(out, a.feedLimits, func(lim feed.Limits) ([]changefeed.Change, bool, error) {
 		p, err := f.CommitChanges(ctx, id, token, filter, lim)
 		m.add(int64(len(p.Changes)), 0)

@@ -147,6 +147,7 @@ func TestJSONEverySubcommand(t *testing.T) {
 		"branch":   {"branch", "create", f.spec, testRoot, "json-branch"},
 	}
 	cases[schemaApplyName] = []string{"schema", "apply", f.spec, testRoot, "main", writeFile(t, dir, "same.schema", testSchema)} // no step
+	cases[schemaDiffName] = []string{"schema", "diff", f.spec, testRoot, "main@1", "feature"}
 	for _, c := range commands() {
 		args, ok := cases[c.name]
 		if !ok {

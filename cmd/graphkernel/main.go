@@ -156,7 +156,7 @@ func commands() []command {
 	}
 	cmds = append(cmds, branchCommand())
 	cmds = append(cmds, changeCommands()...)
-	cmds = append(cmds, mergeCommand(), maintainCommand(), schemaApplyCommand())
+	cmds = append(cmds, mergeCommand(), maintainCommand(), schemaApplyCommand(), schemaDiffCommand())
 	return append(cmds, ioCommands()...)
 }
 
@@ -187,6 +187,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 	}
 	if args[0] == "schema" && len(args) > 1 && args[1] == "apply" {
 		args = append([]string{schemaApplyName}, args[2:]...) // a two-word command
+	}
+	if args[0] == "schema" && len(args) > 1 && args[1] == "diff" {
+		args = append([]string{schemaDiffName}, args[2:]...)
 	}
 	var cmd *command
 	for _, c := range commands() {

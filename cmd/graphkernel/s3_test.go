@@ -81,6 +81,7 @@ func TestSubcommandsOnS3(t *testing.T) {
 		{"export", []string{"export", spec, testRoot, "main", exportDir, "--format", "jsonl"}, 0, "Person", false},
 		{"diff", []string{"diff", spec, testRoot, "main@1", "main", "--json"}, 0, "p4", true},
 		{"changes", []string{"changes", spec, testRoot, "main@2", "--json"}, 0, "p4", true},
+		{"schema-diff", []string{"schema", "diff", spec, testRoot, "main@1", "main"}, 0, "schema unchanged", true},
 		{"merge-dry-run", []string{"merge", spec, testRoot, "feature", "main", "--dry-run"}, 0, "", true},
 		{"branch-create", []string{"branch", "create", spec, "demo", "s3edit", "--from", "main"}, 0, "created branch s3edit#1", false},
 		{"load-upsert-patch", []string{"load", spec, "demo", "s3edit", patchFile, "--upsert"}, 0, "loaded 1 rows", false},

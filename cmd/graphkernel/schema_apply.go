@@ -99,9 +99,7 @@ func printSchemaApply(a *app, out schemaApplyJSON) error {
 		_, err := fmt.Fprintf(a.stdout, "%s: schema unchanged (%s); nothing to do\n", out.Branch, out.From[:12])
 		return err
 	}
-	for _, s := range out.Steps {
-		fmt.Fprintf(a.stdout, "  %s\n", s)
-	}
+	writeSteps(a.stdout, out.Steps)
 	for _, c := range out.Checked {
 		fmt.Fprintf(a.stdout, "  checked %s\n", c)
 	}

@@ -16,6 +16,7 @@ func TestErrorsNameContextOnce(t *testing.T) {
 	for _, args := range [][]string{
 		{"show", f.spec, testRoot, "nosuchref"},
 		{"diff", f.spec, testRoot, "main", "nosuchref"},
+		{"schema", "diff", f.spec, testRoot, "main", "nosuchref"},
 		{"log", f.spec, testRoot, "nosuchref"},
 		{"load", f.spec, testRoot, "nosuchref", "testdata/people.jsonl"},
 		{"merge", f.spec, testRoot, "nosuchref", "main"},
@@ -56,6 +57,7 @@ func TestJSONFailures(t *testing.T) {
 		"branch":   {"branch", "create", f.spec, testRoot, "feature"},
 	}
 	cases[schemaApplyName] = []string{"schema", "apply", f.spec, testRoot, "nosuch", writeFile(t, t.TempDir(), "s.schema", testSchema)}
+	cases[schemaDiffName] = []string{"schema", "diff", f.spec, testRoot, "main", "nosuch"}
 	for _, c := range commands() {
 		args, ok := cases[c.name]
 		if !ok {

@@ -27,11 +27,13 @@ type Change struct {
 var errPageFull = errors.New("changefeed: page full")
 
 // span is the changes of one diff (from -> to) in delivery order, consumed
-// page by page.
+// page by page: the schema change first (when the schemas differ), then
+// the row changes, expressed in to's schema.
 type span struct {
 	from, to *data.Snapshot
 	types    []feed.TypeRef // ordered and filtered (feed.Order)
 	filter   feed.Filter
+	schema   *SchemaChange // nil when from and to have one schema
 }
 
 func newSpan(from, to *data.Snapshot, f feed.Filter) span {
@@ -43,15 +45,32 @@ func newSpan(from, to *data.Snapshot, f feed.Filter) span {
 	for _, e := range s.Edges {
 		types = append(types, feed.TypeRef{Name: e.Name, Edge: true})
 	}
-	return span{from: from, to: to, types: feed.Order(types, f), filter: f}
+	return span{from: from, to: to, types: feed.Order(types, f), filter: f, schema: SchemaChangeOf(from, to)}
 }
 
-// fill appends to out the span's changes from start on, as many as p
-// admits. It returns where to continue and whether the span is exhausted.
-func (s span) fill(ctx context.Context, start feed.Resume, p *feed.Packer, out []Change) ([]Change, feed.Resume, bool, error) {
+// filled is what one page took of a span.
+type filled struct {
+	changes []Change
+	schema  *SchemaChange // the span's schema change, when this page delivers it
+	next    feed.Resume   // where to continue (unless done)
+	done    bool          // the span is exhausted
+}
+
+// fill takes the span's changes from start on, as many as p admits: the
+// schema change first when start is the span's beginning (the zero
+// Resume; any later position, a type with no id after it included, lies
+// past it), then the row changes.
+func (s span) fill(ctx context.Context, start feed.Resume, p *feed.Packer) (filled, error) {
+	var f filled
+	if start == (feed.Resume{}) && s.schema != nil {
+		if !p.Admit(s.schema.size()) {
+			return f, nil // not even the event fits after what the page holds
+		}
+		f.schema = s.schema
+	}
 	first, err := feed.ResumeIndex(s.types, start)
 	if err != nil {
-		return nil, feed.Resume{}, false, err
+		return filled{}, err
 	}
 	for i := first; i < len(s.types); i++ {
 		t := s.types[i]
@@ -59,19 +78,21 @@ func (s span) fill(ctx context.Context, start feed.Resume, p *feed.Packer, out [
 		if i == first {
 			after = start.After
 		}
-		if samePin(s.from, s.to, t.Name) {
+		if samePin(s.from, s.to, t.Name) && !data.DiffReadsWhole(s.from, s.to, t.Name) {
 			continue
 		}
 		var full bool
-		out, after, full, err = s.fillType(ctx, t, after, p, out)
+		f.changes, after, full, err = s.fillType(ctx, t, after, p, f.changes)
 		if err != nil {
-			return nil, feed.Resume{}, false, err
+			return filled{}, err
 		}
 		if full {
-			return out, feed.Resume{Type: t.Name, After: after}, false, nil
+			f.next = feed.Resume{Type: t.Name, After: after}
+			return f, nil
 		}
 	}
-	return out, feed.Resume{}, true, nil
+	f.done = true
+	return f, nil
 }
 
 // fillType appends the changes of one type above after; full reports that
@@ -118,6 +139,8 @@ func image(r *data.Row) *feed.Image {
 
 // DiffPage is one page of a Diff.
 type DiffPage struct {
+	// Schema is set on the first page of a diff between two schemas.
+	Schema  *SchemaChange
 	Changes []Change
 	// Done is true once the diff is exhausted (this page holds its last
 	// changes, possibly none).
@@ -133,15 +156,15 @@ type DiffStream struct {
 }
 
 // Diff returns a stream of every change between snapshots from and to (of
-// one graph and one schema; any branches, manifest versions or commits)
-// that f selects, in the feed's order (node types before edge types, types
-// by name, ids ascending). Nothing is read until Next.
+// one graph; any branches, manifest versions, commits or schemas) that f
+// selects, in the feed's order (node types before edge types, types by
+// name, ids ascending). Between two schemas the first page carries the
+// SchemaChange and the changes are expressed in to's schema (a property's
+// identity is its storage column, as in merges; data.TableChanges). Nothing
+// is read until Next.
 func Diff(from, to *data.Snapshot, f feed.Filter) (*DiffStream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
-	}
-	if a, b := from.Kernel().SchemaHash(), to.Kernel().SchemaHash(); a != b {
-		return nil, fmt.Errorf("changefeed: diff across schemas (%s, %s): %w", a, b, kernel.ErrInvalidArgument)
 	}
 	return &DiffStream{s: newSpan(from, to, f.Canonical())}, nil
 }
@@ -156,19 +179,22 @@ func (d *DiffStream) Next(ctx context.Context, lim feed.Limits) (DiffPage, error
 	if d.done {
 		return DiffPage{Done: true}, nil
 	}
-	changes, next, done, err := d.s.fill(ctx, d.next, feed.NewPacker(lim), nil)
+	res, err := d.s.fill(ctx, d.next, feed.NewPacker(lim))
 	if err != nil {
 		return DiffPage{}, gapOf("", err)
 	}
-	d.next, d.done = next, done
-	return DiffPage{Changes: changes, Done: done}, nil
+	d.next, d.done = res.next, res.done
+	return DiffPage{Schema: res.schema, Changes: res.changes, Done: res.done}, nil
 }
 
 // CommitPage is one page of a commit's changes.
 type CommitPage struct {
 	// Commit is the cause: id, parents (the merged parent second), kind,
 	// actor, message, time and where it was published.
-	Commit  kernel.Commit
+	Commit kernel.Commit
+	// Schema is set on the first page of a commit that changed the schema
+	// (an ApplySchema commit, or a merge that brought a schema change).
+	Schema  *SchemaChange
 	Changes []Change
 	// Next continues the commit's changes ("" once they are all given).
 	Next string
@@ -233,13 +259,13 @@ func (f *Feed) CommitChanges(ctx context.Context, id kernel.CommitID, pageToken 
 	if err != nil {
 		return CommitPage{}, gapOf(id.String(), fmt.Errorf("changes of commit %s: %w", id, err))
 	}
-	changes, next, done, err := s.fill(ctx, tok.Resume, feed.NewPacker(lim), nil)
+	res, err := s.fill(ctx, tok.Resume, feed.NewPacker(lim))
 	if err != nil {
 		return CommitPage{}, gapOf(id.String(), fmt.Errorf("changes of commit %s: %w", id, err))
 	}
-	page := CommitPage{Commit: c, Changes: changes}
-	if !done {
-		page.Next = feed.Delivered(tok, pointOf(c), false, next).Encode()
+	page := CommitPage{Commit: c, Schema: res.schema, Changes: res.changes}
+	if !res.done {
+		page.Next = feed.Delivered(tok, pointOf(c), false, res.next).Encode()
 	}
 	return page, nil
 }

@@ -8,6 +8,10 @@
 //	// apply page.Blocks; save page.Cursor when it is not ""; continue with
 //	// changefeed.FromToken(page.Cursor or page.PageToken).
 //
+// A commit that changes the schema (a schema change, or a merge that
+// brings one) carries a SchemaChange in its first block, before its rows;
+// its rows are expressed in the new schema (docs/invariants.md 3b, S12).
+//
 // Every diff is computed by data.TableChanges, which reads only the
 // fragments present on one side (invariant D11), so the changes of a commit
 // cost the fragments it rewrote, whatever the table's size. The driver keeps

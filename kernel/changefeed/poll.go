@@ -83,7 +83,10 @@ func FromToken(token string) Position { return Position{kind: posToken, token: t
 type Block struct {
 	// Commit is the cause: id, parents (a merge's merged parent second),
 	// kind, actor, message, time, where it was published.
-	Commit  kernel.Commit
+	Commit kernel.Commit
+	// Schema is the commit's schema change (nil when it changed none),
+	// delivered once, in the commit's first block (Continued false).
+	Schema  *SchemaChange
 	Changes []Change
 	// Continued is true when earlier pages delivered the commit's first
 	// changes; Complete when this block holds its last ones.
@@ -243,16 +246,16 @@ func (p *poller) run(ctx context.Context, filter feed.Filter, lim feed.Limits) (
 		if err := followsOnChain(c, p.tok.Last); err != nil {
 			return Page{}, err
 		}
-		changes, next, done, err := s.fill(ctx, resume, pk, nil)
+		res, err := s.fill(ctx, resume, pk)
 		if err != nil {
 			return Page{}, fmt.Errorf("commit %s: %w", c.ID, err)
 		}
-		if !done && len(changes) == 0 {
+		if !res.done && len(res.changes) == 0 && res.schema == nil {
 			break // not one change fits after the blocks before it: end at their boundary
 		}
-		page.Blocks = append(page.Blocks, Block{Commit: c, Changes: changes, Continued: continued, Complete: done})
-		p.tok = feed.Delivered(p.tok, at, done, next)
-		if !done {
+		page.Blocks = append(page.Blocks, Block{Commit: c, Schema: res.schema, Changes: res.changes, Continued: continued, Complete: res.done})
+		p.tok = feed.Delivered(p.tok, at, res.done, res.next)
+		if !res.done {
 			break
 		}
 	}

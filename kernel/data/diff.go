@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/merge"
 )
 
@@ -79,7 +80,7 @@ func TableChanges(ctx context.Context, from, to *Snapshot, typ, after string, fn
 		return fmt.Errorf("table changes of %s: snapshots of two graph handles", typ)
 	}
 	if from.cat.contractID != to.cat.contractID {
-		return fmt.Errorf("table changes of %s: snapshots of two schemas (%s, %s)", typ, from.cat.contractID, to.cat.contractID)
+		return tableChangesAcross(ctx, from, to, typ, after, fn) // diff_schema.go
 	}
 	t, err := from.cat.table(typ)
 	if err != nil {
@@ -92,13 +93,26 @@ func TableChanges(ctx context.Context, from, to *Snapshot, typ, after string, fn
 // t.Name through t (a layout that reads both: a merge across schemas reads
 // every side through its merged layout).
 func tableChangesAs(ctx context.Context, t *Table, from, to *Snapshot, after string, fn func(RowChange) error) error {
-	typ := t.Name
+	return tableChangesLayouts(ctx, sideLayout{t, pinRef(from.ks, t.Name)}, sideLayout{t, pinRef(to.ks, t.Name)}, from, to, after, false, fn)
+}
+
+// sideLayout is one side of a diff: the layout its fragments are read
+// through and the table version it pins.
+type sideLayout struct {
+	t   *Table
+	pin kernel.TableRef
+}
+
+// tableChangesLayouts is TableChanges reading each side through its own
+// layout (both of one type name); whole diffs every fragment, shared ones
+// included (the layouts read a shared fragment differently).
+func tableChangesLayouts(ctx context.Context, fs, ts sideLayout, from, to *Snapshot, after string, whole bool, fn func(RowChange) error) error {
 	r := newReader(from.g, from.cat)
-	fv, err := r.view(ctx, t, pinRef(from.ks, typ))
+	fv, err := r.view(ctx, fs.t, fs.pin)
 	if err != nil {
 		return err
 	}
-	tv, err := r.view(ctx, t, pinRef(to.ks, typ))
+	tv, err := r.view(ctx, ts.t, ts.pin)
 	if err != nil {
 		return err
 	}
@@ -108,11 +122,11 @@ func tableChangesAs(ctx context.Context, t *Table, from, to *Snapshot, after str
 	if err := r.ensureFrags(ctx, tv); err != nil {
 		return err
 	}
-	for _, w := range changeWindows(fv.frags, tv.frags) {
+	for _, w := range changeWindowsOf(fv.frags, tv.frags, whole) {
 		if after != "" && w.hi <= after {
 			continue
 		}
-		if err := diffWindow(ctx, r, t, w, after, fn); err != nil {
+		if err := diffWindow(ctx, r, fs.t, ts.t, w, after, fn); err != nil {
 			return err
 		}
 	}
@@ -121,19 +135,20 @@ func tableChangesAs(ctx context.Context, t *Table, from, to *Snapshot, after str
 
 // diffWindow loads one window's fragments on both sides, pairs their rows by
 // id and reports the changes above after.
-func diffWindow(ctx context.Context, r *reader, t *Table, w changeWindow, after string, fn func(RowChange) error) error {
+// The older side is read through ft, the newer through tt.
+func diffWindow(ctx context.Context, r *reader, ft, tt *Table, w changeWindow, after string, fn func(RowChange) error) error {
 	if w.rows > MaxDiffWindowRows {
-		return fmt.Errorf("table changes of %s in ids [%q, %q]: %d rows: %w", t.Name, w.lo, w.hi, w.rows, ErrDiffTooLarge)
+		return fmt.Errorf("table changes of %s in ids [%q, %q]: %d rows: %w", tt.Name, w.lo, w.hi, w.rows, ErrDiffTooLarge)
 	}
-	before, err := windowRows(ctx, r, t, w.from)
+	before, err := windowRows(ctx, r, ft, w.from)
 	if err != nil {
 		return err
 	}
-	afterRows, err := windowRows(ctx, r, t, w.to)
+	afterRows, err := windowRows(ctx, r, tt, w.to)
 	if err != nil {
 		return err
 	}
-	for _, c := range pairRows(t, before, afterRows) {
+	for _, c := range pairRows(tt, before, afterRows) {
 		if c.ID <= after {
 			continue
 		}
@@ -180,12 +195,19 @@ type changeWindow struct {
 // on exactly one side, grouped into windows of overlapping id ranges,
 // ordered by id. Fragments present on both sides are unchanged and never
 // read. Every id that can differ lies in exactly one window.
-func changeWindows(from, to []FragmentInfo) []changeWindow {
+func changeWindows(from, to []FragmentInfo) []changeWindow { return changeWindowsOf(from, to, false) }
+
+// changeWindowsOf is changeWindows; with whole, every fragment of both
+// sides counts as changed.
+func changeWindowsOf(from, to []FragmentInfo, whole bool) []changeWindow {
 	type side struct {
 		f     FragmentInfo
 		newer bool
 	}
 	inFrom, inTo := fragmentNames(from), fragmentNames(to)
+	if whole {
+		inFrom, inTo = nil, nil
+	}
 	var changed []side
 	for _, f := range from {
 		if !inTo[f.Name] {

@@ -287,7 +287,7 @@ func TestDiffWindowBound(t *testing.T) {
 	w := changeWindow{lo: "a", hi: "b", rows: MaxDiffWindowRows + 1}
 	cat := testCatalog(t)
 	tb, _ := cat.table("Person")
-	err := diffWindow(ctx, nil, tb, w, "", nil)
+	err := diffWindow(ctx, nil, tb, tb, w, "", nil)
 	if !errors.Is(err, ErrDiffTooLarge) {
 		t.Fatalf("err = %v, want ErrDiffTooLarge", err)
 	}

@@ -37,14 +37,18 @@ func (t *Table) layout(retired []string) {
 	for _, r := range retired {
 		t.retired[r] = true
 	}
-	t.cacheID = t.Name + "@" + layoutID(t.disk, retired, t.Props)
+	t.cacheID = t.Name + "@" + layoutID(t.arrow, t.disk, retired, t.Props)
 }
 
-// layoutID fingerprints a disk schema plus retired columns: two tables
-// with the same fingerprint decode every fragment to the same record, so
-// they may share cached records.
-func layoutID(disk *arrow.Schema, retired []string, props []schema.Property) string {
+// layoutID fingerprints a table's schema (its property names: cached
+// records are labelled with them), its disk schema, its defaults and
+// retired columns: two tables with the same fingerprint decode every
+// fragment to the same record, so they may share cached records.
+func layoutID(named, disk *arrow.Schema, retired []string, props []schema.Property) string {
 	h := sha256.New()
+	for _, f := range named.Fields() {
+		fmt.Fprintf(h, "%s\x00", f.Name)
+	}
 	for _, f := range disk.Fields() {
 		fmt.Fprintf(h, "%s\x00%s\x00%t\x00", f.Name, f.Type, f.Nullable)
 	}

@@ -198,8 +198,7 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 		return res, nil
 	}
 	if len(in.schemaConflicts) > 0 {
-		res.Conflicts = in.schemaConflicts
-		return res, &MergeConflictError{Source: source.Name(), Target: target.Name(), Conflicts: in.schemaConflicts}
+		return g.refuseSchemaConflicts(ctx, in, res, source, target, opts.Prefer) // merge_schema_rows.go
 	}
 	if in.contract != nil {
 		res.Schema = in.cat.contractID
@@ -236,8 +235,10 @@ type mergeInput struct {
 	on             *Snapshot // the target head under cat
 	contract       []byte    // the merged contract, when it is not the target's
 	// schemaConflicts are the schema merge's conflicts; the rows are not
-	// merged then.
+	// merged then, only compared in the types of comparable (the merged
+	// types no schema conflict names, every property nullable).
 	schemaConflicts []MergeConflict
+	comparable      *catalog
 }
 
 func (g *Graph) loadMergeInput(ctx context.Context, source, target kernel.BranchRef) (mergeInput, error) {

@@ -34,6 +34,7 @@ func (g *Graph) mergeSchemas(in *mergeInput) error {
 		SourceRows: writtenRows(in.base, in.src), TargetRows: writtenRows(nil, in.tgt)})
 	if len(sm.Conflicts) > 0 {
 		in.schemaConflicts = sm.Conflicts
+		in.comparable = newCatalog(nullable(sm.Comparable), "")
 		return nil
 	}
 	contract, err := sm.Schema.Contract()

@@ -97,6 +97,11 @@ type SchemaMerge struct {
 	Schema schema.Schema
 	// Conflicts are the schema conflicts (Kind SchemaConflict), sorted.
 	Conflicts []Conflict
+	// Comparable, when Conflicts is not empty, holds the merged types no
+	// conflict names (each with every column of every side, live or
+	// retired): their rows can still be compared under the row rule, so
+	// their row conflicts are listed beside the schema conflicts.
+	Comparable schema.Schema
 }
 
 // MergeSchemas merges the source's and the target's schema changes since
@@ -108,7 +113,7 @@ func MergeSchemas(in SchemaInput) SchemaMerge {
 	}
 	if len(m.conflicts) > 0 {
 		SortConflicts(m.conflicts)
-		return SchemaMerge{Conflicts: m.conflicts}
+		return SchemaMerge{Conflicts: m.conflicts, Comparable: comparableTypes(m.out, m.conflicts)}
 	}
 	switch {
 	case sameSchema(in.Source, in.Base):

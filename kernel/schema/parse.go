@@ -157,7 +157,7 @@ func (p *parser) edge(s *Schema) error {
 	if e.To, err = p.ident(&tp.to, "the to node type"); err != nil {
 		return err
 	}
-	if p.tok.kind == tAt {
+	if p.tok.kind == tAt && !p.lx.nextIdentIs("retired") { // @card is optional, before @retired
 		tp.card = p.tok.pos
 		if e.Card, err = p.card(); err != nil {
 			return err

@@ -332,8 +332,8 @@ func opSchemaRead(p *Proc, _ int, op Op) error {
 	return nil
 }
 
-// finalSchema, in the quiet phase, merges f1 into main and back and reads
-// both heads.
+// finalSchema, in the quiet phase, merges f1 into main and back, reads
+// both heads and replays main's feed across its schema changes.
 func finalSchema(p *Proc) error {
 	for i, dir := range [][2]string{{"f1", "main"}, {"main", "f1"}} {
 		if err := opSchemaMerge(p, 1000+i, Op{Args: map[string]string{"from": dir[0], "into": dir[1]}}); err != nil {
@@ -345,7 +345,7 @@ func finalSchema(p *Proc) error {
 			return err
 		}
 	}
-	return nil
+	return checkSchemaFeed(p) // ops_schema_feed.go
 }
 
 // genSchema generates a schema-workload scenario: three writers on both

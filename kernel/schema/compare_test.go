@@ -1,0 +1,189 @@
+package schema
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestCompareTable pins Compare on hand-written schemas in force.
+func TestCompareTable(t *testing.T) {
+	cases := []struct{ name, old, new, steps string }{
+		{"same", "node P { a: int64? }\n", "node P { a: int64? }\n", ""},
+		{"rename by column", "node P { a: int64? }\n", "node P { z: int64? @col(a) }\n", "rename-property P.a -> z"},
+		{"drop then re-add is not a rename", "node P { a: int64? }\n", "node P @retired(a) { a: int64? @col(a_2) }\n",
+			"add-property P.a; drop-property P.a"},
+		{"types added and dropped", "node P {}\nnode Q {}\nedge E: P -> Q\n", "node P {}\nnode R {}\n",
+			"add-node R; drop-type Q; drop-type E"},
+		{"recard and loosen", "node P { b: string }\nedge E: P -> P\n", "node P { b: string? }\nedge E: P -> P @card(1..2)\n",
+			"loosen-property P.b; recard E 0..* -> 1..2"},
+		{"a node that became an edge", "node P {}\nnode X {}\n", "node P {}\nedge X: P -> P\n", "add-edge X; drop-type X"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stepStrings(Compare(mustParse(t, tc.old), mustParse(t, tc.new))); got != tc.steps {
+				t.Fatalf("Compare = %q, want %q", got, tc.steps)
+			}
+		})
+	}
+}
+
+func stepStrings(steps []Step) string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.String())
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestCompareEqualsEvolvePlan: for random chains of schema changes
+// (Evolve with adds, drops, renames, loosenings, re-bounds, added and
+// dropped types), Compare of a plan's old and new schemas is exactly the
+// plan's steps, and Compare of a schema with itself is empty. Red if
+// Compare matched properties by name (a rename would be a drop and an add,
+// a drop-and-re-add a kept property).
+func TestCompareEqualsEvolvePlan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, err := Parse([]byte("node A { p: string q: int64? }\nnode B { p: string? }\nedge E: A -> B { r: int64? }\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := rapid.IntRange(1, 6).Draw(t, "rounds"); round > 0; round-- {
+			target, renames := randomTarget(t, s)
+			p, err := Evolve(s, target, renames)
+			if err != nil {
+				t.Fatalf("evolve: %v\n%s", err, target)
+			}
+			got := Compare(p.Old, p.New)
+			if len(got) == 0 && len(p.Steps) == 0 {
+				got = p.Steps
+			}
+			if !reflect.DeepEqual(got, p.Steps) {
+				t.Fatalf("Compare = %q\nplan    = %q\nold:\n%s\nnew:\n%s", stepStrings(got), stepStrings(p.Steps), p.Old, p.New)
+			}
+			if same := Compare(p.New, p.New); len(same) != 0 {
+				t.Fatalf("Compare of a schema with itself: %q", stepStrings(same))
+			}
+			s = p.New
+		}
+	})
+}
+
+// randomTarget is a hand-written target for s with a few random edits.
+func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
+	target := s.Normalized()
+	strip := func(props []Property) []Property {
+		out := append([]Property(nil), props...)
+		for i := range out {
+			out[i].Column = ""
+		}
+		return out
+	}
+	for i := range target.Nodes {
+		target.Nodes[i].Props, target.Nodes[i].Retired = strip(target.Nodes[i].Props), nil
+	}
+	for i := range target.Edges {
+		target.Edges[i].Props, target.Edges[i].Retired = strip(target.Edges[i].Props), nil
+	}
+	var renames []Rename
+	names := []string{"p", "q", "r", "x", "y"}
+	for edit := rapid.IntRange(0, 3).Draw(t, "edits"); edit > 0; edit-- {
+		types := []string{}
+		for _, n := range target.Nodes {
+			types = append(types, n.Name)
+		}
+		for _, e := range target.Edges {
+			types = append(types, e.Name)
+		}
+		typ := rapid.SampledFrom(types).Draw(t, "type")
+		ps := propsPtr(&target, typ)
+		switch op := rapid.IntRange(0, 6).Draw(t, "op"); {
+		case op == 0 || len(*ps) == 0:
+			name := rapid.SampledFrom(names).Draw(t, "add")
+			if findProp(*ps, name) < 0 && findProp(s.propsOf(typ), name) < 0 && !renamedAway(renames, typ, name) {
+				*ps = append(*ps, Property{Name: name, Kind: Int64})
+			}
+		case op == 1:
+			i := rapid.IntRange(0, len(*ps)-1).Draw(t, "drop")
+			if !renamedTo(renames, typ, (*ps)[i].Name) {
+				*ps = append((*ps)[:i:i], (*ps)[i+1:]...)
+			}
+		case op == 2:
+			i := rapid.IntRange(0, len(*ps)-1).Draw(t, "ren")
+			to := rapid.SampledFrom(names).Draw(t, "to")
+			if findProp(*ps, to) < 0 && !renamedAway(renames, typ, to) && !touched(renames, typ, (*ps)[i].Name) && findProp(s.propsOf(typ), (*ps)[i].Name) >= 0 {
+				renames = append(renames, Rename{Type: typ, From: (*ps)[i].Name, To: to})
+				(*ps)[i].Name = to
+			}
+		case op == 3:
+			(*ps)[rapid.IntRange(0, len(*ps)-1).Draw(t, "loosen")].Required = false
+		case op == 4 && len(target.Edges) > 0:
+			target.Edges[0].Card = Card(0, uint32(rapid.IntRange(1, 3).Draw(t, "card")))
+		case op == 5:
+			name := rapid.SampledFrom([]string{"C", "D"}).Draw(t, "newtype")
+			if _, ok := target.Node(name); !ok {
+				target.Nodes = append(target.Nodes, NodeType{Name: name, Props: []Property{{Name: "p", Kind: String, Required: true}}})
+			}
+		case op == 6:
+			for i, n := range target.Nodes {
+				if (n.Name == "C" || n.Name == "D") && !touchedType(renames, n.Name) {
+					target.Nodes = append(target.Nodes[:i:i], target.Nodes[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	return target, renames
+}
+
+func (s Schema) propsOf(typ string) []Property {
+	p, _ := propsOf(s, typ)
+	return p
+}
+
+func propsPtr(s *Schema, typ string) *[]Property {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == typ {
+			return &s.Nodes[i].Props
+		}
+	}
+	for i := range s.Edges {
+		if s.Edges[i].Name == typ {
+			return &s.Edges[i].Props
+		}
+	}
+	return nil
+}
+
+func renamedAway(rs []Rename, typ, name string) bool {
+	for _, r := range rs {
+		if r.Type == typ && r.From == name {
+			return true
+		}
+	}
+	return false
+}
+
+func renamedTo(rs []Rename, typ, name string) bool {
+	for _, r := range rs {
+		if r.Type == typ && r.To == name {
+			return true
+		}
+	}
+	return false
+}
+
+func touched(rs []Rename, typ, name string) bool {
+	return renamedAway(rs, typ, name) || renamedTo(rs, typ, name)
+}
+
+func touchedType(rs []Rename, typ string) bool {
+	for _, r := range rs {
+		if r.Type == typ {
+			return true
+		}
+	}
+	return false
+}
