@@ -218,9 +218,9 @@ func walkObjects(b *testing.B, dir string, files map[string]int, byKind map[stri
 }
 
 // adjObjectKind tells the objects under R/adj/ apart by their first bytes
-// (after the fs store's 36-byte object header): an adjacency page (Arrow
-// IPC, plain or zstd), an id page (front-coded, "gkid") or a chunk (an
-// envelope, "GKOB").
+// (after the fs store's 36-byte object header, inside a zstd frame): an
+// adjacency page (Arrow IPC), an id page (front-coded, "gkid") or a chunk
+// (an envelope, "GKOB").
 func adjObjectKind(b *testing.B, path string) string {
 	b.Helper()
 	raw, err := os.ReadFile(path)
@@ -228,7 +228,13 @@ func adjObjectKind(b *testing.B, path string) string {
 		b.Fatal(err)
 	}
 	const fsObjectHeader = 36
-	switch body := raw[min(len(raw), fsObjectHeader):]; {
+	body := raw[min(len(raw), fsObjectHeader):]
+	if bytes.HasPrefix(body, []byte{0x28, 0xb5, 0x2f, 0xfd}) { // zstd (format 6 id pages too): look inside
+		if body, err = kindDecoder.DecodeAll(body, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	switch {
 	case bytes.HasPrefix(body, []byte("gkid")):
 		return "adj-id-pages"
 	case bytes.HasPrefix(body, []byte("GKOB")):
@@ -237,6 +243,9 @@ func adjObjectKind(b *testing.B, path string) string {
 		return "adj-edge-pages"
 	}
 }
+
+// kindDecoder unwraps zstd objects for adjObjectKind.
+var kindDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 
 // exportParquet writes every type of s with the command's Parquet writer
 // (newRecordWriter: zstd) and returns the total bytes.

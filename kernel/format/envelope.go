@@ -11,7 +11,10 @@ import (
 // fragment chunks instead of inline infos; docs/format.md, "Paged fragment
 // infos"): a format-4 binary would misread such a version, so it must
 // refuse the graph, which the stamp on every object it reads makes it do.
-const CurrentFormat uint16 = 5
+// Format 6 is format 5 plus id pages stored as one zstd frame (docs/format.md,
+// "Id index"): a format-5 binary would report them corrupt, so it must
+// refuse the graph the same way.
+const CurrentFormat uint16 = 6
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

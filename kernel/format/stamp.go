@@ -11,8 +11,13 @@ const FormatV3 uint16 = 3
 // they are, never rewritten; the next publish of a branch stamps 5.
 const FormatV4 uint16 = 4
 
+// FormatV5 is format 4 plus paged fragment infos, with front-coded id
+// pages stored plain only. Its objects have format 6's layout: they are
+// read as they are, never rewritten; the next publish of a branch stamps 6.
+const FormatV5 uint16 = 5
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 and 5).
+// recovery layout of the current format (formats 4, 5 and 6).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat
