@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -19,6 +20,14 @@ import (
 // objects (fragments, index pages) carry no stamp.
 func restampV4(t *testing.T, st *sim.Store) {
 	t.Helper()
+	restamp(t, st, format.FormatV4)
+}
+
+// restamp stamps every enveloped object of the graph on st with stamp (a
+// manifest's format_stamp too) and gives the index chunk refs of every
+// table version the restamped chunks' CRC-32C.
+func restamp(t *testing.T, st *sim.Store, stamp uint16) {
+	t.Helper()
 	crcs := map[string]uint32{}
 	var versions []string
 	for _, key := range st.Keys(testRoot + "/") {
@@ -33,9 +42,9 @@ func restampV4(t *testing.T, st *sim.Store) {
 			versions = append(versions, key)
 			continue
 		case format.KindManifest:
-			e.Payload = bytes.Replace(e.Payload, []byte(`"format_stamp":5}`), []byte(`"format_stamp":4}`), 1)
+			e.Payload = bytes.Replace(e.Payload, fmt.Appendf(nil, `"format_stamp":%d}`, format.CurrentFormat), fmt.Appendf(nil, `"format_stamp":%d}`, stamp), 1)
 		}
-		e.Stamp = format.FormatV4
+		e.Stamp = stamp
 		b := format.EncodeEnvelope(e)
 		crcs[key[strings.LastIndex(key, "/")+1:]] = crc32.Checksum(b, castagnoli)
 		_, err = st.Put(ctx, key, b, objstore.Unconditional)
@@ -66,7 +75,7 @@ func restampV4(t *testing.T, st *sim.Store) {
 		must(t, err)
 		e, err := format.DecodeEnvelope(b)
 		must(t, err)
-		e.Stamp = format.FormatV4
+		e.Stamp = stamp
 		_, err = st.Put(ctx, key, format.EncodeEnvelope(e), objstore.Unconditional)
 		must(t, err)
 	}

@@ -14,7 +14,7 @@ import (
 // refuses the stamp (format.CheckStamp: TooNew) before it reads any page
 // of a branch carrying it. Plain id pages of earlier builds read
 // unchanged beside zstd ones; nothing is rewritten (the v5->v6 step of
-// the migration registry, kernel/migration.go).
+// the migration registry, kernel/migration.go, with FormatColumnPages).
 const FormatCompressedIDPages = 6
 
 // compressIDPage returns the stored bytes of front-coded id page raw:

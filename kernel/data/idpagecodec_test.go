@@ -179,3 +179,44 @@ func FuzzDecodeZstdIDPage(f *testing.F) {
 		}
 	})
 }
+
+// TestFormat5GraphOpensAndCompressesIDPagesOnWrite: a graph in the
+// format-5 layout (plain front-coded id pages, every object stamped 5)
+// opens read-write without any rewrite, answers existence checks, and its
+// next commit is stamped 6 with the id pages it rewrites stored zstd; the
+// untouched plain pages keep reading.
+func TestFormat5GraphOpensAndCompressesIDPagesOnWrite(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	g, err := Init(ctx, st, testRoot, testSchema(t), Options{Codec: CodecPlain, Kernel: kernel.Options{Env: testEnv(1)}})
+	must(t, err)
+	people := manyPeople(3000)
+	commitTx(t, g, func(tx *Txn) error { return tx.Insert("Person", people[:2000]...) })
+	restamp(t, st, format.FormatV5)
+	headKey := func() string { return st.Keys(testRoot + "/branches/main/")[0] } // the newest first
+	before := headKey()
+	p, err := Open(ctx, st, testRoot, Options{Codec: CodecZstd, Kernel: kernel.Options{Env: testEnv(2)}})
+	must(t, err)
+	if headKey() != before {
+		t.Fatalf("a read-write open of a format-5 graph wrote manifest %s", headKey())
+	}
+	if _, ok, err := snap(t, p).Get(ctx, "Person", people[7].ID); err != nil || !ok {
+		t.Fatalf("Get on the format-5 graph: %v %v", ok, err)
+	}
+	commitTx(t, p, func(tx *Txn) error { return tx.Insert("Person", people[2000:]...) })
+	obj, err := st.Get(ctx, headKey())
+	must(t, err)
+	m, _, err := format.DecodeManifest(obj.Data)
+	must(t, err)
+	if m.FormatStamp != format.CurrentFormat || format.CurrentFormat < FormatCompressedIDPages {
+		t.Fatalf("first publish after the open stamped %d, want %d (>= %d)", m.FormatStamp, format.CurrentFormat, FormatCompressedIDPages)
+	}
+	if z, pl := idPageKinds(t, st, "Person"); z == 0 || pl == 0 {
+		t.Fatalf("after the format-6 commit: %d zstd and %d plain id pages, want both", z, pl)
+	}
+	if err := commitErr(t, st, 4, func(tx *Txn) error { return tx.Insert("Person", people[3]) }); !errors.Is(err, ErrIDExists) {
+		t.Fatalf("insert of an id held by a format-5 page: %v, want ErrIDExists", err)
+	}
+	if err := commitErr(t, st, 5, func(tx *Txn) error { return tx.Insert("Person", people[2999]) }); !errors.Is(err, ErrIDExists) {
+		t.Fatalf("insert of an id held by a format-6 page: %v, want ErrIDExists", err)
+	}
+}

@@ -11,9 +11,10 @@ import (
 // fragment chunks instead of inline infos; docs/format.md, "Paged fragment
 // infos"): a format-4 binary would misread such a version, so it must
 // refuse the graph, which the stamp on every object it reads makes it do.
-// Format 6 is format 5 plus id pages stored as one zstd frame (docs/format.md,
-// "Id index"): a format-5 binary would report them corrupt, so it must
-// refuse the graph the same way.
+// Format 6 is format 5 plus compact index pages (id pages as one zstd
+// frame, adjacency pages as column files; docs/format.md, "v5->v6"): a
+// format-5 binary would report them corrupt, so it must refuse the graph
+// the same way.
 const CurrentFormat uint16 = 6
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the

@@ -11,8 +11,8 @@ const FormatV3 uint16 = 3
 // they are, never rewritten; the next publish of a branch stamps 5.
 const FormatV4 uint16 = 4
 
-// FormatV5 is format 4 plus paged fragment infos, with front-coded id
-// pages stored plain only. Its objects have format 6's layout: they are
+// FormatV5 is format 4 plus paged fragment infos, with id pages stored
+// plain and adjacency pages as Arrow IPC files only. Its objects have format 6's layout: they are
 // read as they are, never rewritten; the next publish of a branch stamps 6.
 const FormatV5 uint16 = 5
 
