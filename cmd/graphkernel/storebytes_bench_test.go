@@ -314,10 +314,15 @@ func scanAll(b *testing.B, s *data.Snapshot, types []string) int {
 	return n
 }
 
-// fragmentKeys lists the store keys of every fragment s's types pin.
+// fragmentKeys lists the store keys of every fragment s's types pin
+// (through the fragment chunks of a paged version).
 func fragmentKeys(b *testing.B, res storeResult, types []string) []string {
 	b.Helper()
 	var keys []string
+	st, err := fsstore.OpenWith(res.dir, fsstore.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, typ := range types {
 		pin, ok := res.snap.Kernel().Table(typ)
 		if !ok {
@@ -327,7 +332,23 @@ func fragmentKeys(b *testing.B, res storeResult, types []string) []string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, f := range tv.Fragments {
+		names := tv.Fragments
+		// A version of more than data.InlineFragments fragments lists
+		// them in fragment chunks (R/adj/<table>/<chunk>, D22).
+		infos, paged, err := data.PagedFragmentInfos(tv, func(name string) ([]byte, error) {
+			obj, err := st.Get(context.Background(), res.root+"/adj/"+typ+"/"+name)
+			return obj.Data, err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if paged {
+			names = nil
+			for _, f := range infos {
+				names = append(names, f.Name)
+			}
+		}
+		for _, f := range names {
 			keys = append(keys, res.root+"/data/"+typ+"/"+f)
 		}
 	}
