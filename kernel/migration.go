@@ -61,13 +61,14 @@ type registeredMigration struct {
 var migrations = []registeredMigration{
 	{From: migrationV3ToV4From, To: format.FormatV4, Name: "v3->v4 lineage fold (writes the current layout)"},
 	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
-	{From: migrationCompactIndexPagesFrom, To: format.CurrentFormat, Name: "v5->v6 compact index pages (zstd id pages, column adjacency pages): nothing rewritten"},
+	{From: migrationCompactIndexPagesFrom, To: format.CurrentFormat, Name: "v5->v6 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
 }
 
 // migrationCompactIndexPagesFrom is the source stamp of the v5->v6 step
-// (id pages may be one zstd frame, adjacency pages a column file;
-// docs/format.md "v5->v6"). It rewrites nothing: format 6 readers read
-// plain front-coded id pages and Arrow IPC adjacency pages as they are,
+// (id pages and chunk payloads may be one zstd frame, adjacency pages a
+// column file; docs/format.md "v5->v6"). It rewrites nothing: format 6
+// readers read plain front-coded id pages, Arrow IPC adjacency pages and
+// JSON chunks as they are,
 // and a branch's next publish stamps 6. Like v4->v5 it has no planning
 // code; a v5 head is never passed to migrateStep (isV3 gates the fold).
 const migrationCompactIndexPagesFrom = format.FormatV5
