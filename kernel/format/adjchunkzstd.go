@@ -51,7 +51,8 @@ func mustChunkDecoder() *zstd.Decoder {
 
 // compressChunkPayload returns the stored payload of a chunk: one zstd
 // frame of payload in a build writing at least FormatCompressedChunks
-// when that is smaller and within the reader's ratio bound, else payload.
+// when that is smaller and within the reader's ratio bound, else payload
+// (the JSON as is).
 func compressChunkPayload(payload []byte) []byte {
 	if CurrentFormat < FormatCompressedChunks || len(payload) == 0 {
 		return payload
