@@ -2,10 +2,14 @@ package data
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -215,3 +219,52 @@ func FuzzDecodeColumnPage(f *testing.F) {
 
 // edgeID is the i-th test edge id, ascending with i.
 func edgeID(i int) string { return fmt.Sprintf("k%06d", i) }
+
+// TestScaledIntegers: integer and timestamp columns are stored divided by
+// their scale (the gcd of their absolute values) and read back exactly,
+// extremes included; seconds-truncated timestamps take under half the
+// bytes of plain deltas (red without the scale); a forged scale (zero,
+// past int64, not the values' own) or a scaled value that overflows is
+// an error.
+func TestScaledIntegers(t *testing.T) {
+	read := func(b []byte, n int) ([]int64, error) {
+		r := &colReader{b: b}
+		v, err := readScaledDeltas(r, n)
+		if err == nil && len(r.b) != 0 {
+			err = fmt.Errorf("%d bytes left", len(r.b))
+		}
+		return v, err
+	}
+	for _, vals := range [][]int64{
+		{0}, {0, 0, 0}, {7}, {-7, 14, 0}, {math.MinInt64}, {math.MinInt64, 0}, {math.MaxInt64, math.MinInt64},
+		{math.MinInt64, 1 << 62}, {1e9, 3e9, -2e9, 0}, {math.MaxInt64, 1, -1},
+	} {
+		b := appendScaledDeltas(nil, len(vals), func(i int) int64 { return vals[i] })
+		got, err := read(b, len(vals))
+		if err != nil || !slices.Equal(got, vals) {
+			t.Fatalf("%v: read %v, %v", vals, got, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(28, 3))
+	secs := make([]int64, 1024)
+	for i := range secs {
+		secs[i] = 1_420_070_400e9 + rng.Int64N(315_360_000)*1e9
+	}
+	scaled := len(compressIPC(CodecZstd, appendScaledDeltas(nil, len(secs), func(i int) int64 { return secs[i] })))
+	plain := len(compressIPC(CodecZstd, appendDeltas(nil, len(secs), func(i int) int64 { return secs[i] })))
+	if scaled*2 > plain {
+		t.Fatalf("1,024 second timestamps: %d bytes scaled, %d as plain deltas", scaled, plain)
+	}
+	forged := map[string][]byte{
+		"zero scale":      binary.AppendVarint(binary.AppendUvarint(nil, 0), 5),
+		"scale past int":  binary.AppendVarint(binary.AppendUvarint(nil, 1<<63), 1),
+		"scale not gcd":   binary.AppendVarint(binary.AppendUvarint(nil, 1), 10), // the writer says 10
+		"scaled overflow": binary.AppendVarint(binary.AppendUvarint(nil, 1e9), math.MaxInt64/1_000_000_000+1),
+		"no values":       binary.AppendUvarint(nil, 3),
+	}
+	for name, b := range forged {
+		if v, err := read(b, 1); err == nil {
+			t.Fatalf("%s: read %v, want an error", name, v)
+		}
+	}
+}
