@@ -61,14 +61,24 @@ type registeredMigration struct {
 var migrations = []registeredMigration{
 	{From: migrationV3ToV4From, To: format.FormatV4, Name: "v3->v4 lineage fold (writes the current layout)"},
 	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
-	{From: migrationV5ToV6From, To: format.CurrentFormat, Name: "v5->v6 id index delta: nothing rewritten"},
+	{From: migrationV5ToV6From, To: format.FormatV6, Name: "v5->v6 id index delta: nothing rewritten"},
+	{From: migrationV6ToV7From, To: format.CurrentFormat, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
 }
+
+// migrationV6ToV7From is the source stamp of the v6->v7 step (id pages
+// and chunk payloads may be one zstd frame, adjacency pages a column file;
+// docs/format.md "v6->v7"). It rewrites nothing: format 7 readers read
+// plain front-coded id pages, Arrow IPC adjacency pages and JSON chunks as
+// they are, and a branch's next publish stamps 7. Like v4->v5 it has no
+// planning code; a v6 head is never passed to migrateStep (isV3 gates the
+// fold).
+const migrationV6ToV7From = format.FormatV6
 
 // migrationV5ToV6From is the source stamp of the v5->v6 step (the id
 // index's delta, docs/format.md "v5->v6"). Like v4->v5 it rewrites
-// nothing: format 6 readers read format-5 table versions as they are (no
-// delta: the pages hold every id), and a branch's next publish stamps 6.
-// It has no planning code.
+// nothing: later readers read format-5 table versions as they are (no
+// delta: the pages hold every id), and a branch's next publish stamps the
+// current format. It has no planning code.
 const migrationV5ToV6From = format.FormatV5
 
 // migrationV4ToV5From is the source stamp of the v4->v5 step (paged

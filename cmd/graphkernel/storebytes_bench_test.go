@@ -218,9 +218,9 @@ func walkObjects(b *testing.B, dir string, files map[string]int, byKind map[stri
 }
 
 // adjObjectKind tells the objects under R/adj/ apart by their first bytes
-// (after the fs store's 36-byte object header): an adjacency page (Arrow
-// IPC, plain or zstd), an id page (front-coded, "gkid") or a chunk (an
-// envelope, "GKOB").
+// (after the fs store's 36-byte object header, inside a zstd frame): an
+// adjacency page (Arrow IPC), an id page (front-coded, "gkid") or a chunk
+// (an envelope, "GKOB").
 func adjObjectKind(b *testing.B, path string) string {
 	b.Helper()
 	raw, err := os.ReadFile(path)
@@ -228,7 +228,13 @@ func adjObjectKind(b *testing.B, path string) string {
 		b.Fatal(err)
 	}
 	const fsObjectHeader = 36
-	switch body := raw[min(len(raw), fsObjectHeader):]; {
+	body := raw[min(len(raw), fsObjectHeader):]
+	if bytes.HasPrefix(body, []byte{0x28, 0xb5, 0x2f, 0xfd}) { // zstd (format 7 id pages too): look inside
+		if body, err = kindDecoder.DecodeAll(body, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	switch {
 	case bytes.HasPrefix(body, []byte("gkid")):
 		return "adj-id-pages"
 	case bytes.HasPrefix(body, []byte("GKOB")):
@@ -237,6 +243,9 @@ func adjObjectKind(b *testing.B, path string) string {
 		return "adj-edge-pages"
 	}
 }
+
+// kindDecoder unwraps zstd objects for adjObjectKind.
+var kindDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 
 // exportParquet writes every type of s with the command's Parquet writer
 // (newRecordWriter: zstd) and returns the total bytes.
@@ -305,10 +314,15 @@ func scanAll(b *testing.B, s *data.Snapshot, types []string) int {
 	return n
 }
 
-// fragmentKeys lists the store keys of every fragment s's types pin.
+// fragmentKeys lists the store keys of every fragment s's types pin
+// (through the fragment chunks of a paged version).
 func fragmentKeys(b *testing.B, res storeResult, types []string) []string {
 	b.Helper()
 	var keys []string
+	st, err := fsstore.OpenWith(res.dir, fsstore.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, typ := range types {
 		pin, ok := res.snap.Kernel().Table(typ)
 		if !ok {
@@ -318,7 +332,23 @@ func fragmentKeys(b *testing.B, res storeResult, types []string) []string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, f := range tv.Fragments {
+		names := tv.Fragments
+		// A version of more than data.InlineFragments fragments lists
+		// them in fragment chunks (R/adj/<table>/<chunk>, D22).
+		infos, paged, err := data.PagedFragmentInfos(tv, func(name string) ([]byte, error) {
+			obj, err := st.Get(context.Background(), res.root+"/adj/"+typ+"/"+name)
+			return obj.Data, err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if paged {
+			names = nil
+			for _, f := range infos {
+				names = append(names, f.Name)
+			}
+		}
+		for _, f := range names {
 			keys = append(keys, res.root+"/data/"+typ+"/"+f)
 		}
 	}

@@ -225,13 +225,13 @@ func (r *reader) page(ctx context.Context, t *Table, d adjDir, ref adjRef) (arro
 }
 
 // decodePage checks and decodes the bytes of page ref: size and CRC, the
-// Arrow IPC file of t, rows sorted by (key, id) and the referenced range.
+// column file or Arrow IPC file of t (decodePageRecord), rows sorted by (key, id) and the referenced range.
 // Any failure matches ErrCorruptFragment; it never panics.
 func decodePage(t *Table, d adjDir, ref adjRef, b []byte) (arrow.Record, error) {
 	if err := checkSum(ref, b); err != nil {
 		return nil, err
 	}
-	rec, err := DecodeFragment(t, FragmentInfo{Name: ref.Name, Rows: ref.Rows, Bytes: ref.Bytes, CRC32C: ref.CRC32C}, b)
+	rec, err := decodePageRecord(t, ref, b)
 	if err != nil {
 		return nil, err
 	}
@@ -551,8 +551,7 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 	for len(rows) > 0 {
 		n := min(len(rows), AdjPageRows)
 		rec := gather(t, rows[:n])
-		buf, err := encodeIPC(t, rec)
-		buf = compressIPC(c.g.codec, buf)
+		buf, err := encodePage(c.g.codec, t, rec)
 		ref := adjRef{LoKey: srcStr(rows[0], col), LoID: srcID(rows[0]), HiKey: srcStr(rows[n-1], col), Rows: uint64(n)}
 		rec.Release()
 		if err != nil {

@@ -20,10 +20,12 @@ import (
 // objects (fragments, index pages) carry no stamp.
 func restampV4(t *testing.T, st *sim.Store) { t.Helper(); restampTo(t, st, format.FormatV4) }
 
-// restampTo is restampV4 to any stamp of the current layout.
+// restampTo is restampV4 to any stamp of the current layout; below
+// format.FormatCompressedChunks it also stores adjacency chunk payloads as
+// the JSON those builds wrote.
 func restampTo(t *testing.T, st *sim.Store, stamp uint16) {
 	t.Helper()
-	crcs := map[string]uint32{}
+	crcs, sizes := map[string]uint32{}, map[string]uint64{}
 	var versions []string
 	for _, key := range st.Keys(testRoot + "/") {
 		obj, err := st.Get(ctx, key)
@@ -38,10 +40,16 @@ func restampTo(t *testing.T, st *sim.Store, stamp uint16) {
 			continue
 		case format.KindManifest:
 			e.Payload = bytes.Replace(e.Payload, fmt.Appendf(nil, `"format_stamp":%d}`, format.CurrentFormat), fmt.Appendf(nil, `"format_stamp":%d}`, stamp), 1)
+		case format.KindAdjacencyChunk:
+			if stamp < format.FormatCompressedChunks { // the JSON payload those builds wrote
+				e.Payload, err = format.OpenAdjacencyChunk(obj.Data)
+				must(t, err)
+			}
 		}
 		e.Stamp = stamp
 		b := format.EncodeEnvelope(e)
 		crcs[key[strings.LastIndex(key, "/")+1:]] = crc32.Checksum(b, castagnoli)
+		sizes[key[strings.LastIndex(key, "/")+1:]] = uint64(len(b))
 		_, err = st.Put(ctx, key, b, objstore.Unconditional)
 		must(t, err)
 	}
@@ -57,7 +65,7 @@ func restampTo(t *testing.T, st *sim.Store, stamp uint16) {
 			var refs []adjRef
 			must(t, json.Unmarshal([]byte(kv.Value), &refs))
 			for j := range refs {
-				refs[j].CRC32C = crcs[refs[j].Name]
+				refs[j].CRC32C, refs[j].Bytes = crcs[refs[j].Name], sizes[refs[j].Name]
 			}
 			b, err := json.Marshal(refs)
 			must(t, err)

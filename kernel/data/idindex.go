@@ -165,13 +165,18 @@ func (r *reader) idPage(ctx context.Context, t *Table, ref adjRef) ([]string, er
 }
 
 // decodeIDPage checks and decodes the bytes of id page ref: size and CRC,
-// then parseIDPage (ref.Rows ids), then the range as referenced. Any
+// the zstd frame when it is one (storedIDPage), then parseIDPage (ref.Rows
+// ids), then the range as referenced. Any
 // failure matches ErrCorruptFragment; it never panics.
 func decodeIDPage(ref adjRef, b []byte) ([]string, error) {
 	if err := checkSum(ref, b); err != nil {
 		return nil, err
 	}
-	ids, err := parseIDPage(b, ref.Rows)
+	raw, err := storedIDPage(b)
+	if err != nil {
+		return nil, corruptFragment(ref.Name, "id page: %v", err)
+	}
+	ids, err := parseIDPage(raw, ref.Rows)
 	if err != nil {
 		return nil, corruptFragment(ref.Name, "id page: %v", err)
 	}
@@ -384,14 +389,15 @@ func (c adjWriter) rewriteIDPages(ctx context.Context, t *Table, pages []adjRef,
 }
 
 // writeIDPages sorts ids, cuts them into front-coded pages of at most
-// idPageRows(t), writes each under a fresh name and returns their refs.
+// idPageRows(t) (each one zstd frame under the zstd codec: compressIDPage),
+// writes each under a fresh name and returns their refs.
 func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]adjRef, error) {
 	sort.Strings(ids)
 	var out []adjRef
 	for len(ids) > 0 {
 		n := min(len(ids), idPageRows(t))
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
-		b := encodeIDPage(ids[:n])
+		b := compressIDPage(c.g.codec, encodeIDPage(ids[:n]))
 		var err error
 		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err

@@ -7,20 +7,24 @@ package format
 // named with its size and CRC-32C by the table version.
 const KindAdjacencyChunk Kind = 14
 
-// EncodeAdjacencyChunk frames an adjacency chunk payload. Its token is
-// zero: a chunk's identity is its name and checksum in the table version.
+// EncodeAdjacencyChunk frames an adjacency chunk payload, stored as one
+// zstd frame when that pays (compressChunkPayload; format 7). Its token
+// is zero: a chunk's identity is its name and checksum in the table
+// version. Deterministic.
 func EncodeAdjacencyChunk(payload []byte) []byte {
-	return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindAdjacencyChunk, Payload: payload})
+	return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindAdjacencyChunk, Payload: compressChunkPayload(payload)})
 }
 
 // OpenAdjacencyChunk checks the frame, kind and stamp of an adjacency
-// chunk and returns its payload (aliasing b).
+// chunk and returns its payload (aliasing b when it is stored as JSON;
+// a zstd frame is decoded under openChunkPayload's bounds). A malformed
+// frame matches ErrCorrupt.
 func OpenAdjacencyChunk(b []byte) ([]byte, error) {
 	e, err := openCurrent(b, KindAdjacencyChunk)
 	if err != nil {
 		return nil, err
 	}
-	return e.Payload, nil
+	return openChunkPayload(e.Payload)
 }
 
 // Adjacency is the key of an adjacency chunk or page of table:

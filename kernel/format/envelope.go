@@ -14,7 +14,11 @@ import (
 // Format 6 adds the id index's delta (a table version may list ids beyond
 // its id index's pages; docs/format.md, "v5->v6"), which a format-5 binary
 // would miss (taking an existing id for absent), so it refuses stamp 6.
-const CurrentFormat uint16 = 6
+// Format 7 is format 6 plus compact index pages (id pages and adjacency
+// chunks as one zstd frame, adjacency pages as column files;
+// docs/format.md, "v6->v7"): a format-6 binary would report them corrupt,
+// so it must refuse the graph the same way.
+const CurrentFormat uint16 = 7
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

@@ -95,7 +95,7 @@ func EncodeSidecar(s *Sidecar, token Token) ([]byte, error) {
 }
 
 // DecodeSidecar decodes and validates an enveloped sidecar. A sidecar whose
-// stamp is not 4..6 (CurrentFormat) is refused with *UnsupportedFormatError (a newer
+// stamp is outside 4..CurrentFormat is refused with *UnsupportedFormatError (a newer
 // writer's sidecar must be kept, never misread); bad bytes are ErrCorrupt.
 func DecodeSidecar(b []byte) (Sidecar, Token, error) {
 	e, err := openRecovery(b, KindSidecar)

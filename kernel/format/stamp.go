@@ -7,17 +7,24 @@ package format
 const FormatV3 uint16 = 3
 
 // FormatV4 is the lineage format (commits inside manifests) with inline
-// fragment infos only. Its objects have format 5's layout: they are read as
-// they are, never rewritten; the next publish of a branch stamps 5.
+// fragment infos only. Its objects have the current layout: they are read as
+// they are, never rewritten; the next publish of a branch stamps the
+// current format.
 const FormatV4 uint16 = 4
 
 // FormatV5 is format 4's layout plus paged fragment infos, without the id
-// index's delta. Its objects have format 6's layout: they are read as they
-// are, never rewritten; the next publish of a branch stamps 6.
+// index's delta. Its objects have format 7's layout: they are read as they
+// are, never rewritten; the next publish of a branch stamps 7.
 const FormatV5 uint16 = 5
 
+// FormatV6 is format 5 plus the id index's delta, with id pages stored
+// plain, adjacency pages as Arrow IPC files only and adjacency chunks as
+// JSON. Its objects have format 7's layout: they are read as they are,
+// never rewritten; the next publish of a branch stamps 7.
+const FormatV6 uint16 = 6
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4, 5 and 6).
+// recovery layout of the current format (formats 4 to 7).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat
