@@ -43,6 +43,7 @@ const (
 	colBool      byte = 3
 	colTimestamp byte = 4
 	colBinary    byte = 5
+	colInt32     byte = 6
 )
 
 // colTag maps an Arrow type of a table's disk schema to its tag.
@@ -52,6 +53,8 @@ func colTag(dt arrow.DataType) (byte, bool) {
 		return colString, true
 	case arrow.TypeEqual(dt, arrow.PrimitiveTypes.Int64):
 		return colInt64, true
+	case arrow.TypeEqual(dt, arrow.PrimitiveTypes.Int32):
+		return colInt32, true
 	case arrow.TypeEqual(dt, arrow.PrimitiveTypes.Float64):
 		return colFloat64, true
 	case arrow.TypeEqual(dt, arrow.FixedWidthTypes.Boolean):
@@ -71,6 +74,8 @@ func tagType(tag byte) (arrow.DataType, bool) {
 		return arrow.BinaryTypes.String, true
 	case colInt64:
 		return arrow.PrimitiveTypes.Int64, true
+	case colInt32:
+		return arrow.PrimitiveTypes.Int32, true
 	case colFloat64:
 		return arrow.PrimitiveTypes.Float64, true
 	case colBool:
@@ -158,6 +163,8 @@ func encodeColumn(a arrow.Array) []byte {
 		return appendFrontCoded(b, n, func(i int) string { return string(zeroIfNull(a, i, a.Value)) })
 	case *array.Int64:
 		return appendScaledDeltas(b, n, func(i int) int64 { return zeroIfNull(a, i, a.Value) })
+	case *array.Int32:
+		return appendScaledDeltas(b, n, func(i int) int64 { return int64(zeroIfNull(a, i, a.Value)) })
 	case *array.Timestamp:
 		return appendScaledDeltas(b, n, func(i int) int64 { return int64(zeroIfNull(a, i, a.Value)) })
 	case *array.Float64:
@@ -421,6 +428,25 @@ func decodeColumn(f arrow.Field, sec []byte, n int) (arrow.Array, error) {
 			}
 			a = bld.NewArray()
 		}
+	case arrow.INT32:
+		vals, err := readScaledDeltas(r, n)
+		if err == nil {
+			err = nullsHoldNothing(n, isNull, func(i int) bool { return vals[i] != 0 })
+		}
+		for i := 0; err == nil && i < len(vals); i++ {
+			if vals[i] < math.MinInt32 || vals[i] > math.MaxInt32 {
+				err = fmt.Errorf("int32 column holds %d, out of range", vals[i])
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		bld := array.NewInt32Builder(goAlloc)
+		defer bld.Release()
+		for i, v := range vals {
+			appendOrNull(bld, isNull(i), func() { bld.Append(int32(v)) })
+		}
+		a = bld.NewArray()
 	case arrow.INT64, arrow.TIMESTAMP:
 		vals, err := readScaledDeltas(r, n)
 		if err == nil {
