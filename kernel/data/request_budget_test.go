@@ -55,11 +55,12 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) []string {
 // is TestIDDeltaRidesTheVersion's).
 func TestCommitRequestBudget(t *testing.T) {
 	want := []string{
-		"put fragment",      // the row (no table-HEAD LIST: the HEAD is assumed at the pin, kernel headOf)
-		"put sidecar",       // recovery: durable before the table HEAD moves
-		"put table-version", // HEAD+1
-		"put manifest",      // the publish, at view+1 (no head discovery: Begin floats on the view)
-		"put commit-index",  // the lineage aid, after the publish (repaired if a crash skips it)
+		"list table-version", // the table HEAD (the one read before the publish)
+		"put fragment",       // the row
+		"put sidecar",        // recovery: durable before the table HEAD moves
+		"put table-version",  // HEAD+1
+		"put manifest",       // the publish, at view+1 (no head discovery: Begin floats on the view)
+		"put commit-index",   // the lineage aid, after the publish (repaired if a crash skips it)
 		"delete sidecar",
 	}
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
