@@ -67,35 +67,140 @@ func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitI
 
 // manifestReach returns the reach of manifest l (see format.CommitIndex):
 // its commit's, or for a commit-less manifest its fork commit's plus l
-// itself. ok=false when the history under l has no complete reach.
+// itself. ok=false when the history under l has no complete reach. A
+// published commit whose index is missing or stale (its writer crashed
+// between the publish and the index write, or lost the index write) is
+// given one rebuilt from the manifests (repairIndex), so a reader never
+// loses the aid for good.
 func (g *Graph) manifestReach(ctx context.Context, l loaded) (lineage.Reach, bool, error) {
+	return g.manifestReachDepth(ctx, l, repairDepth)
+}
+
+// repairDepth bounds how many consecutive commits without an index one
+// repair rebuilds (a crash between a publish and its index write leaves
+// one; the next writer on the branch repairs it). Past it the reach is
+// unknown and readers walk, as without any aid.
+const repairDepth = 8
+
+func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (lineage.Reach, bool, error) {
 	if isLegacy(l) {
 		return lineage.Reach{}, false, nil
 	}
 	x, ok, err := g.verifiedIndex(ctx, l.m.Head)
-	if err != nil || !ok || !x.Complete {
+	if err != nil {
 		return lineage.Reach{}, false, err
+	}
+	if !ok {
+		if x, ok, err = g.repairIndex(ctx, l, depth); err != nil || !ok {
+			return lineage.Reach{}, false, err
+		}
+	}
+	if !x.Complete {
+		return lineage.Reach{}, false, nil
 	}
 	return lineage.FromIndex(x).ForManifest(l.ref()), true, nil
 }
 
+// repairIndex rebuilds the index of l's head commit (found missing or
+// stale) from the manifest holding it and the one before it, exactly as
+// its publish would have (commitIndexFor), recursing at most depth
+// commits into the past for indexes missing too. A writable handle stores
+// it; every handle caches it. ok=false when it cannot be rebuilt: the
+// depth is spent, l is legacy or a genesis, or a manifest it needs was
+// collected.
+func (g *Graph) repairIndex(ctx context.Context, l loaded, depth int) (format.CommitIndex, bool, error) {
+	if depth <= 0 || isLegacy(l) {
+		return format.CommitIndex{}, false, nil
+	}
+	if l.m.Commit == nil || l.m.Commit.ID != l.m.Head { // a commit-less version 0: its fork commit's manifest
+		at, ok := previous(l)
+		if !ok || l.m.Version != 0 {
+			return format.CommitIndex{}, false, nil
+		}
+		fl, found, err := g.manifestIfAny(ctx, at)
+		if err != nil || !found || fl.m.Head != l.m.Head {
+			return format.CommitIndex{}, false, err
+		}
+		return g.repairIndex(ctx, fl, depth-1)
+	}
+	at, ok := previous(l)
+	if !ok || l.m.Version == 0 {
+		return format.CommitIndex{}, false, nil // a genesis: written before its manifest
+	}
+	pl, found, err := g.manifestIfAny(ctx, at)
+	if err != nil || !found {
+		return format.CommitIndex{}, false, err
+	}
+	x, err := g.commitIndexForDepth(ctx, pl, &l.m, depth-1)
+	if err != nil {
+		return format.CommitIndex{}, false, err
+	}
+	g.storeIndex(ctx, x)
+	return x, true, nil
+}
+
+// manifestIfAny is manifestAt with a collected manifest as found=false.
+func (g *Graph) manifestIfAny(ctx context.Context, at format.ManifestRef) (loaded, bool, error) {
+	l, err := g.manifestAt(ctx, at)
+	if errors.Is(err, ErrNotFound) {
+		return loaded{}, false, nil
+	}
+	return l, err == nil, err
+}
+
+// storeIndex caches x, the index of a published commit built by this
+// handle, and writes it unless the handle is read-only. A failed write
+// is not the caller's failure: the index is an aid, and the next handle
+// that needs it rebuilds it (repairIndex) — the designed fallback, as the
+// sweep is for a failed sidecar delete.
+func (g *Graph) storeIndex(ctx context.Context, x format.CommitIndex) {
+	g.indexes.put(x.ID.String(), x)
+	if g.readOnly {
+		return
+	}
+	_ = g.writeCommitIndex(ctx, &x) // see above: repairIndex is the fallback
+}
+
+// indexAfterPublish writes the index of l's commit, which this handle has
+// just published (or found landed) on head (head.m.Commit == nil: not
+// known, then l's previous manifest is read). It runs after the manifest
+// write, never before it: a crash in between leaves a published commit
+// without an index, which repairIndex rebuilds for the next handle that
+// needs it.
+func (g *Graph) indexAfterPublish(ctx context.Context, head, l loaded) {
+	if prev, ok := previous(l); head.m.Commit != nil && ok && head.ref() == prev {
+		x, err := g.commitIndexForDepth(ctx, head, &l.m, repairDepth)
+		if err == nil {
+			g.storeIndex(ctx, x)
+		}
+		return // an error: nothing stored, repairIndex is the fallback
+	}
+	_, _, _ = g.repairIndex(ctx, l, repairDepth) // stores what it builds; a failure leaves it to the next reader
+}
+
 // commitIndexFor builds the index of next's commit, which builds on head
 // (and on the manifest holding its merged parent, if any): the join of
-// their reaches under the handle's limits (lineage.JoinReach).
+// their reaches under the handle's limits (lineage.JoinReach). A reach it
+// cannot know (an input without a complete index that cannot be rebuilt,
+// a collected merged-from manifest) makes the index incomplete.
 func (g *Graph) commitIndexFor(ctx context.Context, head loaded, next *format.Manifest) (format.CommitIndex, error) {
+	return g.commitIndexForDepth(ctx, head, next, repairDepth)
+}
+
+func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *format.Manifest, depth int) (format.CommitIndex, error) {
 	at := format.ManifestRef{Branch: next.Branch.Name, Incarnation: next.Branch.Incarnation, Version: next.Version}
 	x := format.CommitIndex{ID: next.Commit.ID, At: at}
-	prev, ok, err := g.manifestReach(ctx, head)
+	prev, ok, err := g.manifestReachDepth(ctx, head, depth)
 	if err != nil || !ok {
 		return x, err
 	}
 	var merged *lineage.Reach
 	if mf := next.Commit.MergedFrom; mf != nil && !plant.Enabled(plant.ReachDropsMerge) {
-		ml, err := g.manifestAt(ctx, *mf)
-		if err != nil {
-			return x, fmt.Errorf("merged-from manifest: %w", err)
+		ml, found, err := g.manifestIfAny(ctx, *mf)
+		if err != nil || !found {
+			return x, err
 		}
-		r, ok, err := g.manifestReach(ctx, ml)
+		r, ok, err := g.manifestReachDepth(ctx, ml, depth)
 		if err != nil || !ok {
 			return x, err
 		}
@@ -108,14 +213,11 @@ func (g *Graph) commitIndexFor(ctx context.Context, head loaded, next *format.Ma
 	return r.Index(), nil
 }
 
-// writeCommitIndex writes x (an unconditional overwrite: each attempt of a
-// publish targets a higher slot than the last). It is written before the
-// manifest, so an index exists for every landed commit unless a
-// collection deleted it with its manifest. An ambiguous outcome is read
-// back (house rule 3): our bytes there end it, anything else (absent, or
-// an earlier attempt's) writes again, within the retry budget. Guessing
-// "written" would leave a landed commit without an index, and every later
-// commit of its branch with an incomplete reach for good.
+// writeCommitIndex writes x (an unconditional overwrite: every writer of
+// it, the publisher after its manifest or a repairer, writes the same
+// location). An ambiguous outcome is read back (house rule 3): our bytes
+// there end it, anything else (absent, or another writer's) writes again,
+// within the retry budget.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
 	tok, err := g.token()
 	if err != nil {

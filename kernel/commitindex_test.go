@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel"
-	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
@@ -259,29 +258,30 @@ func TestColdLookupCostIsFlat(t *testing.T) {
 	}
 }
 
-// A commit index left by a publish attempt that never landed (here stopped
-// by a failpoint after the index write) names a slot another commit then
-// took: a cold handle must not take that commit for the orphan, so every
-// lookup of the orphan id is ErrNotFound. Without the verification against
-// the manifest, SnapshotAtCommit would return the other commit's snapshot
-// (the planted bug trust-commit-index).
+// A commit index left by a publish attempt that never landed names a slot
+// another commit then took: a cold handle must not take that commit for
+// the orphan, so every lookup of the orphan id is ErrNotFound. Without the
+// verification against the manifest, SnapshotAtCommit would return the
+// other commit's snapshot (the planted bug trust-commit-index). Since
+// issue #32 a publish writes its index after its manifest, so no attempt
+// leaves one; builds before wrote it first, so graphs may still hold them:
+// the test writes one as such a build did.
 func TestStaleCommitIndexMisplacesNothing(t *testing.T) {
 	store := sim.New(sim.Config{Seed: 1})
-	mustInit(t, store, 1)
-	fps := failpoint.NewSet()
-	env := testEnv(2)
-	env.Failpoints = fps
-	g, err := kernel.Open(ctx, store, root, kernel.Options{Env: env})
+	g := mustInit(t, store, 1)
+	main := mustBranch(t, g, "main")
+	other, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "other"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	main := mustBranch(t, g, "main")
-	fps.Arm(failpoint.PublishBeforeWrite, failpoint.Action{Kind: failpoint.ReturnError, Times: 1})
-	if _, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "orphan"}, nil); !errors.Is(err, failpoint.ErrInjected) {
-		t.Fatalf("publish: %v", err)
-	}
-	other, err := g.Publish(ctx, main, nil, kernel.LineageIntent{Actor: "other"}, nil)
+	id := other.ID
+	id[15] ^= 0xff // a commit id that never landed
+	x := format.CommitIndex{ID: id, At: format.ManifestRef{Branch: other.Branch, Incarnation: other.Incarnation, Version: other.ManifestVersion}}
+	b, err := format.EncodeCommitIndex(&x, format.Token{1})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(ctx, format.NewKeys(root).CommitIndex(id), b, objstore.CreateOnly); err != nil {
 		t.Fatal(err)
 	}
 	orphan := orphanIndex(t, store, other)

@@ -484,10 +484,29 @@ func (g *Graph) lineageManifest(ctx context.Context, at format.ManifestRef) (loa
 }
 
 // commitReach returns the verified complete reach of commit id, if any.
+// A commit whose index is missing or stale (its publisher crashed before
+// writing it) is located without the aid and its index rebuilt from the
+// manifests (repairIndex), so a merge base keeps its O(1) path.
 func (g *Graph) commitReach(ctx context.Context, id CommitID) (lineage.Reach, bool, error) {
 	x, ok, err := g.verifiedIndex(ctx, id)
-	if err != nil || !ok || !x.Complete {
+	if err != nil {
 		return lineage.Reach{}, false, err
+	}
+	if !ok {
+		at, err := g.locate(ctx, id)
+		if err != nil {
+			return lineage.Reach{}, false, err
+		}
+		l, err := g.lineageManifest(ctx, at)
+		if err != nil {
+			return lineage.Reach{}, false, err
+		}
+		if x, ok, err = g.repairIndex(ctx, l, repairDepth); err != nil || !ok {
+			return lineage.Reach{}, false, err
+		}
+	}
+	if !x.Complete {
+		return lineage.Reach{}, false, nil
 	}
 	return lineage.FromIndex(x), true, nil
 }

@@ -114,8 +114,12 @@ type publishReq struct {
 // not retried). Losing the race retries with jittered backoff; exhausting
 // the budget returns *ContentionError. An uncontended publish costs one
 // LIST, two GETs (the head manifest and its commit index, often cached)
-// and two PUTs (the new commit's index, then the manifest), whatever the
-// history depth.
+// and two PUTs (the manifest, then the new commit's index), whatever the
+// history depth; none of the reads on a handle whose view is current.
+// The commit index is written after the manifest (indexAfterPublish): it
+// adds no request in front of the publish, and a crash between the two
+// leaves a published commit without an index, which the next handle that
+// needs it rebuilds from the manifests (repairIndex).
 // Updates must name versions committed with CommitTableVersion (or pins of
 // another branch being adopted); Publish does not re-read them.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
@@ -254,6 +258,7 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 			return final(err), Commit{}, err
 		}
 		if landed {
+			g.indexAfterPublish(ctx, loaded{}, l)
 			return true, commitOf(l), nil
 		}
 	}
@@ -266,13 +271,6 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 	next, err := buildNext(&head.m, req)
 	if err != nil {
 		return refused(err)
-	}
-	x, err := g.commitIndexFor(ctx, head, &next)
-	if err != nil {
-		return final(err), Commit{}, fmt.Errorf("commit index: %w", err)
-	}
-	if err := g.writeCommitIndex(ctx, &x); err != nil {
-		return final(err), Commit{}, err
 	}
 	if err := g.fp.Hit(ctx, failpoint.PublishBeforeWrite); err != nil {
 		return true, Commit{}, err
@@ -293,7 +291,7 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		g.manifests.put(key, l)
 		g.noteCommit(l)
 		g.views.note(l)
-		g.indexes.put(x.ID.String(), x)
+		g.indexAfterPublish(ctx, head, l)
 		return true, commitOf(l), nil
 	case objstore.IsAmbiguous(err):
 		if plant.Enabled(plant.IgnoreLostAck) { // planted bug: the ambiguous write is taken for a failed one, never read back
@@ -303,7 +301,7 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		*pending = append(*pending, next.Version)
 		return false, Commit{}, err
 	case errors.Is(err, objstore.ErrPreconditionFailed) && fromView && plant.Enabled(plant.StaleViewCommit):
-		return g.plantStaleViewCommit(ctx, req, next, x)
+		return g.plantStaleViewCommit(ctx, req, next)
 	case errors.Is(err, objstore.ErrPreconditionFailed):
 		// The slot is taken: the head moved past the one this attempt
 		// built on. The view (if it was one) is stale; the next attempt
@@ -433,6 +431,7 @@ func (g *Graph) resolveAfterBudget(ctx context.Context, req *publishReq, pending
 			return Commit{}, &ContentionError{Op: op, Attempts: g.budget, CommitID: req.commit.ID, Ambiguous: true, Last: err}
 		}
 		if l.token == req.token && l.m.Commit != nil && l.m.Commit.ID == req.commit.ID {
+			g.indexAfterPublish(ctx, loaded{}, l)
 			return commitOf(l), nil
 		}
 	}
@@ -444,7 +443,7 @@ func (g *Graph) resolveAfterBudget(ctx context.Context, req *publishReq, pending
 // create-only write on a stale view is taken for a slot race alone, and
 // the manifest built on the stale head is written at the next free slot,
 // never re-parented on the head that took the slot.
-func (g *Graph) plantStaleViewCommit(ctx context.Context, req *publishReq, next format.Manifest, x format.CommitIndex) (bool, Commit, error) {
+func (g *Graph) plantStaleViewCommit(ctx context.Context, req *publishReq, next format.Manifest) (bool, Commit, error) {
 	for range g.budget {
 		next.Version++
 		key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
@@ -461,5 +460,5 @@ func (g *Graph) plantStaleViewCommit(ctx context.Context, req *publishReq, next 
 		}
 		return false, Commit{}, err
 	}
-	return false, Commit{}, fmt.Errorf("stale-view-commit: no free slot for %s", x.ID)
+	return false, Commit{}, fmt.Errorf("stale-view-commit: no free slot for %s", next.Commit.ID)
 }

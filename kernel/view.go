@@ -93,3 +93,15 @@ func (g *Graph) SnapshotView(ctx context.Context, b BranchRef) (Snapshot, error)
 	}
 	return snapshotOf(l), nil
 }
+
+// SnapshotViewed is SnapshotView reporting whether the snapshot is the
+// handle's view (no I/O; it may be stale) rather than a head loaded by
+// this call. A writer that has read nothing through it yet may build on
+// it and still choose a newer base later, since nothing was observed.
+func (g *Graph) SnapshotViewed(ctx context.Context, b BranchRef) (Snapshot, bool, error) {
+	l, fromView, err := g.viewHead(ctx, b)
+	if err != nil {
+		return Snapshot{}, false, fmt.Errorf("snapshot view: %w", err)
+	}
+	return snapshotOf(l), fromView, nil
+}

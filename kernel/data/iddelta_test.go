@@ -1,6 +1,7 @@
 package data
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -162,5 +163,61 @@ func TestFormat5GraphOpensAndWritesDelta(t *testing.T) {
 	}
 	if d := deltaOf(t, p, "Person"); strings.Join(d, ",") != "p0010" {
 		t.Fatalf("delta after the first insert past format 5: %v", d)
+	}
+}
+
+// TestFoldOfADamagedDeltaIsCorrupt: an id both in an id page and in the
+// version's id delta (a damaged table version: the delta lists only ids
+// beyond the pages) is refused when a commit folds the delta into the
+// pages, with ErrCorruptFragment (and format.ErrCorrupt), never written
+// as a page holding the id twice; nothing is published. Red if
+// rewriteIDPages merged the pages without checking for repeats.
+func TestFoldOfADamagedDeltaIsCorrupt(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	g := initGraph(t, st, Limits{})
+	seedGraph(t, g)
+	insertPeople(t, g, 0, 1)
+	delta := deltaOf(t, g, "Person")
+	var pageID string
+	for _, id := range strings.Split(scanIDs(t, snap(t, g), "Person"), ",") {
+		if !inDelta(delta, id) {
+			pageID = id
+			break
+		}
+	}
+	if pageID == "" {
+		t.Fatal("no Person id in the id pages")
+	}
+	tv := pinnedVersion(t, g, "Person")
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	if len(delta) == 0 {
+		t.Fatal("no id delta to damage")
+	}
+	// The delta's first id replaced by a page id: the counts still agree
+	// (pages + delta = rows), so only the fold can see the repeat.
+	damaged, _ := deltaFor(delta[1:], []string{pageID})
+	b, err := json.Marshal(damaged)
+	must(t, err)
+	md[metaIDDeltaKey] = string(b)
+	_, err = g.Kernel().Write(ctx, mainRef(t, g), []kernel.TableWrite{{Table: "Person", Build: func(kernel.TableVersion) (kernel.TableContent, error) {
+		return kernel.TableContent{Fragments: tv.Fragments, Rows: tv.Rows, Metadata: md}, nil
+	}}}, kernel.LineageIntent{Actor: "damage"})
+	must(t, err)
+	before := snap(t, g).ks.ManifestVersion()
+	tx := begin(t, g)
+	var rows []Row
+	for i := range MaxIDDelta + 1 { // past the delta's bound: the commit folds it into the pages
+		rows = append(rows, person(fmt.Sprintf("fold-%03d", i), "n"))
+	}
+	must(t, tx.Insert("Person", rows...))
+	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"})
+	if !errors.Is(err, ErrCorruptFragment) || !errors.Is(err, format.ErrCorrupt) {
+		t.Fatalf("fold of a delta repeating page id %q: %v, want ErrCorruptFragment", pageID, err)
+	}
+	if after := snap(t, g).ks.ManifestVersion(); after != before {
+		t.Fatalf("the refused fold published: head v%d -> v%d", before, after)
 	}
 }

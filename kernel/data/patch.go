@@ -52,7 +52,7 @@ func (t *Txn) baseRows(ctx context.Context, typ string, ids []string) (map[int]R
 	if _, err := t.cat.table(typ); err != nil {
 		return nil, err
 	}
-	v, err := t.baseView(ctx, typ)
+	v, err := t.readView(ctx, typ)
 	if err != nil {
 		return nil, err
 	}

@@ -45,9 +45,9 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) []string {
 // TestCommitRequestBudget is the exact request gate of issue #32: a
 // one-row insert (Begin, Insert, Commit) and a one-row update into a
 // 1,000-row table, on a warm handle whose view of the branch is current,
-// make exactly these requests, in this order: one head discovery
-// (Begin's LIST; the commit, its write round and its publish build on
-// the handle's view), no sidecar LIST (a heal sweep runs only when a
+// make exactly these requests, in this order: no head discovery (Begin
+// floats on the handle's view, base.go; the commit, its write round and
+// its publish build on it), no sidecar LIST (a heal sweep runs only when a
 // table HEAD is found above its pin), no LIST before the publish, no GET
 // (what the previous commit wrote is cached as it was written,
 // writethrough.go) and no index page or chunk (the inserted id rides the
@@ -55,13 +55,12 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) []string {
 // is TestIDDeltaRidesTheVersion's).
 func TestCommitRequestBudget(t *testing.T) {
 	want := []string{
-		"list manifest",      // Begin: the one head discovery
-		"list table-version", // the table HEAD
+		"list table-version", // the table HEAD (the one read before the publish)
 		"put fragment",       // the row
 		"put sidecar",        // recovery: durable before the table HEAD moves
 		"put table-version",  // HEAD+1
-		"put commit-index",   // the lineage aid, before the manifest
-		"put manifest",       // the publish, at view+1
+		"put manifest",       // the publish, at view+1 (no head discovery: Begin floats on the view)
+		"put commit-index",   // the lineage aid, after the publish (repaired if a crash skips it)
 		"delete sidecar",
 	}
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))

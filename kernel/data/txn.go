@@ -30,6 +30,11 @@ type Txn struct {
 	base   kernel.Snapshot
 	cat    *catalog
 
+	// floating: base is the handle's view of the branch (no head
+	// discovery at Begin) and nothing has read it yet, so the transaction
+	// may still take a newer head as its base (base.go).
+	floating bool
+
 	mu    sync.Mutex
 	r     *reader
 	views map[string]*tableView // base views, by table
@@ -39,12 +44,18 @@ type Txn struct {
 	grouped GroupInfo
 }
 
-// Begin starts a transaction on branch b, pinned at its current head.
+// Begin starts a transaction on branch b, based on the handle's view of
+// the branch: the newest head this handle loaded or published (no head
+// discovery: a warm handle's Begin makes no request). The transaction's
+// first read (Get, Count, Out, In, Patch) pins the base at the loaded
+// head, so its reads see a head no older than that read. A transaction
+// that reads nothing is published on its base only if the head's strict
+// tables still match (see Commit; base.go).
 func (g *Graph) Begin(ctx context.Context, b kernel.BranchRef) (*Txn, error) {
 	if g.k.ReadOnly() {
 		return nil, fmt.Errorf("begin on %s: %w", b, kernel.ErrReadOnly)
 	}
-	base, err := g.k.SnapshotAt(ctx, b)
+	base, floating, err := g.k.SnapshotViewed(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("begin on %s: %w", b, err)
 	}
@@ -52,12 +63,17 @@ func (g *Graph) Begin(ctx context.Context, b kernel.BranchRef) (*Txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin on %s: %w", b, err)
 	}
-	return &Txn{g: g, branch: b, base: base, cat: cat, r: newReader(g, cat),
+	return &Txn{g: g, branch: b, base: base, floating: floating, cat: cat, r: newReader(g, cat),
 		views: map[string]*tableView{}, s: newStaging(cat, g.limits)}, nil
 }
 
-// Base returns the pinned base snapshot.
-func (t *Txn) Base() kernel.Snapshot { return t.base }
+// Base returns the base snapshot: the handle's view at Begin (possibly
+// older than the head), or the head the transaction's first read pinned.
+func (t *Txn) Base() kernel.Snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.base
+}
 
 // Insert stages new rows of typ; Commit rejects an id that already exists.
 func (t *Txn) Insert(typ string, rows ...Row) error { return t.stage(OpInsert, typ, rows) }
@@ -130,6 +146,15 @@ func (t *Txn) finish() {
 
 // --- reads that see the pending writes ------------------------------------
 
+// readView pins the base (the transaction's first read) and returns the
+// base view of a table (lock held).
+func (t *Txn) readView(ctx context.Context, typ string) (*tableView, error) {
+	if err := t.pin(ctx); err != nil {
+		return nil, err
+	}
+	return t.baseView(ctx, typ)
+}
+
 // baseView returns the base view of a table (lock held).
 func (t *Txn) baseView(ctx context.Context, typ string) (*tableView, error) {
 	if v, ok := t.views[typ]; ok {
@@ -168,7 +193,7 @@ func (t *Txn) Get(ctx context.Context, typ, id string) (Row, bool, error) {
 			return rowAt(tb, st.writes[ref.w].rec, ref.row), true, nil
 		}
 	}
-	v, err := t.baseView(ctx, typ)
+	v, err := t.readView(ctx, typ)
 	if err != nil {
 		return Row{}, false, err
 	}
@@ -190,7 +215,7 @@ func (t *Txn) Count(ctx context.Context, typ string) (uint64, error) {
 	if t.done {
 		return 0, ErrTxnDone
 	}
-	v, err := t.baseView(ctx, typ)
+	v, err := t.readView(ctx, typ)
 	if err != nil {
 		return 0, err
 	}
@@ -248,7 +273,7 @@ func (t *Txn) adjacent(ctx context.Context, edgeType, nodeID string, out bool) (
 	if t.done {
 		return nil, ErrTxnDone
 	}
-	v, err := t.baseView(ctx, edgeType)
+	v, err := t.readView(ctx, edgeType)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func init() {
 			"readers with snapshots at heads and old commits and cold-handle lineage lookups, a brancher creating, deleting and merging branches",
 		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, coreShape) },
 		Plants:   []string{plant.IgnoreLostAck, plant.TrustCommitIndex, plant.ReachDropsMerge, plant.ReachDropsBase, plant.SkipForkMarker},
+		Seed:     seedLeftoverIndex, // an older build's index of an attempt that never landed
 		// The smallest reach bounds: most merges compact their reach into
 		// folds, which the cold lookups' merge bases then expand.
 		ReachEntries: 2, ReachFolds: 2,
