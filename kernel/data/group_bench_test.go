@@ -19,7 +19,7 @@ const groupBenchCommits = 96
 
 // benchRegroupWait is the grouped handles' RegroupWait: ample for a
 // writer's turnaround between commits (it ends as soon as they queue).
-const benchRegroupWait = 20 * time.Millisecond
+const benchRegroupWait = 10 * time.Millisecond
 
 // BenchmarkGroupCommit measures, side by side in one run on one graph,
 // commits per second on one branch with 1, 8 and 32 writer goroutines
@@ -139,7 +139,7 @@ func commitOne(g *Graph, seq *atomic.Int64) (int, error) {
 
 // runWriters makes groupBenchCommits commits on main through g from
 // writers goroutines and returns the elapsed time and the groups made.
-func runWriters(b *testing.B, g *Graph, writers int, seq *atomic.Int64) writersRun {
+func runWriters(b testing.TB, g *Graph, writers int, seq *atomic.Int64) writersRun {
 	b.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
