@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/fs"
 	"github.com/graphkernel/graphkernel/objstore/s3/s3test"
 )
@@ -31,7 +32,10 @@ const benchRegroupWait = 10 * time.Millisecond
 // latency-1v-today (one writer's total commit latency grouped over
 // today's), members/group-8 and -32 (mean group size), and the same 8
 // writers on a handle without RegroupWait (commits/s-group-8-noregroup,
-// members/group-8-noregroup, speedup-8v1-noregroup).
+// members/group-8-noregroup, speedup-8v1-noregroup); and the store
+// requests per commit of the grouped one writer and of the 8 and 32
+// writers (requests/commit-1, -8, -32; exact, counted by
+// objstore/counting).
 // Run: go test ./kernel/data/ -run '^$' -bench BenchmarkGroupCommit -benchtime 3x
 func BenchmarkGroupCommit(b *testing.B) {
 	stores := []struct {
@@ -49,7 +53,8 @@ func BenchmarkGroupCommit(b *testing.B) {
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			store := st.open(b)
+			cs := counting.NewWithLogLimit(st.open(b), 0)
+			var store objstore.Store = cs
 			seedGraph(b, initGraph(b, store, Limits{}))
 			open := func(o GroupOptions) *Graph {
 				g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kernel.SystemEnv()}, Group: o})
@@ -62,16 +67,22 @@ func BenchmarkGroupCommit(b *testing.B) {
 			var seq atomic.Int64
 			var today1, group1 time.Duration
 			var group8, group32, plain8 writersRun
+			var req1, req8, req32 uint64
+			requests := func(f func()) uint64 {
+				before := cs.Counts().Requests()
+				f()
+				return cs.Counts().Requests() - before
+			}
 			b.ResetTimer()
 			for range b.N {
 				// One writer, alternating today's path and the grouped one
 				// commit by commit, so load and graph growth hit both alike.
 				for range groupBenchCommits {
 					today1 += timeCommit(b, today, &seq)
-					group1 += timeCommit(b, grouped, &seq)
+					req1 += requests(func() { group1 += timeCommit(b, grouped, &seq) })
 				}
-				group8.add(runWriters(b, grouped, 8, &seq))
-				group32.add(runWriters(b, grouped, 32, &seq))
+				req8 += requests(func() { group8.add(runWriters(b, grouped, 8, &seq)) })
+				req32 += requests(func() { group32.add(runWriters(b, grouped, 32, &seq)) })
 				plain8.add(runWriters(b, plain, 8, &seq))
 			}
 			b.StopTimer()
@@ -88,6 +99,10 @@ func BenchmarkGroupCommit(b *testing.B) {
 			b.ReportMetric(group8.meanSize(), "members/group-8")
 			b.ReportMetric(group32.meanSize(), "members/group-32")
 			b.ReportMetric(plain8.meanSize(), "members/group-8-noregroup")
+			perCommit := func(n uint64) float64 { return float64(n) / float64(groupBenchCommits*b.N) }
+			b.ReportMetric(perCommit(req1), "requests/commit-1")
+			b.ReportMetric(perCommit(req8), "requests/commit-8")
+			b.ReportMetric(perCommit(req32), "requests/commit-32")
 		})
 	}
 }
