@@ -179,6 +179,7 @@ type grouper struct {
 	opts   GroupOptions
 	mu     sync.Mutex
 	queues map[kernel.BranchRef]*groupQueue
+	heads  map[kernel.BranchRef]*headLookups // shared Begin lookups (group_begin.go)
 }
 
 // groupQueue is one branch's queue. busy is true while a leader runs;
@@ -220,7 +221,7 @@ func newGrouper(o GroupOptions, l Limits) *grouper {
 	if !o.Enabled {
 		return nil
 	}
-	return &grouper{opts: o.withDefaults(l), queues: map[kernel.BranchRef]*groupQueue{}}
+	return &grouper{opts: o.withDefaults(l), queues: map[kernel.BranchRef]*groupQueue{}, heads: map[kernel.BranchRef]*headLookups{}}
 }
 
 // commitGrouped is Commit's body (lock held): grouped when group commit

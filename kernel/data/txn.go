@@ -44,7 +44,7 @@ func (g *Graph) Begin(ctx context.Context, b kernel.BranchRef) (*Txn, error) {
 	if g.k.ReadOnly() {
 		return nil, fmt.Errorf("begin on %s: %w", b, kernel.ErrReadOnly)
 	}
-	base, err := g.k.SnapshotAt(ctx, b)
+	base, err := g.beginSnapshot(ctx, b) // group_begin.go: shared with concurrent Begins on a group-commit handle
 	if err != nil {
 		return nil, fmt.Errorf("begin on %s: %w", b, err)
 	}
