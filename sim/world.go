@@ -220,6 +220,10 @@ func (w *World) Live() []*Actor {
 	return out
 }
 
+// Window returns the scheduling window: an actor parked until t runs by
+// t + Window (another ready within the window may run first).
+func (w *World) Window() time.Duration { return w.cfg.Window }
+
 // Actors returns every actor spawned so far, in id order.
 func (w *World) Actors() []*Actor { return append([]*Actor(nil), w.actors...) }
 

@@ -26,7 +26,7 @@ func (t *Txn) pin(ctx context.Context) error {
 	if !t.floating {
 		return nil
 	}
-	fresh, err := t.g.k.SnapshotAt(ctx, t.branch)
+	fresh, err := t.g.beginSnapshot(ctx, t.branch) // group_begin.go: shared on a group-commit handle
 	if err != nil {
 		return err
 	}

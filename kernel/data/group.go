@@ -62,6 +62,15 @@ type GroupOptions struct {
 	// grouping, and groups form only from callers that queued while an
 	// earlier group was being written.
 	MaxWait time.Duration
+	// RegroupWait bounds how long a leader (after MaxWait) waits for its
+	// branch's expected commits to queue: as many as were decided by the
+	// branch's previous group plus those queued behind it, since a
+	// service's writers commit in a loop and come back. It takes the queue
+	// as soon as they are queued (or MaxMembers are). A lone writer
+	// expects no one and never waits; a shrinking set of writers costs at
+	// most one RegroupWait, after which the expectation is what came. 0
+	// disables it (today's behaviour).
+	RegroupWait time.Duration
 	// MaxMembers bounds a group (default DefaultGroupMembers).
 	MaxMembers int
 	// MaxRows and MaxBytes bound a group's staged rows and bytes (default:
@@ -114,6 +123,7 @@ func (o GroupOptions) withDefaults(l Limits) GroupOptions {
 		o.MaxFollowerWait = DefaultGroupFollowerWait
 	}
 	o.MaxWait = max(o.MaxWait, 0)
+	o.RegroupWait = max(o.RegroupWait, 0)
 	return o
 }
 
@@ -169,13 +179,18 @@ type grouper struct {
 	opts   GroupOptions
 	mu     sync.Mutex
 	queues map[kernel.BranchRef]*groupQueue
+	heads  map[kernel.BranchRef]*headLookups // shared Begin lookups (group_begin.go)
 }
 
 // groupQueue is one branch's queue. busy is true while a leader runs;
 // then every pending slot waits for it (busy false implies pending empty).
+// expect is how many commits the next leader expects to find queued
+// (RegroupWait): the last group's decided members plus those queued
+// behind it. An idle queue is kept only while it expects more than one.
 type groupQueue struct {
 	busy    bool
 	pending []*groupSlot
+	expect  int
 }
 
 // groupSlot is one queued Commit. The flags are read and written under
@@ -206,7 +221,7 @@ func newGrouper(o GroupOptions, l Limits) *grouper {
 	if !o.Enabled {
 		return nil
 	}
-	return &grouper{opts: o.withDefaults(l), queues: map[kernel.BranchRef]*groupQueue{}}
+	return &grouper{opts: o.withDefaults(l), queues: map[kernel.BranchRef]*groupQueue{}, heads: map[kernel.BranchRef]*headLookups{}}
 }
 
 // commitGrouped is Commit's body (lock held): grouped when group commit
@@ -327,6 +342,9 @@ func (gr *grouper) lead(ctx context.Context, s *groupSlot) {
 	if gr.opts.MaxWait > 0 {
 		waitErr = s.t.g.clock.Sleep(ctx, gr.opts.MaxWait)
 	}
+	if waitErr == nil && gr.opts.RegroupWait > 0 {
+		waitErr = gr.regroup(ctx, s)
+	}
 	members := gr.take(s.t.branch)
 	if waitErr != nil { // the leader's context ended: nothing written; everyone else commits alone
 		for _, m := range members[1:] {
@@ -337,6 +355,36 @@ func (gr *grouper) lead(ctx context.Context, s *groupSlot) {
 		gr.run(ctx, members)
 	}
 	gr.finish(s.t.branch, members)
+}
+
+// regroup waits, polling every Poll through the clock, while fewer
+// commits are queued on the leader's branch than it expects (capped at
+// MaxMembers), at most RegroupWait; an error is the leader's context
+// ending.
+func (gr *grouper) regroup(ctx context.Context, s *groupSlot) error {
+	clock := s.t.g.clock
+	start := clock.Now()
+	for range int(gr.opts.RegroupWait/gr.opts.Poll) + 1 {
+		if !gr.short(s.t.branch) {
+			return nil
+		}
+		left := gr.opts.RegroupWait - clock.Now().Sub(start)
+		if left <= 0 {
+			return nil
+		}
+		if err := clock.Sleep(ctx, min(gr.opts.Poll, left)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// short reports whether fewer commits are queued on b than expected.
+func (gr *grouper) short(b kernel.BranchRef) bool {
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	q := gr.queues[b]
+	return len(q.pending) < min(q.expect, gr.opts.MaxMembers)
 }
 
 // take removes the group from the head of the queue: at most MaxMembers,
@@ -369,6 +417,7 @@ func (gr *grouper) finish(b kernel.BranchRef, members []*groupSlot) {
 	defer gr.mu.Unlock()
 	q := gr.queues[b]
 	var back []*groupSlot
+	decided := 0
 	for _, m := range members {
 		if m.gone { // its caller left: nothing more is done for it
 			m.done = true
@@ -381,14 +430,18 @@ func (gr *grouper) finish(b kernel.BranchRef, members []*groupSlot) {
 			continue
 		}
 		m.done = true
+		decided++
 	}
 	q.pending = append(back, q.pending...)
+	q.expect = decided + len(q.pending)
 	if len(q.pending) > 0 {
 		q.pending[0].lead = true
 		return
 	}
 	q.busy = false
-	delete(gr.queues, b)
+	if q.expect <= 1 || gr.opts.RegroupWait == 0 {
+		delete(gr.queues, b)
+	}
 }
 
 // run decides the members of one group (leader's context).

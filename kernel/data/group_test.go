@@ -341,11 +341,17 @@ func TestGroupQueueBounded(t *testing.T) {
 // handle (the system clock; run it with -race): every commit succeeds,
 // each row is visible, and no more manifests than commits were published
 // (how many groups form depends on the scheduler; TestGroupCommitOnePublish
-// pins the grouping itself).
+// pins the grouping itself), with and without RegroupWait.
 func TestGroupCommitConcurrent(t *testing.T) {
+	for _, regroup := range []time.Duration{0, 5 * time.Millisecond} {
+		t.Run(fmt.Sprintf("regroup=%v", regroup), func(t *testing.T) { groupCommitConcurrent(t, regroup) })
+	}
+}
+
+func groupCommitConcurrent(t *testing.T, regroup time.Duration) {
 	store := sim.New(sim.Config{Seed: 1})
 	seedGraph(t, initGraph(t, store, Limits{}))
-	g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kernel.SystemEnv()}, Group: GroupOptions{Enabled: true}})
+	g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kernel.SystemEnv()}, Group: GroupOptions{Enabled: true, RegroupWait: regroup}})
 	must(t, err)
 	v0 := manifestVersion(t, g)
 	const writers, each = 8, 4

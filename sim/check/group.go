@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/graphkernel/graphkernel/model"
 )
@@ -70,8 +71,14 @@ type GroupObs struct {
 	// a strict table moved since its Begin).
 	OwnFailure bool
 	// Shared: an ambiguity the group's publish returned (not a follower
-	// that stopped waiting: Unknown).
-	Shared, Unknown bool
+	// that stopped waiting: Unknown). Waited: a follower no leader took
+	// within its bound (data.ErrGroupWait, definite).
+	Shared, Unknown, Waited bool
+	// Elapsed is how long the commit call took (world time); FollowerLimit
+	// the longest a follower that gave up may have waited: the handle's
+	// MaxFollowerWait plus one longest poll and the
+	// scheduler's window (0: not checked).
+	Elapsed, FollowerLimit time.Duration
 	// Commit, Position and Size are what an acknowledged member got: the
 	// commit id and Txn.Group.
 	Commit         string
@@ -87,7 +94,10 @@ type GroupObs struct {
 //     group size is not what the stored commit listing it says;
 //   - "group-shared-ambiguity": one stored group commit has an
 //     acknowledged member and a member told its publish was ambiguous
-//     (the group's outcome is one for all).
+//     (the group's outcome is one for all);
+//   - "group-follower-wait": a follower that gave up (Waited or Unknown)
+//     waited longer than its FollowerLimit, or its outcome is not the
+//     typed one (Waited is definite, Unknown ambiguous).
 //
 // A failed member that is visible anyway is CheckCommits'
 // "failed-commit-visible". It also returns what the commits covered.
@@ -99,9 +109,10 @@ type GroupCoverage struct {
 	// Groups counts the stored commits listing two or more members;
 	// MaxSize is the largest.
 	Groups, MaxSize int
-	// OwnFailures, Shared and Unknown count the members that failed
-	// alone, shared a group's ambiguity, or stopped waiting (ambiguous).
-	OwnFailures, Shared, Unknown int
+	// OwnFailures, Shared, Unknown and Waited count the members that
+	// failed alone, shared a group's ambiguity, stopped waiting after a
+	// leader took them (ambiguous), or were never taken (definite).
+	OwnFailures, Shared, Unknown, Waited int
 }
 
 func CheckGroups(g Graph, obs []GroupObs) ([]Violation, GroupCoverage) {
@@ -137,6 +148,7 @@ func CheckGroups(g Graph, obs []GroupObs) ([]Violation, GroupCoverage) {
 		case o.Class == Unsound && o.Outcome == model.OK:
 			vs = append(vs, violation("group-isolation", "%s: %s fails on every state but was acknowledged", o.Where, o.Tag))
 		}
+		vs = append(vs, checkFollowerWait(o)...)
 		if o.Outcome != model.OK {
 			continue
 		}
@@ -191,7 +203,28 @@ func (c *GroupCoverage) count(o GroupObs) {
 		c.Shared++
 	case o.Unknown:
 		c.Unknown++
+	case o.Waited:
+		c.Waited++
 	}
+}
+
+// checkFollowerWait is "group-follower-wait" for one observation.
+func checkFollowerWait(o GroupObs) []Violation {
+	if !o.Waited && !o.Unknown {
+		return nil
+	}
+	var vs []Violation
+	if o.FollowerLimit > 0 && o.Elapsed > o.FollowerLimit {
+		vs = append(vs, violation("group-follower-wait", "%s: %s gave up waiting after %v, beyond its bound %v", o.Where, o.Tag, o.Elapsed, o.FollowerLimit))
+	}
+	want := model.Ambiguous // taken by a leader that did not report: it may publish
+	if o.Waited {
+		want = model.Failed // never taken: nothing written
+	}
+	if o.Outcome != want {
+		vs = append(vs, violation("group-follower-wait", "%s: %s gave up waiting (never taken %t) with outcome %v, want %v", o.Where, o.Tag, o.Waited, o.Outcome, want))
+	}
+	return vs
 }
 
 func indexOf(tags []string, tag string) int {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/model"
@@ -60,11 +61,12 @@ func TestCheckGroups(t *testing.T) {
 	}
 	clean := []GroupObs{
 		ok("w.0", idG, 0, 3), ok("w.1", idG, 1, 3),
-		{Tag: "w.2", Class: Either, Outcome: model.Ambiguous, Unknown: true}, // stopped waiting: may be in the group
+		{Tag: "w.2", Class: Either, Outcome: model.Ambiguous, Unknown: true, Elapsed: 30 * time.Millisecond, FollowerLimit: 33 * time.Millisecond}, // stopped waiting: may be in the group
 		ok("w.3", idP, 0, 1),
 		{Tag: "w.4", Class: Unsound, Outcome: model.Failed, OwnFailure: true},
 		{Tag: "w.5", Class: Either, Outcome: model.Failed, OwnFailure: true},
-		{Tag: "w.6", Class: Sound, Outcome: model.Failed}, // contention: not its own failure
+		{Tag: "w.6", Class: Sound, Outcome: model.Failed},                                                                                     // contention: not its own failure
+		{Tag: "w.7", Class: Sound, Outcome: model.Failed, Waited: true, Elapsed: 33 * time.Millisecond, FollowerLimit: 33 * time.Millisecond}, // never taken
 	}
 	with := func(i int, f func(*GroupObs)) []GroupObs {
 		out := append([]GroupObs(nil), clean...)
@@ -83,6 +85,11 @@ func TestCheckGroups(t *testing.T) {
 		{"wrong size", with(0, func(o *GroupObs) { o.Size = 2 }), "group-position"},
 		{"wrong commit", with(3, func(o *GroupObs) { o.Commit = idG.String() }), "group-position"},
 		{"ambiguity not shared", with(2, func(o *GroupObs) { o.Unknown, o.Shared = false, true }), "group-shared-ambiguity"},
+		{"a taken follower waited too long", with(2, func(o *GroupObs) { o.Elapsed = 34 * time.Millisecond }), "group-follower-wait"},
+		{"an untaken follower waited too long", with(7, func(o *GroupObs) { o.Elapsed = time.Second }), "group-follower-wait"},
+		{"an untaken follower told ambiguous", with(7, func(o *GroupObs) { o.Outcome = model.Ambiguous }), "group-follower-wait"},
+		{"a taken follower told definite", with(2, func(o *GroupObs) { o.Outcome = model.Failed }), "group-follower-wait"},
+		{"unchecked bound", with(7, func(o *GroupObs) { o.Elapsed, o.FollowerLimit = time.Hour, 0 }), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

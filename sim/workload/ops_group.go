@@ -108,7 +108,7 @@ func opGroupTx(p *Proc, idx int, op Op) error {
 		return err
 	}
 	tag := p.Tag(idx)
-	c, tx, err := p.dataCommitTx(tag, op.Arg("branch"), func(t *data.Txn) error {
+	c, tx, elapsed, err := p.dataCommitTx(tag, op.Arg("branch"), func(t *data.Txn) error {
 		ops := groupOps(tag, op)
 		if err := stageOps(t, ops); err != nil {
 			return err
@@ -123,7 +123,10 @@ func opGroupTx(p *Proc, idx int, op Op) error {
 		p.Unexpected("grouptx", err)
 		return nil
 	}
-	o := check.GroupObs{Tag: tag, Where: p.name, Class: class, Outcome: Outcome(err)}
+	o := check.GroupObs{Tag: tag, Where: p.name, Class: class, Outcome: Outcome(err), Elapsed: elapsed}
+	if p.run.W != nil { // simulated time: a follower's bound is exact (a real clock's scheduling is not)
+		o.FollowerLimit = followerLimit(serviceGroup(p), p.run.W.Window())
+	}
 	var unknown *data.GroupOutcomeUnknownError
 	var mm *kernel.VersionMismatchError
 	switch {
@@ -132,6 +135,8 @@ func opGroupTx(p *Proc, idx int, op Op) error {
 		o.Commit, o.Position, o.Size = c.ID.String(), info.Position, info.Size
 	case errors.As(err, &unknown):
 		o.Unknown = true
+	case errors.Is(err, data.ErrGroupWait):
+		o.Waited = true
 	case objstore.IsAmbiguous(err):
 		o.Shared = true
 	case errors.Is(err, data.ErrValidation) || errors.As(err, &mm):
@@ -156,36 +161,47 @@ func (p *Proc) align(d string) error {
 	return p.sleep(period - time.Duration(now%int64(period)))
 }
 
-// dataCommitTx is dataCommit returning the commit and the committed
-// transaction (nil if the commit was never called): what a grouped member
-// observes is its commit id and Txn.Group.
-func (p *Proc) dataCommitTx(tag, branch string, stage func(*data.Txn) error) (kernel.Commit, *data.Txn, error) {
+// followerLimit is the longest a follower that gives up may wait: its
+// MaxFollowerWait plus its last poll, of at most 8×Poll
+// (kernel/data/group.go), which the scheduler may end up to its window
+// late.
+func followerLimit(o data.GroupOptions, window time.Duration) time.Duration {
+	return o.MaxFollowerWait + 8*o.Poll + window
+}
+
+// dataCommitTx is dataCommit returning the commit, the committed
+// transaction (nil if the commit was never called) and how long the Commit
+// call took (world time): what a grouped member observes is its commit id,
+// Txn.Group, and, when it gave up waiting, how long it waited.
+func (p *Proc) dataCommitTx(tag, branch string, stage func(*data.Txn) error) (kernel.Commit, *data.Txn, time.Duration, error) {
 	g, err := p.dg()
 	if err != nil {
-		return kernel.Commit{}, nil, err
+		return kernel.Commit{}, nil, 0, err
 	}
 	ctx := p.Ctx()
 	ref, err := g.Branch(ctx, branch)
 	if err != nil {
-		return kernel.Commit{}, nil, err
+		return kernel.Commit{}, nil, 0, err
 	}
 	tx, err := g.Begin(ctx, ref)
 	if err != nil {
-		return kernel.Commit{}, nil, err
+		return kernel.Commit{}, nil, 0, err
 	}
 	if err := stage(tx); err != nil {
 		tx.Discard()
-		return kernel.Commit{}, nil, err
+		return kernel.Commit{}, nil, 0, err
 	}
 	pc := p.run.H.BeginCommit(p.client(), check.IncarnationKey(branch, ref.Incarnation()), tag, nil)
+	start := p.run.clock.Now()
 	c, err := tx.Commit(ctx, kernel.LineageIntent{Actor: p.name, Message: check.MessageFor(tag)})
+	elapsed := p.run.clock.Now().Sub(start)
 	if p.Over(err) {
-		return c, tx, p.end(err)
+		return c, tx, elapsed, p.end(err)
 	}
 	out := Outcome(err)
 	pc.End(out)
 	p.run.note("%s grouptx %s -> %v (%v) group %+v", p.name, tag, out, errText(err), tx.Group())
-	return c, tx, err
+	return c, tx, elapsed, err
 }
 
 var groupShape = shape{faultPhase: 4 * time.Minute, quietPhase: time.Minute}
@@ -221,7 +237,44 @@ func genGroup(seed uint64, faults string) *Scenario {
 			Args: map[string]string{"branch": "main"}})
 	}
 	s.Actors = append(s.Actors, q, r, genFeedConsumer(rng, groupShape))
+	if rng.IntN(2) == 0 { // half the seeds: the service's leaders wait for the last group's members
+		for i := range members {
+			for j := range s.Actors[i].Ops {
+				s.Actors[i].Ops[j].Args["gregroup"] = "30ms"
+			}
+		}
+	}
+	s.Actors = append(s.Actors, genImpatient(rng)...)
 	return s
+}
+
+// impatientThink paces the impatient service's actors (fewer ops: the
+// default soak stays cheap).
+var impatientThink = [2]time.Duration{3 * time.Second, 9 * time.Second}
+
+// genImpatient draws a second service, g1, whose followers give up long
+// before its leaders are done (MaxFollowerWait 25 ms; a group's write takes
+// several store round trips of 5-40 ms): a follower taken into a group
+// stops waiting with *data.GroupOutcomeUnknownError (ambiguous), one queued
+// behind a writing leader with data.ErrGroupWait (definite), both checked
+// by "group-follower-wait". Half its commits are aligned (they queue
+// together, so leaders take followers), half are not (they queue behind a
+// writing leader).
+func genImpatient(rng *rand.Rand) []ActorPlan {
+	var out []ActorPlan
+	for i := 0; i < 3; i++ {
+		a := ActorPlan{Name: fmt.Sprintf("g1%c", 'a'+i)}
+		for n := opsFor(groupShape, impatientThink); n > 0; n-- {
+			op := genGroupTx(rng, impatientThink)
+			op.Args["svc"], op.Args["gwait"], op.Args["gfollow"] = "g1", "40ms", "45ms"
+			if rng.IntN(2) == 0 {
+				op.Args["align"] = "1s"
+			}
+			a.Ops = append(a.Ops, op)
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // genGroupTx draws one grouped transaction.

@@ -104,7 +104,7 @@ func ExecuteReal(s *Scenario, env RealEnv, opt Options) *Result {
 	}
 	_, acked, reads := r.H.Counts()
 	return &Result{Scenario: s, Ops: int(r.ops.Load()), Commits: acked, Reads: reads,
-		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov,
+		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov,
 		Migrations: int(r.migrations.Load()), Resolved: int(r.resolved.Load()),
 		SimTime: scaled(s.FaultPhase, scale), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures}

@@ -106,8 +106,9 @@ func (s *service) handle(p *Proc) (*data.Graph, error) {
 }
 
 // serviceGroup is the group commit configuration of a service's handle:
-// the plan's op arguments gwait (the leader's MaxWait) and gfollow (a
-// follower's MaxFollowerWait), polled every millisecond.
+// the plan's op arguments gwait (the leader's MaxWait), gregroup (its
+// RegroupWait) and gfollow (a follower's MaxFollowerWait), polled every
+// millisecond.
 func serviceGroup(p *Proc) data.GroupOptions {
 	o := data.GroupOptions{Enabled: true, Poll: time.Millisecond, MaxFollowerWait: 30 * time.Second}
 	for _, op := range p.plan.Ops {
@@ -116,6 +117,9 @@ func serviceGroup(p *Proc) data.GroupOptions {
 		}
 		if d, err := time.ParseDuration(op.Arg("gfollow")); err == nil {
 			o.MaxFollowerWait = d
+		}
+		if d, err := time.ParseDuration(op.Arg("gregroup")); err == nil {
+			o.RegroupWait = d
 		}
 	}
 	return o

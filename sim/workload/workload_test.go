@@ -186,9 +186,10 @@ func readCase(t *testing.T, path string) *Scenario {
 	return s
 }
 
-// TestRealStore runs one scaled-down core scenario on the filesystem store
-// and on S3 (a real versitygw on 127.0.0.1) with real goroutines and time:
-// same checkers, same porcupine.
+// TestRealStore runs one scaled-down core scenario and one data-group
+// scenario (group commit among a service's real goroutines) on the
+// filesystem store and on S3 (a real versitygw on 127.0.0.1) with real
+// goroutines and time: same checkers, same porcupine.
 func TestRealStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real time")
@@ -207,14 +208,21 @@ func TestRealStore(t *testing.T) {
 		{"s3", func(t *testing.T) objstore.Store { return s3test.Shared(t).NewStore(t) }},
 	}
 	for _, sc := range stores {
-		t.Run(sc.name, func(t *testing.T) {
-			w, _ := Lookup("core")
-			r := ExecuteReal(w.Generate(1, "none"), RealEnv{Store: sc.open(t), Root: "t/g", Clock: kernel.SystemEnv().Clock,
-				Scale: 0.01, QuietBound: time.Minute}, testOpts)
-			if r.Failed() || r.Commits == 0 || r.LinChecks == 0 {
-				t.Fatalf("commits %d lin %d violations %v", r.Commits, r.LinChecks, r.Violations)
+		for _, wl := range []string{"core", "data-group"} {
+			name := sc.name
+			if wl != "core" {
+				name += "/" + wl
 			}
-		})
+			t.Run(name, func(t *testing.T) {
+				w, _ := Lookup(wl)
+				r := ExecuteReal(w.Generate(1, "none"), RealEnv{Store: sc.open(t), Root: "t/g", Clock: kernel.SystemEnv().Clock,
+					Scale: 0.01, QuietBound: time.Minute}, testOpts)
+				if r.Failed() || r.Commits == 0 || r.LinChecks == 0 || wl == "data-group" && r.Groups.Acked == 0 {
+					t.Fatalf("commits %d lin %d groups %+v violations %v", r.Commits, r.LinChecks, r.Groups, r.Violations)
+				}
+				t.Logf("commits %d lin %d groups %+v", r.Commits, r.LinChecks, r.Groups)
+			})
+		}
 	}
 }
 
