@@ -46,7 +46,8 @@ func TestBeginFloatsOnTheView(t *testing.T) {
 
 	commitTx(t, other, func(tx *Txn) error { return tx.Insert("Person", person("later", "n")) })
 	commitTx(t, g, func(tx *Txn) error { return tx.Insert("Person", person("blind", "n")) }) // a stale view: the insert rebases
-	commitTx(t, other, func(tx *Txn) error { // read first: pinned at the loaded head, which shows g's insert
+	// Read first: pinned at the loaded head, which shows g's insert.
+	commitTx(t, other, func(tx *Txn) error {
 		if _, ok, err := tx.Get(ctx, "Person", "blind"); err != nil || !ok {
 			return fmt.Errorf("blind row before the update: found=%v %v", ok, err)
 		}
