@@ -123,7 +123,7 @@ func (p *Proc) main(h host) error {
 	}
 	for p.next < len(p.plan.Ops) && !p.run.quiet() {
 		op := p.plan.Ops[p.next]
-		if err := p.h.Sleep(op.Think); err != nil {
+		if err := p.think(op.Think); err != nil {
 			return err
 		}
 		if p.run.quiet() {
@@ -137,6 +137,29 @@ func (p *Proc) main(h host) error {
 		}
 	}
 	return p.final()
+}
+
+// thinkStep bounds one sleep of a think: a longer think (a later shift's
+// start, lifeShifts) sleeps in steps and ends when the quiet phase begins,
+// since a phase that PhaseDone ends early may end before it.
+const thinkStep = time.Minute
+
+// think sleeps d before an op: at once for d ≤ thinkStep (every ordinary
+// think, so schedules stay as they were), else in steps of thinkStep,
+// returning early once the quiet phase began (at most d/thinkStep steps).
+func (p *Proc) think(d time.Duration) error {
+	for ; d > thinkStep; d -= thinkStep {
+		if p.run.quiet() {
+			return nil
+		}
+		if err := p.h.Sleep(thinkStep); err != nil {
+			return err
+		}
+	}
+	if p.run.quiet() {
+		return nil
+	}
+	return p.h.Sleep(d)
 }
 
 // open creates (init process) or opens the graph, retrying until it works.
