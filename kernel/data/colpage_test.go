@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"slices"
 	"testing"
@@ -61,7 +60,7 @@ func TestColumnFileRoundTrip(t *testing.T) {
 		got, err := decodeColumnsSafe(tb, raw, uint64(n))
 		must(t, err)
 		must(t, checkColumns(tb, got))
-		if !reflect.DeepEqual(rowsOf(tb, got), rowsOf(tb, want)) {
+		if !cmp.Equal(rowsOf(tb, got), rowsOf(tb, want)) {
 			t.Fatalf("%d rows: the column file decodes to other rows than the Arrow file", n)
 		}
 		again, err := encodeColumns(tb, rec)

@@ -3,11 +3,11 @@ package data
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/kerneltest"
@@ -226,7 +226,7 @@ func TestApplySchemaChanges(t *testing.T) {
 			check: func(t *testing.T, g *Graph) {
 				_, err := apply(t, g, withSchema(t, "-> Company {", "-> Company @card(0..1) {"), SchemaOptions{})
 				var re *SchemaRefusedError
-				if !errors.As(err, &re) || !reflect.DeepEqual(re.Nodes, []string{"p1"}) || !reflect.DeepEqual(re.Edges, []string{"w1", "w2"}) {
+				if !errors.As(err, &re) || !cmp.Equal(re.Nodes, []string{"p1"}) || !cmp.Equal(re.Edges, []string{"w1", "w2"}) {
 					t.Fatalf("refusal %+v (%v), want node p1 with edges w1, w2", re, err)
 				}
 			}},
@@ -236,7 +236,7 @@ func TestApplySchemaChanges(t *testing.T) {
 			check: func(t *testing.T, g *Graph) {
 				_, err := apply(t, g, withSchema(t, "-> Company {", "-> Company @card(1..*) {"), SchemaOptions{})
 				var re *SchemaRefusedError
-				if !errors.As(err, &re) || !reflect.DeepEqual(re.Nodes, []string{"p3"}) {
+				if !errors.As(err, &re) || !cmp.Equal(re.Nodes, []string{"p3"}) {
 					t.Fatalf("refusal %+v, want node p3 (no edge)", re)
 				}
 			}},

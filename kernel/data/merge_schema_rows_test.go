@@ -2,9 +2,9 @@ package data_test
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/merge"
@@ -52,7 +52,7 @@ edge WorksAt: Person -> Company { since: int64? }`, schema.Rename{Type: "Person"
 				t.Errorf("prefer source: resolved %v", res.Resolved)
 			}
 		}
-		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(res.Conflicts, ce.Conflicts) {
+		if !cmp.Equal(got, want) || !cmp.Equal(res.Conflicts, ce.Conflicts) {
 			t.Fatalf("conflicts %q (result %v), want %q", got, res.Conflicts, want)
 		}
 		if o.head() != before {

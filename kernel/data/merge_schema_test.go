@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/internal/verify"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
@@ -169,7 +169,7 @@ edge WorksAt: Person -> Company { since: int64? }`)
 	for _, prop := range p.Props {
 		names = append(names, prop.Name)
 	}
-	if want := []string{"name", "age", "phone", "email"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"name", "age", "phone", "email"}; !cmp.Equal(names, want) {
 		t.Fatalf("merged Person properties %v, want %v", names, want)
 	}
 	if s.Kernel().SchemaHash() != res.Schema {
@@ -183,7 +183,7 @@ edge WorksAt: Person -> Company { since: int64? }`)
 		{"p2", map[string]any{"name": "bob", "phone": "555"}},
 		{"p3", map[string]any{"name": "cy", "email": "cy@x"}},
 	} {
-		if got := o.get("Person", c.id); !reflect.DeepEqual(got, c.want) {
+		if got := o.get("Person", c.id); !cmp.Equal(got, c.want) {
 			t.Errorf("Person %s = %v, want %v", c.id, got, c.want)
 		}
 	}
@@ -247,7 +247,7 @@ edge WorksAt: Person -> Company { since: int64? }`)
 		for i := range got {
 			got[i].Message = ""
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !cmp.Equal(got, want) {
 			t.Fatalf("drop on main %v: conflicts %v, want %v", dropOnMain, ce.Conflicts, want)
 		}
 		if o.head() != before {

@@ -1,10 +1,10 @@
 package gc
 
 import (
-	"reflect"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
@@ -18,7 +18,7 @@ func TestPlanOf(t *testing.T) {
 	got := PlanOf([]format.ManifestRef{ref("main", 1, 3), ref("f", 2, 0), ref("main", 1, 1), ref("main", 1, 2), ref("main", 1, 2), ref("main", 1, 7), ref("f", 1, 4)})
 	want := []format.PlanRange{{Branch: "f", Incarnation: 1, From: 4, To: 4}, {Branch: "f", Incarnation: 2, From: 0, To: 0},
 		{Branch: "main", Incarnation: 1, From: 1, To: 3}, {Branch: "main", Incarnation: 1, From: 7, To: 7}}
-	if !reflect.DeepEqual(got, want) {
+	if !cmp.Equal(got, want) {
 		t.Fatalf("PlanOf = %+v, want %+v", got, want)
 	}
 	if PlanOf(nil) != nil {

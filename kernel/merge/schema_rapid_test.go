@@ -2,12 +2,12 @@ package merge
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 )
 
@@ -127,7 +127,7 @@ func TestMergeSchemasProperties(t *testing.T) {
 		src, tgt := evolveRandomly(t, "s", base), evolveRandomly(t, "t", base)
 		m := MergeSchemas(SchemaInput{Base: base, Source: src, Target: tgt})
 		w := MergeSchemas(SchemaInput{Base: base, Source: tgt, Target: src})
-		if a, b := conflictRules(m.Conflicts), conflictRules(w.Conflicts); !reflect.DeepEqual(a, b) {
+		if a, b := conflictRules(m.Conflicts), conflictRules(w.Conflicts); !cmp.Equal(a, b) {
 			t.Fatalf("conflicts %v one way, %v the other", m.Conflicts, w.Conflicts)
 		}
 		if len(m.Conflicts) > 0 {
@@ -163,11 +163,11 @@ func TestMergeSchemasProperties(t *testing.T) {
 				sort.Slice(d.props, func(i, j int) bool { return d.props[i].Column < d.props[j].Column })
 				return d
 			}
-			if !reflect.DeepEqual(sortProps(a), sortProps(b)) {
+			if !cmp.Equal(sortProps(a), sortProps(b)) {
 				t.Fatalf("%s merges to %+v one way, %+v the other", typ, a, b)
 			}
 		}
-		if !reflect.DeepEqual(typeNames(m.Schema), typeNames(w.Schema)) {
+		if !cmp.Equal(typeNames(m.Schema), typeNames(w.Schema)) {
 			t.Fatalf("types %v one way, %v the other", typeNames(m.Schema), typeNames(w.Schema))
 		}
 	})

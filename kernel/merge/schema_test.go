@@ -1,9 +1,9 @@
 package merge
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 )
 
@@ -133,7 +133,7 @@ edge WorksAt: Person -> Company { since: int64? }`},
 					}
 					rules = append(rules, c.Rule)
 				}
-				if !reflect.DeepEqual(rules, tc.rules) {
+				if !cmp.Equal(rules, tc.rules) {
 					t.Fatalf("rules %v, want %v (%v)", rules, tc.rules, got.Conflicts)
 				}
 				return
@@ -141,7 +141,7 @@ edge WorksAt: Person -> Company { since: int64? }`},
 			if len(got.Conflicts) > 0 {
 				t.Fatalf("conflicts %v, want %s", got.Conflicts, tc.want)
 			}
-			if want := parse(t, tc.want).Normalized(); !reflect.DeepEqual(got.Schema.Normalized(), want) {
+			if want := parse(t, tc.want).Normalized(); !cmp.Equal(got.Schema.Normalized(), want) {
 				t.Fatalf("merged\n%s\nwant\n%s", got.Schema, want)
 			}
 		})
@@ -160,7 +160,7 @@ func TestMergeSchemasIsSymmetricInConflicts(t *testing.T) {
 	}
 	want := parse(t, `node Person @retired(age) { fullname: string @col(name) } node Company { name: string } edge WorksAt: Person -> Company { since: int64? }`).Normalized()
 	for _, got := range []SchemaMerge{x, y} {
-		if !reflect.DeepEqual(got.Schema.Normalized(), want) {
+		if !cmp.Equal(got.Schema.Normalized(), want) {
 			t.Fatalf("merged\n%s\nwant\n%s", got.Schema, want)
 		}
 	}

@@ -1,11 +1,12 @@
 package schema
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCompareTable pins Compare on hand-written schemas in force.
@@ -60,7 +61,7 @@ func TestCompareEqualsEvolvePlan(t *testing.T) {
 			if len(got) == 0 && len(p.Steps) == 0 {
 				got = p.Steps
 			}
-			if !reflect.DeepEqual(got, p.Steps) {
+			if !cmp.Equal(got, p.Steps) {
 				t.Fatalf("Compare = %q\nplan    = %q\nold:\n%s\nnew:\n%s", stepStrings(got), stepStrings(p.Steps), p.Old, p.New)
 			}
 			if same := Compare(p.New, p.New); len(same) != 0 {
