@@ -37,6 +37,27 @@ func (t *Txn) pin(ctx context.Context) error {
 	return nil
 }
 
+// restageOnHead is called when a row was refused under a floating base's
+// schema (lock held): the view may predate a schema change another handle
+// published, so the transaction pins its base at the loaded head (one
+// head lookup, under Begin's context) and reports whether the schema
+// changed, in which case the caller stages the row again under the head's
+// schema, as a Begin that looked up the head would have. A transaction
+// that already staged rows under the old schema gets
+// *kernel.SchemaChangedError from pin instead (moveBase), which is
+// retryable; that or a lookup error is returned, for the caller to join
+// with the row's refusal.
+func (t *Txn) restageOnHead() (bool, error) {
+	if !t.floating {
+		return false, nil
+	}
+	before := t.base.SchemaHash()
+	if err := t.pin(t.beginCtx); err != nil {
+		return false, fmt.Errorf("head lookup after a refused row: %w", err)
+	}
+	return t.base.SchemaHash() != before, nil
+}
+
 // moveBase moves a floating base to s, a loaded head of the branch no
 // older than it (lock held). Under another schema, a transaction with nothing staged
 // takes s's catalog; one with staged rows (checked against the old

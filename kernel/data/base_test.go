@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -69,4 +70,44 @@ func TestBeginFloatsOnTheView(t *testing.T) {
 		}
 		tx.Discard()
 	}
+}
+
+// TestStaleViewStagesUnderTheHeadsSchema: another handle added a property
+// after this handle's view; a transaction begun on the stale view that
+// stages a row naming the new property looks up the head once and stages
+// it under the head's schema (as a Begin that looked up the head would),
+// and commits. One that had already staged a row under the view's schema
+// gets the retryable *kernel.SchemaChangedError, joined with the row's
+// refusal; its retry succeeds. Red without restageOnHead: "no such
+// property" (cmd's TestSchemaDiff found it after Begin began floating).
+func TestStaleViewStagesUnderTheHeadsSchema(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	g := initGraph(t, st, Limits{})
+	seedGraph(t, g)
+	other := openGraph(t, st, 5)
+	br := mainRef(t, g)
+	_, err := apply(t, other, strings.Replace(testSchemaText, "avatar: bytes? }", "avatar: bytes?  email: string? }", 1), SchemaOptions{})
+	must(t, err)
+	withEmail := Row{ID: "e1", Props: map[string]any{"name": "n", "email": "e@x"}}
+
+	commitTx(t, g, func(tx *Txn) error { return tx.Insert("Person", withEmail) })
+	if v := propOf(t, g, "Person", "e1", "email"); v != "e@x" {
+		t.Fatalf("email = %#v after a commit begun on the stale view", v)
+	}
+
+	g2 := openGraph(t, st, 6) // a view from before the next change
+	_, err = apply(t, other, strings.Replace(testSchemaText, "avatar: bytes? }", "avatar: bytes?  email: string?  phone: string? }", 1), SchemaOptions{})
+	must(t, err)
+	tx, err := g2.Begin(ctx, br)
+	must(t, err)
+	must(t, tx.Insert("Person", person("plain", "n")))
+	err = tx.Insert("Person", Row{ID: "p9", Props: map[string]any{"name": "n", "phone": "1"}})
+	var sc *kernel.SchemaChangedError
+	if !errors.As(err, &sc) || !errors.Is(err, ErrInvalidRow) {
+		t.Fatalf("a new property after rows staged under the view's schema: %v, want SchemaChangedError joined with ErrInvalidRow", err)
+	}
+	tx.Discard()
+	commitTx(t, g2, func(tx *Txn) error {
+		return errors.Join(tx.Insert("Person", person("plain", "n")), tx.Insert("Person", Row{ID: "p9", Props: map[string]any{"name": "n", "phone": "1"}}))
+	})
 }

@@ -34,6 +34,10 @@ type Txn struct {
 	// discovery at Begin) and nothing has read it yet, so the transaction
 	// may still take a newer head as its base (base.go).
 	floating bool
+	// beginCtx is Begin's context, kept only for the one head lookup a
+	// floating transaction makes when a staged row names what its view's
+	// schema lacks (restageOnHead; base.go).
+	beginCtx context.Context
 
 	mu    sync.Mutex
 	r     *reader
@@ -63,7 +67,7 @@ func (g *Graph) Begin(ctx context.Context, b kernel.BranchRef) (*Txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin on %s: %w", b, err)
 	}
-	return &Txn{g: g, branch: b, base: base, floating: floating, cat: cat, r: newReader(g, cat),
+	return &Txn{g: g, branch: b, base: base, floating: floating, beginCtx: ctx, cat: cat, r: newReader(g, cat),
 		views: map[string]*tableView{}, s: newStaging(cat, g.limits)}, nil
 }
 
@@ -95,7 +99,25 @@ func (t *Txn) stage(op Op, typ string, rows []Row) error {
 	if t.done {
 		return ErrTxnDone
 	}
-	return t.s.stageRows(op, typ, rows)
+	return t.stageOnHead(func() error { return t.s.stageRows(op, typ, rows) })
+}
+
+// stageOnHead runs stage; a refusal under a floating base's schema looks
+// up the head once and, when its schema differs, stages again under it
+// (restageOnHead; lock held).
+func (t *Txn) stageOnHead(stage func() error) error {
+	err := stage()
+	if err == nil {
+		return nil
+	}
+	changed, perr := t.restageOnHead()
+	if perr != nil {
+		return errors.Join(err, perr)
+	}
+	if changed {
+		return stage()
+	}
+	return err
 }
 
 // WriteRecord stages the rows of an Arrow record (fields equal to the
@@ -110,7 +132,7 @@ func (t *Txn) WriteRecord(op Op, typ string, rec arrow.Record) error {
 	if t.done {
 		return ErrTxnDone
 	}
-	return t.s.stageRecord(op, typ, rec)
+	return t.stageOnHead(func() error { return t.s.stageRecord(op, typ, rec) })
 }
 
 // Delete stages the deletion of rows of typ by id. Deleting a node that
