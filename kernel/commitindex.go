@@ -103,7 +103,7 @@ func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (li
 
 // repairIndex rebuilds the index of l's head commit (found missing or
 // stale) from the manifest holding it and the one before it, exactly as
-// its publish would have (commitIndexFor), recursing at most depth
+// its publish would have (commitIndexForDepth), recursing at most depth
 // commits into the past for indexes missing too. A writable handle stores
 // it; every handle caches it. ok=false when it cannot be rebuilt: the
 // depth is spent, l is legacy or a genesis, or a manifest it needs was
@@ -178,15 +178,12 @@ func (g *Graph) indexAfterPublish(ctx context.Context, head, l loaded) {
 	_, _, _ = g.repairIndex(ctx, l, repairDepth) // stores what it builds; a failure leaves it to the next reader
 }
 
-// commitIndexFor builds the index of next's commit, which builds on head
+// commitIndexForDepth builds the index of next's commit, which builds on head
 // (and on the manifest holding its merged parent, if any): the join of
 // their reaches under the handle's limits (lineage.JoinReach). A reach it
 // cannot know (an input without a complete index that cannot be rebuilt,
 // a collected merged-from manifest) makes the index incomplete.
-func (g *Graph) commitIndexFor(ctx context.Context, head loaded, next *format.Manifest) (format.CommitIndex, error) {
-	return g.commitIndexForDepth(ctx, head, next, repairDepth)
-}
-
+// Rebuilding an input's missing index recurses at most depth commits.
 func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *format.Manifest, depth int) (format.CommitIndex, error) {
 	at := format.ManifestRef{Branch: next.Branch.Name, Incarnation: next.Branch.Incarnation, Version: next.Version}
 	x := format.CommitIndex{ID: next.Commit.ID, At: at}

@@ -22,11 +22,9 @@ func schemaHistory(t *testing.T) ([]*Snapshot, []string) {
 	text := evoSchemaText
 	change := func(label, old, new string, renames ...schema.Rename) {
 		t.Helper()
-		next := text + ""
+		next := text + new
 		if old != "" {
 			next = replaceOnce(t, text, old, new)
-		} else {
-			next = text + new
 		}
 		if _, err := g.ApplySchema(ctx, mainRef(t, g), parseSchema(t, next), kernel.LineageIntent{Actor: "test", Message: label}, SchemaOptions{Renames: renames}); err != nil {
 			t.Fatalf("%s: %v", label, err)
