@@ -669,7 +669,7 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 			return kernel.TableContent{}, err
 		}
 		info.Name = id.String()
-		g.cacheWrittenFragment(t, info, data)
+		g.cacheWrittenFragment(ctx, t, info, data)
 		infos = append(infos, info)
 		rows += info.Rows
 	}
