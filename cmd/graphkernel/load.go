@@ -93,8 +93,8 @@ type loader struct {
 	seen   int // rows handed to stage so far, in pass order
 	start  int // seen at the current transaction's first row
 	staged int
-	first  string
-	last   string
+	first  location
+	last   location
 	rep    loadReport
 }
 
@@ -289,6 +289,12 @@ func (l *loader) run(ctx context.Context, files []string) error {
 func (l *loader) each(ctx context.Context, fn func(typeInfo, record) error) error {
 	for _, edges := range []bool{false, true} {
 		for _, f := range l.files {
+			if typ, rowBytes, ok := csvStemTyped(f); ok {
+				if ti, known := l.types[typ]; known && ti.edge != edges {
+					l.meter.add(0, rowBytes) // every row is of the other pass: skip the file unparsed
+					continue
+				}
+			}
 			err := readSource(ctx, f, l.src, func(r record) error {
 				l.meter.add(0, r.bytes)
 				ti, ok := l.types[r.typ]
@@ -329,7 +335,7 @@ func (l *loader) locate(ctx context.Context, typ, id string) (string, bool) {
 		if r.typ == typ {
 			if v, ok := r.fields[colID]; ok {
 				if k, err := keyOf(v); err == nil && k == id {
-					loc = r.loc
+					loc = r.loc.String()
 				}
 			}
 		}
@@ -407,7 +413,7 @@ func (l *loader) flush(ctx context.Context) error {
 		}
 		return fmt.Errorf("commit of rows %s .. %s: %w", l.first, l.last, err)
 	}
-	l.rep.Transactions = append(l.rep.Transactions, committedTxn{Commit: c.ID.String(), Rows: l.staged, First: l.first, Last: l.last})
+	l.rep.Transactions = append(l.rep.Transactions, committedTxn{Commit: c.ID.String(), Rows: l.staged, First: l.first.String(), Last: l.last.String()})
 	l.rep.Rows += l.staged
 	l.staged = 0
 	l.meter.flush()
