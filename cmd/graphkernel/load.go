@@ -157,26 +157,26 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 // transaction byte budget (BenchmarkLoadMemory: peak heap <= 4x).
 const loadMemoryFactor = 4
 
-// loadSoftLimitFactor is the soft memory limit of a load as a multiple of
-// its byte budget: below the goal, because the heap passes a soft limit
-// by what the program allocates while a collection runs, which grows when
-// the machine is busy (BenchmarkLoadMemory peaked at 4.2x under a 4x
-// limit at load average 22, the garbage of a batch being most of it).
-const loadSoftLimitFactor = 3
+// loadSoftLimitHalves is the soft memory limit of a load in halves of
+// its byte budget (7: 3.5x): below the goal, because the heap passes a
+// soft limit by what the program allocates while a collection runs, which
+// grows when the machine is busy (BenchmarkLoadMemory at load average
+// ~20: 4.2x under a 4x limit; 3.2x under 3x, at 44% more CPU).
+const loadSoftLimitHalves = 7
 
 // softMemoryLimit lowers the Go runtime's soft memory limit to
-// loadSoftLimitFactor times the byte budget for the load (unless GOMEMLIMIT or
+// loadSoftLimitHalves/2 times the byte budget for the load (unless GOMEMLIMIT or
 // the caller set a lower one) and returns the restore. A transaction's live
 // memory is bounded by the budget; the limit makes the collector reclaim
 // the garbage of earlier batches before the heap doubles (GOGC's default),
 // which is what kept the peak above 4x at 1.2 M rows. It is soft: a load
 // whose live memory passes it runs on, collecting more often.
 func softMemoryLimit(budget int64) (restore func()) {
-	if os.Getenv("GOMEMLIMIT") != "" || budget <= 0 || budget > (1<<62)/loadSoftLimitFactor {
+	if os.Getenv("GOMEMLIMIT") != "" || budget <= 0 || budget > (1<<62)/loadSoftLimitHalves {
 		return func() {}
 	}
 	old := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(min(old, loadSoftLimitFactor*budget))
+	debug.SetMemoryLimit(min(old, loadSoftLimitHalves*budget/2))
 	return func() { debug.SetMemoryLimit(old) }
 }
 

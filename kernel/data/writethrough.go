@@ -19,7 +19,8 @@ const WriteThroughBytes = 64 << 10
 // write through (WriteThroughBytes) the objects of that table's new
 // version: a larger (bulk) commit caches none of them. Its objects would
 // only evict one another and the point reads' working set, and decoding
-// them again cost a bulk load about a sixth of its CPU (BenchmarkLoadMemory).
+// them again cost a bulk load 6% of its CPU, plus the collector marking
+// a cache full of them (BenchmarkLoadMemory).
 const WriteThroughRows = MaxFragmentRows
 
 // cacheWritten caches the decoded form of an object this handle has just
