@@ -421,6 +421,7 @@ func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, r
 	if len(refs) == 0 {
 		return c.adjScratch(ctx, p, d, nil, added)
 	}
+	sortChanges(changes) // each page's changes then merge with its sorted rows in one pass
 	gone := setOf(removed)
 	return c.rewriteChunks(ctx, p.t, d, refs, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
 		return c.rewritePages(ctx, p.t, d, pages, changes, gone)
@@ -472,18 +473,7 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 		if err != nil {
 			return nil, err
 		}
-		var rows []rowSrc
-		ids := rec.Column(colID).(*array.String)
-		for i := 0; i < ids.Len(); i++ {
-			if !gone[ids.Value(i)] {
-				rows = append(rows, rowSrc{rec, i})
-			}
-		}
-		for _, ch := range byPage[pi] {
-			if ch.src != nil {
-				rows = append(rows, *ch.src)
-			}
-		}
+		rows := mergePage(rec, d, byPage[pi], gone)
 		for pi+1 < len(pages) && len(byPage[pi+1]) == 0 && absorbNext(len(rows), pages[pi+1], AdjPageRows) {
 			next, err := c.r.pageOnce(ctx, t, d, pages[pi+1])
 			if err != nil {
@@ -494,7 +484,7 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 			}
 			pi++
 		}
-		written, err := c.writePages(ctx, t, d, rows)
+		written, err := c.writeSortedPages(ctx, t, d, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -542,11 +532,15 @@ func groupChanges(refs []adjRef, changes []adjChange) map[int][]adjChange {
 // writePages sorts rows by (key, id), cuts them into pages of at most
 // AdjPageRows rows, writes each under a fresh name and returns their refs.
 func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []rowSrc) ([]adjRef, error) {
+	sortRows(rows, d.col())
+	return c.writeSortedPages(ctx, t, d, rows)
+}
+
+// writeSortedPages is writePages of rows already sorted strictly by (key,
+// id) (a row out of order is an internal bug: it panics).
+func (c adjWriter) writeSortedPages(ctx context.Context, t *Table, d adjDir, rows []rowSrc) ([]adjRef, error) {
 	col := d.col()
-	sort.Slice(rows, func(a, b int) bool {
-		ka, kb := srcStr(rows[a], col), srcStr(rows[b], col)
-		return ka < kb || (ka == kb && srcID(rows[a]) < srcID(rows[b]))
-	})
+	checkSortedRows(rows, col)
 	var out []adjRef
 	for len(rows) > 0 {
 		n := min(len(rows), AdjPageRows)
@@ -560,7 +554,7 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 		if ref, err = c.putAdj(ctx, t, ref, buf); err != nil {
 			return nil, err
 		}
-		c.g.cacheWrittenPage(t, d, ref, buf)
+		c.g.cacheWrittenPage(ctx, t, d, ref, buf)
 		out = append(out, ref)
 		rows = rows[n:]
 	}
@@ -585,7 +579,7 @@ func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []
 		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
-		c.g.cacheWrittenChunk(t, d, ref, b)
+		c.g.cacheWrittenChunk(ctx, t, d, ref, b)
 		out = append(out, ref)
 		pages = pages[n:]
 	}

@@ -412,7 +412,7 @@ func (c adjWriter) fragChunkFor(ctx context.Context, t *Table, infos []FragmentI
 		return fragChunkRef{}, err
 	}
 	ref.Name, ref.Bytes, ref.CRC32C = a.Name, a.Bytes, a.CRC32C
-	c.g.cacheWrittenFragChunk(t, ref, b)
+	c.g.cacheWrittenFragChunk(ctx, t, ref, b)
 	return ref, nil
 }
 

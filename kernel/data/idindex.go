@@ -402,7 +402,7 @@ func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]
 		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
-		c.g.cacheWrittenIDPage(t, ref, b)
+		c.g.cacheWrittenIDPage(ctx, t, ref, b)
 		out = append(out, ref)
 		ids = ids[n:]
 	}
