@@ -40,14 +40,16 @@ func stepStrings(steps []Step) string {
 }
 
 // TestCompareEqualsEvolvePlan: for random chains of schema changes
-// (Evolve with adds, drops, renames, loosenings, re-bounds, added and
-// dropped types), Compare of a plan's old and new schemas is exactly the
+// (Evolve with adds, with and without defaults, drops, renames,
+// loosenings, int32 -> int64 widenings, re-bounds, added and dropped
+// types), Compare of a plan's old and new schemas is exactly the
 // plan's steps, and Compare of a schema with itself is empty. Red if
 // Compare matched properties by name (a rename would be a drop and an add,
-// a drop-and-re-add a kept property).
+// a drop-and-re-add a kept property), and red before Compare reported
+// defaults and widenings.
 func TestCompareEqualsEvolvePlan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s, err := Parse([]byte("node A { p: string q: int64? }\nnode B { p: string? }\nedge E: A -> B { r: int64? }\n"))
+		s, err := Parse([]byte("node A { p: string q: int64? w: int32? }\nnode B { p: string? }\nedge E: A -> B { r: int64? }\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 		}
 		typ := rapid.SampledFrom(types).Draw(t, "type")
 		ps := propsPtr(&target, typ)
-		switch op := rapid.IntRange(0, 6).Draw(t, "op"); {
+		switch op := rapid.IntRange(0, 8).Draw(t, "op"); {
 		case op == 0 || len(*ps) == 0:
 			name := rapid.SampledFrom(names).Draw(t, "add")
 			if findProp(*ps, name) < 0 && findProp(s.propsOf(typ), name) < 0 && !renamedAway(renames, typ, name) {
@@ -126,6 +128,18 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 			name := rapid.SampledFrom([]string{"C", "D"}).Draw(t, "newtype")
 			if _, ok := target.Node(name); !ok {
 				target.Nodes = append(target.Nodes, NodeType{Name: name, Props: []Property{{Name: "p", Kind: String, Required: true}}})
+			}
+		case op == 7:
+			name := rapid.SampledFrom(names).Draw(t, "add-default")
+			if findProp(*ps, name) < 0 && findProp(s.propsOf(typ), name) < 0 && !renamedAway(renames, typ, name) {
+				*ps = append(*ps, Property{Name: name, Kind: Int64, Required: rapid.Bool().Draw(t, "required"), Default: "7"})
+			}
+		case op == 8:
+			for i := range *ps {
+				if (*ps)[i].Kind == Int32 {
+					(*ps)[i].Kind = Int64
+					break
+				}
 			}
 		case op == 6:
 			for i, n := range target.Nodes {
