@@ -186,7 +186,7 @@ func (t *Txn) baseView(ctx context.Context, typ string) (*tableView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := t.r.view(ctx, tb, pinRef(t.base, typ))
+	v, err := t.r.view(ctx, tb, pinOf(t.base, tb))
 	if err != nil {
 		return nil, err
 	}

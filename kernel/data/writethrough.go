@@ -42,7 +42,7 @@ func (g *Graph) cacheWrittenFragment(t *Table, info FragmentInfo, b []byte) {
 
 // cacheWrittenIDPage caches id page ref of t, just written as b.
 func (g *Graph) cacheWrittenIDPage(t *Table, ref adjRef, b []byte) {
-	g.cacheWritten("ids:"+cacheKey(t.Name, ref.Name), ref.Name, len(b), func() (any, int64, error) {
+	g.cacheWritten("ids:"+cacheKey(t.Storage, ref.Name), ref.Name, len(b), func() (any, int64, error) {
 		ids, err := decodeIDPage(ref, b)
 		return ids, int64(ref.Bytes), err
 	})
@@ -50,7 +50,7 @@ func (g *Graph) cacheWrittenIDPage(t *Table, ref adjRef, b []byte) {
 
 // cacheWrittenChunk caches chunk ref of t in direction d, just written as b.
 func (g *Graph) cacheWrittenChunk(t *Table, d adjDir, ref adjRef, b []byte) {
-	g.cacheWritten("chunk:"+cacheKey(t.Name, ref.Name), ref.Name, len(b), func() (any, int64, error) {
+	g.cacheWritten("chunk:"+cacheKey(t.Storage, ref.Name), ref.Name, len(b), func() (any, int64, error) {
 		c, err := decodeChunk(t, d, ref, b)
 		return c, int64(ref.Bytes), err
 	})
@@ -70,7 +70,7 @@ func (g *Graph) cacheWrittenPage(t *Table, d adjDir, ref adjRef, b []byte) {
 
 // cacheWrittenFragChunk caches fragment chunk ref of t, just written as b.
 func (g *Graph) cacheWrittenFragChunk(t *Table, ref fragChunkRef, b []byte) {
-	g.cacheWritten("fchunk:"+cacheKey(t.Name, ref.Name), ref.Name, len(b), func() (any, int64, error) {
+	g.cacheWritten("fchunk:"+cacheKey(t.Storage, ref.Name), ref.Name, len(b), func() (any, int64, error) {
 		infos, stats, err := decodeFragChunk(t, ref, b)
 		return &decodedFragChunk{infos, stats}, int64(ref.Bytes), err
 	})
