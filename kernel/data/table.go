@@ -34,8 +34,8 @@ type Table struct {
 	Edge    bool
 	From    string // edge tables only: the source node type (its name)
 	To      string // edge tables only: the target node type (its name)
-	Props []schema.Property
-	Card  schema.Cardinality // edge tables only
+	Props   []schema.Property
+	Card    schema.Cardinality // edge tables only
 
 	arrow     *arrow.Schema
 	propIndex map[string]int // property name -> column index

@@ -80,9 +80,9 @@ func TestEvolveTypeRenames(t *testing.T) {
 // differs from the name.
 func TestStorageTableRules(t *testing.T) {
 	for _, bad := range []string{
-		"node P {}\nnode Q @table(P) {}\n",          // P's table twice
-		"node P @table(Q) {}\nnode Q {}\n",          // Q's table twice
-		"node P @table(_x) {}\n",                    // not an identifier
+		"node P {}\nnode Q @table(P) {}\n",         // P's table twice
+		"node P @table(Q) {}\nnode Q {}\n",         // Q's table twice
+		"node P @table(_x) {}\n",                   // not an identifier
 		"node P {}\nedge E: P -> P @table(P) {}\n", // an edge on a node's table
 		"node P @retired(a) @table(Q) {}\n",        // @table before @retired
 	} {
