@@ -1,9 +1,12 @@
 package data
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -37,5 +40,31 @@ func TestDiffAcrossAddWithDefault(t *testing.T) {
 	}
 	if p1.Before == nil || p1.Before.Props["tier"] != int64(5) || p1.After.Props["tier"] != int64(9) {
 		t.Fatalf("p1 change %+v / %+v, want tier 5 -> 9", p1.Before, p1.After)
+	}
+}
+
+// TestDiffBackwardsAcrossWideningIsRefused: a diff from a snapshot after
+// an int32 -> int64 widening back to one before it is refused, typed
+// (kernel.ErrInvalidArgument), not reported as a corrupt fragment (the
+// newer int64 column has no int32 reading); forwards it works.
+func TestDiffBackwardsAcrossWideningIsRefused(t *testing.T) {
+	g := evoGraph(t, sim.New(sim.Config{Seed: 1}))
+	_, err := apply(t, g, withSchema(t, "age: int64? }", "age: int64?  n: int32? }"), SchemaOptions{})
+	must(t, err)
+	old := snap(t, g)
+	_, err = apply(t, g, withSchema(t, "age: int64? }", "age: int64?  n: int64? }"), SchemaOptions{})
+	must(t, err)
+	commitTx(t, g, func(tx *Txn) error {
+		return tx.Update("Person", Row{ID: "p2", Props: map[string]any{"name": "bob", "age": int64(42), "n": int64(1 << 40)}})
+	})
+	now := snap(t, g)
+	none := func(RowChange) error { return nil }
+	if err := TableChanges(ctx, now, old, "Person", "", none); !errors.Is(err, kernel.ErrInvalidArgument) || errors.Is(err, format.ErrCorrupt) {
+		t.Fatalf("backwards across a widening = %v, want ErrInvalidArgument (not corrupt)", err)
+	}
+	var got []string
+	must(t, TableChanges(ctx, old, now, "Person", "", func(c RowChange) error { got = append(got, c.Op.String()+" "+c.ID); return nil }))
+	if strings.Join(got, ",") != "update p2" {
+		t.Fatalf("forwards: %v", got)
 	}
 }
