@@ -76,6 +76,9 @@ func olderLayout(older schema.Schema, tt *Table) (*Table, bool, bool, error) {
 	for _, p := range props {
 		live[p.StorageColumn()] = true
 	}
+	if err := narrowed(props, tt); err != nil {
+		return nil, false, false, err
+	}
 	wasRetired := map[string]bool{}
 	for _, c := range retired {
 		wasRetired[c] = true
@@ -114,6 +117,24 @@ func olderLayout(older schema.Schema, tt *Table) (*Table, bool, bool, error) {
 		s.Nodes = []schema.NodeType{{Name: tt.Name, Props: read, Retired: ret, Table: tt.Storage}}
 	}
 	return newCatalog(s, "").tables[tt.Name], true, whole, nil
+}
+
+// narrowed refuses a diff whose older side holds a column of tt wider
+// than tt does (a diff backwards across an int32 -> int64 widening: the
+// newer side's int64 values have no int32 reading), with
+// kernel.ErrInvalidArgument, before any fragment is misread as corrupt.
+func narrowed(older []schema.Property, tt *Table) error {
+	kinds := make(map[string]schema.Kind, len(older))
+	for _, p := range older {
+		kinds[p.StorageColumn()] = p.Kind
+	}
+	for _, p := range tt.Props {
+		if k, ok := kinds[p.StorageColumn()]; ok && k != p.Kind && schema.Widens(p.Kind, k) {
+			return fmt.Errorf("property %s.%s is %s on the other side, %s here (a diff backwards across a widening is not supported): %w",
+				tt.Name, p.Name, k, p.Kind, kernel.ErrInvalidArgument)
+		}
+	}
+	return nil
 }
 
 // typeOf returns the properties, retired columns and kind of the type of
