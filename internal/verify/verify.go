@@ -217,12 +217,14 @@ func (v *verifier) loadTables(ctx context.Context, env kernel.Env) {
 			if s, err = g.SnapshotAt(ctx, b); err == nil {
 				v.sch = s.Schema()
 				v.g, v.views = g, map[string]schemaView{}
-				v.tables = map[string]*data.Table{}
+				v.tables = map[string]*data.Table{} // by storage table: the kernel table a manifest pins
 				for _, n := range v.sch.Nodes {
-					v.tables[n.Name], _ = s.Table(n.Name)
+					t, _ := s.Table(n.Name)
+					v.tables[n.StorageTable()] = t
 				}
 				for _, e := range v.sch.Edges {
-					v.tables[e.Name], _ = s.Table(e.Name)
+					t, _ := s.Table(e.Name)
+					v.tables[e.StorageTable()] = t
 				}
 				return
 			}

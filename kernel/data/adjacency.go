@@ -144,7 +144,7 @@ func (r *reader) getChecked(ctx context.Context, t *Table, ref adjRef) ([]byte, 
 		}
 		bb.spent += int64(ref.Bytes)
 	}
-	b, err := r.g.get(ctx, r.g.keys.Adjacency(t.Name, id))
+	b, err := r.g.get(ctx, r.g.keys.Adjacency(t.Storage, id))
 	if err != nil {
 		return nil, fmt.Errorf("read adjacency object %s of %s: %w", ref.Name, t.Name, err)
 	}
@@ -161,7 +161,7 @@ func checkSum(ref adjRef, b []byte) error {
 
 // chunk returns the decoded chunk ref of t in direction d (cached).
 func (r *reader) chunk(ctx context.Context, t *Table, d adjDir, ref adjRef) (*adjChunk, error) {
-	key := "chunk:" + cacheKey(t.Name, ref.Name)
+	key := "chunk:" + cacheKey(t.Storage, ref.Name)
 	if v, ok := r.g.cache.getAny(key); ok {
 		return v.(*adjChunk), nil
 	}
@@ -189,7 +189,7 @@ func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
 		return nil, corruptFragment(ref.Name, "%v", err)
 	}
 	var c adjChunk
-	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Name || c.Dir != d.String() {
+	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Storage || c.Dir != d.String() {
 		return nil, corruptFragment(ref.Name, "adjacency chunk payload: %v", err)
 	}
 	if err := checkRefs(c.Pages, d.chunkPages(t), int64(ref.Rows)); err != nil {
@@ -567,7 +567,7 @@ func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []
 	var out []adjRef
 	for len(pages) > 0 {
 		n := min(len(pages), d.chunkPages(t))
-		payload, err := json.Marshal(adjChunk{Table: t.Name, Dir: d.String(), Pages: pages[:n]})
+		payload, err := json.Marshal(adjChunk{Table: t.Storage, Dir: d.String(), Pages: pages[:n]})
 		if err != nil {
 			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))
 		}
@@ -593,7 +593,7 @@ func (c adjWriter) putAdj(ctx context.Context, t *Table, ref adjRef, b []byte) (
 	if err != nil {
 		return adjRef{}, err
 	}
-	if err := c.g.putFragment(ctx, c.g.keys.Adjacency(t.Name, id), b); err != nil {
+	if err := c.g.putFragment(ctx, c.g.keys.Adjacency(t.Storage, id), b); err != nil {
 		return adjRef{}, err
 	}
 	ref.Name, ref.Bytes, ref.CRC32C = id.String(), uint64(len(b)), crc32.Checksum(b, castagnoli)

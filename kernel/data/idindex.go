@@ -148,7 +148,7 @@ func parseIDIndex(md map[string]string, rows uint64) (refs []adjRef, ok bool, er
 
 // idPage returns the decoded ids of id page ref of table t (cached).
 func (r *reader) idPage(ctx context.Context, t *Table, ref adjRef) ([]string, error) {
-	key := "ids:" + cacheKey(t.Name, ref.Name)
+	key := "ids:" + cacheKey(t.Storage, ref.Name)
 	if v, ok := r.g.cache.getAny(key); ok {
 		return v.([]string), nil
 	}

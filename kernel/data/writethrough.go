@@ -57,7 +57,7 @@ func (g *Graph) cacheWrittenFragment(ctx context.Context, t *Table, info Fragmen
 
 // cacheWrittenIDPage caches id page ref of t, just written as b.
 func (g *Graph) cacheWrittenIDPage(ctx context.Context, t *Table, ref adjRef, b []byte) {
-	g.cacheWritten(ctx, "ids:"+cacheKey(t.Name, ref.Name), ref.Name, len(b), func() (any, int64, error) {
+	g.cacheWritten(ctx, "ids:"+cacheKey(t.Storage, ref.Name), ref.Name, len(b), func() (any, int64, error) {
 		ids, err := decodeIDPage(ref, b)
 		return ids, int64(ref.Bytes), err
 	})
@@ -65,7 +65,7 @@ func (g *Graph) cacheWrittenIDPage(ctx context.Context, t *Table, ref adjRef, b 
 
 // cacheWrittenChunk caches chunk ref of t in direction d, just written as b.
 func (g *Graph) cacheWrittenChunk(ctx context.Context, t *Table, d adjDir, ref adjRef, b []byte) {
-	g.cacheWritten(ctx, "chunk:"+cacheKey(t.Name, ref.Name), ref.Name, len(b), func() (any, int64, error) {
+	g.cacheWritten(ctx, "chunk:"+cacheKey(t.Storage, ref.Name), ref.Name, len(b), func() (any, int64, error) {
 		c, err := decodeChunk(t, d, ref, b)
 		return c, int64(ref.Bytes), err
 	})
@@ -85,7 +85,7 @@ func (g *Graph) cacheWrittenPage(ctx context.Context, t *Table, d adjDir, ref ad
 
 // cacheWrittenFragChunk caches fragment chunk ref of t, just written as b.
 func (g *Graph) cacheWrittenFragChunk(ctx context.Context, t *Table, ref fragChunkRef, b []byte) {
-	g.cacheWritten(ctx, "fchunk:"+cacheKey(t.Name, ref.Name), ref.Name, len(b), func() (any, int64, error) {
+	g.cacheWritten(ctx, "fchunk:"+cacheKey(t.Storage, ref.Name), ref.Name, len(b), func() (any, int64, error) {
 		infos, stats, err := decodeFragChunk(t, ref, b)
 		return &decodedFragChunk{infos, stats}, int64(ref.Bytes), err
 	})
