@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-		"strings"
+	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"

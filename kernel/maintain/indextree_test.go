@@ -1,15 +1,19 @@
 package maintain_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/graphkernel/graphkernel/internal/verify"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -19,7 +23,8 @@ import (
 // chunk and page below their refs — red without the collector walking the
 // levels (the level-0 chunks and pages of retained versions are swept and
 // their Out and Get fail) — the collection deletes the dropped versions'
-// objects, and verify finds the graph clean.
+// objects, verify finds the graph clean, and verify names a damaged page
+// below a ref chunk (red without verify walking the levels).
 func TestCollectKeepsIndexTrees(t *testing.T) {
 	f := newFixtureOpts(t, 0, 2)
 	main := f.branch("main")
@@ -99,6 +104,66 @@ func TestCollectKeepsIndexTrees(t *testing.T) {
 		}
 		t.Fatalf("verify after collecting a graph with index trees:%s", b.String())
 	}
+	page := firstLeafPage(t, f, "Person", lastVersion(t, f, "Person"), "data.adj.id")
+	obj, err := f.store.Get(ctx, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Data[len(obj.Data)/2] ^= 1
+	if _, err := f.store.Store.(*sim.Store).Put(ctx, page, obj.Data, objstore.Unconditional); err != nil {
+		t.Fatal(err)
+	}
+	vr, err = verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range vr.Problems {
+		found = found || (p.Key == page && p.Rule == verify.RuleAdjacency)
+	}
+	if !found {
+		t.Fatalf("verify missed a damaged id page under a ref chunk (%s): %+v", page, vr.Problems)
+	}
+}
+
+// firstLeafPage returns the key of the first page under the index refs
+// version tv of table lists under md, walking its ref chunks.
+func firstLeafPage(t *testing.T, f *fixture, table string, tv format.TableVersion, md string) string {
+	t.Helper()
+	var refs []struct{ Name string }
+	for _, kv := range tv.Metadata {
+		if kv.Key == md {
+			if err := json.Unmarshal([]byte(kv.Value), &refs); err != nil || len(refs) == 0 {
+				t.Fatalf("%s: %v", kv.Value, err)
+			}
+		}
+	}
+	keys := format.NewKeys(root)
+	name := refs[0].Name
+	for range data.MaxIndexLevels + 1 {
+		id, err := ulid.ParseStrict(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.store.Get(ctx, keys.Adjacency(table, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, below, err := data.AdjacencyChunkEntries(b.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err = ulid.ParseStrict(entries[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !below {
+			return keys.Adjacency(table, id)
+		}
+		name = entries[0]
+	}
+	t.Fatal("index deeper than data.MaxIndexLevels")
+	return ""
 }
 
 // lastVersion returns the newest stored version of table.
@@ -120,4 +185,3 @@ func lastVersion(t *testing.T, f *fixture, table string) format.TableVersion {
 	}
 	return newest
 }
-
