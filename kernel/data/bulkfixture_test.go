@@ -37,14 +37,14 @@ type genTable struct {
 
 // bulkBuilder writes generated tables into a graph handle without a cache.
 type bulkBuilder struct {
-	b *testing.B
+	b testing.TB
 	g *Graph
 	w adjWriter
 }
 
 // newBulkGraph initialises an empty graph of adjSchemaText on a counting
 // sim store and returns the store and a builder on it.
-func newBulkGraph(b *testing.B) (*counting.Store, *bulkBuilder) {
+func newBulkGraph(b testing.TB) (*counting.Store, *bulkBuilder) {
 	b.Helper()
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	s, err := schema.Parse([]byte(adjSchemaText))
@@ -173,7 +173,7 @@ func (g *Graph) mustCatalog(b testing.TB) *catalog {
 // bulkAdjGraph is adjGraph built in bulk: edges/10 nodes, `edges` E edges
 // (node i/10 -> node (i*7919) mod nodes), a C edge from every node to its
 // successor but the last.
-func bulkAdjGraph(b *testing.B, edges int) (*counting.Store, int) {
+func bulkAdjGraph(b testing.TB, edges int) (*counting.Store, int) {
 	b.Helper()
 	cs, bb := newBulkGraph(b)
 	nodes := edges / 10
@@ -189,7 +189,7 @@ func bulkAdjGraph(b *testing.B, edges int) (*counting.Store, int) {
 
 // bulkCardGraph is cardGraph built in bulk: edges+1 nodes and `edges` C
 // edges (node i -> node (i*7919) mod nodes).
-func bulkCardGraph(b *testing.B, edges int) *counting.Store {
+func bulkCardGraph(b testing.TB, edges int) *counting.Store {
 	b.Helper()
 	cs, bb := newBulkGraph(b)
 	nodes := edges + 1
@@ -199,4 +199,40 @@ func bulkCardGraph(b *testing.B, edges int) *counting.Store {
 			from: func(i int) int { return i }, to: func(i int) int { return (i * 7919) % nodes }},
 	)
 	return cs
+}
+
+// TestBulkFixtureMatchesCommit: the bulk builder writes what one commit of
+// the same rows writes: the same fragment infos but names, the same index
+// shape (page and chunk counts per direction), and the same answers.
+func TestBulkFixtureMatchesCommit(t *testing.T) {
+	const edges = 70_000 // two level-0 chunks per adjacency direction: one ref chunk above them
+	bulk, nodes := bulkAdjGraph(t, edges)
+	txn, _ := adjGraph(t, edges)
+	gb, gt := openGraph(t, bulk, 5), openGraph(t, txn, 5)
+	for _, table := range []string{"N", "E", "C"} {
+		vb, vt := pinnedVersion(t, gb, table), pinnedVersion(t, gt, table)
+		if vb.Rows != vt.Rows || len(vb.Metadata) != len(vt.Metadata) {
+			t.Fatalf("%s: bulk %d rows %d keys, commit %d rows %d keys", table, vb.Rows, len(vb.Metadata), vt.Rows, len(vt.Metadata))
+		}
+		for _, d := range []string{"out", "in", "id"} {
+			if table == "N" && d != "id" {
+				continue
+			}
+			rb, rt := indexRefsOf(t, vb, d), indexRefsOf(t, vt, d)
+			if len(rb) != len(rt) || rb[0].Rows != rt[0].Rows || rb[0].LoKey != rt[0].LoKey || rb[0].HiKey != rt[0].HiKey || rb[0].Level != rt[0].Level {
+				t.Fatalf("%s %s: bulk refs %+v, commit %+v", table, d, rb, rt)
+			}
+		}
+	}
+	for _, n := range []int{0, nodes / 3, nodes - 1} {
+		for _, out := range []bool{true, false} {
+			rb, err := snap(t, gb).adjacent(ctx, "E", benchNode(n), out)
+			must(t, err)
+			rt, err := snap(t, gt).adjacent(ctx, "E", benchNode(n), out)
+			must(t, err)
+			if ids(rb) != ids(rt) || len(rb) == 0 {
+				t.Fatalf("node %d out=%v: bulk %s, commit %s", n, out, ids(rb), ids(rt))
+			}
+		}
+	}
 }
