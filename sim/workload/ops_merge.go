@@ -44,20 +44,7 @@ func init() {
 
 // seedMerge upserts the people on main, then creates the feature branches.
 func seedMerge(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.seedMergeOnce(attempt)
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "merge seed never acknowledged"})
-	return nil
+	return p.seedRetry("merge seed never acknowledged", p.seedMergeOnce)
 }
 
 func (p *Proc) seedMergeOnce(attempt int) error {

@@ -63,20 +63,7 @@ func init() {
 // seedSchema upserts the people with their values on main, then creates
 // f1.
 func seedSchema(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.seedSchemaOnce(attempt)
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "schema seed never acknowledged"})
-	return nil
+	return p.seedRetry("schema seed never acknowledged", p.seedSchemaOnce)
 }
 
 func (p *Proc) seedSchemaOnce(attempt int) error {
