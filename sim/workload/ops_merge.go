@@ -57,9 +57,15 @@ func (p *Proc) seedMergeOnce(attempt int) error {
 	if err != nil {
 		return err
 	}
-	if snap, err := g.SnapshotAt(ctx, main); err != nil {
+	snap, err := g.SnapshotAt(ctx, main)
+	if err != nil {
 		return err
-	} else if n, _ := snap.Count(ctx, "Person"); n == 0 {
+	}
+	n, err := snap.Count(ctx, "Person")
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
 			for _, id := range dataPeople {
 				if err := tx.Upsert("Person", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {

@@ -76,9 +76,15 @@ func (p *Proc) seedSchemaOnce(attempt int) error {
 	if err != nil {
 		return err
 	}
-	if snap, err := g.SnapshotAt(ctx, main); err != nil {
+	snap, err := g.SnapshotAt(ctx, main)
+	if err != nil {
 		return err
-	} else if n, _ := snap.Count(ctx, namesOf(snap.Schema()).person); n == 0 {
+	}
+	n, err := snap.Count(ctx, namesOf(snap.Schema()).person)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
 			nm := namesOf(tx.Schema())
 			for i, id := range dataPeople {
