@@ -132,8 +132,8 @@ func (p *Proc) headSnapshot(what, branch string) (ref kernel.BranchRef, s *data.
 // seedData upserts the fixed people and companies until acknowledged (the
 // init process runs it once the graph exists).
 func seedData(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.dataCommitOps(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(*data.Txn) ([]datamodel.Op, error) {
+	return p.seedRetry("data seed never acknowledged", func(attempt int) error {
+		return p.dataCommitOps(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(*data.Txn) ([]datamodel.Op, error) {
 			var ops []datamodel.Op
 			for _, id := range dataPeople {
 				ops = append(ops, datamodel.Op{Kind: datamodel.Upsert, Type: "Person", Row: datamodel.Row{ID: id, Props: map[string]any{"name": id}}})
@@ -143,18 +143,7 @@ func seedData(p *Proc) error {
 			}
 			return ops, nil
 		})
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "data seed never acknowledged"})
-	return nil
+	})
 }
 
 // dataCommitOps is dataCommit of the operations plan returns (plan may

@@ -63,20 +63,7 @@ func init() {
 // seedSchema upserts the people with their values on main, then creates
 // f1.
 func seedSchema(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.seedSchemaOnce(attempt)
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "schema seed never acknowledged"})
-	return nil
+	return p.seedRetry("schema seed never acknowledged", p.seedSchemaOnce)
 }
 
 func (p *Proc) seedSchemaOnce(attempt int) error {
@@ -89,9 +76,15 @@ func (p *Proc) seedSchemaOnce(attempt int) error {
 	if err != nil {
 		return err
 	}
-	if snap, err := g.SnapshotAt(ctx, main); err != nil {
+	snap, err := g.SnapshotAt(ctx, main)
+	if err != nil {
 		return err
-	} else if n, _ := snap.Count(ctx, namesOf(snap.Schema()).person); n == 0 {
+	}
+	n, err := snap.Count(ctx, namesOf(snap.Schema()).person)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
 			nm := namesOf(tx.Schema())
 			for i, id := range dataPeople {
