@@ -123,7 +123,7 @@ func (s *Store) fsync(fd int) error {
 	if s.noSync {
 		return nil
 	}
-	return unix.Fsync(fd)
+	return fsyncFd(fd)
 }
 
 // walk opens dirs one component at a time below root, never following a
