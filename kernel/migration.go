@@ -62,16 +62,8 @@ var migrations = []registeredMigration{
 	{From: migrationV3ToV4From, To: format.FormatV4, Name: "v3->v4 lineage fold (writes the current layout)"},
 	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
 	{From: migrationV5ToV6From, To: format.FormatV6, Name: "v5->v6 id index delta: nothing rewritten"},
-	{From: migrationV6ToV7From, To: format.FormatV7, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
-	{From: migrationV7ToV8From, To: format.CurrentFormat, Name: "v7->v8 paged index refs: nothing rewritten"},
+	{From: migrationV6ToV7From, To: format.CurrentFormat, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
 }
-
-// migrationV7ToV8From is the source stamp of the v7->v8 step (an index
-// direction may be listed through ref chunks; docs/format.md "v7->v8").
-// It rewrites nothing: format 8 readers read a version listing its index
-// refs inline as they are, and a branch's next publish stamps 8. Like
-// v4->v5 it has no planning code.
-const migrationV7ToV8From = format.FormatV7
 
 // migrationV6ToV7From is the source stamp of the v6->v7 step (id pages
 // and chunk payloads may be one zstd frame, adjacency pages a column file;

@@ -18,11 +18,7 @@ import (
 // chunks as one zstd frame, adjacency pages as column files;
 // docs/format.md, "v6->v7"): a format-6 binary would report them corrupt,
 // so it must refuse the graph the same way.
-// Format 8 is format 7 plus paged index refs (an index direction listed
-// through ref chunks, docs/format.md "v7->v8"): a format-7 binary would
-// read a ref chunk as a chunk of pages and report it corrupt, so it must
-// refuse the graph the same way.
-const CurrentFormat uint16 = 8
+const CurrentFormat uint16 = 7
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.
