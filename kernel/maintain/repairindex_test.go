@@ -2,6 +2,7 @@ package maintain_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,8 +39,15 @@ func TestMaintainRepairsHeadIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("maintain: %v", err)
 	}
+	if got := strings.Join(rep.IndexesRepaired, ","); got != "feat,main" {
+		t.Errorf("IndexesRepaired = %q, want feat,main", got)
+	}
 	if rep.Collect.MergeBasesUnknown != 0 {
 		t.Errorf("collection after Maintain: %d merge bases unknown, want 0 (head indexes not repaired)", rep.Collect.MergeBasesUnknown)
+	}
+	again, err := maintain.Maintain(ctx, f.reopen(), f.m, maintain.RunPolicy{Collect: policy})
+	if err != nil || len(again.IndexesRepaired) != 0 {
+		t.Errorf("second Maintain repaired %v (%v), want nothing", again.IndexesRepaired, err)
 	}
 	for _, key := range lost {
 		if _, err := f.store.Get(ctx, key); errors.Is(err, objstore.ErrNotFound) {

@@ -23,6 +23,9 @@ type RunPolicy struct {
 type RunReport struct {
 	// Recovery is what the recovery sweep of abandoned sidecars did.
 	Recovery kernel.RecoveryReport
+	// IndexesRepaired lists, in branch order, the live branches whose head
+	// commit index was missing and was rebuilt (kernel.Graph.RepairHeadIndex).
+	IndexesRepaired []string
 	// Compactions lists, per branch name, the tables compacted.
 	Compactions map[string][]data.TableCompaction
 	Collect     Report
@@ -32,10 +35,14 @@ type RunReport struct {
 // kernel.RecoveryLease (kernel.Graph.Recover, as a read-write Open does:
 // a long-running process never reopens, and nothing else heals a sidecar
 // of a branch deleted since, which pins its dead incarnation for every
-// collection), compact every live branch's tables that need it
+// collection), rebuild every live head's missing commit index
+// (kernel.Graph.RepairHeadIndex: a writer that crashed after its publish
+// left none, and without it the collection counts that head's merge bases
+// unknown), compact every live branch's tables that need it
 // (data.Graph.Compact), then collect (Collect). A sidecar the sweep could
-// not resolve stays for the next run: its error is returned once the
-// compaction and collection ran (they keep what it needs). It takes no
+// not resolve, or an index it could not write, stays for the next run:
+// its error is returned once the compaction and collection ran (they keep
+// what it needs). It takes no
 // lock: any number of maintainers and writers may run at once. A branch
 // deleted meanwhile is skipped; a compaction that loses its retry budget to
 // writers is skipped too (retryable; the next run tries again) — the
@@ -46,7 +53,32 @@ func Maintain(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy) (R
 	if rep.Recovery, rerr = g.Kernel().Recover(ctx, kernel.RecoverOptions{}); rerr != nil {
 		rerr = fmt.Errorf("maintain: recovery: %w", rerr)
 	}
-	return rep, errors.Join(rerr, compactCollect(ctx, g, m, p, &rep))
+	ierr := repairHeadIndexes(ctx, g.Kernel(), &rep)
+	return rep, errors.Join(rerr, ierr, compactCollect(ctx, g, m, p, &rep))
+}
+
+// repairHeadIndexes rebuilds the missing commit index of every live head;
+// a branch deleted meanwhile is skipped, and the first other failure is
+// returned after every branch was tried.
+func repairHeadIndexes(ctx context.Context, k *kernel.Graph, rep *RunReport) error {
+	branches, err := k.ListBranches(ctx)
+	if err != nil {
+		return fmt.Errorf("maintain: repair indexes: %w", err)
+	}
+	var first error
+	for _, b := range branches {
+		repaired, err := k.RepairHeadIndex(ctx, b)
+		switch {
+		case errors.Is(err, kernel.ErrBranchNotFound):
+		case err != nil:
+			if first == nil {
+				first = fmt.Errorf("maintain: %w", err)
+			}
+		case repaired:
+			rep.IndexesRepaired = append(rep.IndexesRepaired, b.Name())
+		}
+	}
+	return first
 }
 
 // compactCollect is Maintain after its recovery sweep.
