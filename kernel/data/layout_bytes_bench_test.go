@@ -1,0 +1,126 @@
+package data
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+)
+
+// layoutSchema: the edge types of cmd/graphkernel's BenchmarkStoreBytes
+// graph, and the same types keys only (no properties), for
+// BenchmarkEdgeLayoutBytes.
+const layoutSchema = `
+node Person  { name: string }
+node Company { name: string }
+edge WorksAt:  Person -> Company @card(0..1) { since: timestamp  title: string }
+edge Knows:    Person -> Person { weight: int64  since: timestamp }
+edge WorksAtK: Person -> Company {}
+edge KnowsK:   Person -> Person {}
+edge WorksAtS: Person -> Company { since: int64  title: string }
+edge KnowsS:   Person -> Person { weight: int64  since: int64 }
+`
+
+// layoutEdges generates BenchmarkStoreBytes's edges at 1.2·10^5 rows
+// (16,000 persons, 2,000 companies; one WorksAt per person, 84,000 Knows
+// between random persons), with its value distributions.
+func layoutEdges() map[string][]Row {
+	rng := rand.New(rand.NewPCG(28, 3))
+	const persons, companies, knows = 16000, 2000, 84000
+	titles := []string{"engineer", "manager", "analyst", "designer", "sales", "support", "director", "intern"}
+	epoch := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
+	day := func(unit time.Duration) time.Time {
+		return epoch.Add(time.Duration(rng.Int64N(int64(10 * 365 * 24 * time.Hour)))).Truncate(unit)
+	}
+	g := map[string][]Row{}
+	for i := range persons {
+		g["WorksAt"] = append(g["WorksAt"], Row{ID: fmt.Sprintf("works-%07d", i), From: fmt.Sprintf("person-%07d", i),
+			To: fmt.Sprintf("company-%06d", rng.IntN(companies)), Props: map[string]any{
+				"since": day(24 * time.Hour), "title": titles[rng.IntN(len(titles))]}})
+	}
+	for i := range knows {
+		g["Knows"] = append(g["Knows"], Row{ID: fmt.Sprintf("knows-%08d", i), From: fmt.Sprintf("person-%07d", rng.IntN(persons)),
+			To: fmt.Sprintf("person-%07d", rng.IntN(persons)), Props: map[string]any{
+				"weight": int64(rng.IntN(100)), "since": day(time.Second)}})
+	}
+	return g
+}
+
+// layoutBytes is the stored bytes (zstd codec) of rows of tb sorted by
+// less and cut every per rows, each piece encoded as a fragment (Arrow
+// IPC) or as an index page (this build's column file).
+func layoutBytes(b *testing.B, tb *Table, rows []Row, less func(x, y Row) bool, per int, page bool) int {
+	b.Helper()
+	rows = append([]Row(nil), rows...)
+	sort.Slice(rows, func(i, j int) bool { return less(rows[i], rows[j]) })
+	total := 0
+	for ; len(rows) > 0; rows = rows[min(per, len(rows)):] {
+		rec := recordOf(b, tb, rows[:min(per, len(rows))])
+		var enc []byte
+		var err error
+		if page {
+			enc, err = encodePage(CodecZstd, tb, rec)
+		} else {
+			enc, _, err = EncodeFragmentWith(tb, rec, CodecZstd)
+		}
+		rec.Release()
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += len(enc)
+	}
+	return total
+}
+
+// BenchmarkEdgeLayoutBytes (#28.3): one copy of BenchmarkStoreBytes's edges
+// (WorksAt, Knows) under each candidate storage layout, zstd codec, so the
+// store-bytes goal can be checked by arithmetic before a layout is built:
+// data fragments (Arrow IPC sorted by id, MaxFragmentRows), the same with
+// timestamps stored as int64 seconds, the same rows as column files sorted
+// by id, out and in index pages as today (whole
+// rows sorted by (from, id) / (to, id), AdjPageRows), and out and in pages
+// of the keys only ((from, id, to) / (to, id, from)), and id pages
+// carrying both ends ((id, from, to) sorted by id, EdgeIDPageRows): what
+// an id index would cost that locates an edge without a data fragment
+// (today's id pages hold the ids alone: 9,691 bytes). Run with
+// -benchtime 1x; the figures are exact byte counts.
+func BenchmarkEdgeLayoutBytes(b *testing.B) {
+	cat := catalogOf(b, layoutSchema)
+	edges := layoutEdges()
+	byID := func(x, y Row) bool { return x.ID < y.ID }
+	byOut := func(x, y Row) bool { return x.From < y.From || x.From == y.From && x.ID < y.ID }
+	byIn := func(x, y Row) bool { return x.To < y.To || x.To == y.To && x.ID < y.ID }
+	for _, typ := range []string{"WorksAt", "Knows"} {
+		b.Run(typ, func(b *testing.B) {
+			tb, err := cat.table(typ)
+			must(b, err)
+			kt, err := cat.table(typ + "K")
+			must(b, err)
+			rows := edges[typ]
+			st, err := cat.table(typ + "S")
+			must(b, err)
+			keys, secs := make([]Row, len(rows)), make([]Row, len(rows))
+			for i, r := range rows {
+				keys[i] = Row{ID: r.ID, From: r.From, To: r.To}
+				secs[i] = Row{ID: r.ID, From: r.From, To: r.To, Props: map[string]any{"since": r.Props["since"].(time.Time).Unix()}}
+				for _, p := range []string{"weight", "title"} {
+					if v, ok := r.Props[p]; ok {
+						secs[i].Props[p] = v
+					}
+				}
+			}
+			for b.Loop() {
+				b.ReportMetric(float64(layoutBytes(b, tb, rows, byID, MaxFragmentRows, false)), "fragments-arrow")
+				b.ReportMetric(float64(layoutBytes(b, st, secs, byID, MaxFragmentRows, false)), "fragments-arrow-seconds")
+				b.ReportMetric(float64(layoutBytes(b, tb, rows, byID, MaxFragmentRows, true)), "fragments-colfile")
+				b.ReportMetric(float64(layoutBytes(b, tb, rows, byOut, AdjPageRows, true)), "out-pages")
+				b.ReportMetric(float64(layoutBytes(b, tb, rows, byIn, AdjPageRows, true)), "in-pages")
+				b.ReportMetric(float64(layoutBytes(b, kt, keys, byOut, AdjPageRows, true)), "out-pages-keys")
+				b.ReportMetric(float64(layoutBytes(b, kt, keys, byIn, AdjPageRows, true)), "in-pages-keys")
+				b.ReportMetric(float64(layoutBytes(b, kt, keys, byID, EdgeIDPageRows, true)), "id-pages-keys")
+				b.ReportMetric(float64(len(rows)), "rows")
+			}
+		})
+	}
+}
