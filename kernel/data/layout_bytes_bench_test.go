@@ -18,6 +18,7 @@ edge WorksAt:  Person -> Company @card(0..1) { since: timestamp  title: string }
 edge Knows:    Person -> Person { weight: int64  since: timestamp }
 edge WorksAtK: Person -> Company {}
 edge KnowsK:   Person -> Person {}
+node IDFrom   { source: string }
 edge WorksAtS: Person -> Company { since: int64  title: string }
 edge KnowsS:   Person -> Person { weight: int64  since: int64 }
 `
@@ -81,7 +82,8 @@ func layoutBytes(b *testing.B, tb *Table, rows []Row, less func(x, y Row) bool, 
 // by id, out and in index pages as today (whole
 // rows sorted by (from, id) / (to, id), AdjPageRows), and out and in pages
 // of the keys only ((from, id, to) / (to, id, from)), and id pages
-// carrying both ends ((id, from, to) sorted by id, EdgeIDPageRows): what
+// carrying both ends ((id, from, to) sorted by id, EdgeIDPageRows) or the
+// source only ((id, from)): what
 // an id index would cost that locates an edge without a data fragment
 // (today's id pages hold the ids alone: 9,691 bytes). Run with
 // -benchtime 1x; the figures are exact byte counts.
@@ -100,9 +102,12 @@ func BenchmarkEdgeLayoutBytes(b *testing.B) {
 			rows := edges[typ]
 			st, err := cat.table(typ + "S")
 			must(b, err)
-			keys, secs := make([]Row, len(rows)), make([]Row, len(rows))
+			ft, err := cat.table("IDFrom")
+			must(b, err)
+			keys, secs, froms := make([]Row, len(rows)), make([]Row, len(rows)), make([]Row, len(rows))
 			for i, r := range rows {
 				keys[i] = Row{ID: r.ID, From: r.From, To: r.To}
+				froms[i] = Row{ID: r.ID, Props: map[string]any{"source": r.From}}
 				secs[i] = Row{ID: r.ID, From: r.From, To: r.To, Props: map[string]any{"since": r.Props["since"].(time.Time).Unix()}}
 				for _, p := range []string{"weight", "title"} {
 					if v, ok := r.Props[p]; ok {
@@ -119,6 +124,7 @@ func BenchmarkEdgeLayoutBytes(b *testing.B) {
 				b.ReportMetric(float64(layoutBytes(b, kt, keys, byOut, AdjPageRows, true)), "out-pages-keys")
 				b.ReportMetric(float64(layoutBytes(b, kt, keys, byIn, AdjPageRows, true)), "in-pages-keys")
 				b.ReportMetric(float64(layoutBytes(b, kt, keys, byID, EdgeIDPageRows, true)), "id-pages-keys")
+				b.ReportMetric(float64(layoutBytes(b, ft, froms, byID, EdgeIDPageRows, true)), "id-pages-from")
 				b.ReportMetric(float64(len(rows)), "rows")
 			}
 		})
