@@ -8,11 +8,13 @@ import (
 	"time"
 )
 
-// layoutSchema: the edge types of cmd/graphkernel's BenchmarkStoreBytes
-// graph, and the same types keys only (no properties), for
-// BenchmarkEdgeLayoutBytes.
+// layoutSchema: Person and the edge types of cmd/graphkernel's
+// BenchmarkStoreBytes graph, the edge types keys only (no properties),
+// ids with their source, and Person and the edges with their timestamps as
+// int64 seconds, for BenchmarkEdgeLayoutBytes.
 const layoutSchema = `
-node Person  { name: string }
+node Person  { name: string  email: string  age: int64  city: string  joined: timestamp }
+node PersonS { name: string  email: string  age: int64  city: string  joined: int64 }
 node Company { name: string }
 edge WorksAt:  Person -> Company @card(0..1) { since: timestamp  title: string }
 edge Knows:    Person -> Person { weight: int64  since: timestamp }
@@ -23,18 +25,27 @@ edge WorksAtS: Person -> Company { since: int64  title: string }
 edge KnowsS:   Person -> Person { weight: int64  since: int64 }
 `
 
-// layoutEdges generates BenchmarkStoreBytes's edges at 1.2·10^5 rows
-// (16,000 persons, 2,000 companies; one WorksAt per person, 84,000 Knows
-// between random persons), with its value distributions.
+// layoutEdges generates BenchmarkStoreBytes's persons and edges at
+// 1.2·10^5 rows (16,000 persons, 2,000 companies and cities; one WorksAt
+// per person, 84,000 Knows between random persons), with its value
+// distributions.
 func layoutEdges() map[string][]Row {
 	rng := rand.New(rand.NewPCG(28, 3))
 	const persons, companies, knows = 16000, 2000, 84000
+	first := []string{"Ann", "Bob", "Chen", "Dana", "Emil", "Fatima", "Goran", "Hana", "Ivan", "Julia", "Kofi", "Lena"}
+	last := []string{"Smith", "Garcia", "Müller", "Kowalski", "Nguyen", "Okafor", "Rossi", "Sato", "Silva", "Jensen"}
 	titles := []string{"engineer", "manager", "analyst", "designer", "sales", "support", "director", "intern"}
 	epoch := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
 	day := func(unit time.Duration) time.Time {
 		return epoch.Add(time.Duration(rng.Int64N(int64(10 * 365 * 24 * time.Hour)))).Truncate(unit)
 	}
 	g := map[string][]Row{}
+	for i := range persons {
+		f, l := first[rng.IntN(len(first))], last[rng.IntN(len(last))]
+		g["Person"] = append(g["Person"], Row{ID: fmt.Sprintf("person-%07d", i), Props: map[string]any{
+			"name": f + " " + l, "email": fmt.Sprintf("%s.%s%d@example.com", f, l, rng.IntN(10000)),
+			"age": int64(18 + rng.IntN(70)), "city": fmt.Sprintf("City %d", rng.IntN(companies)), "joined": day(time.Second)}})
+	}
 	for i := range persons {
 		g["WorksAt"] = append(g["WorksAt"], Row{ID: fmt.Sprintf("works-%07d", i), From: fmt.Sprintf("person-%07d", i),
 			To: fmt.Sprintf("company-%06d", rng.IntN(companies)), Props: map[string]any{
@@ -83,16 +94,37 @@ func layoutBytes(b *testing.B, tb *Table, rows []Row, less func(x, y Row) bool, 
 // rows sorted by (from, id) / (to, id), AdjPageRows), and out and in pages
 // of the keys only ((from, id, to) / (to, id, from)), and id pages
 // carrying both ends ((id, from, to) sorted by id, EdgeIDPageRows) or the
-// source only ((id, from)): what
-// an id index would cost that locates an edge without a data fragment
-// (today's id pages hold the ids alone: 9,691 bytes). Run with
-// -benchtime 1x; the figures are exact byte counts.
+// source only ((id, from)): what an id index would cost that locates an
+// edge without a data fragment (today's id pages hold the ids alone). The
+// Person run measures its fragments with joined as a timestamp and as
+// int64 seconds. Run with -benchtime 1x; the figures are exact byte counts.
 func BenchmarkEdgeLayoutBytes(b *testing.B) {
 	cat := catalogOf(b, layoutSchema)
 	edges := layoutEdges()
 	byID := func(x, y Row) bool { return x.ID < y.ID }
 	byOut := func(x, y Row) bool { return x.From < y.From || x.From == y.From && x.ID < y.ID }
 	byIn := func(x, y Row) bool { return x.To < y.To || x.To == y.To && x.ID < y.ID }
+	b.Run("Person", func(b *testing.B) {
+		tb, err := cat.table("Person")
+		must(b, err)
+		st, err := cat.table("PersonS")
+		must(b, err)
+		rows := edges["Person"]
+		secs := make([]Row, len(rows))
+		for i, r := range rows {
+			secs[i] = Row{ID: r.ID, Props: map[string]any{}}
+			for k, v := range r.Props { //detlint:ordered copies a map into a map
+				if ts, ok := v.(time.Time); ok {
+					v = ts.Unix()
+				}
+				secs[i].Props[k] = v
+			}
+		}
+		for b.Loop() {
+			b.ReportMetric(float64(layoutBytes(b, tb, rows, byID, MaxFragmentRows, false)), "fragments-arrow")
+			b.ReportMetric(float64(layoutBytes(b, st, secs, byID, MaxFragmentRows, false)), "fragments-arrow-seconds")
+		}
+	})
 	for _, typ := range []string{"WorksAt", "Knows"} {
 		b.Run(typ, func(b *testing.B) {
 			tb, err := cat.table(typ)
