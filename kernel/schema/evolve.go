@@ -140,9 +140,10 @@ func (s Step) Tightens() bool {
 
 // Plan is a computed schema change: the schema in force, the resulting
 // schema (with storage columns assigned and dropped columns retired) and
-// the steps between them, in a deterministic order (types by new name,
-// nodes first, a type's rename before its property steps; properties in
-// target order, then drops in old order; dropped types last).
+// the steps between them, in Compare's order: they apply one after the
+// other, each naming what the steps before it left (dropped types first,
+// then type renames, then per type its property drops, renames, other
+// changes and adds; see replayOrder).
 type Plan struct {
 	Old, New Schema
 	Steps    []Step
@@ -207,7 +208,7 @@ func EvolveTypes(old, target Schema, types []TypeRename, renames []Rename) (Plan
 	if err := out.Validate(); err != nil {
 		panic(fmt.Sprintf("schema: Evolve produced an invalid schema: %v\n%s", err, out))
 	}
-	return Plan{Old: old, New: out, Steps: e.steps}, nil
+	return Plan{Old: old, New: out, Steps: replayOrder(e.steps, out)}, nil
 }
 
 func noStorageAnnotations(s Schema) error {
