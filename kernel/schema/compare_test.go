@@ -185,24 +185,7 @@ func randomTypeRename(t *rapid.T, s, target Schema, renames []Rename) (Schema, [
 	if _, taken := s.TableOf(to); taken {
 		return target, nil
 	}
-	for i := range target.Nodes {
-		if target.Nodes[i].Name == from {
-			target.Nodes[i].Name = to
-		}
-	}
-	for i := range target.Edges {
-		e := &target.Edges[i]
-		if e.Name == from {
-			e.Name = to
-		}
-		if e.From == from {
-			e.From = to
-		}
-		if e.To == from {
-			e.To = to
-		}
-	}
-	return target, []TypeRename{{From: from, To: to}}
+	return RenameTypeNames(target, map[string]string{from: to}), []TypeRename{{From: from, To: to}}
 }
 
 func (s Schema) propsOf(typ string) []Property {
