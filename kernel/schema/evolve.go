@@ -312,7 +312,7 @@ func (e *evolver) kept(name string) {
 // addedTable returns the storage table of an added type: its name, or
 // name_2, ... when another type (of the old schema or added) has it.
 func (e *evolver) addedTable(name string) string {
-	t := freshColumn(name, e.tables)
+	t := freshName(name, e.tables)
 	e.tables[t] = true
 	return normalTable(t, name)
 }
@@ -417,7 +417,7 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 		}
 	}
 	for _, i := range fresh {
-		c := freshColumn(out[i].Name, used)
+		c := freshName(out[i].Name, used)
 		used[c] = true
 		out[i].Column = c
 		e.steps = append(e.steps, Step{Op: AddProp, Type: typ, Prop: out[i].Name, Required: out[i].Required, Column: c, Default: out[i].Default})
@@ -432,9 +432,12 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 	return out, normalRetired(next), nil
 }
 
-// freshColumn returns name when no fragment of the type can hold it, else
-// name_2, name_3, ...: the first not in used (live and retired columns).
-func freshColumn(name string, used map[string]bool) string {
+// freshName returns name when used does not hold it, else name_2,
+// name_3, ...: the first name not in used (shortened when that would pass
+// MaxNameBytes). It mints storage columns (used: a type's live and
+// retired columns), storage tables (used: the tables taken) and the
+// temporary names of a rename cycle (used: the names in play).
+func freshName(name string, used map[string]bool) string {
 	if !used[name] {
 		return name
 	}
@@ -445,7 +448,7 @@ func freshColumn(name string, used map[string]bool) string {
 		}
 	}
 	// Names are at most 64 bytes: shorten and try again (bounded).
-	return freshColumn(strings.TrimRight(name[:len(name)/2], "_")+"x", used)
+	return freshName(strings.TrimRight(name[:len(name)/2], "_")+"x", used)
 }
 
 // drops appends a DropType step for every old type the target lacks.

@@ -64,7 +64,7 @@ func checkTypeRename(old, target Schema, r TypeRename) error {
 func relabelTypes(old Schema, to map[string]string, taken map[string]bool) Schema {
 	table := func(newName, stored string) string {
 		if plant.Enabled(plant.RenameAsDrop) { // planted bug: a renamed type takes a fresh table (its rows are lost)
-			t := freshColumn(newName, taken)
+			t := freshName(newName, taken)
 			taken[t] = true
 			return t
 		}

@@ -11,7 +11,7 @@ import "fmt"
 //  1. dropped types (their names are free from then on);
 //  2. type renames, a rename whose new name another type still holds
 //     after that one; a cycle (a swap) moves one type to a temporary name
-//     (fresh, as freshColumn gives: A_2) and on from it;
+//     (fresh, as freshName gives: A_2) and on from it;
 //  3. per type of new, in steps' order: its add, or its property drops,
 //     then its property renames (ordered as the type renames), then the
 //     other steps in steps' order (loosenings and widenings, adds, @card).
@@ -117,7 +117,7 @@ func sequenceRenames(renames []Step, used map[string]bool) []Step {
 			continue
 		}
 		from, to := renameEnds(pending[0])
-		tmp := freshColumn(from, used)
+		tmp := freshName(from, used)
 		used[tmp] = true
 		out = append(out, renamed(pending[0], from, tmp))
 		pending[0] = renamed(pending[0], tmp, to)
