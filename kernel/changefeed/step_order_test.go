@@ -81,6 +81,14 @@ edge WorksAt: Person -> Company`, data.SchemaOptions{})
 edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "nick", To: "age"}}})
 			o.mergeDev()
 		}},
+		{"drop the first property, rename the second onto it on a branch, merged", func(o orderGraph) {
+			o.write("main", "Person", row("p0", map[string]any{"name": "a", "age": "a0"}))
+			o.apply("dev", `node Person { name: string age: string? } node Company { name: string } node City { name: string }
+edge WorksAt: Person -> Company`, data.SchemaOptions{})
+			o.apply("dev", `node Person { name: string nick: string? } node Company { name: string } node City { name: string }
+edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "age", To: "nick"}}})
+			o.mergeDev()
+		}},
 		{"property swap on a branch, merged", func(o orderGraph) {
 			o.write("main", "Person", row("p0", map[string]any{"name": "a", "nick": "n0", "age": "a0"}))
 			for _, st := range []struct {
