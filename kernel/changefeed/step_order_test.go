@@ -10,15 +10,6 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/schema"
 )
 
-// stepOrderBase is the schema every TestSchemaStepsApplyInOrder case
-// starts from: two nullable Person properties to rename, drop and swap,
-// and two node types to rename and drop.
-const stepOrderBase = `node Person  { name: string  nick: string?  age: string? }
-node Company { name: string }
-node City    { name: string }
-edge WorksAt: Person -> Company
-`
-
 // orderGraph drives one case: a graph and its dev branch, forked at
 // genesis.
 type orderGraph struct {
@@ -48,6 +39,14 @@ func (o orderGraph) mergeDev() {
 	must(o.t, err)
 }
 
+// withPerson is the schema a TestSchemaStepsApplyInOrder case applies:
+// Person with the nullable properties props (the cases start from "nick:
+// string? age: string?"), and Company, City and WorksAt to rename and
+// drop.
+func withPerson(props string) string {
+	return "node Person { name: string " + props + " }\nnode Company { name: string }\nnode City { name: string }\nedge WorksAt: Person -> Company\n"
+}
+
 func row(id string, props map[string]any) data.Row { return data.Row{ID: id, Props: props} }
 
 // TestSchemaStepsApplyInOrder pins S12's replay rule on the minimal
@@ -70,23 +69,18 @@ func TestSchemaStepsApplyInOrder(t *testing.T) {
 	}{
 		{"rename onto a dropped property in one change", func(o orderGraph) {
 			o.write("main", "Person", row("p0", map[string]any{"name": "a", "nick": "n0", "age": "a0"}), row("p1", map[string]any{"name": "b", "nick": "n1"}))
-			o.apply("main", `node Person { name: string age: string? } node Company { name: string } node City { name: string }
-edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "nick", To: "age"}}})
+			o.apply("main", withPerson(`age: string?`), data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "nick", To: "age"}}})
 		}},
 		{"drop then rename onto the name on a branch, merged", func(o orderGraph) {
 			o.write("main", "Person", row("p0", map[string]any{"name": "a", "nick": "n0"}))
-			o.apply("dev", `node Person { name: string nick: string? } node Company { name: string } node City { name: string }
-edge WorksAt: Person -> Company`, data.SchemaOptions{})
-			o.apply("dev", `node Person { name: string age: string? } node Company { name: string } node City { name: string }
-edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "nick", To: "age"}}})
+			o.apply("dev", withPerson(`nick: string?`), data.SchemaOptions{})
+			o.apply("dev", withPerson(`age: string?`), data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "nick", To: "age"}}})
 			o.mergeDev()
 		}},
 		{"drop the first property, rename the second onto it on a branch, merged", func(o orderGraph) {
 			o.write("main", "Person", row("p0", map[string]any{"name": "a", "age": "a0"}))
-			o.apply("dev", `node Person { name: string age: string? } node Company { name: string } node City { name: string }
-edge WorksAt: Person -> Company`, data.SchemaOptions{})
-			o.apply("dev", `node Person { name: string nick: string? } node Company { name: string } node City { name: string }
-edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "age", To: "nick"}}})
+			o.apply("dev", withPerson(`age: string?`), data.SchemaOptions{})
+			o.apply("dev", withPerson(`nick: string?`), data.SchemaOptions{Renames: []schema.Rename{{Type: "Person", From: "age", To: "nick"}}})
 			o.mergeDev()
 		}},
 		{"property swap on a branch, merged", func(o orderGraph) {
@@ -99,8 +93,7 @@ edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{{T
 				{"tmp: string? nick: string?", schema.Rename{Type: "Person", From: "age", To: "nick"}},
 				{"age: string? nick: string?", schema.Rename{Type: "Person", From: "tmp", To: "age"}},
 			} {
-				o.apply("dev", `node Person { name: string `+st.props+` } node Company { name: string } node City { name: string }
-edge WorksAt: Person -> Company`, data.SchemaOptions{Renames: []schema.Rename{st.r}})
+				o.apply("dev", withPerson(st.props), data.SchemaOptions{Renames: []schema.Rename{st.r}})
 			}
 			o.mergeDev()
 		}},
@@ -124,7 +117,7 @@ edge WorksAt: Person -> Zoo`, data.SchemaOptions{})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := schema.Parse([]byte(stepOrderBase))
+			sc, err := schema.Parse([]byte(withPerson("nick: string? age: string?")))
 			must(t, err)
 			g, err := data.Init(ctx, newStore(), "g", sc, data.Options{Kernel: kernel.Options{Env: testEnv(1)}})
 			must(t, err)

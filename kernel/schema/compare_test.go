@@ -62,12 +62,7 @@ func TestCompareEqualsEvolvePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		for round := rapid.IntRange(1, 6).Draw(t, "rounds"); round > 0; round-- {
-			target, renames := randomTarget(t, s)
-			target, types := randomTypeRename(t, s, target, renames)
-			p, err := EvolveTypes(s, target, types, renames)
-			if err != nil {
-				t.Fatalf("evolve: %v\n%s", err, target)
-			}
+			p := randomPlan(t, s)
 			got := Compare(p.Old, p.New)
 			if len(got) == 0 && len(p.Steps) == 0 {
 				got = p.Steps
@@ -81,6 +76,17 @@ func TestCompareEqualsEvolvePlan(t *testing.T) {
 			s = p.New
 		}
 	})
+}
+
+// randomPlan plans a random change of s (randomTarget, randomTypeRename).
+func randomPlan(t *rapid.T, s Schema) Plan {
+	target, renames := randomTarget(t, s)
+	target, types := randomTypeRename(t, s, target, renames)
+	p, err := EvolveTypes(s, target, types, renames)
+	if err != nil {
+		t.Fatalf("evolve: %v\n%s", err, target)
+	}
+	return p
 }
 
 // randomTarget is a hand-written target for s with a few random edits.
