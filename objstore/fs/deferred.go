@@ -59,6 +59,7 @@ func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 		go func() {
 			defer wg.Done()
 			for j := range run.next {
+				s.countJob(j)
 				err := fsyncFd(j.fd)
 				if j.close {
 					unix.Close(j.fd)
@@ -68,6 +69,9 @@ func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 				}
 			}
 		}()
+	}
+	if s.stats != nil {
+		s.stats.rounds.Add(1)
 	}
 	run.visit(root, tree)
 	if ctx.Err() == nil {
@@ -190,5 +194,17 @@ func (r *syncRun) visit(fd int, n *syncNode) {
 		}
 		r.visit(d, kid)
 		r.next <- syncJob{fd: d, close: true, node: kid}
+	}
+}
+
+// countJob adds one fsync of a SyncDeferred batch to the stats.
+func (s *Store) countJob(j syncJob) {
+	if s.stats == nil {
+		return
+	}
+	if j.node.file {
+		s.stats.files.Add(1)
+	} else {
+		s.stats.dirs.Add(1)
 	}
 }

@@ -123,6 +123,7 @@ func (s *Store) fsync(fd int) error {
 	if s.noSync {
 		return nil
 	}
+	s.count([]syncTarget{{fd: fd, dir: true}})
 	return fsyncFd(fd)
 }
 

@@ -23,6 +23,8 @@ type Store struct {
 	noSync bool
 	// hook, when set by a test, is called at the crash points below.
 	hook func(point string)
+	// stats counts fsyncs (SyncStats); shared by copies of the Store.
+	stats *syncCounters
 }
 
 // Crash points a test can stop a writer at, and rendezvous points in a
@@ -84,7 +86,7 @@ func OpenWith(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	return &Store{root: real, layout: l, noSync: opts.NoSync}, nil
+	return &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}}, nil
 }
 
 // ErrLegacyLayout is returned by Open for a root that holds objects in the

@@ -39,7 +39,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 		return "", storeErr(op, key, err)
 	}
 	defer unix.Close(tmpDir)
-	tmp, h, err := writeTemp(tmpDir, data, !s.noSync)
+	tmp, f, h, err := writeTemp(tmpDir, data)
 	if err != nil {
 		return "", storeErr(op, key, err) // never "not found": the temp dir is ours
 	}
@@ -47,6 +47,13 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	// failure, this removes it. Best effort: a leftover temp is invisible
 	// to every operation and SweepTemp removes it.
 	defer unix.Unlinkat(tmpDir, tmp, 0)
+	err = s.syncRound([]syncTarget{{fd: int(f.Fd()), what: "temp"}})
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close temp: %w", cerr)
+	}
+	if err != nil {
+		return "", storeErr(op, key, err)
+	}
 	s.hit(pointTempWritten)
 	if err := ctx.Err(); err != nil {
 		return "", ctxErr(op, key, err)

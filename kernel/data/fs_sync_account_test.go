@@ -1,0 +1,95 @@
+package data
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/fs"
+)
+
+// syncLedger wraps an fs store and records, per store call (and per
+// SyncDeferred, which is no request), the fsyncs and sync rounds it made
+// (fs.SyncStats). Single-goroutine use only.
+type syncLedger struct {
+	*fs.Store
+	lines []syncLine
+}
+
+// syncLine is one call's cost.
+type syncLine struct {
+	call string
+	cost fs.SyncStats
+}
+
+func (l *syncLedger) note(call string, before fs.SyncStats) {
+	l.lines = append(l.lines, syncLine{call: call, cost: l.Store.SyncStats().Sub(before)})
+}
+
+func (l *syncLedger) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
+	before := l.Store.SyncStats()
+	defer l.note(fmt.Sprintf("put(%d) %s", cond.Kind, key), before)
+	return l.Store.Put(ctx, key, data, cond)
+}
+
+func (l *syncLedger) Delete(ctx context.Context, key string) error {
+	before := l.Store.SyncStats()
+	defer l.note("delete "+key, before)
+	return l.Store.Delete(ctx, key)
+}
+
+func (l *syncLedger) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
+	before := l.Store.SyncStats()
+	defer l.note("put-deferred "+key, before)
+	return l.Store.PutDeferred(ctx, key, data)
+}
+
+func (l *syncLedger) SyncDeferred(ctx context.Context, keys []string) error {
+	before := l.Store.SyncStats()
+	defer l.note(fmt.Sprintf("sync-deferred (%d keys)", len(keys)), before)
+	return l.Store.SyncDeferred(ctx, keys)
+}
+
+// total sums the recorded lines.
+func (l *syncLedger) total() fs.SyncStats {
+	var t fs.SyncStats
+	for _, x := range l.lines {
+		t = fs.SyncStats{Files: t.Files + x.cost.Files, Dirs: t.Dirs + x.cost.Dirs, Rounds: t.Rounds + x.cost.Rounds}
+	}
+	return t
+}
+
+func (l *syncLedger) String() string {
+	var b strings.Builder
+	for _, x := range l.lines {
+		fmt.Fprintf(&b, "  %-90s files %d dirs %2d rounds %d\n", x.call, x.cost.Files, x.cost.Dirs, x.cost.Rounds)
+	}
+	t := l.total()
+	fmt.Fprintf(&b, "  total: files %d dirs %d rounds %d", t.Files, t.Dirs, t.Rounds)
+	return b.String()
+}
+
+// TestFsCommitSyncAccounting logs, per store call, the fsyncs and sync
+// rounds of one-row data-plane commits on a durable fs store (a warm
+// handle whose view is current, as BenchmarkCommitFloor commits); the
+// figures are docs/perf.md's "fs commit accounting".
+func TestFsCommitSyncAccounting(t *testing.T) {
+	st, err := fs.Open(t.TempDir())
+	must(t, err)
+	l := &syncLedger{Store: st}
+	g := initGraph(t, l, Limits{})
+	seedGraph(t, g)
+	br := mainRef(t, g)
+	for i := range 3 {
+		l.lines = nil
+		tx, err := g.Begin(ctx, br)
+		must(t, err)
+		must(t, tx.Insert("Person", person(fmt.Sprintf("acct-%03d", i), "n")))
+		_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"})
+		must(t, err)
+		t.Logf("commit %d:\n%s", i, l)
+	}
+}
