@@ -82,10 +82,11 @@
 //     makes it visible; object files are never modified in place. Get reads
 //     the ETag and the bytes from one open file.
 //   - Durability: the temp file is fsynced before it is linked or renamed;
-//     after the name is placed its directory is fsynced, then the parent
-//     of every directory the walk found missing (deepest first), so one
-//     journal commit covers the new directories and the name; the parent
-//     directory is fsynced after every delete; all before the call
+//     after the name is placed its directory and the parent of every
+//     directory the walk found missing are fsynced in one round (all at
+//     once, so the file system can commit the new directories and the
+//     name together: a Put waits for two rounds whatever its depth); the
+//     parent directory is fsynced after every delete; all before the call
 //     returns. Until then nothing refers to a new directory but the
 //     object, which is not yet acknowledged. A failed fsync after the name was placed returns an
 //     ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips

@@ -123,7 +123,8 @@ func placeRename(src source, dir int, name string) error {
 }
 
 // publish walks (creating) the key's directories, places src, and fsyncs
-// the parent directory. ENOENT means a concurrent Delete pruned a parent
+// the parent directory together with the parent of every directory the
+// walk made, in one round (placedTargets). ENOENT means a concurrent Delete pruned a parent
 // between the walk and the place: walk again, at most publishAttempts times.
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
@@ -146,10 +147,7 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 			return err
 		}
 		s.hit(pointPlaced)
-		err = s.fsync(c.leaf())
-		if err == nil {
-			err = s.syncMade(c)
-		}
+		err = s.syncRound(placedTargets(c))
 		c.close()
 		if err != nil {
 			return &ambiguousError{fmt.Errorf("fsync dir after publish: %w", err)}
