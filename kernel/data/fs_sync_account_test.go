@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -23,34 +24,47 @@ type syncLedger struct {
 type syncLine struct {
 	call string
 	cost fs.SyncStats
+	took time.Duration // wall time, for the log only
 }
 
-func (l *syncLedger) note(call string, before fs.SyncStats) {
-	l.lines = append(l.lines, syncLine{call: call, cost: l.Store.SyncStats().Sub(before)})
+func (l *syncLedger) note(call string, before fs.SyncStats, start time.Time) {
+	l.lines = append(l.lines, syncLine{call: call, cost: l.Store.SyncStats().Sub(before), took: time.Since(start)})
 }
 
 func (l *syncLedger) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
-	before := l.Store.SyncStats()
-	defer l.note(fmt.Sprintf("put(%d) %s", cond.Kind, key), before)
+	before, start := l.Store.SyncStats(), time.Now()
+	defer l.note(fmt.Sprintf("put(%d) %s", cond.Kind, key), before, start)
 	return l.Store.Put(ctx, key, data, cond)
 }
 
 func (l *syncLedger) Delete(ctx context.Context, key string) error {
-	before := l.Store.SyncStats()
-	defer l.note("delete "+key, before)
+	before, start := l.Store.SyncStats(), time.Now()
+	defer l.note("delete "+key, before, start)
 	return l.Store.Delete(ctx, key)
 }
 
 func (l *syncLedger) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
-	before := l.Store.SyncStats()
-	defer l.note("put-deferred "+key, before)
+	before, start := l.Store.SyncStats(), time.Now()
+	defer l.note("put-deferred "+key, before, start)
 	return l.Store.PutDeferred(ctx, key, data)
 }
 
 func (l *syncLedger) SyncDeferred(ctx context.Context, keys []string) error {
-	before := l.Store.SyncStats()
-	defer l.note(fmt.Sprintf("sync-deferred (%d keys)", len(keys)), before)
+	before, start := l.Store.SyncStats(), time.Now()
+	defer l.note(fmt.Sprintf("sync-deferred (%d keys)", len(keys)), before, start)
 	return l.Store.SyncDeferred(ctx, keys)
+}
+
+func (l *syncLedger) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, error) {
+	before, start := l.Store.SyncStats(), time.Now()
+	defer l.note("put-deferred-intact "+key, before, start)
+	return l.Store.PutDeferredIntact(ctx, key, data)
+}
+
+func (l *syncLedger) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	before, start := l.Store.SyncStats(), time.Now()
+	defer l.note(fmt.Sprintf("put(%d) after %d deferred %s", cond.Kind, len(deferred), key), before, start)
+	return l.Store.PutAfterDeferred(ctx, key, data, cond, deferred)
 }
 
 // total sums the recorded lines.
@@ -65,7 +79,7 @@ func (l *syncLedger) total() fs.SyncStats {
 func (l *syncLedger) String() string {
 	var b strings.Builder
 	for _, x := range l.lines {
-		fmt.Fprintf(&b, "  %-90s files %d dirs %2d rounds %d\n", x.call, x.cost.Files, x.cost.Dirs, x.cost.Rounds)
+		fmt.Fprintf(&b, "  %-90s files %d dirs %2d rounds %d (%v)\n", x.call, x.cost.Files, x.cost.Dirs, x.cost.Rounds, x.took.Round(10*time.Microsecond))
 	}
 	t := l.total()
 	fmt.Fprintf(&b, "  total: files %d dirs %d rounds %d", t.Files, t.Dirs, t.Rounds)
@@ -83,13 +97,14 @@ func TestFsCommitSyncAccounting(t *testing.T) {
 	g := initGraph(t, l, Limits{})
 	seedGraph(t, g)
 	br := mainRef(t, g)
-	for i := range 3 {
+	for i := range 8 {
 		l.lines = nil
 		tx, err := g.Begin(ctx, br)
 		must(t, err)
 		must(t, tx.Insert("Person", person(fmt.Sprintf("acct-%03d", i), "n")))
+		start := time.Now()
 		_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"})
 		must(t, err)
-		t.Logf("commit %d:\n%s", i, l)
+		t.Logf("commit %d (%v):\n%s", i, time.Since(start).Round(10*time.Microsecond), l)
 	}
 }

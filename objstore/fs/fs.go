@@ -21,6 +21,9 @@ type Store struct {
 	layout layout
 	// noSync skips every fsync (Options.NoSync): fixtures only.
 	noSync bool
+	// nameDeferred skips the fsyncs after the name is placed (directory,
+	// new directories' parents): PutDeferredIntact.
+	nameDeferred bool
 	// hook, when set by a test, is called at the crash points below.
 	hook func(point string)
 	// stats counts fsyncs (SyncStats); shared by copies of the Store.

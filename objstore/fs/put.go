@@ -24,6 +24,25 @@ import (
 // in place is marked ambiguous (the object is visible, its durability is
 // unknown).
 func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
+	return s.put(ctx, key, data, cond, nil)
+}
+
+var _ objstore.DeferredPublisher = (*Store)(nil)
+
+// PutAfterDeferred is Put that first makes the deferred keys durable
+// (objstore.DeferredPublisher): their object files and every directory on
+// their paths are fsynced in the same round as this write's temp file
+// (SyncDeferred's walk plus the temp), before the new name is placed, so
+// the write waits for two rounds like a Put and its name can never be
+// durable before the deferred objects are. A failure to sync a deferred
+// key is an ErrTransient naming it, returned before anything is placed.
+func (s *Store) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	return s.put(ctx, key, data, cond, deferred)
+}
+
+// put is Put whose temp file is fsynced in one round with deferred's
+// objects (syncDeferred).
+func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
 	const op = objstore.OpPut
 	root, err := s.begin(ctx, op, key)
 	if err != nil {
@@ -47,9 +66,18 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	// failure, this removes it. Best effort: a leftover temp is invisible
 	// to every operation and SweepTemp removes it.
 	defer unix.Unlinkat(tmpDir, tmp, 0)
-	err = s.syncRound([]syncTarget{{fd: int(f.Fd()), what: "temp"}})
+	temp := []syncTarget{{fd: int(f.Fd()), what: "temp"}}
+	if len(deferred) > 0 && !s.noSync {
+		err = s.syncDeferred(ctx, deferred, temp)
+	} else {
+		err = s.syncRound(temp)
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close temp: %w", cerr)
+	}
+	var oe *objstore.Error
+	if errors.As(err, &oe) {
+		return "", err // a deferred key's failure, named and typed by syncDeferred
 	}
 	if err != nil {
 		return "", storeErr(op, key, err)
@@ -147,7 +175,9 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 			return err
 		}
 		s.hit(pointPlaced)
-		err = s.syncRound(placedTargets(c))
+		if !s.nameDeferred {
+			err = s.syncRound(placedTargets(c))
+		}
 		c.close()
 		if err != nil {
 			return &ambiguousError{fmt.Errorf("fsync dir after publish: %w", err)}
