@@ -80,9 +80,11 @@ func PutAfterDeferred(ctx context.Context, st Store, key string, data []byte, co
 // PutDeferredIntact is PutDeferred whose object is never torn by a crash
 // (after a crash it is absent or whole: its data is durable before its
 // name is visible), while its name, like PutDeferred's, is durable only
-// once SyncDeferred (or PutAfterDeferred) has named its key.
+// once SyncDeferred (or PutAfterDeferred) has named its key. deferred
+// reports whether the name's durability was deferred (a wrapper passes on
+// its inner store's answer: false when that made the write durable).
 type IntactDeferredPutter interface {
-	PutDeferredIntact(ctx context.Context, key string, data []byte) (string, error)
+	PutDeferredIntact(ctx context.Context, key string, data []byte) (etag string, deferred bool, err error)
 }
 
 // PutDeferredIntact writes key create-only through st's
@@ -92,8 +94,7 @@ type IntactDeferredPutter interface {
 // was deferred.
 func PutDeferredIntact(ctx context.Context, st Store, key string, data []byte) (etag string, deferred bool, err error) {
 	if d, ok := st.(IntactDeferredPutter); ok {
-		etag, err = d.PutDeferredIntact(ctx, key, data)
-		return etag, true, err
+		return d.PutDeferredIntact(ctx, key, data)
 	}
 	etag, err = st.Put(ctx, key, data, CreateOnly)
 	return etag, false, err

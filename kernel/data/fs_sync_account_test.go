@@ -55,7 +55,7 @@ func (l *syncLedger) SyncDeferred(ctx context.Context, keys []string) error {
 	return l.Store.SyncDeferred(ctx, keys)
 }
 
-func (l *syncLedger) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, error) {
+func (l *syncLedger) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
 	before, start := l.Store.SyncStats(), time.Now()
 	defer l.note("put-deferred-intact "+key, before, start)
 	return l.Store.PutDeferredIntact(ctx, key, data)

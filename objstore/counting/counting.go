@@ -223,9 +223,9 @@ var _ objstore.IntactDeferredPutter = (*Store)(nil)
 
 // PutDeferredIntact implements objstore.IntactDeferredPutter: counted as
 // a create-only Put, passed through objstore.PutDeferredIntact.
-func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, error) {
+func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
 	s.start(Record{Op: objstore.OpPut, Key: key, Cond: objstore.CreateOnly}, len(data))
-	etag, _, err := objstore.PutDeferredIntact(ctx, s.inner, key, data)
+	etag, deferred, err := objstore.PutDeferredIntact(ctx, s.inner, key, data)
 	s.finish(objstore.OpPut, err, 0)
-	return etag, err
+	return etag, deferred, err
 }

@@ -37,10 +37,11 @@ var _ objstore.IntactDeferredPutter = (*Store)(nil)
 // whole), but its name and any new directory are durable only once
 // SyncDeferred or PutAfterDeferred named its key. One round, against a
 // Put's two.
-func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, error) {
+func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
 	u := *s
 	u.nameDeferred = true
-	return u.Put(ctx, key, data, objstore.CreateOnly)
+	etag, err := u.Put(ctx, key, data, objstore.CreateOnly)
+	return etag, !s.noSync, err
 }
 
 // SyncDeferred fsyncs each key's object file and every directory on its
