@@ -457,7 +457,7 @@ func (g *Graph) putCreateOnly(ctx context.Context, op, key string, data []byte) 
 // deferred reports that (key must then ride the publish's sync).
 func (g *Graph) putCreateOnlyDeferred(ctx context.Context, op, key string, data []byte) (ours, deferred bool, err error) {
 	ours, err = g.createOnly(ctx, op, key, data, func() (err error) {
-		_, deferred, err = objstore.PutDeferredIntact(ctx, g.store, key, data)
+		_, deferred, err = objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.CreateOnly)
 		return err
 	})
 	return ours, deferred, err

@@ -123,11 +123,11 @@ func (s budgetedStore) Delete(ctx context.Context, key string) error {
 
 // PutDeferredIntact charges one request and passes the capability
 // through (objstore.PutDeferredIntact: a durable Put on a store without it).
-func (s budgetedStore) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
+func (s budgetedStore) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
 	if err := takeRequest(ctx); err != nil {
 		return "", false, err
 	}
-	return objstore.PutDeferredIntact(ctx, s.inner, key, data)
+	return objstore.PutDeferredIntact(ctx, s.inner, key, data, cond)
 }
 
 // PutAfterDeferred charges one request (the sync is none) and passes the

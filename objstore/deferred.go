@@ -75,27 +75,29 @@ func PutAfterDeferred(ctx context.Context, st Store, key string, data []byte, co
 }
 
 // IntactDeferredPutter is an optional Store capability beside
-// DeferredPutter for a deferred object that may be read before it is
-// referenced (a table version at a chain slot, which recovery reads):
-// PutDeferredIntact is PutDeferred whose object is never torn by a crash
-// (after a crash it is absent or whole: its data is durable before its
-// name is visible), while its name, like PutDeferred's, is durable only
-// once SyncDeferred (or PutAfterDeferred) has named its key. deferred
-// reports whether the name's durability was deferred (a wrapper passes on
-// its inner store's answer: false when that made the write durable).
+// DeferredPutter for an object that may be read before anything durable
+// references it (a table version at a chain slot, which recovery reads;
+// a commit index, which readers look up by key): PutDeferredIntact is Put
+// under cond whose object is never torn by a crash (its data is durable
+// before its name is visible: after a crash the key holds what it held
+// before or this object, whole), while its name, like PutDeferred's, is
+// durable only once SyncDeferred (or PutAfterDeferred) has named its key
+// (or never: a writer that can lose the write, such as a rebuildable aid,
+// need not sync it). deferred reports whether the name's durability was
+// deferred (a wrapper passes on its inner store's answer: false when that
+// made the write durable).
 type IntactDeferredPutter interface {
-	PutDeferredIntact(ctx context.Context, key string, data []byte) (etag string, deferred bool, err error)
+	PutDeferredIntact(ctx context.Context, key string, data []byte, cond Condition) (etag string, deferred bool, err error)
 }
 
-// PutDeferredIntact writes key create-only through st's
-// IntactDeferredPutter, or, when st has none, as an ordinary durable
-// create-only Put (never through a plain PutDeferred, which may leave a
-// torn object after a crash). It reports whether the name's durability
-// was deferred.
-func PutDeferredIntact(ctx context.Context, st Store, key string, data []byte) (etag string, deferred bool, err error) {
+// PutDeferredIntact writes key under cond through st's
+// IntactDeferredPutter, or, when st has none, as an ordinary durable Put
+// (never through a plain PutDeferred, which may leave a torn object after
+// a crash). It reports whether the name's durability was deferred.
+func PutDeferredIntact(ctx context.Context, st Store, key string, data []byte, cond Condition) (etag string, deferred bool, err error) {
 	if d, ok := st.(IntactDeferredPutter); ok {
-		return d.PutDeferredIntact(ctx, key, data)
+		return d.PutDeferredIntact(ctx, key, data, cond)
 	}
-	etag, err = st.Put(ctx, key, data, CreateOnly)
+	etag, err = st.Put(ctx, key, data, cond)
 	return etag, false, err
 }

@@ -19,7 +19,11 @@ type crashStore struct {
 	lost map[string]bool // unsynced when some manifest was written
 }
 
-func (s *crashStore) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
+func (s *crashStore) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	if cond != objstore.CreateOnly {
+		etag, err := s.deferStore.Store.Put(ctx, key, data, cond) // a commit index: losing it is allowed
+		return etag, true, err
+	}
 	etag, err := s.deferStore.PutDeferred(ctx, key, data)
 	return etag, true, err
 }

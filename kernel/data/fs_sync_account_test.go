@@ -55,10 +55,10 @@ func (l *syncLedger) SyncDeferred(ctx context.Context, keys []string) error {
 	return l.Store.SyncDeferred(ctx, keys)
 }
 
-func (l *syncLedger) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
+func (l *syncLedger) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
 	before, start := l.Store.SyncStats(), time.Now()
-	defer l.note("put-deferred-intact "+key, before, start)
-	return l.Store.PutDeferredIntact(ctx, key, data)
+	defer l.note(fmt.Sprintf("put(%d)-deferred-intact %s", cond.Kind, key), before, start)
+	return l.Store.PutDeferredIntact(ctx, key, data, cond)
 }
 
 func (l *syncLedger) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
@@ -86,10 +86,18 @@ func (l *syncLedger) String() string {
 	return b.String()
 }
 
+// fsCommitRounds bounds the sync rounds of a one-row data-plane commit on
+// fs (docs/perf.md, "fs commit accounting"): fragment batch 1, sidecar 2,
+// table version 1 (intact-deferred), manifest 2 (the version's sync rides
+// its temp file's round), commit index 1, sidecar delete 1. A raw durable
+// create-only Put is 2.
+const fsCommitRounds = 8
+
 // TestFsCommitSyncAccounting logs, per store call, the fsyncs and sync
 // rounds of one-row data-plane commits on a durable fs store (a warm
 // handle whose view is current, as BenchmarkCommitFloor commits); the
-// figures are docs/perf.md's "fs commit accounting".
+// figures are docs/perf.md's "fs commit accounting". The round count is
+// exact (the store counts it): more than fsCommitRounds fails.
 func TestFsCommitSyncAccounting(t *testing.T) {
 	st, err := fs.Open(t.TempDir())
 	must(t, err)
@@ -106,5 +114,8 @@ func TestFsCommitSyncAccounting(t *testing.T) {
 		_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"})
 		must(t, err)
 		t.Logf("commit %d (%v):\n%s", i, time.Since(start).Round(10*time.Microsecond), l)
+		if r := l.total().Rounds; r > fsCommitRounds {
+			t.Errorf("commit %d waited for %d sync rounds, want at most %d", i, r, fsCommitRounds)
+		}
 	}
 }

@@ -222,10 +222,10 @@ func (s *Store) PutAfterDeferred(ctx context.Context, key string, data []byte, c
 var _ objstore.IntactDeferredPutter = (*Store)(nil)
 
 // PutDeferredIntact implements objstore.IntactDeferredPutter: counted as
-// a create-only Put, passed through objstore.PutDeferredIntact.
-func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
-	s.start(Record{Op: objstore.OpPut, Key: key, Cond: objstore.CreateOnly}, len(data))
-	etag, deferred, err := objstore.PutDeferredIntact(ctx, s.inner, key, data)
+// a Put under cond, passed through objstore.PutDeferredIntact.
+func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	s.start(Record{Op: objstore.OpPut, Key: key, Cond: cond}, len(data))
+	etag, deferred, err := objstore.PutDeferredIntact(ctx, s.inner, key, data, cond)
 	s.finish(objstore.OpPut, err, 0)
 	return etag, deferred, err
 }

@@ -32,15 +32,15 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) (strin
 
 var _ objstore.IntactDeferredPutter = (*Store)(nil)
 
-// PutDeferredIntact is Put with CondCreateOnly that fsyncs only its temp
-// file, before the link: the object is never torn by a crash (absent or
-// whole), but its name and any new directory are durable only once
-// SyncDeferred or PutAfterDeferred named its key. One round, against a
-// Put's two.
-func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte) (string, bool, error) {
+// PutDeferredIntact is Put under cond that fsyncs only its temp file,
+// before the link or rename: the object is never torn by a crash (the key
+// holds the old object or this one, whole), but its name and any new
+// directory are durable only once SyncDeferred or PutAfterDeferred named
+// its key. One round, against a Put's two.
+func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
 	u := *s
 	u.nameDeferred = true
-	etag, err := u.Put(ctx, key, data, objstore.CreateOnly)
+	etag, err := u.Put(ctx, key, data, cond)
 	return etag, !s.noSync, err
 }
 

@@ -87,7 +87,7 @@ func TestPutAfterDeferredSyncsBeforePlacing(t *testing.T) {
 	if _, err := s.PutDeferred(ctx, deferred[0], []byte("fragment")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PutDeferredIntact(ctx, deferred[1], []byte("version")); err != nil {
+	if _, _, err := s.PutDeferredIntact(ctx, deferred[1], []byte("version"), objstore.CreateOnly); err != nil {
 		t.Fatal(err)
 	}
 	l := recordSyncLog(t, s)
@@ -136,10 +136,10 @@ func TestPutDeferredIntactSyncsDataNotName(t *testing.T) {
 	s := openT(t)
 	l := recordSyncLog(t, s)
 	before := s.SyncStats()
-	if _, deferred, err := s.PutDeferredIntact(ctx, "g/tables/T/01JG/18446744073709551613", []byte("v")); err != nil || !deferred {
+	if _, deferred, err := s.PutDeferredIntact(ctx, "g/tables/T/01JG/18446744073709551613", []byte("v"), objstore.CreateOnly); err != nil || !deferred {
 		t.Fatalf("intact-deferred write: deferred %v, %v", deferred, err)
 	}
-	if _, _, err := s.PutDeferredIntact(ctx, "g/tables/T/01JG/18446744073709551613", []byte("w")); !errors.Is(err, objstore.ErrPreconditionFailed) {
+	if _, _, err := s.PutDeferredIntact(ctx, "g/tables/T/01JG/18446744073709551613", []byte("w"), objstore.CreateOnly); !errors.Is(err, objstore.ErrPreconditionFailed) {
 		t.Fatalf("second intact-deferred write: %v, want ErrPreconditionFailed", err)
 	}
 	synced := l.before(t, "@"+pointPlaced)
