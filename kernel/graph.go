@@ -454,10 +454,12 @@ func (g *Graph) putCreateOnly(ctx context.Context, op, key string, data []byte) 
 // objstore.PutDeferredIntact: on a store that can, the object is whole or
 // absent after a crash but its name is durable only once a later
 // objstore.PutAfterDeferred (the publish) or SyncDeferred names key;
-// deferred reports that (key must then ride the publish's sync).
+// deferred reports that some attempt's durability was deferred (key must
+// then ride the publish's sync).
 func (g *Graph) putCreateOnlyDeferred(ctx context.Context, op, key string, data []byte) (ours, deferred bool, err error) {
-	ours, err = g.createOnly(ctx, op, key, data, func() (err error) {
-		_, deferred, err = objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.CreateOnly)
+	ours, err = g.createOnly(ctx, op, key, data, func() error {
+		_, d, err := objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.CreateOnly)
+		deferred = deferred || d
 		return err
 	})
 	return ours, deferred, err
