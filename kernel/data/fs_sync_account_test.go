@@ -71,7 +71,7 @@ func (l *syncLedger) PutAfterDeferred(ctx context.Context, key string, data []by
 func (l *syncLedger) total() fs.SyncStats {
 	var t fs.SyncStats
 	for _, x := range l.lines {
-		t = fs.SyncStats{Files: t.Files + x.cost.Files, Dirs: t.Dirs + x.cost.Dirs, Rounds: t.Rounds + x.cost.Rounds}
+		t = fs.SyncStats{Files: t.Files + x.cost.Files, Dirs: t.Dirs + x.cost.Dirs, Rounds: t.Rounds + x.cost.Rounds, Mkdirs: t.Mkdirs + x.cost.Mkdirs}
 	}
 	return t
 }
@@ -79,10 +79,10 @@ func (l *syncLedger) total() fs.SyncStats {
 func (l *syncLedger) String() string {
 	var b strings.Builder
 	for _, x := range l.lines {
-		fmt.Fprintf(&b, "  %-90s files %d dirs %2d rounds %d (%v)\n", x.call, x.cost.Files, x.cost.Dirs, x.cost.Rounds, x.took.Round(10*time.Microsecond))
+		fmt.Fprintf(&b, "  %-96s files %d dirs %2d rounds %d mkdirs %2d (%v)\n", x.call, x.cost.Files, x.cost.Dirs, x.cost.Rounds, x.cost.Mkdirs, x.took.Round(10*time.Microsecond))
 	}
 	t := l.total()
-	fmt.Fprintf(&b, "  total: files %d dirs %d rounds %d", t.Files, t.Dirs, t.Rounds)
+	fmt.Fprintf(&b, "  total: files %d dirs %d rounds %d mkdirs %d", t.Files, t.Dirs, t.Rounds, t.Mkdirs)
 	return b.String()
 }
 

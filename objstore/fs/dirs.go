@@ -134,7 +134,7 @@ func (s *Store) fsync(fd int) error {
 // that to the caller (placedTargets), before the write is reported durable
 // (until then nothing refers to what the walk made). With full it keeps
 // every level open.
-func walk(root int, dirs []string, create createMode, full bool) (*chain, error) {
+func walk(root int, dirs []string, create createMode, full bool, stats *syncCounters) (*chain, error) {
 	if create == createDeferred && !full {
 		panic("fs: walk with createDeferred needs the full chain")
 	}
@@ -147,6 +147,9 @@ func walk(root int, dirs []string, create createMode, full bool) (*chain, error)
 		}
 		if made && create == createDeferred {
 			c.made = append(c.made, i)
+		}
+		if made && stats != nil {
+			stats.mkdirs.Add(1)
 		}
 		if !full && len(c.fds) > 0 {
 			unix.Close(c.fds[0])

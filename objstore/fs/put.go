@@ -157,7 +157,7 @@ func placeRename(src source, dir int, name string) error {
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
-		c, err := walk(root, dirs, s.createMode(), s.createMode() == createDeferred)
+		c, err := walk(root, dirs, s.createMode(), s.createMode() == createDeferred, s.stats)
 		if errors.Is(err, unix.ENOENT) {
 			continue
 		}
@@ -216,7 +216,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // returns the open parent chain for pruning when a file was removed.
 func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
 	names := s.layout.encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], noCreate, true)
+	c, err := walk(root, names[:len(names)-1], noCreate, true, nil)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil
 	}

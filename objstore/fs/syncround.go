@@ -17,22 +17,23 @@ type SyncStats struct {
 	Files  uint64 // fsyncs of object and temp files
 	Dirs   uint64 // fsyncs of directories
 	Rounds uint64 // sequential waits for a set of concurrent fsyncs
+	Mkdirs uint64 // directories a write found missing and made (its own metadata to commit)
 }
 
 // Sub returns s - o, field by field.
 func (s SyncStats) Sub(o SyncStats) SyncStats {
-	return SyncStats{Files: s.Files - o.Files, Dirs: s.Dirs - o.Dirs, Rounds: s.Rounds - o.Rounds}
+	return SyncStats{Files: s.Files - o.Files, Dirs: s.Dirs - o.Dirs, Rounds: s.Rounds - o.Rounds, Mkdirs: s.Mkdirs - o.Mkdirs}
 }
 
 // syncCounters backs SyncStats; copies of a Store share it.
-type syncCounters struct{ files, dirs, rounds atomic.Uint64 }
+type syncCounters struct{ files, dirs, rounds, mkdirs atomic.Uint64 }
 
 // SyncStats returns the counts so far (zero on a NoSync store).
 func (s *Store) SyncStats() SyncStats {
 	if s.stats == nil {
 		return SyncStats{}
 	}
-	return SyncStats{Files: s.stats.files.Load(), Dirs: s.stats.dirs.Load(), Rounds: s.stats.rounds.Load()}
+	return SyncStats{Files: s.stats.files.Load(), Dirs: s.stats.dirs.Load(), Rounds: s.stats.rounds.Load(), Mkdirs: s.stats.mkdirs.Load()}
 }
 
 // syncTarget is one descriptor a round fsyncs; what names it in an error.
