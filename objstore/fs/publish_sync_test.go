@@ -42,8 +42,8 @@ func TestPutSyncsNewDirectories(t *testing.T) {
 		}
 		t.Errorf("synced %s (%d times), which the Put did not make or place into", p, n)
 	}
-	if d := s.SyncStats().Sub(before); d != (SyncStats{Files: 1, Dirs: 3, Rounds: 2}) {
-		t.Errorf("sync stats of the Put = %+v, want 1 file and 3 directories in 2 rounds", d)
+	if d := s.SyncStats().Sub(before); d != (SyncStats{Files: 1, Dirs: 3, Rounds: 2, Mkdirs: 2}) {
+		t.Errorf("sync stats of the Put = %+v, want 1 file and 3 directories in 2 rounds, 2 mkdirs", d)
 	}
 	if _, ok := got[root]; ok {
 		t.Errorf("synced the root, whose entries did not change")
