@@ -264,7 +264,10 @@ func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *form
 // it, the publisher after its manifest or a repairer, writes the same
 // location). An ambiguous outcome is read back (house rule 3): our bytes
 // there end it, anything else (absent, or another writer's) writes again,
-// within the retry budget.
+// within the retry budget. Its name's durability is left to the store
+// (objstore.PutDeferredIntact, never synced: on fs one fsync round, not
+// two): an index is never authoritative, so a crash may lose it (repairIndex
+// rebuilds it) but never tears it.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
 	tok, err := g.token()
 	if err != nil {
@@ -276,7 +279,7 @@ func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) err
 	}
 	key := g.keys.CommitIndex(x.ID)
 	err = g.withRetry(ctx, "write commit index", func() error {
-		_, err := g.store.Put(ctx, key, data, objstore.Unconditional)
+		_, _, err := objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.Unconditional)
 		if !objstore.IsAmbiguous(err) {
 			return err
 		}
