@@ -180,13 +180,23 @@ func gather(t *Table, rows []rowSrc) arrow.Record {
 
 // gatherCopy is gather copying the values into a new record.
 func gatherCopy(t *Table, rows []rowSrc) arrow.Record {
-	b := array.NewRecordBuilder(goAlloc, t.arrow)
-	defer b.Release()
-	b.Reserve(len(rows))
-	for c := range t.arrow.Fields() {
-		copyColumn(b.Field(c), kindOf(t, c), c, rows)
+	cols := make([]arrow.Array, len(t.arrow.Fields()))
+	for c, f := range t.arrow.Fields() {
+		if kindOf(t, c) == schema.String {
+			cols[c] = gatherStrings(rows, c)
+			continue
+		}
+		b := array.NewBuilder(goAlloc, f.Type)
+		b.Reserve(len(rows))
+		copyColumn(b, kindOf(t, c), c, rows)
+		cols[c] = b.NewArray()
+		b.Release()
 	}
-	return b.NewRecord()
+	rec := array.NewRecord(t.arrow, cols, int64(len(rows)))
+	for _, col := range cols {
+		col.Release()
+	}
+	return rec
 }
 
 // wholeRecord returns the record rows are, when they are every row of one
