@@ -2,6 +2,7 @@ package data
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -30,10 +31,31 @@ func sortChanges(changes []adjChange) {
 	slices.SortStableFunc(changes, func(a, b adjChange) int { return compareKeyID(a.key, a.id, b.key, b.id) })
 }
 
-// keyedRow is a row with its sort key and id looked up once.
+// keyedRow is a row with its sort key and id looked up once, and the
+// key's first 8 bytes as a number (keyPrefix).
 type keyedRow struct {
+	pre     uint64
 	key, id string
 	src     rowSrc
+}
+
+// keyPrefix is the first 8 bytes of s big-endian, zero-padded: for
+// strings a and b, keyPrefix(a) < keyPrefix(b) implies a < b (at the
+// first byte where the prefixes differ, a's byte is smaller, or a ended
+// and b's byte is not zero), so a sort compares whole strings only when
+// the prefixes are equal.
+func keyPrefix(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// compareKeyed orders keyed rows by (key, id), on the key prefixes first.
+func compareKeyed(a, b keyedRow) int {
+	if c := cmp.Compare(a.pre, b.pre); c != 0 {
+		return c
+	}
+	return compareKeyID(a.key, a.id, b.key, b.id)
 }
 
 // sortRows sorts rows by (key column col, id) on keys looked up once per
@@ -41,9 +63,10 @@ type keyedRow struct {
 func sortRows(rows []rowSrc, col int) {
 	keyed := make([]keyedRow, len(rows))
 	for i, r := range rows {
-		keyed[i] = keyedRow{key: srcStr(r, col), id: srcID(r), src: r}
+		k := srcStr(r, col)
+		keyed[i] = keyedRow{pre: keyPrefix(k), key: k, id: srcID(r), src: r}
 	}
-	slices.SortFunc(keyed, func(a, b keyedRow) int { return compareKeyID(a.key, a.id, b.key, b.id) })
+	slices.SortFunc(keyed, compareKeyed)
 	for i := range keyed {
 		rows[i] = keyed[i].src
 	}
