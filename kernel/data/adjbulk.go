@@ -28,7 +28,31 @@ func compareKeyID(ka, ia, kb, ib string) int {
 // sortChanges sorts changes by (key, id), stably (a replaced edge whose
 // key stays has its removal and its addition at the same (key, id)).
 func sortChanges(changes []adjChange) {
-	slices.SortStableFunc(changes, func(a, b adjChange) int { return compareKeyID(a.key, a.id, b.key, b.id) })
+	type keyed struct {
+		pre uint64
+		at  int
+	}
+	order := make([]keyed, len(changes))
+	for i := range changes {
+		order[i] = keyed{keyPrefix(changes[i].key), i}
+	}
+	// Unstable sort made stable by the position as the last key; whole
+	// keys are compared only when their prefixes are equal (keyPrefix).
+	slices.SortFunc(order, func(a, b keyed) int {
+		if c := cmp.Compare(a.pre, b.pre); c != 0 {
+			return c
+		}
+		ca, cb := &changes[a.at], &changes[b.at]
+		if c := compareKeyID(ca.key, ca.id, cb.key, cb.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
+	})
+	sorted := make([]adjChange, len(changes))
+	for i, k := range order {
+		sorted[i] = changes[k.at]
+	}
+	copy(changes, sorted)
 }
 
 // keyedRow is a row with its sort key and id looked up once, and the

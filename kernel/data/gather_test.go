@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,6 +121,32 @@ func TestKeyPrefixOrder(t *testing.T) {
 					t.Fatalf("compareKeyed(%q/%s, %q/%s) = %d, want %d", ka, ids[0], kb, ids[1], got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestSortChangesStable: sortChanges orders changes by (key, id) and keeps
+// the input order of equal (key, id) pairs (a replaced edge's removal
+// before its addition), as a stable sort does (red if it is not stable or
+// misorders keys sharing a prefix).
+func TestSortChangesStable(t *testing.T) {
+	src := rowSrc{}
+	var in []adjChange
+	for i := range 200 {
+		k := fmt.Sprintf("p%08d", (i*7919)%5)
+		ch := adjChange{key: k, id: fmt.Sprintf("e%d", (i*31)%3)}
+		if i%2 == 1 {
+			ch.src = &src // an addition; even ones are removals
+		}
+		in = append(in, ch)
+	}
+	got := append([]adjChange(nil), in...)
+	sortChanges(got)
+	want := append([]adjChange(nil), in...)
+	slices.SortStableFunc(want, func(a, b adjChange) int { return compareKeyID(a.key, a.id, b.key, b.id) })
+	for i := range want {
+		if got[i].key != want[i].key || got[i].id != want[i].id || (got[i].src == nil) != (want[i].src == nil) {
+			t.Fatalf("at %d: got %+v, want %+v", i, got[i], want[i])
 		}
 	}
 }
