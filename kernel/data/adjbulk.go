@@ -55,10 +55,8 @@ func sortChanges(changes []adjChange) {
 	copy(changes, sorted)
 }
 
-// keyedRow is a row with its sort key and id looked up once, and the
-// key's first 8 bytes as a number (keyPrefix).
+// keyedRow is a row with its sort key and id looked up once.
 type keyedRow struct {
-	pre     uint64
 	key, id string
 	src     rowSrc
 }
@@ -66,20 +64,12 @@ type keyedRow struct {
 // keyPrefix is the first 8 bytes of s big-endian, zero-padded: for
 // strings a and b, keyPrefix(a) < keyPrefix(b) implies a < b (at the
 // first byte where the prefixes differ, a's byte is smaller, or a ended
-// and b's byte is not zero), so a sort compares whole strings only when
-// the prefixes are equal.
+// and b's byte is not zero), so sortChanges compares whole strings only
+// when the prefixes are equal.
 func keyPrefix(s string) uint64 {
 	var b [8]byte
 	copy(b[:], s)
 	return binary.BigEndian.Uint64(b[:])
-}
-
-// compareKeyed orders keyed rows by (key, id), on the key prefixes first.
-func compareKeyed(a, b keyedRow) int {
-	if c := cmp.Compare(a.pre, b.pre); c != 0 {
-		return c
-	}
-	return compareKeyID(a.key, a.id, b.key, b.id)
 }
 
 // sortRows sorts rows by (key column col, id) on keys looked up once per
@@ -87,10 +77,9 @@ func compareKeyed(a, b keyedRow) int {
 func sortRows(rows []rowSrc, col int) {
 	keyed := make([]keyedRow, len(rows))
 	for i, r := range rows {
-		k := srcStr(r, col)
-		keyed[i] = keyedRow{pre: keyPrefix(k), key: k, id: srcID(r), src: r}
+		keyed[i] = keyedRow{key: srcStr(r, col), id: srcID(r), src: r}
 	}
-	slices.SortFunc(keyed, compareKeyed)
+	slices.SortFunc(keyed, func(a, b keyedRow) int { return compareKeyID(a.key, a.id, b.key, b.id) })
 	for i := range keyed {
 		rows[i] = keyed[i].src
 	}
