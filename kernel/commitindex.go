@@ -169,17 +169,21 @@ func (g *Graph) RepairHeadIndex(ctx context.Context, b BranchRef) (repaired bool
 	if err != nil {
 		return false, fmt.Errorf("repair head index of %s: %w", b, err)
 	}
-	if _, ok, err := g.verifiedIndex(ctx, l.m.Head); err != nil || ok || isLegacy(l) {
-		if err != nil {
-			return false, fmt.Errorf("repair head index of %s: %w", b, err)
-		}
+	if isLegacy(l) {
 		return false, nil
 	}
-	x, ok, err := g.rebuildIndex(ctx, l, repairDepth)
-	if err != nil || !ok {
-		if err != nil {
-			return false, fmt.Errorf("repair head index of %s: %w", b, err)
-		}
+	_, present, err := g.verifiedIndex(ctx, l.m.Head)
+	if err != nil {
+		return false, fmt.Errorf("repair head index of %s: %w", b, err)
+	}
+	if present {
+		return false, nil
+	}
+	x, rebuilt, err := g.rebuildIndex(ctx, l, repairDepth)
+	if err != nil {
+		return false, fmt.Errorf("repair head index of %s: %w", b, err)
+	}
+	if !rebuilt {
 		return false, nil
 	}
 	if err := g.writeCommitIndex(ctx, &x); err != nil {

@@ -31,11 +31,12 @@ import (
 // (fork, commit, merge into main, delete), maintainers run maintain.Maintain
 // in a loop with a short retention and now and then add a property to
 // main's Item type (a schema change racing the writers, the merges, the
-// other maintainer's change and the collections), a reader pins main's head and reads
-// its pinned snapshots back, a consumer follows main's change feed. Every
-// one is SIGKILLed and restarted like the writers of the default workload,
-// with store faults. At the end: every acknowledged row is on main, and
-// internal/verify (graphkernel verify) with maintKeepLast finds nothing.
+// other maintainer's change and the collections), a reader pins main's
+// head and reads its pinned snapshots back, a consumer follows main's
+// change feed. Every one is SIGKILLed and restarted like the writers of the
+// default workload, with store faults. At the end: every acknowledged row
+// and schema change is on main, and internal/verify (graphkernel verify)
+// with maintKeepLast finds nothing.
 const (
 	maintWorkload = "maint"
 	maintKeepLast = 3
@@ -357,9 +358,9 @@ func (p *maintProc) maintainLoop() error {
 // addProperty adds a nullable string property to main's Item type while
 // it has fewer than maxItemProps: a schema change published through the
 // one door like any commit, and written for the schema it read. The
-// ApplySchema is the recorded call, its tag
-// the property's name: acknowledged, main's final schema must have it;
-// failed definitely, it must not.
+// ApplySchema is the recorded call and its tag is the property's name:
+// acknowledged, main's final schema must have it; failed definitely, it
+// must not.
 func (p *maintProc) addProperty(ctx context.Context) error {
 	main, err := p.g.Branch(ctx, "main")
 	if err != nil {
@@ -371,12 +372,12 @@ func (p *maintProc) addProperty(ctx context.Context) error {
 		p.unexpected("schema snapshot", err)
 		return nil
 	}
-	target, ok := withItemProperty(snap.Schema(), fmt.Sprintf("x%d_%d_%d", p.wc.id, p.wc.seg, p.n+1))
+	prop := fmt.Sprintf("x%d_%d_%d", p.wc.id, p.wc.seg, p.n+1)
+	target, ok := withItemProperty(snap.Schema(), prop)
 	if !ok {
 		return nil
 	}
-	p.n++
-	prop := target.Nodes[0].Props[len(target.Nodes[0].Props)-1].Name
+	p.n++ // prop's number is taken
 	if err := p.record(histRecord{Kind: recInvoke, Tag: prop, Key: keySchema}); err != nil {
 		return err
 	}
