@@ -42,9 +42,8 @@ type RunReport struct {
 // (data.Graph.Compact), then collect (Collect). A sidecar the sweep could
 // not resolve, or an index it could not write, stays for the next run:
 // its error is returned once the compaction and collection ran (they keep
-// what it needs). It takes no
-// lock: any number of maintainers and writers may run at once. A branch
-// deleted meanwhile is skipped; a compaction that loses its retry budget to
+// what it needs). It takes no lock: any number of maintainers and writers
+// may run at once. A branch deleted meanwhile is skipped; a compaction that loses its retry budget to
 // writers is skipped too (retryable; the next run tries again) — the
 // collection still runs.
 func Maintain(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy) (RunReport, error) {
@@ -53,52 +52,56 @@ func Maintain(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy) (R
 	if rep.Recovery, rerr = g.Kernel().Recover(ctx, kernel.RecoverOptions{}); rerr != nil {
 		rerr = fmt.Errorf("maintain: recovery: %w", rerr)
 	}
-	ierr := repairHeadIndexes(ctx, g.Kernel(), &rep)
-	return rep, errors.Join(rerr, ierr, compactCollect(ctx, g, m, p, &rep))
+	return rep, errors.Join(rerr, repairCompactCollect(ctx, g, m, p, &rep))
 }
 
-// repairHeadIndexes rebuilds the missing commit index of every live head;
-// a branch deleted meanwhile is skipped, and the first other failure is
-// returned after every branch was tried.
-func repairHeadIndexes(ctx context.Context, k *kernel.Graph, rep *RunReport) error {
-	branches, err := k.ListBranches(ctx)
-	if err != nil {
-		return fmt.Errorf("maintain: repair indexes: %w", err)
-	}
-	var first error
-	for _, b := range branches {
-		repaired, err := k.RepairHeadIndex(ctx, b)
-		switch {
-		case errors.Is(err, kernel.ErrBranchNotFound):
-		case err != nil:
-			if first == nil {
-				first = fmt.Errorf("maintain: %w", err)
-			}
-		case repaired:
-			rep.IndexesRepaired = append(rep.IndexesRepaired, b.Name())
-		}
-	}
-	return first
-}
-
-// compactCollect is Maintain after its recovery sweep.
-func compactCollect(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy, rep *RunReport) error {
+// repairCompactCollect is Maintain after its recovery sweep: per live
+// branch, rebuild its head's missing commit index, then compact; then
+// collect. A failed index repair does not stop the rest: the first is
+// returned once the collection ran.
+func repairCompactCollect(ctx context.Context, g *data.Graph, m *Maintainer, p RunPolicy, rep *RunReport) error {
 	branches, err := g.Kernel().ListBranches(ctx)
 	if err != nil {
 		return fmt.Errorf("maintain: %w", err)
 	}
+	var repairErr error
 	for _, b := range branches {
+		if err := repairHeadIndex(ctx, g.Kernel(), b, rep); err != nil && repairErr == nil {
+			repairErr = err
+		}
 		cr, err := g.Compact(ctx, b, p.Compact)
 		switch {
 		case errors.Is(err, kernel.ErrBranchNotFound), errors.Is(err, kernel.ErrContention), errors.Is(err, kernel.ErrVersionMismatch):
 			continue
 		case err != nil:
-			return fmt.Errorf("maintain: %w", err)
+			return errors.Join(repairErr, fmt.Errorf("maintain: %w", err))
 		}
 		if len(cr.Tables) > 0 {
 			rep.Compactions[b.Name()] = cr.Tables
 		}
 	}
+	return errors.Join(repairErr, collect(ctx, m, p, rep))
+}
+
+// repairHeadIndex rebuilds the missing commit index of b's head, noting it
+// in rep; a branch deleted meanwhile is no failure.
+func repairHeadIndex(ctx context.Context, k *kernel.Graph, b kernel.BranchRef, rep *RunReport) error {
+	repaired, err := k.RepairHeadIndex(ctx, b)
+	switch {
+	case errors.Is(err, kernel.ErrBranchNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("maintain: %w", err)
+	}
+	if repaired {
+		rep.IndexesRepaired = append(rep.IndexesRepaired, b.Name())
+	}
+	return nil
+}
+
+// collect runs the collection of Maintain unless p skips it.
+func collect(ctx context.Context, m *Maintainer, p RunPolicy, rep *RunReport) error {
+	var err error
 	if p.SkipCollect {
 		return nil
 	}
