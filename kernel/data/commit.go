@@ -126,7 +126,17 @@ func (t *Txn) prepareBuilt(ctx context.Context, live kernel.Snapshot) (*committe
 // prepare loads what validation needs at the live snapshot and validates
 // the transaction (every check before any write); the group commit
 // (group.go) validates through it too.
+//
+// A live snapshot under another schema than the transaction's base is
+// refused first, with the *kernel.SchemaChangedError the publish would
+// return: its table versions may hold columns the transaction's catalog
+// does not know (a row written under the new schema through the same
+// handle), so loading them under that catalog would misread them.
 func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (*committer, error) {
+	if live.SchemaHash() != t.base.SchemaHash() {
+		return nil, fmt.Errorf("transaction staged under the schema of its base: %w",
+			&kernel.SchemaChangedError{Branch: t.branch.Name(), Expected: t.base.SchemaHash(), Actual: live.SchemaHash()})
+	}
 	c := &committer{t: t, live: live, built: map[string]builtAt{}, ends: map[string]*tableView{}}
 	if err := c.checkStrict(ctx, t.stagedStrict()); err != nil {
 		return nil, err
