@@ -58,20 +58,41 @@ var errNothingToCompact = errors.New("data: nothing to compact")
 // (kernel.Graph.PinSatisfied). Nothing to do publishes nothing, so running
 // it again right after converges. It takes no lock: any number of
 // compactions and writers may run at once.
+//
+// A compaction plans and builds under the schema of the head it read and
+// its publish expects that schema: a schema change that lands first makes
+// it plan again on the new head (at most compactSchemaTries times in all,
+// then the retryable *kernel.SchemaChangedError), so it never reads a
+// version written under a schema it does not know.
 func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.Policy) (CompactReport, error) {
 	p, err := policy.WithDefaults()
 	if err != nil {
 		return CompactReport{}, fmt.Errorf("compact %s: %w: %v", b, kernel.ErrInvalidArgument, err)
 	}
+	var rep CompactReport
+	for try := 1; ; try++ {
+		err = g.compactOnHead(ctx, b, p, &rep)
+		if err == nil || !errors.Is(err, kernel.ErrSchemaChanged) || try == compactSchemaTries {
+			return rep, err
+		}
+	}
+}
+
+// compactSchemaTries bounds how many heads one Compact plans on when
+// schema changes keep landing under it.
+const compactSchemaTries = 3
+
+// compactOnHead compacts every table of b's head under its schema,
+// appending what it published to rep.
+func (g *Graph) compactOnHead(ctx context.Context, b kernel.BranchRef, p compact.Policy, rep *CompactReport) error {
 	snap, err := g.k.SnapshotAt(ctx, b)
 	if err != nil {
-		return CompactReport{}, fmt.Errorf("compact %s: %w", b, err)
+		return fmt.Errorf("compact %s: %w", b, err)
 	}
 	cat, err := g.catalog(ctx, snap.SchemaHash())
 	if err != nil {
-		return CompactReport{}, fmt.Errorf("compact %s: %w", b, err)
+		return fmt.Errorf("compact %s: %w", b, err)
 	}
-	var rep CompactReport
 	for _, name := range cat.names {
 		pin := cat.pin(snap, name)
 		if pin == (kernel.TableRef{}) {
@@ -79,32 +100,32 @@ func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.
 		}
 		tv, err := g.k.ReadTable(ctx, cat.store(name), pin)
 		if err != nil {
-			return rep, fmt.Errorf("compact %s: %w", b, err)
+			return fmt.Errorf("compact %s: %w", b, err)
 		}
 		r := newReader(g, cat)
 		hv, err := r.versionInfos(ctx, cat.tables[name], tv)
 		if err != nil {
-			return rep, fmt.Errorf("compact %s: %w", b, err)
+			return fmt.Errorf("compact %s: %w", b, err)
 		}
 		if compact.Plan(fragmentRows(hv.frags), p) == nil {
 			dirs, err := r.indexesToRepack(ctx, cat.tables[name], tv)
 			if err != nil {
-				return rep, fmt.Errorf("compact %s: %w", b, err)
+				return fmt.Errorf("compact %s: %w", b, err)
 			}
 			if dirs == nil {
 				continue
 			}
 		}
-		tc, err := g.compactTable(ctx, b, r, cat.tables[name], p, tv)
+		tc, err := g.compactTable(ctx, b, r, cat.tables[name], p, tv, snap.SchemaHash())
 		if errors.Is(err, errNothingToCompact) {
 			continue
 		}
 		if err != nil {
-			return rep, fmt.Errorf("compact %s: %w", b, err)
+			return fmt.Errorf("compact %s: %w", b, err)
 		}
 		rep.Tables = append(rep.Tables, tc)
 	}
-	return rep, nil
+	return nil
 }
 
 func fragmentRows(infos []FragmentInfo) []uint64 {
@@ -115,9 +136,10 @@ func fragmentRows(infos []FragmentInfo) []uint64 {
 	return rows
 }
 
-// compactTable publishes one table's compaction; seen is the version
-// Compact planned on (used only by the planted bug compact-drops-write).
-func (g *Graph) compactTable(ctx context.Context, b kernel.BranchRef, r *reader, t *Table, p compact.Policy, seen kernel.TableVersion) (TableCompaction, error) {
+// compactTable publishes one table's compaction, expecting the schema
+// it was planned under; seen is the version Compact planned on (used only
+// by the planted bug compact-drops-write).
+func (g *Graph) compactTable(ctx context.Context, b kernel.BranchRef, r *reader, t *Table, p compact.Policy, seen kernel.TableVersion, schemaHash string) (TableCompaction, error) {
 	tc := TableCompaction{Table: t.Name}
 	build := func(pinned kernel.TableVersion) (kernel.TableContent, error) {
 		if plant.Enabled(plant.CompactDropsWrite) { // planted bug: rebuild on the version first seen, not the pin
@@ -126,7 +148,7 @@ func (g *Graph) compactTable(ctx context.Context, b kernel.BranchRef, r *reader,
 		return g.compactBuild(ctx, r, t, pinned, p, &tc)
 	}
 	c, err := g.k.WriteAs(ctx, WriterKindCompact, b, []kernel.TableWrite{{Table: t.Storage, Build: build}},
-		kernel.LineageIntent{Actor: MaintenanceActor, Message: "compact " + t.Name})
+		kernel.LineageIntent{Actor: MaintenanceActor, Message: "compact " + t.Name, ExpectSchema: schemaHash})
 	if err != nil {
 		return TableCompaction{}, err
 	}
