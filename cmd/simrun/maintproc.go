@@ -67,15 +67,19 @@ const (
 	roleMaint  = "maintainer"
 	rolePin    = "pinner"
 	roleFeed   = "feed"
+	roleGroup  = "group-writer"
 )
 
 // maintRole is process id's role: writers and maintainers alternate with
-// one pinning reader and one feed consumer (8 processes: 4 writers, 2
-// maintainers, 1 pinner, 1 consumer; 4: 2 writers, a maintainer, a pinner).
+// one pinning reader, one feed consumer and one group writer (8 processes:
+// 3 writers, 1 group writer, 2 maintainers, 1 pinner, 1 consumer; 4: a
+// writer, a group writer, a maintainer, a pinner).
 func maintRole(id int) string {
 	switch id % 8 {
 	case 1, 7:
 		return roleMaint
+	case 2:
+		return roleGroup
 	case 3:
 		return rolePin
 	case 5:
@@ -167,6 +171,9 @@ func (p *maintProc) unexpected(what string, err error) {
 func (p *maintProc) open(st objstore.Store) error {
 	ctx := context.Background()
 	opts := data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}}
+	if maintRole(p.wc.id) == roleGroup {
+		opts.Group = groupOptions
+	}
 	var err error
 	for try := 0; ; try++ {
 		if p.stop() {
@@ -200,6 +207,8 @@ func (p *maintProc) run() error {
 		err = p.pinLoop()
 	case roleFeed:
 		err = p.feedLoop()
+	case roleGroup:
+		err = p.groupLoop()
 	default:
 		err = p.writeLoop()
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -48,6 +49,9 @@ type histRecord struct {
 	// Deleted is, for the maintenance workload's collect and feed records,
 	// the objects a collection deleted or the changes a poll applied.
 	Deleted int `json:"deleted,omitempty"`
+	// Group is, on an ok record of the maintenance workload's group
+	// writer, the size of the group its commit was published in.
+	Group int `json:"group,omitempty"`
 }
 
 // Record kinds.
@@ -72,7 +76,13 @@ func monoNow() int64 {
 }
 
 // histWriter appends records to one history file.
-type histWriter struct{ f *os.File }
+// histWriter appends a process's records to its history file. It is
+// safe for concurrent use (the maintenance workload's group writer records
+// from several goroutines): each record is one write, whole.
+type histWriter struct {
+	mu sync.Mutex
+	f  *os.File
+}
 
 func createHist(path string) (*histWriter, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -88,6 +98,8 @@ func (w *histWriter) append(rec histRecord) error {
 	if err != nil {
 		return err
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if _, err := w.f.Write(append(b, '\n')); err != nil {
 		return err
 	}

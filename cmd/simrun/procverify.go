@@ -69,6 +69,9 @@ func (r *procRun) checkMaint(segs []*segment, s *Summary) []check.Violation {
 				keyOf[rec.Tag] = rec.Key
 			case recOK:
 				acked[rec.Tag] = true
+				if rec.Group > 1 {
+					s.GroupedCommits++
+				}
 			case recFail:
 				failed[rec.Tag] = keyOf[rec.Tag] == keyMain || keyOf[rec.Tag] == keySchema
 			case recViolation:

@@ -83,6 +83,10 @@ type Summary struct {
 	// (a property added to main's Item type), each checked on main's
 	// final schema.
 	SchemaChanges int `json:"schema_changes,omitempty"`
+	// GroupedCommits counts the group writer's acknowledged inserts that
+	// were published in a group of more than one member (group commit,
+	// data.GroupOptions), each checked on main like any insert.
+	GroupedCommits int `json:"grouped_commits,omitempty"`
 }
 
 // summarize adds up the outcomes. trace_hash is set only for a single seed.
@@ -216,8 +220,8 @@ func writeProcsTable(w io.Writer, s *Summary) {
 	row("reads", s.Reads)
 	row("torn history records", s.TornRecords)
 	if s.Workload == maintWorkload {
-		row("maintenance", fmt.Sprintf("%d collections deleted %d objects; %d pinned snapshots read back; feed: %d inserts, %d gaps; %d schema changes",
-			s.Collections, s.CollectDeleted, s.PinReads, s.FeedChanges, s.FeedGaps, s.SchemaChanges))
+		row("maintenance", fmt.Sprintf("%d collections deleted %d objects; %d pinned snapshots read back; feed: %d inserts, %d gaps; %d schema changes; %d grouped commits",
+			s.Collections, s.CollectDeleted, s.PinReads, s.FeedChanges, s.FeedGaps, s.SchemaChanges, s.GroupedCommits))
 	} else {
 		row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	}
