@@ -104,9 +104,10 @@ const (
 	// the stale head, at the next free slot instead of loading the head
 	// and re-parenting, so it drops the commits in between from the chain.
 	StaleViewCommit = "stale-view-commit"
-	// StaleSchemaValidate: a transaction's publish does not require the
-	// branch's schema to be the one the transaction began under, so a
-	// write validated against the old schema lands after a schema change.
+	// StaleSchemaValidate: neither a transaction's prepare nor its publish
+	// requires the branch's schema to be the one the transaction began
+	// under, so a write validated against the old schema lands after a
+	// schema change.
 	StaleSchemaValidate = "stale-schema-validate"
 	// RenameAsDrop: a property rename is planned as a drop plus an add, so
 	// the renamed property reads as null (its data is lost).
