@@ -166,7 +166,7 @@ func TestOpenRefusesLegacyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPut(t, s, "a/18446744073709551615", "v", objstore.CreateOnly)
-	if _, err := os.Stat(filepath.Join(fresh, markerTrie2)); err != nil {
+	if _, err := os.Stat(filepath.Join(fresh, markerTrie3)); err != nil {
 		t.Fatalf("no layout marker: %v", err)
 	}
 	s2, err := Open(fresh)
