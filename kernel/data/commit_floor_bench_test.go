@@ -2,7 +2,10 @@ package data
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,10 +24,15 @@ import (
 // on fs, <= 4 on the local S3 server) and the commit's requests/commit;
 // on fs also its sync-rounds/commit, fsyncs/commit and mkdirs/commit
 // (fs.SyncStats; a raw Put is 2 rounds, 2 fsyncs, ~0.1 mkdirs).
-// fs is durable (every PUT fsyncs); s3 is the local versitygw server
-// (skipped with GRAPHKERNEL_S3_OPTOUT=1).
+// fs is durable (every PUT fsyncs) on a new root (layout trie3); fs-trie2
+// is the same on a root an earlier version marked trie2 (every ULID-named
+// object makes its own chain of trie directories), for the layouts side
+// by side; s3 is the local versitygw server (skipped with
+// GRAPHKERNEL_S3_OPTOUT=1).
 func BenchmarkCommitFloor(b *testing.B) {
-	for _, st := range benchStores(s3test.Shared) {
+	stores := benchStores(s3test.Shared)
+	stores = slices.Insert(stores, 1, benchStore{"fs-trie2", openTrie2Store})
+	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
 			cs := counting.NewWithLogLimit(st.open(b), 0)
 			g := initGraph(b, cs, Limits{})
@@ -59,7 +67,7 @@ func BenchmarkCommitFloor(b *testing.B) {
 			b.ReportMetric(floorMS(p), "put-ms")
 			b.ReportMetric(float64(c)/float64(p), "ratio")
 			b.ReportMetric(float64(requests)/float64(i), "requests/commit")
-			if st.name == "fs" {
+			if strings.HasPrefix(st.name, "fs") {
 				b.ReportMetric(float64(syncs.Rounds)/float64(i), "sync-rounds/commit")
 				b.ReportMetric(float64(syncs.Files+syncs.Dirs)/float64(i), "fsyncs/commit")
 				b.ReportMetric(float64(syncs.Mkdirs)/float64(i), "mkdirs/commit")
@@ -88,6 +96,21 @@ func benchStores(s3 func(testing.TB) *s3test.Server) []benchStore {
 		}},
 		{"s3", func(b *testing.B) objstore.Store { return s3(b).NewStore(b) }},
 	}
+}
+
+// openTrie2Store opens a durable fs store on a fresh root marked trie2,
+// as a version before trie3 left it (the marker directory alone: Open
+// keeps a marked root's layout).
+func openTrie2Store(b *testing.B) objstore.Store {
+	dir := b.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".layout-trie2"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	s, err := fs.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 // syncStats is the fs store's sync counts under cs (zero on another store).
