@@ -2,6 +2,8 @@ package data
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -21,50 +23,90 @@ import (
 // on fs, <= 4 on the local S3 server) and the commit's requests/commit;
 // on fs also its sync-rounds/commit, fsyncs/commit and mkdirs/commit
 // (fs.SyncStats; a raw Put is 2 rounds, 2 fsyncs, ~0.1 mkdirs).
-// fs is durable (every PUT fsyncs); s3 is the local versitygw server
-// (skipped with GRAPHKERNEL_S3_OPTOUT=1).
+// fs is durable (every PUT fsyncs) on a new root (layout trie3); s3 is
+// the local versitygw server (skipped with GRAPHKERNEL_S3_OPTOUT=1).
+// fs-layouts runs two durable fs stores in one loop, a new root (trie3)
+// and a root an earlier version marked trie2 (every ULID-named object
+// makes its own chain of trie directories), alternating, one commit and
+// one PUT on each per iteration, and reports each side's figures
+// (@trie3, @trie2) and commit-trie2/trie3, the ratio of their commit
+// medians taken at the same moments.
 func BenchmarkCommitFloor(b *testing.B) {
 	for _, st := range benchStores(s3test.Shared) {
 		b.Run(st.name, func(b *testing.B) {
-			cs := counting.NewWithLogLimit(st.open(b), 0)
-			g := initGraph(b, cs, Limits{})
-			seedGraph(b, g)
-			br := mainRef(b, g)
-			payload := make([]byte, 512)
-			var commits, puts []time.Duration
-			var requests uint64
-			var syncs fs.SyncStats
-			i := 0
+			side := newFloorSide(b, st.open(b))
 			for b.Loop() {
-				before, beforeSyncs := cs.Counts().Requests(), syncStats(cs)
-				start := time.Now()
-				tx, err := g.Begin(ctx, br)
-				must(b, err)
-				must(b, tx.Insert("Person", person(fmt.Sprintf("floor-%09d", i), "n")))
-				_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
-				must(b, err)
-				commits = append(commits, time.Since(start))
-				requests += cs.Counts().Requests() - before
-				d := syncStats(cs).Sub(beforeSyncs)
-				syncs = fs.SyncStats{Files: syncs.Files + d.Files, Dirs: syncs.Dirs + d.Dirs, Rounds: syncs.Rounds + d.Rounds, Mkdirs: syncs.Mkdirs + d.Mkdirs}
-				start = time.Now()
-				if _, err := cs.Put(ctx, fmt.Sprintf("raw/put-%09d", i), payload, objstore.CreateOnly); err != nil {
-					b.Fatal(err)
-				}
-				puts = append(puts, time.Since(start))
-				i++
+				side.step(b)
 			}
-			c, p := floorMedian(commits), floorMedian(puts)
-			b.ReportMetric(floorMS(c), "commit-ms")
-			b.ReportMetric(floorMS(p), "put-ms")
-			b.ReportMetric(float64(c)/float64(p), "ratio")
-			b.ReportMetric(float64(requests)/float64(i), "requests/commit")
-			if st.name == "fs" {
-				b.ReportMetric(float64(syncs.Rounds)/float64(i), "sync-rounds/commit")
-				b.ReportMetric(float64(syncs.Files+syncs.Dirs)/float64(i), "fsyncs/commit")
-				b.ReportMetric(float64(syncs.Mkdirs)/float64(i), "mkdirs/commit")
-			}
+			side.report(b, "", st.name == "fs")
 		})
+	}
+	b.Run("fs-layouts", func(b *testing.B) {
+		trie3, trie2 := newFloorSide(b, benchStores(nil)[0].open(b)), newFloorSide(b, openTrie2Store(b))
+		for b.Loop() {
+			trie3.step(b)
+			trie2.step(b)
+		}
+		trie3.report(b, "@trie3", true)
+		trie2.report(b, "@trie2", true)
+		b.ReportMetric(float64(floorMedian(trie2.commits))/float64(floorMedian(trie3.commits)), "commit-trie2/trie3")
+	})
+}
+
+// floorSide is one store BenchmarkCommitFloor times: a seeded graph on
+// it, and the samples and counts taken so far.
+type floorSide struct {
+	cs       *counting.Store
+	g        *Graph
+	br       kernel.BranchRef
+	payload  []byte
+	commits  []time.Duration
+	puts     []time.Duration
+	requests uint64
+	syncs    fs.SyncStats
+}
+
+func newFloorSide(b *testing.B, st objstore.Store) *floorSide {
+	cs := counting.NewWithLogLimit(st, 0)
+	g := initGraph(b, cs, Limits{})
+	seedGraph(b, g)
+	return &floorSide{cs: cs, g: g, br: mainRef(b, g), payload: make([]byte, 512)}
+}
+
+// step times one one-row commit, then one raw create-only PUT.
+func (f *floorSide) step(b *testing.B) {
+	i := len(f.commits)
+	before, beforeSyncs := f.cs.Counts().Requests(), syncStats(f.cs)
+	start := time.Now()
+	tx, err := f.g.Begin(ctx, f.br)
+	must(b, err)
+	must(b, tx.Insert("Person", person(fmt.Sprintf("floor-%09d", i), "n")))
+	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+	must(b, err)
+	f.commits = append(f.commits, time.Since(start))
+	f.requests += f.cs.Counts().Requests() - before
+	d := syncStats(f.cs).Sub(beforeSyncs)
+	f.syncs = fs.SyncStats{Files: f.syncs.Files + d.Files, Dirs: f.syncs.Dirs + d.Dirs, Rounds: f.syncs.Rounds + d.Rounds, Mkdirs: f.syncs.Mkdirs + d.Mkdirs}
+	start = time.Now()
+	if _, err := f.cs.Put(ctx, fmt.Sprintf("raw/put-%09d", i), f.payload, objstore.CreateOnly); err != nil {
+		b.Fatal(err)
+	}
+	f.puts = append(f.puts, time.Since(start))
+}
+
+// report reports the side's medians and counts, each metric's unit
+// followed by suffix; syncs adds the fs store's sync counts.
+func (f *floorSide) report(b *testing.B, suffix string, syncs bool) {
+	n := float64(len(f.commits))
+	c, p := floorMedian(f.commits), floorMedian(f.puts)
+	b.ReportMetric(floorMS(c), "commit-ms"+suffix)
+	b.ReportMetric(floorMS(p), "put-ms"+suffix)
+	b.ReportMetric(float64(c)/float64(p), "ratio"+suffix)
+	b.ReportMetric(float64(f.requests)/n, "requests/commit"+suffix)
+	if syncs {
+		b.ReportMetric(float64(f.syncs.Rounds)/n, "sync-rounds/commit"+suffix)
+		b.ReportMetric(float64(f.syncs.Files+f.syncs.Dirs)/n, "fsyncs/commit"+suffix)
+		b.ReportMetric(float64(f.syncs.Mkdirs)/n, "mkdirs/commit"+suffix)
 	}
 }
 
@@ -88,6 +130,21 @@ func benchStores(s3 func(testing.TB) *s3test.Server) []benchStore {
 		}},
 		{"s3", func(b *testing.B) objstore.Store { return s3(b).NewStore(b) }},
 	}
+}
+
+// openTrie2Store opens a durable fs store on a fresh root marked trie2,
+// as a version before trie3 left it (the marker directory alone: Open
+// keeps a marked root's layout).
+func openTrie2Store(b *testing.B) objstore.Store {
+	dir := b.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".layout-trie2"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	s, err := fs.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 // syncStats is the fs store's sync counts under cs (zero on another store).

@@ -86,18 +86,34 @@ func (l *syncLedger) String() string {
 	return b.String()
 }
 
-// fsCommitRounds bounds the sync rounds of a one-row data-plane commit on
+// fsCommitRounds is the sync rounds of a one-row data-plane commit on
 // fs (docs/perf.md, "fs commit accounting"): fragment batch 1, sidecar 2,
 // table version 1 (intact-deferred), manifest 2 (the version's sync rides
 // its temp file's round), commit index 1, sidecar delete 1. A raw durable
 // create-only Put is 2.
 const fsCommitRounds = 8
 
-// TestFsCommitSyncAccounting logs, per store call, the fsyncs and sync
-// rounds of one-row data-plane commits on a durable fs store (a warm
-// handle whose view is current, as BenchmarkCommitFloor commits); the
-// figures are docs/perf.md's "fs commit accounting". The round count is
-// exact (the store counts it): more than fsCommitRounds fails.
+// Directories a steady-state one-row commit makes on a trie3 root (every
+// new fs root): the sidecar fsSidecarMkdirs (sidecars.d and its ULID's 4
+// trie levels, which the sidecar's delete prunes again), the fragment and
+// the commit index none (ULID-named: their 32.8-second window's
+// directory exists), and the table version and the manifest one each
+// when their inverted version crosses a multiple of 10 (a new one-digit
+// level of the version trie, as in trie2), so at most fsCommitMkdirs.
+// On a trie2 root it was 28-31.
+const (
+	fsSidecarMkdirs = 5
+	fsCommitMkdirs  = fsSidecarMkdirs + 2
+)
+
+// TestFsCommitSyncAccounting logs, per store call, the fsyncs, sync
+// rounds and mkdirs of one-row data-plane commits on a durable fs store
+// (a warm handle whose view is current, as BenchmarkCommitFloor commits);
+// the figures are docs/perf.md's "fs commit accounting". The counts are
+// exact (the store counts them): a commit must wait for exactly
+// fsCommitRounds rounds, make no directory for its ULID-named fragment and
+// commit index, fsSidecarMkdirs for its sidecar, and at most
+// fsCommitMkdirs in all.
 func TestFsCommitSyncAccounting(t *testing.T) {
 	st, err := fs.Open(t.TempDir())
 	must(t, err)
@@ -114,8 +130,33 @@ func TestFsCommitSyncAccounting(t *testing.T) {
 		_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"})
 		must(t, err)
 		t.Logf("commit %d (%v):\n%s", i, time.Since(start).Round(10*time.Microsecond), l)
-		if r := l.total().Rounds; r > fsCommitRounds {
-			t.Errorf("commit %d waited for %d sync rounds, want at most %d", i, r, fsCommitRounds)
+		total := l.total()
+		if total.Rounds != fsCommitRounds {
+			t.Errorf("commit %d waited for %d sync rounds, want %d", i, total.Rounds, fsCommitRounds)
+		}
+		if total.Mkdirs > fsCommitMkdirs {
+			t.Errorf("commit %d made %d directories, want at most %d", i, total.Mkdirs, fsCommitMkdirs)
+		}
+		for _, x := range l.lines {
+			want, ok := ulidCallMkdirs(x.call)
+			if ok && x.cost.Mkdirs != want {
+				t.Errorf("commit %d: %s made %d directories, want %d", i, x.call, x.cost.Mkdirs, want)
+			}
 		}
 	}
+}
+
+// ulidCallMkdirs is how many directories a commit's write of a
+// ULID-named key makes on a trie3 root in the steady state
+// (fsSidecarMkdirs for the sidecar, none for the fragment and the commit
+// index); ok is false for any other call.
+func ulidCallMkdirs(call string) (want uint64, ok bool) {
+	switch {
+	case strings.HasPrefix(call, "put(1) ") && strings.Contains(call, "/sidecars/"):
+		return fsSidecarMkdirs, true
+	case strings.HasPrefix(call, "put-deferred ") && strings.Contains(call, "/data/"),
+		strings.Contains(call, "-deferred-intact ") && strings.Contains(call, "/index/commits/"):
+		return 0, true
+	}
+	return 0, false
 }

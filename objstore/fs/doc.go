@@ -13,16 +13,29 @@
 // "<chunk>.c" followed by its tail. So "a/b" (a.d/b.o) and "a/b/c"
 // (a.d/b.d/c.o) coexist, and a 1024-byte key fits NAME_MAX.
 //
-// The final segment's first 24 bytes are first stored as a trie of chunk
-// directories, always leaving a non-empty tail. How the trie part is cut
-// is the root's layout, named by an empty marker directory in the root:
+// The final segment's first bytes (at most 24) are first stored as a
+// trie of chunk directories, always leaving a non-empty tail. How the
+// trie part is cut is the root's layout, named by an empty marker
+// directory in the root:
 //
-//   - trie2 (root/.layout-trie2, every new root): the first 12 bytes of
-//     the trie part are cut into 2-byte chunks as in trie1; from byte 12
-//     on a chunk that starts with an ASCII digit is 1 byte, any other 2
-//     bytes (one whole rune where a rune is longer; a 2-byte chunk may
-//     cross byte 12), so children of one directory may mix widths:
-//     "b/18446744073709551615" is
+//   - trie3 (root/.layout-trie3, every new root): as trie2, except for a
+//     final segment shaped like a ULID (26 characters of Crockford's
+//     base32, "0123456789ABCDEFGHJKMNPQRSTVWXYZ", the first at most '7',
+//     not all digits): its trie part is its first 7 characters, cut 2, 2,
+//     2 and 1, and the other 19 are the object's name:
+//     "d/01JGJFGR48VKRYADDJY7NRAJWJ" is d.d/01.c/JG.c/JF.c/G.c/R48VKRYADDJY7NRAJWJ.o.
+//     The 7 characters fix a ULID's time above 2^15 ms, so the trie
+//     stops before the part unique per write (the rest of the time and
+//     the 16 random characters): a fresh ULID-named object lands in its
+//     32.8-second window's directory, which the window's first object
+//     made, instead of making 8-14 directories of its own (trie2). Every
+//     other segment, the kernel's versions among them, maps as in trie2.
+//   - trie2 (root/.layout-trie2, roots of the previous version): the
+//     first 12 bytes of the trie part are cut into 2-byte chunks as in
+//     trie1; from byte 12 on a chunk that starts with an ASCII digit is 1
+//     byte, any other 2 bytes (one whole rune where a rune is longer; a
+//     2-byte chunk may cross byte 12), so children of one directory may
+//     mix widths: "b/18446744073709551615" is
 //     b.d/18.c/44.c/67.c/44.c/07.c/37.c/0.c/9.c/5.c/5.c/1.c/6.c/1.c/5.o
 //     (6 two-digit and 7 one-digit directories), "b/abcdefghijkl1a2b"
 //     b.d/ab.c/.../kl.c/1.c/a2.c/b.o.
@@ -36,27 +49,47 @@
 // inverted numbers in the final segment, and no directory on the way to
 // the newest one holds more than 100 of them, so List(prefix, limit 1)
 // reads a bounded number of entries however many versions exist (see
-// TestHeadLookupEntriesFlatAcrossDepths). In trie2 the 12 leading digits,
-// which vary only past 10^8 versions, take 6 directories and the 8
-// trailing ones (which vary) hold at most 10 chunks each, so a kernel
-// head lookup opens 18 directories (trie1: 14) but reads at most 10
-// entries in every directory that varies up to 10^8 versions (trie1:
-// 100 from 100 versions on; see BenchmarkListHeadDepth). Empty trie directories a Delete leaves
-// behind are pruned, or skipped by List if a race kept them.
+// TestHeadLookupEntriesFlatAcrossDepths). In trie2 and trie3 the 12
+// leading digits, which vary only past 10^8 versions, take 6 directories
+// and the 8 trailing ones (which vary) hold at most 10 chunks each, so a
+// kernel head lookup opens 18 directories (trie1: 14) but reads at most
+// 10 entries in every directory that varies up to 10^8 versions (trie1:
+// 100 from 100 versions on; see BenchmarkListHeadDepth). Empty trie
+// directories a Delete leaves behind are pruned, or skipped by List if a
+// race kept them.
+//
+// Fan-out in trie3 (ULID-named objects; the kernel's fragments, pages,
+// sidecars, commit indexes, leases, collection records): the first three
+// levels hold at most 32x32 = 1024 chunks each (in practice "01" alone
+// for decades, a new chunk of characters 3-4 every 12.4 days, of 5-6
+// every 17.5 minutes), the fourth at most 32 (one per 32.8-second
+// window of a 17.5-minute one), and a leaf holds the objects of one
+// prefix made in one 32.8-second window of their writers' clocks: at r
+// objects a second, about 32.8*r. There is no bound independent of the
+// write rate (a pure mapping of the name cannot split by arrival): 10^7
+// objects written over a day at an even rate (116/s) put about 3,800 in
+// a leaf, over an hour (2,800/s) about 91,000, and only 10^7 written
+// within one window put them all in one. A List page reads a whole leaf
+// (getdents has no order), so a paginated scan of a leaf of n entries in
+// pages of p reads about n*n/p entries. A one-row commit on fs makes ~3
+// ULID-named objects: at its measured rate (tens a second) a leaf stays
+// in the low thousands.
 //
 // Bookkeeping lives in root/.tmp (temp files), root/.locks (lock files)
 // and the layout marker; no key maps there and List never returns them.
-// Open reads the marker and keeps using the layout it names (a trie1 root
-// stays trie1; nothing migrates). It marks an empty root trie2; racing
-// openers agree, since each reads the root's markers back after making
-// its own. It refuses a root with two markers (ErrMixedLayout: for
-// example an earlier binary marked the same empty root trie1 at once), an
-// unknown ".layout-*" marker (ErrUnknownLayout: a newer version's), and a
-// root that holds keys but no marker (ErrLegacyLayout: the flat layout of
-// earlier versions, final segment one file name), rather than read any of
-// them as if empty. A binary of a version before trie2 refuses a trie2
-// root holding keys (it sees no trie1 marker) but would mark an empty
-// one trie1; do not share a root between versions. An object file is a
+// Open reads the marker and keeps using the layout it names (a trie1 or
+// trie2 root keeps its layout; nothing migrates). It marks an empty root
+// trie3; racing openers agree, since each reads the root's markers back
+// after making its own. It refuses a root with two markers
+// (ErrMixedLayout: for example an earlier binary marked the same empty
+// root trie2 at once), an unknown ".layout-*" marker (ErrUnknownLayout: a
+// newer version's; a trie2-era binary refuses a trie3 root this way),
+// and a root that holds keys but no marker (ErrLegacyLayout: the flat
+// layout of earlier versions, final segment one file name), rather than
+// read any of them as if empty. A binary of a version before trie2
+// refuses a trie2 or trie3 root holding keys (it sees no trie1 marker)
+// but would mark an empty one trie1; do not share a root between
+// versions. The layout is the backend's, not the graph's format stamp. An object file is a
 // 36-byte header (magic, 128-bit write token, length, CRC-32C) followed by
 // the data; see
 // object.go. The ETag is the write token in hex.

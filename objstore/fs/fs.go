@@ -118,7 +118,7 @@ var afterLayoutScan func(root string)
 // checkLayout returns the layout a root's marker names. It refuses a root
 // with more than one marker (ErrMixedLayout), an unknown marker
 // (ErrUnknownLayout), or key entries but no marker (ErrLegacyLayout), and
-// marks an unmarked root holding no keys with the newest layout (trie2).
+// marks an unmarked root holding no keys with the newest layout (trie3).
 // Racing Opens of a new root agree: mkdir of the marker is idempotent,
 // and the marker is read back by a second scan, which refuses the root
 // (ErrMixedLayout) if another opener marked it with another layout
@@ -146,7 +146,7 @@ func checkLayout(root string) (layout, error) {
 		if afterLayoutScan != nil {
 			afterLayoutScan(root)
 		}
-		if err := ensureBookkeepingDir(filepath.Join(root, layoutTrie2.marker())); err != nil {
+		if err := ensureBookkeepingDir(filepath.Join(root, newestLayout.marker())); err != nil {
 			return 0, err
 		}
 	}

@@ -61,7 +61,7 @@ func headEntries(tb testing.TB, s *Store, prefix string) (string, int) {
 }
 
 // maxHeadEntries bounds the directory entries a head lookup reads in the
-// trie2 layout (new roots): the directories on the way to the head (root,
+// trie2 and trie3 layouts (which map versions alike; new roots are trie3): the directories on the way to the head (root,
 // g, branches, main, the incarnation) hold a fixed handful (10 in all);
 // the head's 6 two-byte trie directories hold one chunk each (their 12
 // leading digits are the same for every version below 10^8); of its 8
@@ -166,7 +166,7 @@ func TestOpenRefusesLegacyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPut(t, s, "a/18446744073709551615", "v", objstore.CreateOnly)
-	if _, err := os.Stat(filepath.Join(fresh, markerTrie2)); err != nil {
+	if _, err := os.Stat(filepath.Join(fresh, markerTrie3)); err != nil {
 		t.Fatalf("no layout marker: %v", err)
 	}
 	s2, err := Open(fresh)

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,7 +22,7 @@ const (
 const chunkMaxBytes = 200
 
 // layout is a root's key-to-path mapping, named by the marker directory
-// in the root (see checkLayout). Both layouts share every rule but one:
+// in the root (see checkLayout). Every layout shares every rule but one:
 // how the trie part of a key's final segment is cut into chunks.
 type layout uint8
 
@@ -35,23 +36,42 @@ const (
 	// digits of a version, which history leaves constant, cost few
 	// directories, and the trailing ones, which vary, sit at most 10 to a
 	// directory, so a head lookup reads a few entries per level however
-	// many versions sit beside the head. New roots get it.
+	// many versions sit beside the head.
 	layoutTrie2 layout = 2
+	// layoutTrie3 is trie2 except for a final segment shaped like a ULID
+	// (isULIDShaped): its trie part is its first ulidTrieBytes characters
+	// (the time to 2^15 ms) in chunks of 2, 2, 2 and 1, and its other 19
+	// characters (the rest of the time and the 16 random ones) are the
+	// object's name. A fresh ULID-named object thus lands in the directory
+	// of its 32.8-second window, which exists after the window's first
+	// write, instead of making 8-14 directories of its own. Every other
+	// segment (the kernel's versions among them) maps exactly as in trie2.
+	// New roots get it.
+	layoutTrie3 layout = 3
 )
+
+// newestLayout is the layout Open gives an empty root.
+const newestLayout = layoutTrie3
 
 // Layout markers: an empty directory in the root names its layout.
 const (
 	markerPrefix = ".layout-"
 	markerTrie1  = markerPrefix + "trie1"
 	markerTrie2  = markerPrefix + "trie2"
+	markerTrie3  = markerPrefix + "trie3"
 )
 
 // marker is the name of the layout's marker directory.
 func (l layout) marker() string {
-	if l == layoutTrie1 {
+	switch l {
+	case layoutTrie1:
 		return markerTrie1
+	case layoutTrie2:
+		return markerTrie2
+	case layoutTrie3:
+		return markerTrie3
 	}
-	return markerTrie2
+	panic(fmt.Sprintf("fs: unknown layout %d", l))
 }
 
 // layoutOf maps a marker name to its layout (ok=false for an unknown one).
@@ -61,6 +81,8 @@ func layoutOf(marker string) (layout, bool) {
 		return layoutTrie1, true
 	case markerTrie2:
 		return layoutTrie2, true
+	case markerTrie3:
+		return layoutTrie3, true
 	}
 	return 0, false
 }
@@ -87,12 +109,59 @@ const finalTrieBytes = 24
 // one-byte ones; up to 10^8 versions only the one-byte levels vary.
 const trie2WideBytes = 12
 
+// ULID shape (trie3): 26 characters of Crockford's base32 alphabet, the
+// first at most '7' (a 48-bit millisecond time in the first 10, 80 random
+// bits in the last 16), as github.com/oklog/ulid writes them.
+const (
+	ulidLen      = 26
+	ulidAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	// ulidTrieBytes is the trie part of a ULID-shaped segment in trie3:
+	// the first 7 characters fix the time's bits above 2^15 ms, so one
+	// leaf directory holds the objects of one 32.8-second window.
+	ulidTrieBytes = 7
+)
+
+// isULIDShaped reports whether seg looks like a ULID's canonical string.
+// It is a pure function of the bytes: any 26-character name of the
+// alphabet qualifies, whoever made it, except one of digits only (a
+// number keeps trie2's digit trie, so sequential numbers of any width
+// stay flat to look up; a real ULID is all digits with odds below 10^-8).
+func isULIDShaped(seg string) bool {
+	if len(seg) != ulidLen || seg[0] < '0' || seg[0] > '7' {
+		return false
+	}
+	letters := false
+	for i := 1; i < len(seg); i++ {
+		c := seg[i]
+		if strings.IndexByte(ulidAlphabet, c) < 0 {
+			return false
+		}
+		letters = letters || c > '9'
+	}
+	return letters
+}
+
+// trieBytes is how many leading bytes of the final segment seg the layout
+// stores as a trie: ulidTrieBytes for a ULID-shaped segment in trie3,
+// finalTrieBytes otherwise (a shorter segment keeps a non-empty tail).
+func (l layout) trieBytes(seg string) int {
+	if l == layoutTrie3 && isULIDShaped(seg) {
+		return ulidTrieBytes
+	}
+	return finalTrieBytes
+}
+
 // chunkWidth is the byte length the layout gives a trie chunk starting
-// at seg[0], used bytes into the trie part: in trie2, 1 for an ASCII
-// digit once used >= trie2WideBytes; otherwise finalChunkBytes.
-func (l layout) chunkWidth(seg string, used int) int {
-	if l == layoutTrie2 && used >= trie2WideBytes && seg[0] >= '0' && seg[0] <= '9' {
+// at seg[0], used bytes into a trie part of limit bytes: in trie2 and
+// trie3, 1 for an ASCII digit once used >= trie2WideBytes; in trie3 never
+// past a ULID's limit (its 7th character is a chunk of its own);
+// otherwise finalChunkBytes.
+func (l layout) chunkWidth(seg string, used, limit int) int {
+	if l >= layoutTrie2 && used >= trie2WideBytes && seg[0] >= '0' && seg[0] <= '9' {
 		return 1
+	}
+	if limit < finalTrieBytes {
+		return min(finalChunkBytes, limit-used)
 	}
 	return finalChunkBytes
 }
@@ -101,7 +170,7 @@ func (l layout) chunkWidth(seg string, used int) int {
 // root: every non-final segment becomes a directory "<seg>.d", the final
 // segment a file "<seg>.o". A non-final segment longer than chunkMaxBytes is
 // split at rune boundaries into directories "<chunk>.c" followed by its
-// tail. The final segment's first finalTrieBytes are first split into trie
+// tail. The final segment's first trieBytes are first split into trie
 // directories "<chunk>.c" of chunkWidth bytes each (cut back to a rune
 // boundary, or one whole rune if a rune is longer), always leaving a
 // non-empty tail, then the rest as above. For each layout the mapping is
@@ -112,8 +181,9 @@ func (l layout) encodeKey(key string) []string {
 	for i, seg := range segs {
 		if i == len(segs)-1 {
 			// Trie part: short chunks while the segment is longer than one.
-			for used := 0; used < finalTrieBytes && len(seg) > l.chunkWidth(seg, used); {
-				cut := l.chunkWidth(seg, used)
+			limit := l.trieBytes(seg)
+			for used := 0; used < limit && len(seg) > l.chunkWidth(seg, used, limit); {
+				cut := l.chunkWidth(seg, used, limit)
 				for cut > 0 && !utf8.RuneStart(seg[cut]) {
 					cut--
 				}

@@ -98,6 +98,74 @@ func TestEncodeKeyTableTrie2(t *testing.T) {
 	}
 }
 
+// The trie3 mapping is trie2's but for ULID-shaped final segments (26
+// characters of Crockford's base32, the first at most '7'): their trie
+// part is the first 7 characters (2, 2, 2 and 1), the other 19 the
+// object's name. A near-ULID (27 characters, a lower-case or non-Crockford
+// letter, a first character past '7') and every number, even one of 26
+// digits, map as in trie2.
+func TestEncodeKeyTableTrie3(t *testing.T) {
+	ulidPath := []string{"01.c", "JG.c", "JF.c", "G.c", "R48VKRYADDJY7NRAJWJ.o"}
+	tests := []struct {
+		key  string
+		want []string
+	}{
+		{"01JGJFGR48VKRYADDJY7NRAJWJ", ulidPath},
+		{"g/data/Person/01JGJFGR48VKRYADDJY7NRAJWJ", append([]string{"g.d", "data.d", "Person.d"}, ulidPath...)},
+		// A ULID as a non-final segment is a plain directory.
+		{"audit/01JGJFGR48VKRYADDJY7NRAJWJ/record", []string{"audit.d", "01JGJFGR48VKRYADDJY7NRAJWJ.d", "re.c", "co.c", "rd.o"}},
+		{"7ZZZZZZZZZZZZZZZZZZZZZZZZZ", []string{"7Z.c", "ZZ.c", "ZZ.c", "Z.c", "ZZZZZZZZZZZZZZZZZZZ.o"}},
+		{"0000000000000000000000000A", []string{"00.c", "00.c", "00.c", "0.c", "000000000000000000A.o"}},
+		// Not ULID-shaped: trie2's cut.
+		{"01JGJFGR48VKRYADDJY7NRAJW", []string{"01.c", "JG.c", "JF.c", "GR.c", "48.c", "VK.c", "RY.c", "AD.c", "DJ.c", "Y7.c", "NR.c", "AJ.c", "W.o"}},
+		{"01JGJFGR48VKRYADDJY7NRAJWJX", []string{"01.c", "JG.c", "JF.c", "GR.c", "48.c", "VK.c", "RY.c", "AD.c", "DJ.c", "Y7.c", "NR.c", "AJ.c", "WJX.o"}},
+		{"01jgjfgr48vkryaddjy7nrajwj", []string{"01.c", "jg.c", "jf.c", "gr.c", "48.c", "vk.c", "ry.c", "ad.c", "dj.c", "y7.c", "nr.c", "aj.c", "wj.o"}},
+		{"01JGJFGR48VKRYADDJY7NRAJWI", []string{"01.c", "JG.c", "JF.c", "GR.c", "48.c", "VK.c", "RY.c", "AD.c", "DJ.c", "Y7.c", "NR.c", "AJ.c", "WI.o"}},
+		{"81JGJFGR48VKRYADDJY7NRAJWJ", []string{"81.c", "JG.c", "JF.c", "GR.c", "48.c", "VK.c", "RY.c", "AD.c", "DJ.c", "Y7.c", "NR.c", "AJ.c", "WJ.o"}},
+		// Numbers (all digits) as trie2, even 26 of them: 6 two-digit and
+		// then one-digit levels.
+		{"b/18446744073709551615", []string{"b.d", "18.c", "44.c", "67.c", "44.c", "07.c", "37.c",
+			"0.c", "9.c", "5.c", "5.c", "1.c", "6.c", "1.c", "5.o"}},
+		{strings.Repeat("5", 26), append(append(slices.Repeat([]string{"55.c"}, 6), slices.Repeat([]string{"5.c"}, 12)...), "55.o")},
+	}
+	for _, tc := range tests {
+		got := layoutTrie3.encodeKey(tc.key)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("encodeKey(%.40q) = %.80q, want %.80q", tc.key, got, tc.want)
+		}
+		back, ok := decodeNames(got)
+		if !ok || back != tc.key {
+			t.Errorf("decodeNames(encodeKey(%.40q)) = %.40q, %v", tc.key, back, ok)
+		}
+	}
+}
+
+// Property: trie3 maps every segment that is not ULID-shaped exactly as
+// trie2 does (so roots of either layout share the version tries' cost),
+// and a ULID-shaped one to 5 names whatever its bytes.
+func TestTrie3IsTrie2ButULIDs(t *testing.T) {
+	seg := rapid.OneOf(
+		rapid.StringOfN(rapid.RuneFrom(nil, rapidRanges...), 1, 60, -1),
+		rapid.StringMatching(`[0-9A-Z]{1,40}`),
+		ulidish(),
+	)
+	rapid.Check(t, func(t *rapid.T) {
+		s := strings.ReplaceAll(seg.Draw(t, "seg"), "/", "_")
+		key := "p/" + s
+		if objstore.ValidateKey(objstore.OpPut, key) != nil {
+			t.Skip("invalid key")
+		}
+		got3, got2 := layoutTrie3.encodeKey(key), layoutTrie2.encodeKey(key)
+		if isULIDShaped(s) {
+			if len(got3) != 6 {
+				t.Fatalf("ULID %q: trie3 names %q", s, got3)
+			}
+		} else if !slices.Equal(got3, got2) {
+			t.Fatalf("%q: trie3 %q, trie2 %q", s, got3, got2)
+		}
+	})
+}
+
 // Names no key maps to do not decode: bookkeeping dirs, foreign files, and
 // an object name anywhere but last.
 func TestDecodeRejectsForeignNames(t *testing.T) {
@@ -110,7 +178,7 @@ func TestDecodeRejectsForeignNames(t *testing.T) {
 	}
 }
 
-// Property: in either layout, for any valid key, decode(encode(k)) == k,
+// Property: in every layout, for any valid key, decode(encode(k)) == k,
 // every name fits NAME_MAX, no name is a bookkeeping directory or a
 // layout marker, and every trie chunk has its layout's width (see
 // checkTrieWidths).
@@ -118,9 +186,10 @@ func TestEncodeKeyProperty(t *testing.T) {
 	seg := rapid.OneOf(
 		rapid.StringOfN(rapid.RuneFrom(nil, rapidRanges...), 1, 120, -1),
 		rapid.StringMatching(`[0-9a-c€]{1,40}`), // digit runs mixed with letters
+		ulidish(), // ULIDs and near-ULIDs
 	)
 	rapid.Check(t, func(t *rapid.T) {
-		l := rapid.SampledFrom([]layout{layoutTrie1, layoutTrie2}).Draw(t, "layout")
+		l := rapid.SampledFrom(allLayouts).Draw(t, "layout")
 		segs := rapid.SliceOfN(seg, 1, 4).Draw(t, "segs")
 		for i, s := range segs {
 			if s = strings.ReplaceAll(s, "/", "_"); s == "." || s == ".." {
@@ -137,7 +206,7 @@ func TestEncodeKeyProperty(t *testing.T) {
 		}
 		names := l.encodeKey(key)
 		for _, n := range names {
-			if len(n) > 255 || n == tmpDirName || n == lockDirName || n == markerTrie1 || n == markerTrie2 {
+			if len(n) > 255 || n == tmpDirName || n == lockDirName || n == markerTrie1 || n == markerTrie2 || n == markerTrie3 {
 				t.Fatalf("bad name %q (%d bytes)", n, len(n))
 			}
 		}
@@ -151,15 +220,25 @@ func TestEncodeKeyProperty(t *testing.T) {
 
 // checkTrieWidths checks the final segment's trie chunks (the ".c" names
 // after the last ".d" one, within its first finalTrieBytes) against the
-// width w the layout gives each (in trie2 1 for a digit at byte
+// width w the layout gives each (in trie2 and trie3 1 for a digit at byte
 // trie2WideBytes or later, else 2): a chunk is w bytes, or shorter only
 // because the next rune would cross w, or one whole rune longer than w.
+// In trie3 a ULID-shaped segment is exactly 4 chunks of 2, 2, 2 and 1
+// bytes and a 19-byte object name.
 func checkTrieWidths(t *rapid.T, l layout, names []string) {
 	first := 0
 	for i, n := range names {
 		if strings.HasSuffix(n, sufDir) {
 			first = i + 1
 		}
+	}
+	final, _ := decodeNames(append([]string{"x.d"}, names[first:]...))
+	if final = strings.TrimPrefix(final, "x/"); l == layoutTrie3 && isULIDShaped(final) {
+		want := []string{final[0:2] + sufChunk, final[2:4] + sufChunk, final[4:6] + sufChunk, final[6:7] + sufChunk, final[7:] + sufObj}
+		if !slices.Equal(names[first:], want) {
+			t.Fatalf("trie3 ULID %q: names %q, want %q", final, names[first:], want)
+		}
+		return
 	}
 	used := 0
 	for i, n := range names[first:] {
@@ -168,7 +247,7 @@ func checkTrieWidths(t *rapid.T, l layout, names []string) {
 			return
 		}
 		w := finalChunkBytes
-		if l == layoutTrie2 && used >= trie2WideBytes && body[0] >= '0' && body[0] <= '9' {
+		if l >= layoutTrie2 && used >= trie2WideBytes && body[0] >= '0' && body[0] <= '9' {
 			w = 1
 		}
 		next, _, _ := decodeName(names[first+i+1])
