@@ -326,6 +326,7 @@ type adjChange struct {
 func adjacencyChanges(p *tablePlan) (removed []string, added []rowSrc) {
 	removed = append(keys(p.replace), keys(p.deletes)...)
 	sort.Strings(removed)
+	added = make([]rowSrc, 0, len(p.inserts)+len(p.replace))
 	for _, ref := range p.inserts {
 		added = append(added, rowSrc{p.st.writes[ref.w].rec, ref.row})
 	}
@@ -386,7 +387,11 @@ func (c adjWriter) buildAdjacency(ctx context.Context, p *tablePlan, rows uint64
 // the removed ids, plus the added rows.
 func (c adjWriter) adjScratch(ctx context.Context, p *tablePlan, d adjDir, removed []string, added []rowSrc) ([]adjRef, error) {
 	gone := setOf(removed)
-	var rows []rowSrc
+	n := len(added)
+	for _, rec := range p.head.recs {
+		n += int(rec.NumRows())
+	}
+	rows := make([]rowSrc, 0, n)
 	for _, rec := range p.head.recs {
 		ids := rec.Column(colID).(*array.String)
 		for i := 0; i < ids.Len(); i++ {
@@ -406,7 +411,7 @@ func (c adjWriter) adjScratch(ctx context.Context, p *tablePlan, d adjDir, remov
 // edge's old key) or an addition (at its new key) falls in, and the chunks
 // listing them; every other chunk is kept by reference.
 func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, removed []string, added []rowSrc) ([]adjRef, error) {
-	var changes []adjChange
+	changes := make([]adjChange, 0, len(removed)+len(added))
 	for _, id := range removed {
 		from, to, ok := p.head.ends(id)
 		if !ok {
@@ -544,10 +549,8 @@ func (c adjWriter) writeSortedPages(ctx context.Context, t *Table, d adjDir, row
 	var out []adjRef
 	for len(rows) > 0 {
 		n := min(len(rows), AdjPageRows)
-		rec := gather(t, rows[:n])
-		buf, err := encodePage(c.g.codec, t, rec)
+		buf, err := encodeRowsPage(c.g.codec, t, rows[:n])
 		ref := adjRef{LoKey: srcStr(rows[0], col), LoID: srcID(rows[0]), HiKey: srcStr(rows[n-1], col), Rows: uint64(n)}
-		rec.Release()
 		if err != nil {
 			return nil, fmt.Errorf("encode adjacency page of %s: %w", t.Name, err)
 		}

@@ -89,10 +89,18 @@ func sortRows(rows []rowSrc, col int) {
 // col, id): writeSortedPages's precondition, which a page's refs and every
 // reader rely on.
 func checkSortedRows(rows []rowSrc, col int) {
-	for i := 1; i < len(rows); i++ {
-		if compareKeyID(srcStr(rows[i-1], col), srcID(rows[i-1]), srcStr(rows[i], col), srcID(rows[i])) >= 0 {
+	var last arrow.Record
+	var keys, ids *array.String
+	var prevKey, prevID string
+	for i, r := range rows {
+		if r.rec != last { // each row's key and id read once, columns once per record
+			last, keys, ids = r.rec, r.rec.Column(col).(*array.String), r.rec.Column(colID).(*array.String)
+		}
+		key, id := keys.Value(r.row), ids.Value(r.row)
+		if i > 0 && compareKeyID(prevKey, prevID, key, id) >= 0 {
 			panic(fmt.Sprintf("data: adjacency rows out of (key, id) order at %d", i))
 		}
+		prevKey, prevID = key, id
 	}
 }
 
