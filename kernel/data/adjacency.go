@@ -511,25 +511,24 @@ func absorbNext(n int, next adjRef, size int) bool {
 
 // groupChanges assigns each change to the ref it falls in: the last ref
 // whose first row is not after the change's (key, id), else the first.
-// Each group keeps the changes' order; the groups share one exactly sized
-// array (a bulk commit groups about a million changes per direction).
-func groupChanges(refs []adjRef, changes []adjChange) map[int][]adjChange {
+// Group i (of max(len(refs), 1)) keeps its changes' order; the groups
+// share one exactly sized array (a bulk commit groups about a million
+// changes per direction), counted in slices rather than maps.
+func groupChanges(refs []adjRef, changes []adjChange) [][]adjChange {
 	at := make([]int32, len(changes))
-	count := map[int]int{}
+	count := make([]int, max(len(refs), 1))
 	for j, ch := range changes {
 		i := max(sort.Search(len(refs), func(k int) bool { return refs[k].after(ch.key, ch.id) })-1, 0)
 		at[j] = int32(i)
 		count[i]++
 	}
 	backing := make([]adjChange, len(changes))
-	out := make(map[int][]adjChange, len(count))
+	out := make([][]adjChange, len(count))
+	for i, n := range count {
+		out[i], backing = backing[:0:n], backing[n:]
+	}
 	for j, i := range at {
-		g, ok := out[int(i)]
-		if !ok {
-			n := count[int(i)]
-			g, backing = backing[:0:n], backing[n:]
-		}
-		out[int(i)] = append(g, changes[j])
+		out[i] = append(out[i], changes[j])
 	}
 	return out
 }
