@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -513,7 +514,8 @@ func absorbNext(n int, next adjRef, size int) bool {
 // whose first row is not after the change's (key, id), else the first.
 // Group i (of max(len(refs), 1)) keeps its changes' order; the groups
 // share one exactly sized array (a bulk commit groups about a million
-// changes per direction), counted in slices rather than maps.
+// changes per direction), counted in slices rather than maps; when the
+// changes are in ref order already, the groups are runs of changes itself.
 func groupChanges(refs []adjRef, changes []adjChange) [][]adjChange {
 	at := make([]int32, len(changes))
 	count := make([]int, max(len(refs), 1))
@@ -522,8 +524,14 @@ func groupChanges(refs []adjRef, changes []adjChange) [][]adjChange {
 		at[j] = int32(i)
 		count[i]++
 	}
-	backing := make([]adjChange, len(changes))
 	out := make([][]adjChange, len(count))
+	if slices.IsSorted(at) { // sorted changes (adjIncremental): each group is a run of them, no copy
+		for i, n := range count {
+			out[i], changes = changes[:n:n], changes[n:]
+		}
+		return out
+	}
+	backing := make([]adjChange, len(changes))
 	for i, n := range count {
 		out[i], backing = backing[:0:n], backing[n:]
 	}
