@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -326,6 +327,7 @@ type adjChange struct {
 func adjacencyChanges(p *tablePlan) (removed []string, added []rowSrc) {
 	removed = append(keys(p.replace), keys(p.deletes)...)
 	sort.Strings(removed)
+	added = make([]rowSrc, 0, len(p.inserts)+len(p.replace))
 	for _, ref := range p.inserts {
 		added = append(added, rowSrc{p.st.writes[ref.w].rec, ref.row})
 	}
@@ -386,7 +388,11 @@ func (c adjWriter) buildAdjacency(ctx context.Context, p *tablePlan, rows uint64
 // the removed ids, plus the added rows.
 func (c adjWriter) adjScratch(ctx context.Context, p *tablePlan, d adjDir, removed []string, added []rowSrc) ([]adjRef, error) {
 	gone := setOf(removed)
-	var rows []rowSrc
+	n := len(added)
+	for _, rec := range p.head.recs {
+		n += int(rec.NumRows())
+	}
+	rows := make([]rowSrc, 0, n)
 	for _, rec := range p.head.recs {
 		ids := rec.Column(colID).(*array.String)
 		for i := 0; i < ids.Len(); i++ {
@@ -406,7 +412,7 @@ func (c adjWriter) adjScratch(ctx context.Context, p *tablePlan, d adjDir, remov
 // edge's old key) or an addition (at its new key) falls in, and the chunks
 // listing them; every other chunk is kept by reference.
 func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, removed []string, added []rowSrc) ([]adjRef, error) {
-	var changes []adjChange
+	changes := make([]adjChange, 0, len(removed)+len(added))
 	for _, id := range removed {
 		from, to, ok := p.head.ends(id)
 		if !ok {
@@ -506,25 +512,31 @@ func absorbNext(n int, next adjRef, size int) bool {
 
 // groupChanges assigns each change to the ref it falls in: the last ref
 // whose first row is not after the change's (key, id), else the first.
-// Each group keeps the changes' order; the groups share one exactly sized
-// array (a bulk commit groups about a million changes per direction).
-func groupChanges(refs []adjRef, changes []adjChange) map[int][]adjChange {
+// Group i (of max(len(refs), 1)) keeps its changes' order; the groups
+// share one exactly sized array (a bulk commit groups about a million
+// changes per direction), counted in slices rather than maps; when the
+// changes are in ref order already, the groups are runs of changes itself.
+func groupChanges(refs []adjRef, changes []adjChange) [][]adjChange {
 	at := make([]int32, len(changes))
-	count := map[int]int{}
+	count := make([]int, max(len(refs), 1))
 	for j, ch := range changes {
 		i := max(sort.Search(len(refs), func(k int) bool { return refs[k].after(ch.key, ch.id) })-1, 0)
 		at[j] = int32(i)
 		count[i]++
 	}
-	backing := make([]adjChange, len(changes))
-	out := make(map[int][]adjChange, len(count))
-	for j, i := range at {
-		g, ok := out[int(i)]
-		if !ok {
-			n := count[int(i)]
-			g, backing = backing[:0:n], backing[n:]
+	out := make([][]adjChange, len(count))
+	if slices.IsSorted(at) { // sorted changes (adjIncremental): each group is a run of them, no copy
+		for i, n := range count {
+			out[i], changes = changes[:n:n], changes[n:]
 		}
-		out[int(i)] = append(g, changes[j])
+		return out
+	}
+	backing := make([]adjChange, len(changes))
+	for i, n := range count {
+		out[i], backing = backing[:0:n], backing[n:]
+	}
+	for j, i := range at {
+		out[i] = append(out[i], changes[j])
 	}
 	return out
 }
@@ -544,10 +556,8 @@ func (c adjWriter) writeSortedPages(ctx context.Context, t *Table, d adjDir, row
 	var out []adjRef
 	for len(rows) > 0 {
 		n := min(len(rows), AdjPageRows)
-		rec := gather(t, rows[:n])
-		buf, err := encodePage(c.g.codec, t, rec)
+		buf, err := encodeRowsPage(c.g.codec, t, rows[:n])
 		ref := adjRef{LoKey: srcStr(rows[0], col), LoID: srcID(rows[0]), HiKey: srcStr(rows[n-1], col), Rows: uint64(n)}
-		rec.Release()
 		if err != nil {
 			return nil, fmt.Errorf("encode adjacency page of %s: %w", t.Name, err)
 		}

@@ -48,11 +48,33 @@ func sortChanges(changes []adjChange) {
 		}
 		return cmp.Compare(a.at, b.at)
 	})
-	sorted := make([]adjChange, len(changes))
-	for i, k := range order {
-		sorted[i] = changes[k.at]
+	permute(changes, order, func(k keyed) int { return k.at })
+}
+
+// permute reorders s in place so that the element at position i is the
+// one that was at src(order[i]) (order a permutation of s's positions),
+// following each cycle once: no second copy of s (a bulk commit sorts a
+// million 40-byte changes per direction). It marks visited entries by
+// overwriting them in order.
+func permute[T, K any](s []T, order []K, src func(K) int) {
+	done := make([]bool, len(s))
+	for start := range s {
+		if done[start] {
+			continue
+		}
+		first := s[start]
+		i := start
+		for {
+			done[i] = true
+			j := src(order[i])
+			if j == start {
+				s[i] = first
+				break
+			}
+			s[i] = s[j]
+			i = j
+		}
 	}
-	copy(changes, sorted)
 }
 
 // keyedRow is a row with its sort key and id looked up once.
@@ -89,10 +111,18 @@ func sortRows(rows []rowSrc, col int) {
 // col, id): writeSortedPages's precondition, which a page's refs and every
 // reader rely on.
 func checkSortedRows(rows []rowSrc, col int) {
-	for i := 1; i < len(rows); i++ {
-		if compareKeyID(srcStr(rows[i-1], col), srcID(rows[i-1]), srcStr(rows[i], col), srcID(rows[i])) >= 0 {
+	var last arrow.Record
+	var keys, ids *array.String
+	var prevKey, prevID string
+	for i, r := range rows {
+		if r.rec != last { // each row's key and id read once, columns once per record
+			last, keys, ids = r.rec, r.rec.Column(col).(*array.String), r.rec.Column(colID).(*array.String)
+		}
+		key, id := keys.Value(r.row), ids.Value(r.row)
+		if i > 0 && compareKeyID(prevKey, prevID, key, id) >= 0 {
 			panic(fmt.Sprintf("data: adjacency rows out of (key, id) order at %d", i))
 		}
+		prevKey, prevID = key, id
 	}
 }
 

@@ -75,3 +75,45 @@ func BenchmarkGatherPage(b *testing.B) {
 	b.ReportMetric(builder.Seconds()*1e6/float64(b.N), "us-builder")
 	b.ReportMetric(fast.Seconds()/builder.Seconds(), "ratio-gather/builder")
 }
+
+// BenchmarkEncodeRowsPage writes an adjacency page's column file (1,024
+// rows of an edge record in random record order, sorted by (from, id) as
+// a page is) straight from the rows (encodeRowColumns) and by gathering a
+// record first (encodeColumns of gather), side by side, before zstd (the
+// same for both) (#28.2).
+func BenchmarkEncodeRowsPage(b *testing.B) {
+	tb, _ := catalogOf(b, "node P { }\nedge E: P -> P { since: int64? }").table("E")
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := make([]Row, 100_000)
+	for i := range rows {
+		rows[i] = Row{ID: fmt.Sprintf("k%08d", i), From: fmt.Sprintf("p%07d", rng.IntN(150_000)),
+			To: fmt.Sprintf("p%07d", rng.IntN(150_000)), Props: map[string]any{"since": int64(1990 + i%35)}}
+	}
+	rec := buildRecord(tb, rows)
+	defer rec.Release()
+	page := make([]rowSrc, AdjPageRows)
+	for i := range page {
+		page[i] = rowSrc{rec, rng.IntN(len(rows))}
+	}
+	slices.SortFunc(page, func(x, y rowSrc) int {
+		return compareKeyID(srcStr(x, colFrom), srcID(x), srcStr(y, colFrom), srcID(y))
+	})
+	var direct, gathered time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := encodeRowColumns(tb, page); err != nil {
+			b.Fatal(err)
+		}
+		direct += time.Since(t0)
+		t0 = time.Now()
+		g := gather(tb, page)
+		if _, err := encodeColumns(tb, g); err != nil {
+			b.Fatal(err)
+		}
+		g.Release()
+		gathered += time.Since(t0)
+	}
+	b.ReportMetric(direct.Seconds()*1e6/float64(b.N), "us-rows")
+	b.ReportMetric(gathered.Seconds()*1e6/float64(b.N), "us-gather-encode")
+	b.ReportMetric(direct.Seconds()/gathered.Seconds(), "ratio-rows/gather-encode")
+}

@@ -116,17 +116,9 @@ func encodeColumns(t *Table, rec arrow.Record) ([]byte, error) {
 	disk := t.toDisk(rec)
 	defer disk.Release()
 	fields := disk.Schema().Fields()
-	b := []byte(colPageMagic)
-	b = binary.AppendUvarint(b, uint64(disk.NumRows()))
-	b = binary.AppendUvarint(b, uint64(len(fields)))
-	for _, f := range fields {
-		tag, ok := colTag(f.Type)
-		if !ok {
-			return nil, fmt.Errorf("column %q: type %v has no column encoding", f.Name, f.Type)
-		}
-		b = binary.AppendUvarint(b, uint64(len(f.Name)))
-		b = append(b, f.Name...)
-		b = append(b, tag, boolByte(f.Nullable))
+	b, err := appendColumnHeader([]byte(colPageMagic), fields, int(disk.NumRows()))
+	if err != nil {
+		return nil, err
 	}
 	for i := range fields {
 		sec := encodeColumn(disk.Column(i))

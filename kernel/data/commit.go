@@ -527,7 +527,8 @@ func (c *committer) loadEnds(ctx context.Context) error {
 // never needed; an existing edge's row is, for its ends), and the rows of
 // the ids it may replace or delete.
 func (r *reader) loadPending(ctx context.Context, v *tableView, st *stagedTable) error {
-	var inserts, others []string
+	inserts := make([]string, 0, len(st.index()))
+	var others []string
 	for _, ref := range st.index() {
 		if st.writes[ref.w].op == OpInsert {
 			inserts = append(inserts, st.id(ref))

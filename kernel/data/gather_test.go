@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +146,71 @@ func TestSortChangesStable(t *testing.T) {
 	for i := range want {
 		if got[i].key != want[i].key || got[i].id != want[i].id || (got[i].src == nil) != (want[i].src == nil) {
 			t.Fatalf("at %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestPermuteInPlace: permute gives s[i] = old s[order[i]] for random
+// permutations, the identity, one element and none (red if a cycle is
+// followed wrong or an element is lost).
+func TestPermuteInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 7, 100, 1000} {
+		for _, order := range [][]int{rng.Perm(n), rng.Perm(n), slices.Collect(func(yield func(int) bool) {
+			for i := range n {
+				if !yield(i) {
+					return
+				}
+			}
+		})} {
+			s := make([]string, n)
+			for i := range s {
+				s[i] = fmt.Sprint(i)
+			}
+			old := slices.Clone(s)
+			permute(s, order, func(k int) int { return k })
+			for i := range s {
+				if s[i] != old[order[i]] {
+					t.Fatalf("n=%d: at %d got %s, want %s", n, i, s[i], old[order[i]])
+				}
+			}
+		}
+	}
+}
+
+// TestGroupChangesRuns: groupChanges assigns every change to the last ref
+// whose first row is not after it (else the first), keeping the changes'
+// order, whether the changes come sorted (the groups are runs of them) or
+// not (red if a change lands in another group or a group is reordered).
+func TestGroupChangesRuns(t *testing.T) {
+	refs := []adjRef{{LoKey: "b", LoID: "1"}, {LoKey: "d", LoID: "1"}, {LoKey: "d", LoID: "5"}, {LoKey: "m", LoID: "0"}}
+	var changes []adjChange
+	for i, k := range []string{"a", "b", "c", "d", "d", "e", "m", "z"} {
+		for _, id := range []string{"0", "3", "7"} {
+			changes = append(changes, adjChange{key: k, id: id + fmt.Sprint(i)})
+		}
+	}
+	want := func(in []adjChange) [][]adjChange {
+		out := make([][]adjChange, len(refs))
+		for _, ch := range in {
+			i := 0
+			for k := range refs {
+				if !refs[k].after(ch.key, ch.id) {
+					i = k
+				}
+			}
+			out[i] = append(out[i], ch)
+		}
+		return out
+	}
+	shuffled := slices.Clone(changes)
+	rand.New(rand.NewPCG(5, 6)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for _, in := range [][]adjChange{changes, shuffled} {
+		got, exp := groupChanges(refs, in), want(in)
+		for i := range refs {
+			if !slices.EqualFunc(got[i], exp[i], func(a, b adjChange) bool { return a.key == b.key && a.id == b.id }) {
+				t.Fatalf("group %d: got %v, want %v", i, got[i], exp[i])
+			}
 		}
 	}
 }

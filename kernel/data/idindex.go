@@ -254,7 +254,7 @@ func (r *reader) notePresence(ctx context.Context, v *tableView, ids []string) e
 // table.
 func (c adjWriter) buildIDIndex(ctx context.Context, p *tablePlan, rows uint64) (map[string]string, error) {
 	removed := keys(p.deletes)
-	var added []string
+	added := make([]string, 0, len(p.inserts))
 	for _, ref := range p.inserts {
 		added = append(added, srcID(rowSrc{p.st.writes[ref.w].rec, ref.row}))
 	}
@@ -325,12 +325,13 @@ func (c adjWriter) idScratch(ctx context.Context, p *tablePlan, removed, added [
 // idIncremental rewrites the pages an inserted or removed id falls in and
 // the chunks listing them; every other chunk is kept by reference.
 func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, added []string) ([]adjRef, error) {
-	var changes []adjChange
+	changes := make([]adjChange, 0, len(removed)+len(added))
 	for _, id := range removed {
 		changes = append(changes, adjChange{key: id, id: id})
 	}
+	addition := &rowSrc{} // only marks an addition: id pages hold ids, no rows (one for all, not one per id)
 	for _, id := range added {
-		changes = append(changes, adjChange{key: id, id: id, src: &rowSrc{}})
+		changes = append(changes, adjChange{key: id, id: id, src: addition})
 	}
 	gone := setOf(removed)
 	return c.rewriteChunks(ctx, p.t, dirID, p.head.ids, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {

@@ -347,7 +347,13 @@ func (s *staging) endTypes() []string {
 // endpointIDs returns the node ids of type typ that pending edges start or
 // end at (unsorted, possibly repeated).
 func (s *staging) endpointIDs(typ string) []string {
-	var ids []string
+	n := 0
+	for _, name := range s.names() {
+		if st := s.tables[name]; st.t.Edge {
+			n += len(st.index()) * (boolInt(st.t.From == typ) + boolInt(st.t.To == typ))
+		}
+	}
+	ids := make([]string, 0, n)
 	for _, name := range s.names() {
 		st := s.tables[name]
 		if !st.t.Edge {
@@ -363,4 +369,12 @@ func (s *staging) endpointIDs(typ string) []string {
 		}
 	}
 	return ids
+}
+
+// boolInt is 1 for true, else 0.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
