@@ -87,6 +87,15 @@ type Options struct {
 	// and the simulator use small values so folds are exercised. Any value
 	// reads any other's indexes.
 	ReachEntries, ReachFolds int
+
+	// CounterWrites makes Write commit table versions as format 7 did:
+	// counter-named (R/tables/<table>/<fork>/<inv(version)>, the HEAD found
+	// by a LIST), each round guarded by a recovery sidecar. Manifests are
+	// still stamped with the current format. It exists so the recovery of
+	// format-7 writes (which old graphs may hold) stays exercised by tests
+	// and the crash-cut sweep; a production handle leaves it false and
+	// writes versions named per attempt (docs/format.md, "v7->v8").
+	CounterWrites bool
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -105,6 +114,8 @@ type Graph struct {
 	skew       time.Duration // Options.SkewMargin
 	// reachLimits bound the reach of the commit indexes this handle writes.
 	reachLimits lineage.Limits
+	// counterWrites is Options.CounterWrites.
+	counterWrites bool
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -166,7 +177,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim,
+		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim, counterWrites: opts.CounterWrites,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),

@@ -127,7 +127,7 @@ func (s span) fillType(ctx context.Context, t feed.TypeRef, after string, p *fee
 func samePin(a, b *data.Snapshot, table string) bool {
 	pa, oka := a.Kernel().Table(table)
 	pb, okb := b.Kernel().Table(table)
-	return oka == okb && (!oka || pa.Fork == pb.Fork && pa.Version == pb.Version)
+	return oka == okb && (!oka || pa.Ref() == pb.Ref())
 }
 
 func image(r *data.Row) *feed.Image {

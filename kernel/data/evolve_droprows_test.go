@@ -76,7 +76,7 @@ func TestDropRowsCrashIsRolledBack(t *testing.T) {
 	evoGraph(t, store)
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-	w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
+	w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}}) // a format-7 write: recovery resolves its sidecar
 	must(t, err)
 	if _, err := apply(t, w, dropPersonText, SchemaOptions{DropRows: true}); !errors.Is(err, failpoint.ErrCrashed) {
 		t.Fatalf("apply = %v, want the crash", err)
@@ -95,7 +95,7 @@ func TestDropRowsCrashIsRolledBack(t *testing.T) {
 
 // TestDropRowsRowWrittenMeanwhile: a row written to the dropped type by
 // another handle after the change read the table (here: once its write
-// round's sidecar is durable) never survives the drop — the change's
+// round's first table version is written) never survives the drop — the change's
 // table writes are strict (deletes), so its round fails and it re-plans
 // on the new head, dropping that row too (4 rows, not 3).
 func TestDropRowsRowWrittenMeanwhile(t *testing.T) {
@@ -107,7 +107,7 @@ func TestDropRowsRowWrittenMeanwhile(t *testing.T) {
 	must(t, err)
 	fired := false
 	fps.SetDecider(func(n failpoint.Name) (failpoint.Action, bool) {
-		if n == failpoint.AfterSidecarWrite && !fired {
+		if n == failpoint.AfterTableCommit && !fired {
 			fired = true
 			commitTx(t, b, func(tx *Txn) error { return tx.Insert("Person", person("p7", "eve")) })
 		}

@@ -278,7 +278,7 @@ func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
 // pinRef returns the table ref a snapshot pins for table (zero if none).
 func pinRef(s kernel.Snapshot, table string) kernel.TableRef {
 	if p, ok := s.Table(table); ok {
-		return kernel.TableRef{Fork: p.Fork, Version: p.Version}
+		return p.Ref()
 	}
 	return kernel.TableRef{}
 }

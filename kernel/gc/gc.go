@@ -117,11 +117,13 @@ func SidecarFloor(n int, versions []uint64, floor uint64) int {
 	return n
 }
 
-// TableKey names one table version.
+// TableKey names one table version. Attempt is zero for a counter-named
+// version and the attempt's ULID for one named per attempt (format 8).
 type TableKey struct {
 	Table   string
 	Fork    format.ID
 	Version uint64
+	Attempt format.ID
 }
 
 // AnyFork names a version of a table on whatever fork holds it (sidecars
@@ -173,7 +175,7 @@ func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) 
 			if skipInherited() && p.Fork != r.Fork {
 				continue // planted bug: reachability per branch, inherited pins not followed
 			}
-			m.Tables[TableKey{Table: p.Name, Fork: p.Fork, Version: p.Version}] = true
+			m.Tables[TableKey{Table: p.Name, Fork: p.Fork, Version: p.Version, Attempt: p.Attempt}] = true
 		}
 		if m.n += 1 + len(r.Pins); m.n > MaxMarks {
 			return nil, ErrTooLarge

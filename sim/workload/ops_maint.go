@@ -239,7 +239,7 @@ func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error)
 	if lp.Version == bp.Version || head.Version != lp.Version {
 		return nil
 	}
-	at := kernel.TableRef{Fork: lp.Fork, Version: lp.Version}
+	at := lp.Ref()
 	for steps := 0; steps < 64 && at.Version > bp.Version; steps++ {
 		tv, err := g.Kernel().ReadTable(ctx, "Person", at)
 		if err != nil || !tv.ContentPreserving || tv.BasedOn == nil {
