@@ -96,7 +96,7 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 	chunk, page := f.adjKeys(g, s.Kernel(), keys, "Knows", "data.adj.out")
 	_, idPage := f.adjKeys(g, s.Kernel(), keys, "Person", "data.adj.id")
 	return damageKeys{m1: keys.Manifest("main", 1, 1), m2: keys.Manifest("main", 1, 2), head: keys.Manifest("main", 1, 3),
-		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id),
+		tv: keys.TableVersionRef("Person", p.Ref()), frag: keys.Data("Person", id),
 		index:  keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID),
 		marker: f.forkMarkerKey(keys), adjChunk: chunk, adjPage: page, idPage: idPage}
 }
