@@ -30,16 +30,44 @@ if [ "${#targets[@]}" -eq 0 ]; then
   exit 1
 fi
 
+# Each package's test binary is built once, instrumented for fuzzing as
+# `go test -fuzz` builds it, and run once per target from the package's
+# directory (where its testdata/fuzz corpus is), with the fuzz cache the go
+# command would use: linking a binary per target cost more than the fuzzing.
+bindir="$(mktemp -d)"
+trap 'rm -rf "$bindir"' EXIT
+fuzzcache="$(go env GOCACHE)/fuzz"
+built=""
+bin=""
+runtarget() {
+  (cd "$pkg" && "$bin" -test.run '^$' -test.fuzz "^${name}\$" -test.fuzztime "$fuzztime" \
+    -test.fuzzminimizetime "$minimize" -test.fuzzcachedir "$fuzzcache/$importpath" \
+    -test.paniconexit0 -test.timeout 10m0s)
+}
+
 for t in "${targets[@]}"; do
   pkg="./${t% *}"
   name="${t#* }"
   if [ -n "$filter" ] && [[ "$name" != *"$filter"* ]]; then
     continue
   fi
+  if [ "$built" != "$pkg" ]; then
+    built="$pkg"
+    bin="$bindir/$(echo "${pkg#./}" | tr / _).test"
+    importpath="$(go list -f '{{.ImportPath}}' "$pkg")"
+    if ! go test -c -fuzz . -o "$bin" "$pkg"; then
+      echo "fuzz.sh: building $pkg's test binary failed" >&2
+      bin=""
+    fi
+  fi
   echo "=== $name ($pkg) for $fuzztime"
+  if [ -z "$bin" ]; then
+    failed+=("$pkg $name")
+    continue
+  fi
   corpus="${pkg#./}/testdata/fuzz/${name}"
   before="$(ls "$corpus" 2>/dev/null | sort || true)"
-  if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "$pkg"; then
+  if runtarget; then
     continue
   fi
   new="$(comm -13 <(echo "$before") <(ls "$corpus" 2>/dev/null | sort || true) | grep -v '^$' || true)"
@@ -47,7 +75,7 @@ for t in "${targets[@]}"; do
     # No crasher was written: the fuzzing engine itself failed (a worker
     # hung or was killed on a loaded machine). Try once more before failing.
     echo "fuzz.sh: $name failed without a crasher; retrying once" >&2
-    if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "$pkg"; then
+    if runtarget; then
       continue
     fi
   fi

@@ -262,19 +262,19 @@ type showJSON struct {
 func snapshotTypes(s *data.Snapshot) []typeJSON {
 	ks := s.Kernel()
 	var out []typeJSON
-	add := func(name string, edge bool) {
+	add := func(name, table string, edge bool) {
 		t := typeJSON{Type: name, Edge: edge}
-		if p, ok := ks.Table(name); ok {
+		if p, ok := ks.Table(table); ok { // the type's storage table (its name unless renamed)
 			t.Pinned, t.Fork, t.Version, t.Rows = true, p.Fork.String(), p.Version, p.Rows
 		}
 		out = append(out, t)
 	}
 	sc := s.Schema()
 	for _, n := range sc.Nodes {
-		add(n.Name, false)
+		add(n.Name, n.StorageTable(), false)
 	}
 	for _, e := range sc.Edges {
-		add(e.Name, true)
+		add(e.Name, e.StorageTable(), true)
 	}
 	return out
 }

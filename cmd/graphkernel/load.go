@@ -93,8 +93,8 @@ type loader struct {
 	seen   int // rows handed to stage so far, in pass order
 	start  int // seen at the current transaction's first row
 	staged int
-	first  string
-	last   string
+	first  location
+	last   location
 	rep    loadReport
 }
 
@@ -153,23 +153,30 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 	return nil
 }
 
-// loadMemoryFactor is the soft memory limit of a load as a multiple of its
-// transaction byte budget (BenchmarkLoadMemory's goal: peak heap <= 4x).
+// loadMemoryFactor is the goal for a load's peak heap as a multiple of its
+// transaction byte budget (BenchmarkLoadMemory: peak heap <= 4x).
 const loadMemoryFactor = 4
 
+// loadSoftLimitHalves is the soft memory limit of a load in halves of
+// its byte budget (7: 3.5x): below the goal, because the heap passes a
+// soft limit by what the program allocates while a collection runs, which
+// grows when the machine is busy (BenchmarkLoadMemory at load average
+// ~20: 4.2x under a 4x limit; 3.2x under 3x, at 44% more CPU).
+const loadSoftLimitHalves = 7
+
 // softMemoryLimit lowers the Go runtime's soft memory limit to
-// loadMemoryFactor times the byte budget for the load (unless GOMEMLIMIT or
+// loadSoftLimitHalves/2 times the byte budget for the load (unless GOMEMLIMIT or
 // the caller set a lower one) and returns the restore. A transaction's live
 // memory is bounded by the budget; the limit makes the collector reclaim
 // the garbage of earlier batches before the heap doubles (GOGC's default),
 // which is what kept the peak above 4x at 1.2 M rows. It is soft: a load
 // whose live memory passes it runs on, collecting more often.
 func softMemoryLimit(budget int64) (restore func()) {
-	if os.Getenv("GOMEMLIMIT") != "" || budget <= 0 || budget > (1<<62)/loadMemoryFactor {
+	if os.Getenv("GOMEMLIMIT") != "" || budget <= 0 || budget > (1<<62)/loadSoftLimitHalves {
 		return func() {}
 	}
 	old := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(min(old, loadMemoryFactor*budget))
+	debug.SetMemoryLimit(min(old, loadSoftLimitHalves*budget/2))
 	return func() { debug.SetMemoryLimit(old) }
 }
 
@@ -289,6 +296,12 @@ func (l *loader) run(ctx context.Context, files []string) error {
 func (l *loader) each(ctx context.Context, fn func(typeInfo, record) error) error {
 	for _, edges := range []bool{false, true} {
 		for _, f := range l.files {
+			if typ, rowBytes, ok := csvStemTyped(f); ok {
+				if ti, known := l.types[typ]; known && ti.edge != edges {
+					l.meter.add(0, rowBytes) // every row is of the other pass: skip the file unparsed
+					continue
+				}
+			}
 			err := readSource(ctx, f, l.src, func(r record) error {
 				l.meter.add(0, r.bytes)
 				ti, ok := l.types[r.typ]
@@ -329,7 +342,7 @@ func (l *loader) locate(ctx context.Context, typ, id string) (string, bool) {
 		if r.typ == typ {
 			if v, ok := r.fields[colID]; ok {
 				if k, err := keyOf(v); err == nil && k == id {
-					loc = r.loc
+					loc = r.loc.String()
 				}
 			}
 		}
@@ -407,7 +420,7 @@ func (l *loader) flush(ctx context.Context) error {
 		}
 		return fmt.Errorf("commit of rows %s .. %s: %w", l.first, l.last, err)
 	}
-	l.rep.Transactions = append(l.rep.Transactions, committedTxn{Commit: c.ID.String(), Rows: l.staged, First: l.first, Last: l.last})
+	l.rep.Transactions = append(l.rep.Transactions, committedTxn{Commit: c.ID.String(), Rows: l.staged, First: l.first.String(), Last: l.last.String()})
 	l.rep.Rows += l.staged
 	l.staged = 0
 	l.meter.flush()

@@ -6,7 +6,7 @@ import (
 )
 
 // TestLoadSetsAndRestoresSoftMemoryLimit: a load runs under a soft memory
-// limit of loadMemoryFactor times its byte budget, never raises a lower
+// limit of loadSoftLimitHalves/2 times its byte budget, never raises a lower
 // limit already set, and restores the previous one.
 func TestLoadSetsAndRestoresSoftMemoryLimit(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
@@ -17,7 +17,7 @@ func TestLoadSetsAndRestoresSoftMemoryLimit(t *testing.T) {
 		before, bytes int64
 		want          int64
 	}{
-		{"lowers the default", 1 << 62, 64 << 20, loadMemoryFactor * 64 << 20},
+		{"lowers the default", 1 << 62, 64 << 20, loadSoftLimitHalves * 32 << 20},
 		{"keeps a lower limit", 100 << 20, 64 << 20, 100 << 20},
 		{"no budget, no change", 1 << 40, 0, 1 << 40},
 	} {

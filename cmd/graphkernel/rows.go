@@ -26,10 +26,29 @@ const (
 // the reader decoded them (string, json.Number, bool, nil, or Arrow's Go
 // values: int64, float64, time.Time, []byte ...).
 type record struct {
-	loc    string // file:line (JSON Lines, CSV) or file:row N (Parquet)
-	bytes  int64  // input bytes the record took (0 for Parquet)
+	loc    location
+	bytes  int64 // input bytes the record took (0 for Parquet)
 	typ    string
 	fields map[string]any
+}
+
+// location is where a record came from: file:line (JSON Lines, CSV) or
+// file:row N (Parquet). It is formatted only when shown (a load reads
+// millions of records).
+type location struct {
+	path string
+	n    int
+	row  bool // Parquet: n counts rows, not lines
+}
+
+func (l location) String() string {
+	if l.path == "" {
+		return ""
+	}
+	if l.row {
+		return fmt.Sprintf("%s:row %d", l.path, l.n)
+	}
+	return fmt.Sprintf("%s:%d", l.path, l.n)
 }
 
 // typeInfo is what loading needs of one type.

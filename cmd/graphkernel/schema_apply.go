@@ -21,7 +21,8 @@ func schemaApplyCommand() command {
 	return command{name: schemaApplyName, args: "STORE ROOT BRANCH FILE", nargs: exactly(4),
 		summary: "change BRANCH's schema to the one in FILE as one commit (prints the planned change and what it checked)",
 		notes: "Adds and drops types and properties, loosens required properties, widens int32 to int64 and\n" +
-			"changes @card bounds; a property rename keeps its data (--rename TYPE.OLD=NEW, repeatable); a\n" +
+			"changes @card bounds; a property rename keeps its data (--rename TYPE.OLD=NEW, repeatable), and\n" +
+			"so does a type rename (--rename OLD=NEW: the type keeps its storage table, @table); a\n" +
 			"property added with @default(...) reads it on older rows. Refused: a kind change other than\n" +
 			"int32 -> int64, nullable to required, a changed default, a dropped type with rows (unless\n" +
 			"--drop-rows, which deletes them in the same commit), a required property without a default\n" +
@@ -31,7 +32,7 @@ func schemaApplyCommand() command {
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.BoolVar(&o.dryRun, "dry-run", false, "plan and check only: publish nothing")
 			fs.BoolVar(&o.dropRows, "drop-rows", false, "a dropped type may hold rows: delete them in the same commit")
-			fs.Func("rename", "rename a property keeping its data: `TYPE.OLD=NEW` (repeatable)", func(v string) error {
+			fs.Func("rename", "rename a property (`TYPE.OLD=NEW`) or a type (OLD=NEW) keeping its data (repeatable)", func(v string) error {
 				o.renames = append(o.renames, v)
 				return nil
 			})
@@ -53,7 +54,7 @@ type schemaApplyJSON struct {
 }
 
 func runSchemaApply(ctx context.Context, a *app, o *opts, pos []string) error {
-	renames, err := parseRenames(o.renames)
+	renames, types, err := parseRenames(o.renames)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func runSchemaApply(ctx context.Context, a *app, o *opts, pos []string) error {
 	if msg == "" {
 		msg = "schema change"
 	}
-	ch, err := g.ApplySchema(ctx, b, target, kernel.LineageIntent{Actor: o.actor, Message: msg}, data.SchemaOptions{Renames: renames, DryRun: o.dryRun, DropRows: o.dropRows})
+	ch, err := g.ApplySchema(ctx, b, target, kernel.LineageIntent{Actor: o.actor, Message: msg}, data.SchemaOptions{Renames: renames, TypeRenames: types, DryRun: o.dryRun, DropRows: o.dropRows})
 	if err != nil {
 		return err
 	}
@@ -111,16 +112,22 @@ func printSchemaApply(a *app, out schemaApplyJSON) error {
 	return err
 }
 
-// parseRenames turns --rename TYPE.OLD=NEW values into renames.
-func parseRenames(vals []string) ([]schema.Rename, error) {
-	var out []schema.Rename
+// parseRenames turns --rename TYPE.OLD=NEW values into property renames
+// and --rename OLD=NEW values into type renames.
+func parseRenames(vals []string) ([]schema.Rename, []schema.TypeRename, error) {
+	var props []schema.Rename
+	var types []schema.TypeRename
 	for _, v := range vals {
 		lhs, to, ok := strings.Cut(v, "=")
-		typ, from, ok2 := strings.Cut(lhs, ".")
-		if !ok || !ok2 || typ == "" || from == "" || to == "" {
-			return nil, &usageError{fmt.Sprintf("--rename %q: want TYPE.OLD=NEW", v)}
+		typ, from, isProp := strings.Cut(lhs, ".")
+		switch {
+		case !ok || typ == "" || to == "" || strings.Contains(to, ".") || (isProp && from == ""):
+			return nil, nil, &usageError{fmt.Sprintf("--rename %q: want TYPE.OLD=NEW (a property) or OLD=NEW (a type)", v)}
+		case isProp:
+			props = append(props, schema.Rename{Type: typ, From: from, To: to})
+		default:
+			types = append(types, schema.TypeRename{From: typ, To: to})
 		}
-		out = append(out, schema.Rename{Type: typ, From: from, To: to})
 	}
-	return out, nil
+	return props, types, nil
 }

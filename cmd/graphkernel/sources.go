@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -93,7 +94,7 @@ func readJSONL(path string, fn func(record) error) error {
 		if len(b) == 0 {
 			continue
 		}
-		loc := fmt.Sprintf("%s:%d", path, line)
+		loc := location{path: path, n: line}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber()
 		fields := map[string]any{}
@@ -140,7 +141,7 @@ func readCSV(path string, o sourceOpts, fn func(record) error) error {
 			return nil
 		}
 		line, _ := cr.FieldPos(0)
-		loc := fmt.Sprintf("%s:%d", path, line)
+		loc := location{path: path, n: line}
 		if err != nil {
 			return fmt.Errorf("%s: %w", loc, err)
 		}
@@ -162,6 +163,31 @@ func readCSV(path string, o sourceOpts, fn func(record) error) error {
 			return err
 		}
 	}
+}
+
+// csvStemTyped reports, for a CSV file whose header has no _type column
+// (so every row is of its stem type), that type and the bytes of its rows
+// (the file after the header); ok is false for other files, or when the
+// header cannot be read (readCSV then reports it).
+func csvStemTyped(path string) (typ string, rowBytes int64, ok bool) {
+	if f, _ := sourceFormat(path); f != "csv" {
+		return "", 0, false
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", 0, false
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return "", 0, false
+	}
+	cr := csv.NewReader(bufio.NewReader(io.LimitReader(fh, 1<<40)))
+	header, err := cr.Read()
+	if err != nil || slices.Contains(header, colType) {
+		return "", 0, false
+	}
+	return stemType(path), st.Size() - cr.InputOffset(), true
 }
 
 // readParquet streams a Parquet file record batch by record batch
@@ -186,7 +212,7 @@ func readParquet(ctx context.Context, path string, fn func(record) error) error 
 		rec := rr.Record()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			row++
-			loc := fmt.Sprintf("%s:row %d", path, row)
+			loc := location{path: path, n: row, row: true}
 			fields, err := arrowRow(rec, i)
 			if err != nil {
 				return fmt.Errorf("%s: %w", loc, err)

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Marker is the comment that allows one map range.
@@ -78,8 +79,15 @@ var TagSets = [][]string{nil, {"simplant"}}
 
 // Check parses and type-checks the non-test Go files of the package in dir
 // and returns every violation, sorted by position.
+//
+// The packages dir imports are type-checked from source once per process
+// and shared by every later Check (see sharedImporter): a test that checks
+// many packages pays for the standard library and the module's common
+// dependencies once, not once per package.
 func Check(dir string, opts Options) ([]Finding, error) {
-	fset := token.NewFileSet()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	fset, imp := shared.get()
 	files, err := parseDir(fset, dir, opts)
 	if err != nil {
 		return nil, err
@@ -88,7 +96,7 @@ func Check(dir string, opts Options) ([]Finding, error) {
 		return nil, fmt.Errorf("detlint: no Go files in %s", dir)
 	}
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(error) {}}
+	conf := types.Config{Importer: imp, Error: func(error) {}}
 	if _, err := conf.Check(dir, fset, files, info); err != nil {
 		return nil, fmt.Errorf("detlint: type-check %s: %w", dir, err)
 	}
@@ -104,6 +112,29 @@ func Check(dir string, opts Options) ([]Finding, error) {
 		return a.Line < b.Line
 	})
 	return out, nil
+}
+
+// shared is the one source importer of the process and the file set its
+// packages are positioned in. The source importer resolves imports with
+// build.Default whatever Options.Tags says (only the checked package's own
+// files follow the tags), so one importer serves every tag set; it caches
+// each imported package, and it is not safe for concurrent use, hence mu.
+var shared sharedImporter
+
+type sharedImporter struct {
+	mu   sync.Mutex
+	fset *token.FileSet
+	imp  types.Importer
+}
+
+// get returns the shared file set and importer, made on first use. The
+// caller holds mu.
+func (s *sharedImporter) get() (*token.FileSet, types.Importer) {
+	if s.imp == nil {
+		s.fset = token.NewFileSet()
+		s.imp = importer.ForCompiler(s.fset, "source", nil)
+	}
+	return s.fset, s.imp
 }
 
 func parseDir(fset *token.FileSet, dir string, opts Options) ([]*ast.File, error) {

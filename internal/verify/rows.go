@@ -92,7 +92,7 @@ func (v *verifier) checkHead(ctx context.Context, h liveHead) error {
 	v.curSchema = h.m.Schema // the head's rows are read through its own schema
 	sch := v.viewOf(ctx, h.m.Schema).sch
 	for _, n := range sch.Nodes {
-		nodes[n.Name] = v.nodeIDs(ctx, h, n.Name, &budget)
+		nodes[n.Name] = v.nodeIDs(ctx, h, n.Name, n.StorageTable(), &budget)
 	}
 	for _, e := range sch.Edges {
 		v.checkEdges(ctx, h, e, nodes, budget)
@@ -102,8 +102,8 @@ func (v *verifier) checkHead(ctx context.Context, h liveHead) error {
 
 // nodeIDs streams a node type's ids, reporting duplicates, and returns the
 // set (nil when over budget: the rules needing it are skipped, with a note).
-func (v *verifier) nodeIDs(ctx context.Context, h liveHead, typ string, budget *int) map[string]bool {
-	p, ok := h.m.Pin(typ)
+func (v *verifier) nodeIDs(ctx context.Context, h liveHead, typ, table string, budget *int) map[string]bool {
+	p, ok := h.m.Pin(table)
 	if !ok {
 		return map[string]bool{}
 	}
@@ -124,7 +124,7 @@ func (v *verifier) nodeIDs(ctx context.Context, h liveHead, typ string, budget *
 
 // checkEdges streams one edge type's rows at a live head.
 func (v *verifier) checkEdges(ctx context.Context, h liveHead, e schema.EdgeType, nodes map[string]map[string]bool, budget int) {
-	p, pinned := h.m.Pin(e.Name)
+	p, pinned := h.m.Pin(e.StorageTable())
 	if pinned && p.Rows > uint64(budget) {
 		v.note("%s: %s has %d rows, more than the %d ids verify holds: its rules not checked", h.key, e.Name, p.Rows, budget)
 		return

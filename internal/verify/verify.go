@@ -217,12 +217,14 @@ func (v *verifier) loadTables(ctx context.Context, env kernel.Env) {
 			if s, err = g.SnapshotAt(ctx, b); err == nil {
 				v.sch = s.Schema()
 				v.g, v.views = g, map[string]schemaView{}
-				v.tables = map[string]*data.Table{}
+				v.tables = map[string]*data.Table{} // by storage table: the kernel table a manifest pins
 				for _, n := range v.sch.Nodes {
-					v.tables[n.Name], _ = s.Table(n.Name)
+					t, _ := s.Table(n.Name)
+					v.tables[n.StorageTable()] = t
 				}
 				for _, e := range v.sch.Edges {
-					v.tables[e.Name], _ = s.Table(e.Name)
+					t, _ := s.Table(e.Name)
+					v.tables[e.StorageTable()] = t
 				}
 				return
 			}
@@ -761,7 +763,7 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 // headNotBehind checks that the fork's newest version of the table is not
 // below a version some manifest pins.
 //
-// A pin named per attempt (format 8) has no HEAD: versions are not
+// A pin named per attempt (format 9) has no HEAD: versions are not
 // counters there, so there is nothing to compare.
 func (v *verifier) headNotBehind(ctx context.Context, key string, p format.TablePin) {
 	if p.Ref().Named() {

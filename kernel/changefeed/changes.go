@@ -122,9 +122,15 @@ func (s span) fillType(ctx context.Context, t feed.TypeRef, after string, p *fee
 	return out, after, false, nil
 }
 
-// samePin reports whether both snapshots pin the same version of table (or
-// neither pins it): then nothing of it changed and nothing is read.
-func samePin(a, b *data.Snapshot, table string) bool {
+// samePin reports whether both snapshots pin the same version of type
+// typ's storage table (or neither pins it): then nothing of it changed and
+// nothing is read. The storage table (b's, the newer side's schema) is the
+// type's identity on both sides: a renamed type keeps it.
+func samePin(a, b *data.Snapshot, typ string) bool {
+	table := typ
+	if t, err := b.Table(typ); err == nil {
+		table = t.Storage
+	}
 	pa, oka := a.Kernel().Table(table)
 	pb, okb := b.Kernel().Table(table)
 	return oka == okb && (!oka || pa.Ref() == pb.Ref())

@@ -113,8 +113,8 @@ func headRows(t testing.TB, g *data.Graph, b string) (model, string) {
 }
 
 // applySchemaEvent applies a schema change to a consumer's rows (what a
-// consumer does with the event): renamed properties move, dropped ones and
-// dropped types go, added types start empty.
+// consumer does with the event): renamed types and properties move,
+// dropped ones and dropped types go, added types start empty.
 func applySchemaEvent(m model, sc *SchemaChange) {
 	for _, st := range sc.Steps {
 		switch st.Op {
@@ -122,6 +122,9 @@ func applySchemaEvent(m model, sc *SchemaChange) {
 			m[st.Type] = map[string]data.Row{}
 		case schema.DropType:
 			delete(m, st.Type)
+		case schema.RenameType:
+			m[st.Type] = m[st.From]
+			delete(m, st.From)
 		case schema.RenameProp:
 			for _, r := range m[st.Type] { //detlint:ordered every row
 				if v, ok := r.Props[st.From]; ok {

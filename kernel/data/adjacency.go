@@ -71,12 +71,19 @@ type adjRef struct {
 	Rows   uint64 `json:"rows"`
 	Bytes  uint64 `json:"bytes"`
 	CRC32C uint32 `json:"crc32c"`
+	// Level is the level of the chunk a ref names (indextree.go): 0 for
+	// a chunk listing pages (and for a page), L >= 1 for a ref chunk
+	// listing level L-1 chunks. Omitted when 0 (every format-7 ref).
+	Level int `json:"level,omitempty"`
 }
 
-// adjChunk is the payload of a chunk object.
+// adjChunk is the payload of a chunk object. A level-0 chunk lists pages;
+// a ref chunk (Level >= 1, format 8) lists chunks of level Level-1 in
+// Pages.
 type adjChunk struct {
 	Table string   `json:"table"`
 	Dir   string   `json:"dir"`
+	Level int      `json:"level,omitempty"`
 	Pages []adjRef `json:"pages"`
 }
 
@@ -85,12 +92,13 @@ func (ref adjRef) after(key, id string) bool {
 	return key < ref.LoKey || (key == ref.LoKey && id < ref.LoID)
 }
 
-// checkRefs verifies a ref list: sane names and ranges, strictly ascending
-// first rows, no overlap, rows adding up to want (when want >= 0).
+// checkRefs verifies a ref list: sane names and ranges, one level
+// (at most maxIndexLevels) for all, strictly ascending first rows, no
+// overlap, rows adding up to want (when want >= 0).
 func checkRefs(refs []adjRef, limit int, want int64) error {
 	var rows uint64
 	for i, r := range refs {
-		if _, err := ulid.ParseStrict(r.Name); err != nil || r.Rows == 0 || r.Bytes == 0 || r.LoKey > r.HiKey {
+		if _, err := ulid.ParseStrict(r.Name); err != nil || r.Rows == 0 || r.Bytes == 0 || r.LoKey > r.HiKey || r.Level < 0 || r.Level > maxIndexLevels || r.Level != refs[0].Level {
 			return fmt.Errorf("adjacency ref %+v is not sane", r)
 		}
 		if i > 0 && (refs[i-1].after(r.LoKey, r.LoID) || refs[i-1].LoKey == r.LoKey && refs[i-1].LoID == r.LoID || refs[i-1].HiKey > r.LoKey) {
@@ -144,7 +152,7 @@ func (r *reader) getChecked(ctx context.Context, t *Table, ref adjRef) ([]byte, 
 		}
 		bb.spent += int64(ref.Bytes)
 	}
-	b, err := r.g.get(ctx, r.g.keys.Adjacency(t.Name, id))
+	b, err := r.g.get(ctx, r.g.keys.Adjacency(t.Storage, id))
 	if err != nil {
 		return nil, fmt.Errorf("read adjacency object %s of %s: %w", ref.Name, t.Name, err)
 	}
@@ -161,7 +169,7 @@ func checkSum(ref adjRef, b []byte) error {
 
 // chunk returns the decoded chunk ref of t in direction d (cached).
 func (r *reader) chunk(ctx context.Context, t *Table, d adjDir, ref adjRef) (*adjChunk, error) {
-	key := "chunk:" + cacheKey(t.Name, ref.Name)
+	key := "chunk:" + cacheKey(t.Storage, ref.Name)
 	if v, ok := r.g.cache.getAny(key); ok {
 		return v.(*adjChunk), nil
 	}
@@ -189,11 +197,18 @@ func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
 		return nil, corruptFragment(ref.Name, "%v", err)
 	}
 	var c adjChunk
-	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Name || c.Dir != d.String() {
-		return nil, corruptFragment(ref.Name, "adjacency chunk payload: %v", err)
+	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Storage || c.Dir != d.String() || c.Level != ref.Level {
+		return nil, corruptFragment(ref.Name, "adjacency chunk payload (level %d, its ref's %d): %v", c.Level, ref.Level, err)
 	}
-	if err := checkRefs(c.Pages, d.chunkPages(t), int64(ref.Rows)); err != nil {
+	limit := d.chunkPages(t)
+	if c.Level > 0 {
+		limit = IndexRefChunkRefs
+	}
+	if err := checkRefs(c.Pages, limit, int64(ref.Rows)); err != nil {
 		return nil, corruptFragment(ref.Name, "%v", err)
+	}
+	if len(c.Pages) > 0 && c.Pages[0].Level != max(c.Level-1, 0) {
+		return nil, corruptFragment(ref.Name, "chunk of level %d lists refs of level %d", c.Level, c.Pages[0].Level)
 	}
 	if d == dirID {
 		if err := checkIDRefs(c.Pages); err != nil {
@@ -265,10 +280,11 @@ func checkPage(t *Table, d adjDir, rec arrow.Record, ref adjRef) error {
 // node. v must have an index.
 func (r *reader) adjacentIndexed(ctx context.Context, v *tableView, node string, d adjDir) ([]Row, error) {
 	var out []Row
-	for _, cref := range v.adj[d] {
-		if cref.LoKey > node || node > cref.HiKey {
-			continue
-		}
+	leaves, err := r.leafChunksHolding(ctx, v.t, d, v.adj[d], node)
+	if err != nil {
+		return nil, err
+	}
+	for _, cref := range leaves {
 		c, err := r.chunk(ctx, v.t, d, cref)
 		if err != nil {
 			return nil, err
@@ -364,6 +380,9 @@ func (c adjWriter) buildAdjacency(ctx context.Context, p *tablePlan, rows uint64
 		} else {
 			refs, err = c.adjScratch(ctx, p, d, removed, added)
 		}
+		if err == nil {
+			refs, err = c.rootRefs(ctx, p.t, d, refs)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -421,6 +440,7 @@ func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, r
 	if len(refs) == 0 {
 		return c.adjScratch(ctx, p, d, nil, added)
 	}
+	sortChanges(changes) // each page's changes then merge with its sorted rows in one pass
 	gone := setOf(removed)
 	return c.rewriteChunks(ctx, p.t, d, refs, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
 		return c.rewritePages(ctx, p.t, d, pages, changes, gone)
@@ -444,11 +464,23 @@ func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs [
 		if err != nil {
 			return nil, err
 		}
+		var chunks []adjRef
+		if ref.Level > 0 { // a ref chunk: rewrite its children, then re-cut them at its level
+			kids, err := c.rewriteChunks(ctx, t, d, chunk.Pages, byChunk[ci], rewrite)
+			if err != nil {
+				return nil, err
+			}
+			if chunks, err = c.writeRefChunks(ctx, t, d, kids, ref.Level); err != nil {
+				return nil, err
+			}
+			out = append(out, chunks...)
+			continue
+		}
 		pages, err := rewrite(ctx, chunk.Pages, byChunk[ci])
 		if err != nil {
 			return nil, err
 		}
-		chunks, err := c.writeChunks(ctx, t, d, pages)
+		chunks, err = c.writeChunks(ctx, t, d, pages)
 		if err != nil {
 			return nil, err
 		}
@@ -472,18 +504,7 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 		if err != nil {
 			return nil, err
 		}
-		var rows []rowSrc
-		ids := rec.Column(colID).(*array.String)
-		for i := 0; i < ids.Len(); i++ {
-			if !gone[ids.Value(i)] {
-				rows = append(rows, rowSrc{rec, i})
-			}
-		}
-		for _, ch := range byPage[pi] {
-			if ch.src != nil {
-				rows = append(rows, *ch.src)
-			}
-		}
+		rows := mergePage(rec, d, byPage[pi], gone)
 		for pi+1 < len(pages) && len(byPage[pi+1]) == 0 && absorbNext(len(rows), pages[pi+1], AdjPageRows) {
 			next, err := c.r.pageOnce(ctx, t, d, pages[pi+1])
 			if err != nil {
@@ -494,7 +515,7 @@ func (c adjWriter) rewritePages(ctx context.Context, t *Table, d adjDir, pages [
 			}
 			pi++
 		}
-		written, err := c.writePages(ctx, t, d, rows)
+		written, err := c.writeSortedPages(ctx, t, d, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -542,14 +563,18 @@ func groupChanges(refs []adjRef, changes []adjChange) map[int][]adjChange {
 // writePages sorts rows by (key, id), cuts them into pages of at most
 // AdjPageRows rows, writes each under a fresh name and returns their refs.
 func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []rowSrc) ([]adjRef, error) {
+	sortRows(rows, d.col())
+	return c.writeSortedPages(ctx, t, d, rows)
+}
+
+// writeSortedPages is writePages of rows already sorted strictly by (key,
+// id) (a row out of order is an internal bug: it panics).
+func (c adjWriter) writeSortedPages(ctx context.Context, t *Table, d adjDir, rows []rowSrc) ([]adjRef, error) {
 	col := d.col()
-	sort.Slice(rows, func(a, b int) bool {
-		ka, kb := srcStr(rows[a], col), srcStr(rows[b], col)
-		return ka < kb || (ka == kb && srcID(rows[a]) < srcID(rows[b]))
-	})
+	checkSortedRows(rows, col)
 	var out []adjRef
 	for len(rows) > 0 {
-		n := min(len(rows), AdjPageRows)
+		n := min(len(rows), c.g.writePageRows(t, d))
 		rec := gather(t, rows[:n])
 		buf, err := encodePage(c.g.codec, t, rec)
 		ref := adjRef{LoKey: srcStr(rows[0], col), LoID: srcID(rows[0]), HiKey: srcStr(rows[n-1], col), Rows: uint64(n)}
@@ -560,7 +585,7 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 		if ref, err = c.putAdj(ctx, t, ref, buf); err != nil {
 			return nil, err
 		}
-		c.g.cacheWrittenPage(t, d, ref, buf)
+		c.g.cacheWrittenPage(ctx, t, d, ref, buf)
 		out = append(out, ref)
 		rows = rows[n:]
 	}
@@ -570,14 +595,21 @@ func (c adjWriter) writePages(ctx context.Context, t *Table, d adjDir, rows []ro
 // writeChunks groups page refs into chunks of at most d.chunkPages(t),
 // writes each and returns their refs.
 func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []adjRef) ([]adjRef, error) {
+	return c.writeChunksAt(ctx, t, d, pages, 0, c.g.leafChunkPages(t, d))
+}
+
+// writeChunksAt groups refs (pages for level 0, level-1 chunks else) into
+// chunks of level level of at most per refs, writes each and returns their
+// refs.
+func (c adjWriter) writeChunksAt(ctx context.Context, t *Table, d adjDir, pages []adjRef, level, per int) ([]adjRef, error) {
 	var out []adjRef
 	for len(pages) > 0 {
-		n := min(len(pages), d.chunkPages(t))
-		payload, err := json.Marshal(adjChunk{Table: t.Name, Dir: d.String(), Pages: pages[:n]})
+		n := min(len(pages), per)
+		payload, err := json.Marshal(adjChunk{Table: t.Storage, Dir: d.String(), Level: level, Pages: pages[:n]})
 		if err != nil {
 			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))
 		}
-		ref := adjRef{LoKey: pages[0].LoKey, LoID: pages[0].LoID, HiKey: pages[n-1].HiKey}
+		ref := adjRef{LoKey: pages[0].LoKey, LoID: pages[0].LoID, HiKey: pages[n-1].HiKey, Level: level}
 		for _, p := range pages[:n] {
 			ref.Rows += p.Rows
 		}
@@ -585,7 +617,7 @@ func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []
 		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
-		c.g.cacheWrittenChunk(t, d, ref, b)
+		c.g.cacheWrittenChunk(ctx, t, d, ref, b)
 		out = append(out, ref)
 		pages = pages[n:]
 	}
@@ -599,7 +631,7 @@ func (c adjWriter) putAdj(ctx context.Context, t *Table, ref adjRef, b []byte) (
 	if err != nil {
 		return adjRef{}, err
 	}
-	if err := c.g.putFragment(ctx, c.g.keys.Adjacency(t.Name, id), b); err != nil {
+	if err := c.g.putFragment(ctx, c.g.keys.Adjacency(t.Storage, id), b); err != nil {
 		return adjRef{}, err
 	}
 	ref.Name, ref.Bytes, ref.CRC32C = id.String(), uint64(len(b)), crc32.Checksum(b, castagnoli)

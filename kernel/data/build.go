@@ -188,30 +188,69 @@ func kindOf(t *Table, c int) schema.Kind {
 	return t.Props[c-t.firstProp()].Kind
 }
 
+// copyColumn appends column c of rows to fb (kind k): the builder's type
+// and each source record's column are looked up once, not per value.
 func copyColumn(fb array.Builder, k schema.Kind, c int, rows []rowSrc) {
+	switch k {
+	case schema.String:
+		b := fb.(*array.StringBuilder)
+		n := 0
+		eachValue(rows, c, func(a *array.String, i int) { n += a.ValueLen(i) })
+		b.ReserveData(n)
+		copyValues(rows, c, b, func(a *array.String, i int) { b.Append(a.Value(i)) })
+	case schema.Int64:
+		b := fb.(*array.Int64Builder)
+		copyValues(rows, c, b, func(a *array.Int64, i int) { b.Append(a.Value(i)) })
+	case schema.Int32:
+		b := fb.(*array.Int32Builder)
+		copyValues(rows, c, b, func(a *array.Int32, i int) { b.Append(a.Value(i)) })
+	case schema.Float64:
+		b := fb.(*array.Float64Builder)
+		copyValues(rows, c, b, func(a *array.Float64, i int) { b.Append(a.Value(i)) })
+	case schema.Bool:
+		b := fb.(*array.BooleanBuilder)
+		copyValues(rows, c, b, func(a *array.Boolean, i int) { b.Append(a.Value(i)) })
+	case schema.Timestamp:
+		b := fb.(*array.TimestampBuilder)
+		copyValues(rows, c, b, func(a *array.Timestamp, i int) { b.Append(a.Value(i)) })
+	case schema.Bytes:
+		b := fb.(*array.BinaryBuilder)
+		n := 0
+		eachValue(rows, c, func(a *array.Binary, i int) { n += a.ValueLen(i) })
+		b.ReserveData(n)
+		copyValues(rows, c, b, func(a *array.Binary, i int) { b.Append(a.Value(i)) })
+	default:
+		panic(fmt.Sprintf("data: copy of unchecked kind %v", k))
+	}
+}
+
+// copyValues appends column c of rows to b: a null as a null, else
+// through add (the column's concrete array type A).
+func copyValues[A arrow.Array](rows []rowSrc, c int, b array.Builder, add func(A, int)) {
+	var last arrow.Record
+	var col A
 	for _, r := range rows {
-		col := r.rec.Column(c)
+		if r.rec != last {
+			last, col = r.rec, r.rec.Column(c).(A)
+		}
 		if col.IsNull(r.row) {
-			fb.AppendNull()
+			b.AppendNull()
 			continue
 		}
-		switch k {
-		case schema.String:
-			fb.(*array.StringBuilder).Append(col.(*array.String).Value(r.row))
-		case schema.Int64:
-			fb.(*array.Int64Builder).Append(col.(*array.Int64).Value(r.row))
-		case schema.Int32:
-			fb.(*array.Int32Builder).Append(col.(*array.Int32).Value(r.row))
-		case schema.Float64:
-			fb.(*array.Float64Builder).Append(col.(*array.Float64).Value(r.row))
-		case schema.Bool:
-			fb.(*array.BooleanBuilder).Append(col.(*array.Boolean).Value(r.row))
-		case schema.Timestamp:
-			fb.(*array.TimestampBuilder).Append(col.(*array.Timestamp).Value(r.row))
-		case schema.Bytes:
-			fb.(*array.BinaryBuilder).Append(col.(*array.Binary).Value(r.row))
-		default:
-			panic(fmt.Sprintf("data: copy of unchecked kind %v", k))
+		add(col, r.row)
+	}
+}
+
+// eachValue calls fn for each non-null value of column c of rows.
+func eachValue[A arrow.Array](rows []rowSrc, c int, fn func(A, int)) {
+	var last arrow.Record
+	var col A
+	for _, r := range rows {
+		if r.rec != last {
+			last, col = r.rec, r.rec.Column(c).(A)
+		}
+		if !col.IsNull(r.row) {
+			fn(col, r.row)
 		}
 	}
 }

@@ -138,8 +138,10 @@ func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (*committer, er
 	if c.plans, err = validate(t.s, c.vs); err != nil {
 		return nil, err
 	}
-	if err := c.checkEnds(); err != nil {
-		return nil, err
+	if !c.endsAreBase() { // else validate's rule 3 just checked exactly this
+		if err := c.checkEnds(); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.checkStrict(ctx, c.strictPlans()); err != nil {
 		return nil, err
@@ -154,7 +156,7 @@ func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (*committer, er
 // has released what it built.
 func (c *committer) buildAll(ctx context.Context) error {
 	for _, name := range keys(c.plans) {
-		if err := c.build(ctx, name, pinRef(c.live, name)); err != nil {
+		if err := c.build(ctx, name, c.t.cat.pin(c.live, name)); err != nil {
 			c.release()
 			return err
 		}
@@ -190,11 +192,11 @@ func (c *committer) expectations(ctx context.Context) []kernel.ReadExpectation {
 	var out []kernel.ReadExpectation
 	for _, typ := range keys(c.ends) {
 		if _, written := c.plans[typ]; !written {
-			out = append(out, kernel.ReadExpectation{Table: typ, Version: pinRef(c.t.base, typ).Version, Revalidate: c.revalidateEnds(ctx, typ)})
+			out = append(out, kernel.ReadExpectation{Table: c.t.cat.store(typ), Version: c.t.cat.pin(c.t.base, typ).Version, Revalidate: c.revalidateEnds(ctx, typ)})
 		}
 	}
 	for _, name := range c.deleteReads() {
-		out = append(out, kernel.ReadExpectation{Table: name, Version: pinRef(c.t.base, name).Version, Strict: true})
+		out = append(out, kernel.ReadExpectation{Table: c.t.cat.store(name), Version: c.t.cat.pin(c.t.base, name).Version, Strict: true})
 	}
 	return out
 }
@@ -222,6 +224,19 @@ func (c *committer) deleteReads() []string {
 // pending writes): at the versions the publish will expect.
 func (c *committer) checkEnds() error {
 	return checkEndpoints(c.t.s, viewSet{base: c.ends})
+}
+
+// endsAreBase reports whether every endpoint type's view in c.ends is its
+// base view: checkEnds then computes what validate's checkEndpoints did
+// on the same views (a pure function of them), so a bulk commit need not
+// look up every endpoint twice.
+func (c *committer) endsAreBase() bool {
+	for typ, v := range c.ends { //detlint:ordered all-of test; order-free
+		if c.vs.base[typ] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // revalidateEnds is the Revalidate of endpoint node type typ: load its
@@ -276,9 +291,9 @@ func (c *committer) strictPlans() []string {
 // rows, so everything validated on the live version holds for the base).
 func (c *committer) checkStrict(ctx context.Context, tables []string) error {
 	for _, name := range tables {
-		base, live := pinRef(c.t.base, name), pinRef(c.live, name)
+		base, live := c.t.cat.pin(c.t.base, name), c.t.cat.pin(c.live, name)
 		if base != live {
-			if ok, err := c.t.g.k.PinSatisfied(ctx, name, base.Version, live); err != nil || ok {
+			if ok, err := c.t.g.k.PinSatisfied(ctx, c.t.cat.store(name), base.Version, live); err != nil || ok {
 				if err != nil {
 					return err
 				}
@@ -437,7 +452,7 @@ func (c *committer) headView(ctx context.Context, name string) (*tableView, erro
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.t.r.view(ctx, tb, pinRef(c.live, name))
+	v, err := c.t.r.view(ctx, tb, c.t.cat.pin(c.live, name))
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +468,7 @@ func (c *committer) baseView(ctx context.Context, name string) (*tableView, erro
 	}
 	var v *tableView
 	var err error
-	if pinRef(c.t.base, name) == pinRef(c.live, name) {
+	if c.t.cat.pin(c.t.base, name) == c.t.cat.pin(c.live, name) {
 		v, err = c.headView(ctx, name)
 	} else {
 		v, err = c.t.baseView(ctx, name)
@@ -561,9 +576,9 @@ func (c *committer) writes(ctx context.Context) []kernel.TableWrite {
 	var out []kernel.TableWrite
 	for _, name := range keys(c.plans) {
 		out = append(out, kernel.TableWrite{
-			Table:       name,
+			Table:       c.t.cat.store(name),
 			Strict:      c.plans[name].strict,
-			BaseVersion: pinRef(c.t.base, name).Version,
+			BaseVersion: c.t.cat.pin(c.t.base, name).Version,
 			Build: func(pinned kernel.TableVersion) (kernel.TableContent, error) {
 				return c.content(ctx, name, pinned.Ref())
 			},
@@ -580,7 +595,7 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 	if b.on != on {
 		if c.plans[name].strict {
 			// Only a compaction in between: the same rows, rebuild on it.
-			ok, err := c.t.g.k.PinSatisfied(ctx, name, b.on.Version, on)
+			ok, err := c.t.g.k.PinSatisfied(ctx, c.t.cat.store(name), b.on.Version, on)
 			if err != nil {
 				return kernel.TableContent{}, err
 			}
@@ -665,11 +680,11 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 		if err != nil {
 			return kernel.TableContent{}, err
 		}
-		if err := g.putFragment(ctx, g.keys.Data(t.Name, id), data); err != nil {
+		if err := g.putFragment(ctx, g.keys.Data(t.Storage, id), data); err != nil {
 			return kernel.TableContent{}, err
 		}
 		info.Name = id.String()
-		g.cacheWrittenFragment(t, info, data)
+		g.cacheWrittenFragment(ctx, t, info, data)
 		infos = append(infos, info)
 		rows += info.Rows
 	}

@@ -73,11 +73,11 @@ func (g *Graph) Compact(ctx context.Context, b kernel.BranchRef, policy compact.
 	}
 	var rep CompactReport
 	for _, name := range cat.names {
-		pin := pinRef(snap, name)
+		pin := cat.pin(snap, name)
 		if pin == (kernel.TableRef{}) {
 			continue
 		}
-		tv, err := g.k.ReadTable(ctx, name, pin)
+		tv, err := g.k.ReadTable(ctx, cat.store(name), pin)
 		if err != nil {
 			return rep, fmt.Errorf("compact %s: %w", b, err)
 		}
@@ -125,7 +125,7 @@ func (g *Graph) compactTable(ctx context.Context, b kernel.BranchRef, r *reader,
 		}
 		return g.compactBuild(ctx, r, t, pinned, p, &tc)
 	}
-	c, err := g.k.WriteAs(ctx, WriterKindCompact, b, []kernel.TableWrite{{Table: t.Name, Build: build}},
+	c, err := g.k.WriteAs(ctx, WriterKindCompact, b, []kernel.TableWrite{{Table: t.Storage, Build: build}},
 		kernel.LineageIntent{Actor: MaintenanceActor, Message: "compact " + t.Name})
 	if err != nil {
 		return TableCompaction{}, err
@@ -223,7 +223,7 @@ func (g *Graph) rewriteGroup(ctx context.Context, r *reader, v *tableView, gr co
 	if err != nil {
 		return FragmentInfo{}, err
 	}
-	if err := g.putFragment(ctx, g.keys.Data(v.t.Name, id), data); err != nil {
+	if err := g.putFragment(ctx, g.keys.Data(v.t.Storage, id), data); err != nil {
 		return FragmentInfo{}, err
 	}
 	info.Name = id.String()

@@ -93,7 +93,7 @@ func TableChanges(ctx context.Context, from, to *Snapshot, typ, after string, fn
 // t.Name through t (a layout that reads both: a merge across schemas reads
 // every side through its merged layout).
 func tableChangesAs(ctx context.Context, t *Table, from, to *Snapshot, after string, fn func(RowChange) error) error {
-	return tableChangesLayouts(ctx, sideLayout{t, pinRef(from.ks, t.Name)}, sideLayout{t, pinRef(to.ks, t.Name)}, from, to, after, false, fn)
+	return tableChangesLayouts(ctx, sideLayout{t, pinOf(from.ks, t)}, sideLayout{t, pinOf(to.ks, t)}, from, to, after, false, fn)
 }
 
 // sideLayout is one side of a diff: the layout its fragments are read

@@ -36,9 +36,9 @@ func tableChangesAcross(ctx context.Context, from, to *Snapshot, typ, after stri
 	}
 	fs := sideLayout{t: ft}
 	if ok {
-		fs.pin = pinRef(from.ks, typ)
+		fs.pin = pinOf(from.ks, tt) // a type's storage table is its identity across schemas (a renamed type keeps it)
 	}
-	return tableChangesLayouts(ctx, fs, sideLayout{t: tt, pin: pinRef(to.ks, typ)}, from, to, after, whole, fn)
+	return tableChangesLayouts(ctx, fs, sideLayout{t: tt, pin: pinOf(to.ks, tt)}, from, to, after, whole, fn)
 }
 
 // DiffReadsWhole reports whether TableChanges(from, to, typ, ...) reads
@@ -65,7 +65,7 @@ func DiffReadsWhole(from, to *Snapshot, typ string) bool {
 // column older retired. A type that is a node on one side and an edge on
 // the other is refused (kernel.ErrInvalidArgument).
 func olderLayout(older schema.Schema, tt *Table) (*Table, bool, bool, error) {
-	props, retired, edge, ok := typeOf(older, tt.Name)
+	props, retired, edge, ok := typeOf(older, tt.Storage)
 	if !ok {
 		return tt, false, false, nil
 	}
@@ -75,6 +75,9 @@ func olderLayout(older schema.Schema, tt *Table) (*Table, bool, bool, error) {
 	live := map[string]bool{}
 	for _, p := range props {
 		live[p.StorageColumn()] = true
+	}
+	if err := narrowed(props, tt); err != nil {
+		return nil, false, false, err
 	}
 	wasRetired := map[string]bool{}
 	for _, c := range retired {
@@ -101,25 +104,49 @@ func olderLayout(older schema.Schema, tt *Table) (*Table, bool, bool, error) {
 			delete(skip, c)
 		case wasRetired[c]:
 			whole = true
+		case p.Default != "": // added since, with a default: the older rows read it, as the newer side reads them
+			p.Required = false
+			read = append(read, p)
 		}
 	}
 	s := schema.Schema{}
 	ret := sortedKeys(skip)
 	if tt.Edge {
-		s.Edges = []schema.EdgeType{{Name: tt.Name, From: tt.From, To: tt.To, Card: tt.Card, Props: read, Retired: ret}}
+		s.Edges = []schema.EdgeType{{Name: tt.Name, From: tt.From, To: tt.To, Card: tt.Card, Props: read, Retired: ret, Table: tt.Storage}}
 	} else {
-		s.Nodes = []schema.NodeType{{Name: tt.Name, Props: read, Retired: ret}}
+		s.Nodes = []schema.NodeType{{Name: tt.Name, Props: read, Retired: ret, Table: tt.Storage}}
 	}
 	return newCatalog(s, "").tables[tt.Name], true, whole, nil
 }
 
-// typeOf returns a type's properties, retired columns and kind in s.
-func typeOf(s schema.Schema, name string) (props []schema.Property, retired []string, edge, ok bool) {
+// narrowed refuses a diff whose older side holds a column of tt wider
+// than tt does (a diff backwards across an int32 -> int64 widening: the
+// newer side's int64 values have no int32 reading), with
+// kernel.ErrInvalidArgument, before any fragment is misread as corrupt.
+func narrowed(older []schema.Property, tt *Table) error {
+	kinds := make(map[string]schema.Kind, len(older))
+	for _, p := range older {
+		kinds[p.StorageColumn()] = p.Kind
+	}
+	for _, p := range tt.Props {
+		if k, ok := kinds[p.StorageColumn()]; ok && k != p.Kind && schema.Widens(p.Kind, k) {
+			return fmt.Errorf("property %s.%s is %s on the other side, %s here (a diff backwards across a widening is not supported): %w",
+				tt.Name, p.Name, k, p.Kind, kernel.ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// typeOf returns the properties, retired columns and kind of the type of
+// s whose storage table is table (its identity: a renamed type keeps it).
+func typeOf(s schema.Schema, table string) (props []schema.Property, retired []string, edge, ok bool) {
+	name, found := s.TypeOfTable(table)
+	if !found {
+		return nil, nil, false, false
+	}
 	if n, found := s.Node(name); found {
 		return n.Props, n.Retired, false, true
 	}
-	if e, found := s.Edge(name); found {
-		return e.Props, e.Retired, true, true
-	}
-	return nil, nil, false, false
+	e, _ := s.Edge(name)
+	return e.Props, e.Retired, true, true
 }

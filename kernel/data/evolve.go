@@ -70,6 +70,9 @@ func (e *SchemaRefusedError) Unwrap() []error { return []error{e.Rule, ErrSchema
 type SchemaOptions struct {
 	// Renames are the property renames of the change (their data is kept).
 	Renames []schema.Rename
+	// TypeRenames are the type renames of the change: a renamed type keeps
+	// its storage table, so its rows, and edges ending at it follow it.
+	TypeRenames []schema.TypeRename
 	// DryRun plans and checks, and publishes nothing.
 	DryRun bool
 	// DropRows lets a dropped type hold rows: the change's own commit
@@ -115,8 +118,9 @@ type SchemaChange struct {
 // LineageIntent.NewSchema), expecting the branch still at the schema it
 // planned from and every table it checked still at the version checked.
 // No fragment is read for a change that checks nothing (adding a type or
-// a nullable property, dropping or renaming a property, loosening) and
-// none is ever rewritten: old fragments read through the new schema.
+// a nullable property, dropping or renaming a property, renaming a type,
+// loosening) and none is ever rewritten: old fragments read through the
+// new schema (a renamed type's through its storage table).
 //
 // A concurrent data write or schema change that lands first makes it
 // re-plan on the new head (bounded by the kernel's retry budget, then a
@@ -156,7 +160,7 @@ func (g *Graph) applySchemaRound(ctx context.Context, b kernel.BranchRef, target
 	if opts.ExpectSchema != "" && opts.ExpectSchema != from {
 		return SchemaChange{}, &kernel.SchemaChangedError{Branch: b.Name(), Expected: opts.ExpectSchema, Actual: from}
 	}
-	plan, err := schema.Evolve(snap.cat.schema, target, opts.Renames)
+	plan, err := schema.EvolveTypes(snap.cat.schema, target, opts.TypeRenames, opts.Renames)
 	if err != nil {
 		return SchemaChange{}, err
 	}
@@ -202,6 +206,7 @@ func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schem
 	expect := map[string]bool{}
 	var checked, drops []string
 	for _, st := range plan.Steps {
+		st := inForce(plan, st)
 		switch {
 		case st.Op == schema.DropType || (st.Op == schema.AddProp && st.Required && st.Default == ""):
 			n, err := snap.Count(ctx, st.Type)
@@ -240,9 +245,21 @@ func (g *Graph) checkSchemaSteps(ctx context.Context, snap *Snapshot, plan schem
 	}
 	var exp []kernel.Expectation
 	for _, t := range sortedKeys(expect) {
-		exp = append(exp, kernel.Expectation{Table: t, Version: pinRef(snap.ks, t).Version})
+		exp = append(exp, kernel.Expectation{Table: snap.cat.store(t), Version: snap.cat.pin(snap.ks, t).Version})
 	}
 	return exp, checked, drops, nil
+}
+
+// inForce returns st with its Type named as in the schema the plan
+// changes (a step of a renamed type names its new name; the data checks
+// read the head, under the old one).
+func inForce(plan schema.Plan, st schema.Step) schema.Step {
+	for _, r := range plan.Steps {
+		if r.Op == schema.RenameType && r.Type == st.Type {
+			st.Type = r.From
+		}
+	}
+	return st
 }
 
 // checkCard counts the out-edges of every source node of a tightened edge
@@ -315,9 +332,10 @@ func scanColumns(ctx context.Context, snap *Snapshot, typ string, columns []stri
 }
 
 // SchemaTables returns the schema whose contract has sha256 hex sum and
-// the storage view of each of its types (for tools that read fragments
-// directly, as verify does: a fragment is read through the schema of a
-// manifest that pins it).
+// the storage view of each of its types, by storage table (the kernel
+// table a manifest pins; the type name unless the type was renamed), for
+// tools that read fragments directly, as verify does: a fragment is read
+// through the schema of a manifest that pins it.
 func (g *Graph) SchemaTables(ctx context.Context, sum string) (schema.Schema, map[string]*Table, error) {
 	c, err := g.catalog(ctx, sum)
 	if err != nil {
@@ -325,7 +343,8 @@ func (g *Graph) SchemaTables(ctx context.Context, sum string) (schema.Schema, ma
 	}
 	out := make(map[string]*Table, len(c.tables))
 	for _, name := range c.names {
-		out[name] = c.tables[name]
+		t := c.tables[name]
+		out[t.Storage] = t
 	}
 	return c.schema, out, nil
 }

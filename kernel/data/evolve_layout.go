@@ -37,7 +37,7 @@ func (t *Table) layout(retired []string) {
 	for _, r := range retired {
 		t.retired[r] = true
 	}
-	t.cacheID = t.Name + "@" + layoutID(t.arrow, t.disk, retired, t.Props)
+	t.cacheID = t.Storage + "@" + layoutID(t.arrow, t.disk, retired, t.Props)
 }
 
 // layoutID fingerprints a table's schema (its property names: cached

@@ -67,3 +67,15 @@ func TestPlantedCardTightenUnchecked(t *testing.T) {
 		t.Fatal("card-tighten-unchecked: no @card violation: the planted bug is not observable")
 	}
 }
+
+// rename-as-drop, type renames: a renamed type takes a fresh table, so it
+// reads empty (control: TestApplySchemaTypeRename).
+func TestPlantedTypeRenameAsDrop(t *testing.T) {
+	withPlant(t, plant.RenameAsDrop)
+	g := evoGraph(t, sim.New(sim.Config{Seed: 1}))
+	_, err := apply(t, g, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman})
+	must(t, err)
+	if got := scanProp(t, g, "Human", "name"); got == "p1=ann,p2=bob,p3=cy" {
+		t.Fatal("rename-as-drop: the renamed type's rows survived: the planted bug is not observable")
+	}
+}

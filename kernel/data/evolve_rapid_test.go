@@ -25,6 +25,8 @@ type emodel struct {
 	rows   map[string]map[string]int64 // person -> prop -> value (absent: null)
 	edges  map[string]string           // WorksAt id -> from
 	cardMx uint32
+	person string          // the node type's name: Person, or Human after a type rename
+	works  string          // the edge type's name: WorksAt, or Employs
 	hasTag bool            // the schema has node Tag
 	tags   map[string]bool // Tag ids
 }
@@ -54,14 +56,14 @@ func copyMap[V any](m map[string]V) map[string]V {
 
 func (m *emodel) text() string {
 	var b strings.Builder
-	b.WriteString("node Person {")
+	b.WriteString("node " + m.person + " {")
 	for _, p := range m.props {
 		b.WriteString(" " + p + ": " + m.kind(p) + "?")
 		if d, ok := m.defs[p]; ok {
 			fmt.Fprintf(&b, " @default(%d)", d)
 		}
 	}
-	b.WriteString(" }\nnode Company {}\nedge WorksAt: Person -> Company")
+	b.WriteString(" }\nnode Company {}\nedge " + m.works + ": " + m.person + " -> Company")
 	if m.cardMx != 0 {
 		fmt.Fprintf(&b, " @card(0..%d)", m.cardMx)
 	}
@@ -109,7 +111,9 @@ var personIDs = []string{"p0", "p1", "p2", "p3"}
 // a property, int64 or int32, with or without a default; drop, rename,
 // widen int32 -> int64; refused: narrowing, changing a default; tighten or
 // loosen @card; add a type, drop it with its rows — refused without
-// SchemaOptions.DropRows — and re-add it empty) with writes, stale
+// SchemaOptions.DropRows — and re-add it empty; rename the node type
+// Person <-> Human or the edge type WorksAt <-> Employs, keeping their
+// rows and edges) with writes, stale
 // transactions and reads on the sim store, against emodel: every read
 // (Get and Scan) matches the model, a rename keeps values, a drop then
 // re-add reads null (or its default), rows written before an add read its
@@ -118,7 +122,7 @@ var personIDs = []string{"p0", "p1", "p2", "p3"}
 // ErrSchemaChanged and leaves nothing.
 func TestSchemaEvolutionStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		m := &emodel{props: []string{"a"}, rows: map[string]map[string]int64{}, edges: map[string]string{}, tags: map[string]bool{}}
+		m := &emodel{props: []string{"a"}, person: "Person", works: "WorksAt", rows: map[string]map[string]int64{}, edges: map[string]string{}, tags: map[string]bool{}}
 		g, err := Init(ctx, sim.New(sim.Config{Seed: 1}), testRoot, rparse(rt, m.text()), Options{Kernel: kernel.Options{Env: testEnv(1)}})
 		rmust(rt, err)
 		main := rmain(rt, g)
@@ -127,7 +131,13 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 		var staleRow string // the person it writes
 		var edgeN int
 		applyModel := func(rt *rapid.T, next *emodel, renames []schema.Rename, want error) {
-			_, err := g.ApplySchema(ctx, main, rparse(rt, next.text()), kernel.LineageIntent{Actor: "sm"}, SchemaOptions{Renames: renames})
+			var types []schema.TypeRename // the model's type names that changed
+			for _, r := range [][2]string{{m.person, next.person}, {m.works, next.works}} {
+				if r[0] != r[1] {
+					types = append(types, schema.TypeRename{From: r[0], To: r[1]})
+				}
+			}
+			_, err := g.ApplySchema(ctx, main, rparse(rt, next.text()), kernel.LineageIntent{Actor: "sm"}, SchemaOptions{Renames: renames, TypeRenames: types})
 			if !errors.Is(err, want) && !(want == nil && err == nil) {
 				rt.Fatalf("apply %q: %v, want %v", next.text(), err, want)
 			}
@@ -143,7 +153,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 						vals[p], props[p] = v, v
 					}
 				}
-				rcommit(rt, g, func(tx *Txn) error { return tx.Upsert("Person", Row{ID: id, Props: props}) })
+				rcommit(rt, g, func(tx *Txn) error { return tx.Upsert(m.person, Row{ID: id, Props: props}) })
 				m.rows[id] = vals
 			},
 			"edge": func(rt *rapid.T) {
@@ -155,7 +165,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				id := fmt.Sprintf("w%d", edgeN)
 				tx, err := g.Begin(ctx, main)
 				rmust(rt, err)
-				rmust(rt, tx.Insert("WorksAt", edge(id, from, "c")))
+				rmust(rt, tx.Insert(m.works, edge(id, from, "c")))
 				_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "sm"})
 				ok := m.cardMx == 0 || m.out()[from] < m.cardMx
 				switch {
@@ -174,7 +184,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				tx, err := g.Begin(ctx, main)
 				rmust(rt, err)
 				staleRow = "p-stale"
-				rmust(rt, tx.Insert("Person", Row{ID: staleRow}))
+				rmust(rt, tx.Insert(m.person, Row{ID: staleRow}))
 				stale = tx
 			},
 			"add": func(rt *rapid.T) {
@@ -195,7 +205,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 						r[p] = d
 					}
 				}
-				changed(rt, &stale, staleRow, g)
+				changed(rt, &stale, staleRow, g, m.person)
 			},
 			"drop": func(rt *rapid.T) {
 				if len(m.props) == 0 {
@@ -217,7 +227,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				for _, r := range m.rows { //detlint:ordered deletes one key from each
 					delete(r, p)
 				}
-				changed(rt, &stale, staleRow, g)
+				changed(rt, &stale, staleRow, g, m.person)
 			},
 			"rename": func(rt *rapid.T) {
 				if len(m.props) == 0 {
@@ -244,7 +254,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 					delete(defs, from)
 				}
 				next := m.withProps(props, kinds, defs)
-				applyModel(rt, next, []schema.Rename{{Type: "Person", From: from, To: to}}, nil)
+				applyModel(rt, next, []schema.Rename{{Type: m.person, From: from, To: to}}, nil)
 				m.props, m.kinds, m.defs = props, kinds, defs
 				for _, r := range m.rows { //detlint:ordered moves one key in each
 					if v, ok := r[from]; ok {
@@ -252,7 +262,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 						delete(r, from)
 					}
 				}
-				changed(rt, &stale, staleRow, g)
+				changed(rt, &stale, staleRow, g, m.person)
 			},
 			"widen-or-narrow": func(rt *rapid.T) {
 				if len(m.props) == 0 {
@@ -268,7 +278,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				kinds[p] = "int64"
 				applyModel(rt, m.withProps(m.props, kinds, m.defs), nil, nil)
 				m.kinds = kinds // values unchanged: int32 reads widened
-				changed(rt, &stale, staleRow, g)
+				changed(rt, &stale, staleRow, g, m.person)
 			},
 			"redefault": func(rt *rapid.T) { // changing a kept property's default: refused
 				if len(m.props) == 0 {
@@ -294,7 +304,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 					applyModel(rt, &next, nil, nil)
 				}
 				m.hasTag, m.tags = next.hasTag, map[string]bool{}
-				changed(rt, &stale, staleRow, g)
+				changed(rt, &stale, staleRow, g, m.person)
 			},
 			"tag": func(rt *rapid.T) {
 				if !m.hasTag {
@@ -317,7 +327,18 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				}
 				applyModel(rt, &next, nil, nil)
 				m.cardMx = mx
-				changed(rt, &stale, staleRow, g)
+				changed(rt, &stale, staleRow, g, m.person)
+			},
+			"retype": func(rt *rapid.T) {
+				next := *m
+				if rapid.Bool().Draw(rt, "node") {
+					next.person = map[string]string{"Person": "Human", "Human": "Person"}[m.person]
+				} else {
+					next.works = map[string]string{"WorksAt": "Employs", "Employs": "WorksAt"}[m.works]
+				}
+				applyModel(rt, &next, nil, nil)
+				m.person, m.works = next.person, next.works // rows and edges unchanged
+				changed(rt, &stale, staleRow, g, m.person)
 			},
 			"commit-stale": func(rt *rapid.T) {
 				if stale == nil {
@@ -328,7 +349,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 				rmust(rt, err) // not outdated by a change (changed() settles those)
 				m.rows[staleRow] = map[string]int64{}
 				// drop it again so ids stay in personIDs' reach of the model
-				rcommit(rt, g, func(tx *Txn) error { return tx.Delete("Person", staleRow) })
+				rcommit(rt, g, func(tx *Txn) error { return tx.Delete(m.person, staleRow) })
 				delete(m.rows, staleRow)
 			},
 			"": func(rt *rapid.T) { checkEvolved(rt, g, m) },
@@ -338,7 +359,7 @@ func TestSchemaEvolutionStateMachine(t *testing.T) {
 
 // changed settles a stale transaction after a schema change landed: its
 // commit must fail with ErrSchemaChanged and leave nothing.
-func changed(rt *rapid.T, stale **Txn, row string, g *Graph) {
+func changed(rt *rapid.T, stale **Txn, row string, g *Graph, person string) {
 	if *stale == nil {
 		return
 	}
@@ -347,7 +368,7 @@ func changed(rt *rapid.T, stale **Txn, row string, g *Graph) {
 	if !errors.Is(err, kernel.ErrSchemaChanged) {
 		rt.Fatalf("transaction begun before a schema change: %v, want ErrSchemaChanged", err)
 	}
-	if _, ok, err := rsnap(rt, g).Get(ctx, "Person", row); err != nil || ok {
+	if _, ok, err := rsnap(rt, g).Get(ctx, person, row); err != nil || ok {
 		rt.Fatalf("refused stale write visible: %v %v", ok, err)
 	}
 }
@@ -357,7 +378,10 @@ func changed(rt *rapid.T, stale **Txn, row string, g *Graph) {
 func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 	s := rsnap(rt, g)
 	sch := s.Schema()
-	p, _ := sch.Node("Person")
+	p, ok := sch.Node(m.person)
+	if !ok {
+		rt.Fatalf("schema has no node type %s:\n%s", m.person, sch)
+	}
 	var names []string
 	for _, pr := range p.Props {
 		names = append(names, pr.Name)
@@ -367,7 +391,7 @@ func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 	}
 	ids := sortedKeys(rowSet(m.rows))
 	for _, id := range ids {
-		r, ok, err := s.Get(ctx, "Person", id)
+		r, ok, err := s.Get(ctx, m.person, id)
 		if err != nil || !ok {
 			rt.Fatalf("Get %s: %v %v", id, ok, err)
 		}
@@ -394,7 +418,7 @@ func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 			}
 			want = append(want, id+"="+v)
 		}
-		if got := scanPropOf(rt, s, "Person", pr); got != strings.Join(want, ",") {
+		if got := scanPropOf(rt, s, m.person, pr); got != strings.Join(want, ",") {
 			rt.Fatalf("scan %s: %s, model %s", pr, got, strings.Join(want, ","))
 		}
 	}
@@ -410,7 +434,7 @@ func checkEvolved(rt *rapid.T, g *Graph, m *emodel) {
 		}
 	}
 	var edges []string
-	rmust(rt, scanColumns(ctx, s, "WorksAt", []string{schema.ColID, schema.ColFrom}, func(v []string) { edges = append(edges, v[0]+">"+v[1]) }))
+	rmust(rt, scanColumns(ctx, s, m.works, []string{schema.ColID, schema.ColFrom}, func(v []string) { edges = append(edges, v[0]+">"+v[1]) }))
 	sort.Strings(edges)
 	var want []string
 	for id, from := range m.edges { //detlint:ordered sorted next

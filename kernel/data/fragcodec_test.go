@@ -223,34 +223,18 @@ func TestZstdForgedContentSize(t *testing.T) {
 			t.Fatalf("re-encoded header: %v", err)
 		}
 	}
-	for _, tc := range []struct {
-		name string
-		size uint64
-	}{
-		{"2^62", 1 << 62},
-		{"over MaxRawFragmentBytes", MaxRawFragmentBytes + 1},
-		{"over the ratio", uint64(MaxZstdRatio*(len(z)+8)) + 1},
-		{"one more", uint64(len(raw)) + 1},
-		{"one less", uint64(len(raw)) - 1},
-		{"zero", 0},
-	} {
+	for _, tc := range forgedContentSizes(len(z), len(raw)) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := forgeContentSize(t, z, tc.size)
 			forged := FragmentInfo{Name: "forged", Rows: info.Rows, Bytes: uint64(len(b)), CRC32C: crcOf(b)}
-			var ms0, ms1 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			rec, err := DecodeFragment(tb, forged, b)
-			runtime.ReadMemStats(&ms1)
-			if err == nil {
-				rec.Release()
-				t.Fatal("DecodeFragment accepted a forged content size")
-			}
-			if !errors.Is(err, ErrCorruptFragment) || !errors.Is(err, format.ErrCorrupt) {
-				t.Fatalf("DecodeFragment = %v, want ErrCorruptFragment", err)
-			}
-			if alloc := ms1.TotalAlloc - ms0.TotalAlloc; tc.size > uint64(4*len(raw)) && alloc > uint64(4*len(raw)) {
-				t.Fatalf("a forged %d-byte content size allocated %d bytes", tc.size, alloc)
-			}
+			refusesCorrupt(t, "DecodeFragment of a forged content size", forgedSizeAllocBound(tc.size, len(raw)),
+				[]error{ErrCorruptFragment, format.ErrCorrupt}, func() error {
+					rec, err := DecodeFragment(tb, forged, b)
+					if err == nil {
+						rec.Release()
+					}
+					return err
+				})
 		})
 	}
 }
@@ -398,9 +382,7 @@ func TestZstdFragmentEveryBitFlip(t *testing.T) {
 	if !bytes.HasPrefix(b, zstdMagic) {
 		t.Fatal("not a zstd fragment")
 	}
-	for i := 0; i < len(b)*8; i++ {
-		m := append([]byte(nil), b...)
-		m[i/8] ^= 1 << (i % 8)
+	for i, m := range bitFlips(b) {
 		rec, err := DecodeFragment(tb, info, m)
 		if rec != nil {
 			rec.Release()

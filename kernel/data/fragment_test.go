@@ -235,9 +235,7 @@ func TestFragmentEveryBitFlip(t *testing.T) {
 	cat := testCatalog(t)
 	tb, _ := cat.table("Person")
 	b, info := encodeRows(t, tb, goldenPeople())
-	for i := 0; i < len(b)*8; i++ {
-		m := append([]byte(nil), b...)
-		m[i/8] ^= 1 << (i % 8)
+	for i, m := range bitFlips(b) {
 		if rec, err := DecodeFragment(tb, info, m); !errors.Is(err, ErrCorruptFragment) {
 			if rec != nil {
 				rec.Release()

@@ -185,7 +185,7 @@ type decodedFragChunk struct {
 
 // fragChunk returns the checked infos of fragment chunk ref of t (cached).
 func (r *reader) fragChunk(ctx context.Context, t *Table, ref fragChunkRef) ([]FragmentInfo, []fragStats, error) {
-	key := "fchunk:" + cacheKey(t.Name, ref.Name)
+	key := "fchunk:" + cacheKey(t.Storage, ref.Name)
 	if d, ok := r.g.cache.getAny(key); ok {
 		return d.(*decodedFragChunk).infos, d.(*decodedFragChunk).stats, nil
 	}
@@ -205,7 +205,7 @@ func (r *reader) fragChunk(ctx context.Context, t *Table, ref fragChunkRef) ([]F
 // (checkFragChunk) and decodes each info's statistics. Any failure
 // matches ErrCorruptFragment; it never panics.
 func decodeFragChunk(t *Table, ref fragChunkRef, b []byte) ([]FragmentInfo, []fragStats, error) {
-	infos, err := checkFragChunk(t.Name, ref, b)
+	infos, err := checkFragChunk(t.Storage, ref, b)
 	if err != nil {
 		return nil, nil, corruptFragment(ref.Name, "fragment chunk: %v", err)
 	}
@@ -396,7 +396,7 @@ func (c adjWriter) fragChunkFor(ctx context.Context, t *Table, infos []FragmentI
 		return head.paged[i], nil
 	}
 	ref := fragChunkRef{Frags: uint64(len(infos)), Min: infos[0].MinID, Max: infos[0].MaxID}
-	payload := fragChunk{Table: t.Name, Dir: dirFrag, Frags: make([]fragChunkInfo, len(infos))}
+	payload := fragChunk{Table: t.Storage, Dir: dirFrag, Frags: make([]fragChunkInfo, len(infos))}
 	for i, f := range infos {
 		payload.Frags[i] = fragChunkInfo{Name: f.Name, FragmentInfo: f}
 		ref.Rows += f.Rows
@@ -412,7 +412,7 @@ func (c adjWriter) fragChunkFor(ctx context.Context, t *Table, infos []FragmentI
 		return fragChunkRef{}, err
 	}
 	ref.Name, ref.Bytes, ref.CRC32C = a.Name, a.Bytes, a.CRC32C
-	c.g.cacheWrittenFragChunk(t, ref, b)
+	c.g.cacheWrittenFragChunk(ctx, t, ref, b)
 	return ref, nil
 }
 

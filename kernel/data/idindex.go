@@ -148,7 +148,7 @@ func parseIDIndex(md map[string]string, rows uint64) (refs []adjRef, ok bool, er
 
 // idPage returns the decoded ids of id page ref of table t (cached).
 func (r *reader) idPage(ctx context.Context, t *Table, ref adjRef) ([]string, error) {
-	key := "ids:" + cacheKey(t.Name, ref.Name)
+	key := "ids:" + cacheKey(t.Storage, ref.Name)
 	if v, ok := r.g.cache.getAny(key); ok {
 		return v.([]string), nil
 	}
@@ -202,9 +202,9 @@ func (r *reader) idExists(ctx context.Context, v *tableView, id string) (bool, e
 	if inDelta(v.idDelta, id) {
 		return true, nil
 	}
-	cref, ok := covering(v.ids, id)
-	if !ok {
-		return false, nil
+	cref, ok, err := r.coveringLeaf(ctx, v.t, dirID, v.ids, id)
+	if err != nil || !ok {
+		return false, err
 	}
 	c, err := r.chunk(ctx, v.t, dirID, cref)
 	if err != nil {
@@ -269,6 +269,9 @@ func (c adjWriter) buildIDIndex(ctx context.Context, p *tablePlan, rows uint64) 
 		refs, err = c.idIncremental(ctx, p, pageRemoved, pageAdded)
 	default:
 		refs, err = c.idScratch(ctx, p, removed, added)
+	}
+	if err == nil && len(delta) == 0 {
+		refs, err = c.rootRefs(ctx, p.t, dirID, refs)
 	}
 	if err != nil {
 		return nil, err
@@ -395,14 +398,14 @@ func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]
 	sort.Strings(ids)
 	var out []adjRef
 	for len(ids) > 0 {
-		n := min(len(ids), idPageRows(t))
+		n := min(len(ids), c.g.writePageRows(t, dirID))
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
 		b := compressIDPage(c.g.codec, encodeIDPage(ids[:n]))
 		var err error
 		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
 			return nil, err
 		}
-		c.g.cacheWrittenIDPage(t, ref, b)
+		c.g.cacheWrittenIDPage(ctx, t, ref, b)
 		out = append(out, ref)
 		ids = ids[n:]
 	}

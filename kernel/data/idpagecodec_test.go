@@ -3,7 +3,6 @@ package data
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -108,34 +107,16 @@ func TestZstdIDPageForgedContentSize(t *testing.T) {
 	}
 	raw := encodeIDPage(ids)
 	z := compressIDPage(CodecZstd, raw)
-	for _, tc := range []struct {
-		name string
-		size uint64
-	}{
-		{"2^62", 1 << 62},
-		{"over MaxRawFragmentBytes", MaxRawFragmentBytes + 1},
-		{"over the ratio", uint64(MaxZstdRatio*(len(z)+8)) + 1},
-		{"one more", uint64(len(raw)) + 1},
-		{"one less", uint64(len(raw)) - 1},
-		{"zero", 0},
-	} {
+	for _, tc := range forgedContentSizes(len(z), len(raw)) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := forgeContentSize(t, z, tc.size)
 			ref := adjRef{Name: "forged", LoKey: ids[0], LoID: ids[0], HiKey: ids[len(ids)-1], Rows: uint64(len(ids)),
 				Bytes: uint64(len(b)), CRC32C: crcOf(b)}
-			var ms0, ms1 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			_, err := decodeIDPage(ref, b)
-			runtime.ReadMemStats(&ms1)
-			if err == nil {
-				t.Fatal("decodeIDPage accepted a forged content size")
-			}
-			if !errors.Is(err, ErrCorruptFragment) || !errors.Is(err, format.ErrCorrupt) {
-				t.Fatalf("decodeIDPage = %v, want ErrCorruptFragment", err)
-			}
-			if alloc := ms1.TotalAlloc - ms0.TotalAlloc; tc.size > uint64(4*len(raw)) && alloc > uint64(4*len(raw)) {
-				t.Fatalf("a forged %d-byte content size allocated %d bytes", tc.size, alloc)
-			}
+			refusesCorrupt(t, "decodeIDPage of a forged content size", forgedSizeAllocBound(tc.size, len(raw)),
+				[]error{ErrCorruptFragment, format.ErrCorrupt}, func() error {
+					_, err := decodeIDPage(ref, b)
+					return err
+				})
 		})
 	}
 }

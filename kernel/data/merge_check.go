@@ -107,7 +107,7 @@ func (p *mergePlan) checkCard(ctx context.Context, in mergeInput, e *Table) ([]M
 	// source's), every node either side changed is counted: the target's
 	// were checked against its own bounds only.
 	recard := true
-	if te, ok := in.tgt.cat.tables[e.Name]; ok && te.Card == e.Card {
+	if te, ok := in.tgt.cat.byStorage[e.Storage]; ok && te.Card == e.Card {
 		recard = false
 	}
 	if nt, ok := p.tables[e.From]; ok && e.Card.Min > 0 {

@@ -50,7 +50,7 @@ func (g *Graph) planMerge(ctx context.Context, in mergeInput, policy merge.Polic
 	ids := 0 // ids held so far, bounded by the handle's row limit
 	for _, name := range in.cat.names {
 		t := in.cat.tables[name]
-		bp, sp, tp := pinRef(in.base.ks, name), pinRef(in.src.ks, name), pinRef(in.tgt.ks, name)
+		bp, sp, tp := pinOf(in.base.ks, t), pinOf(in.src.ks, t), pinOf(in.tgt.ks, t)
 		if bp == sp && bp == tp {
 			continue
 		}
@@ -95,7 +95,7 @@ func diffBoth(ctx context.Context, in mergeInput, t, rt *Table, budget int) (*ta
 		to     *Snapshot
 		source bool
 	}{{in.src, true}, {in.tgt, false}} {
-		if pinRef(in.base.ks, t.Name) == pinRef(side.to.ks, t.Name) {
+		if pinOf(in.base.ks, t) == pinOf(side.to.ks, t) {
 			continue
 		}
 		w, err := diffPeak(ctx, in.base, side.to, rt)
@@ -143,11 +143,11 @@ func diffTwoWay(ctx context.Context, in mergeInput, tm *tableMerge, rt *Table) (
 // snapshot to another (planned from the fragment lists; no fragment read).
 func diffPeak(ctx context.Context, from, to *Snapshot, t *Table) (uint64, error) {
 	r := newReader(from.g, from.cat)
-	fv, err := r.view(ctx, t, pinRef(from.ks, t.Name))
+	fv, err := r.view(ctx, t, pinOf(from.ks, t))
 	if err != nil {
 		return 0, err
 	}
-	tv, err := r.view(ctx, t, pinRef(to.ks, t.Name))
+	tv, err := r.view(ctx, t, pinOf(to.ks, t))
 	if err != nil {
 		return 0, err
 	}

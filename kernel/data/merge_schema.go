@@ -53,17 +53,19 @@ func (g *Graph) mergeSchemas(in *mergeInput) error {
 	return nil
 }
 
-// writtenRows counts the rows of every type of head; with a base, only of
-// the types head wrote since it (whose pin differs): the others hold the
-// base's rows.
+// writtenRows counts the rows of every type of head, by storage table
+// (a type's identity across the schemas); with a base, only of the types
+// head wrote since it (whose pin differs): the others hold the base's
+// rows.
 func writtenRows(base, head *Snapshot) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, name := range head.cat.names {
-		if base != nil && pinRef(base.ks, name) == pinRef(head.ks, name) {
+		t := head.cat.tables[name]
+		if base != nil && pinOf(base.ks, t) == pinOf(head.ks, t) {
 			continue
 		}
-		if p, ok := head.ks.Table(name); ok && p.Rows > 0 {
-			out[name] = p.Rows
+		if p, ok := head.ks.Table(t.Storage); ok && p.Rows > 0 {
+			out[t.Storage] = p.Rows
 		}
 	}
 	return out

@@ -35,7 +35,7 @@ func (g *Graph) comparableRowConflicts(ctx context.Context, in mergeInput, polic
 	ids := 0
 	for _, name := range in.comparable.names {
 		t := in.comparable.tables[name]
-		bp, sp, tp := pinRef(in.base.ks, name), pinRef(in.src.ks, name), pinRef(in.tgt.ks, name)
+		bp, sp, tp := pinOf(in.base.ks, t), pinOf(in.src.ks, t), pinOf(in.tgt.ks, t)
 		if bp == sp && bp == tp {
 			continue
 		}

@@ -61,7 +61,7 @@ func (w *mergeWrite) release() {
 // rewritten). The write is strict: it lands only on that version.
 func (g *Graph) mergeTableWrite(ctx context.Context, r *reader, tgt *Snapshot, tm *tableMerge) (*mergeWrite, error) {
 	t := tm.t
-	on := pinRef(tgt.ks, t.Name)
+	on := pinOf(tgt.ks, t)
 	v, err := r.view(ctx, t, on)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (g *Graph) mergeTableWrite(ctx context.Context, r *reader, tgt *Snapshot, t
 			w.loaded += v.frags[i].Rows
 		}
 	}
-	w.write = kernel.TableWrite{Table: t.Name, Strict: true, BaseVersion: on.Version,
+	w.write = kernel.TableWrite{Table: t.Storage, Strict: true, BaseVersion: on.Version,
 		Build: func(pinned kernel.TableVersion) (kernel.TableContent, error) {
 			if got := (pinned.Ref()); got != on {
 				return kernel.TableContent{}, &kernel.VersionMismatchError{Table: t.Name, Expected: on.Version, Actual: pinned.Version}

@@ -15,7 +15,12 @@ import (
 // handed to the kernel, which references it only after that (sidecar,
 // table version, manifest). On a store without the capability every write
 // is an ordinary durable Put and the batch stays empty.
-type putBatch struct{ keys []string }
+// A bulk batch (a commit changing more than WriteThroughRows rows of the
+// table) caches nothing it writes (cacheWritten).
+type putBatch struct {
+	keys []string
+	bulk bool
+}
 
 type putBatchKey struct{}
 
@@ -29,7 +34,7 @@ func batchOf(ctx context.Context) *putBatch {
 // indexes) and returns its content; every object it wrote is durable when
 // it returns nil (one SyncDeferred for the batch).
 func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b builtTable) (kernel.TableContent, error) {
-	batch := &putBatch{}
+	batch := &putBatch{bulk: p.changedRows() > WriteThroughRows}
 	content, err := g.materializeObjects(context.WithValue(ctx, putBatchKey{}, batch), r, p, b)
 	if err != nil {
 		return kernel.TableContent{}, err
@@ -50,3 +55,6 @@ func (g *Graph) putObject(ctx context.Context, key string, b []byte) (deferred b
 	_, deferred, err = objstore.PutDeferred(ctx, g.store, key, b)
 	return deferred, err
 }
+
+// changedRows is the number of rows the plan inserts, replaces or deletes.
+func (p *tablePlan) changedRows() int { return len(p.inserts) + len(p.replace) + len(p.deletes) }

@@ -122,7 +122,7 @@ func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tabl
 	if pin == (kernel.TableRef{}) {
 		return newTableView(t, nil, 0), nil
 	}
-	tv, err := r.g.k.ReadTable(ctx, t.Name, pin)
+	tv, err := r.g.k.ReadTable(ctx, t.Storage, pin)
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", t.Name, err)
 	}
@@ -196,7 +196,7 @@ func (r *reader) fetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.
 	if err != nil {
 		return nil, corruptFragment(info.Name, "name is not a ULID")
 	}
-	b, err := r.g.get(ctx, r.g.keys.Data(t.Name, id))
+	b, err := r.g.get(ctx, r.g.keys.Data(t.Storage, id))
 	if errors.Is(err, objstore.ErrNotFound) {
 		// Named by a table version, so it existed: garbage collection
 		// removed it (the snapshot is outside retention and unpinned).
@@ -275,7 +275,16 @@ func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
 	return nil
 }
 
-// pinRef returns the table ref a snapshot pins for table (zero if none).
+// pinOf returns the table ref a snapshot pins for t's storage table
+// (zero if none). The storage table is a type's identity across schemas:
+// a renamed type keeps it.
+func pinOf(s kernel.Snapshot, t *Table) kernel.TableRef { return pinRef(s, t.Storage) }
+
+// pin returns the table ref s pins for type typ's storage table.
+func (c *catalog) pin(s kernel.Snapshot, typ string) kernel.TableRef { return pinRef(s, c.store(typ)) }
+
+// pinRef returns the table ref s pins for the kernel table (zero if
+// none): a type's storage table, not its name (pinOf, catalog.pin).
 func pinRef(s kernel.Snapshot, table string) kernel.TableRef {
 	if p, ok := s.Table(table); ok {
 		return p.Ref()

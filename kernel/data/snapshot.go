@@ -82,7 +82,7 @@ func (s *Snapshot) view(ctx context.Context, typ string) (*tableView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.r.view(ctx, t, pinRef(s.ks, typ))
+	v, err := s.r.view(ctx, t, pinOf(s.ks, t))
 	if err != nil {
 		return nil, err
 	}
@@ -93,10 +93,11 @@ func (s *Snapshot) view(ctx context.Context, typ string) (*tableView, error) {
 // Count returns the number of rows of a type (from the manifest pin: no
 // table read).
 func (s *Snapshot) Count(ctx context.Context, typ string) (uint64, error) {
-	if _, err := s.cat.table(typ); err != nil {
+	t, err := s.cat.table(typ)
+	if err != nil {
 		return 0, err
 	}
-	p, _ := s.ks.Table(typ)
+	p, _ := s.ks.Table(t.Storage)
 	return p.Rows, nil
 }
 

@@ -21,16 +21,21 @@ const (
 // since the Unix epoch, UTC.
 var TimestampType = &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
 
-// Table is the storage view of one node or edge type: its table name (the
-// type name), its Arrow schema and its property layout. It is derived from a
-// validated schema and immutable.
+// Table is the storage view of one node or edge type: its type name, its
+// kernel table (the storage table), its Arrow schema and its property
+// layout. It is derived from a validated schema and immutable.
 type Table struct {
-	Name  string
-	Edge  bool
-	From  string // edge tables only: the source node type
-	To    string // edge tables only: the target node type
-	Props []schema.Property
-	Card  schema.Cardinality // edge tables only
+	Name string // the type name (what readers, writers and errors speak)
+	// Storage is the kernel table holding the type's rows (schema
+	// @table; the type name unless a schema change renamed the type):
+	// pins, writes, expectations, fragment keys and metadata, adjacency
+	// and id chunks all use it.
+	Storage string
+	Edge    bool
+	From    string // edge tables only: the source node type (its name)
+	To      string // edge tables only: the target node type (its name)
+	Props   []schema.Property
+	Card    schema.Cardinality // edge tables only
 
 	arrow     *arrow.Schema
 	propIndex map[string]int // property name -> column index
@@ -67,17 +72,18 @@ func (t *Table) column(name string) (int, bool) {
 type catalog struct {
 	schema     schema.Schema
 	contractID string
-	tables     map[string]*Table
-	names      []string // sorted table names
+	tables     map[string]*Table // by type name
+	byStorage  map[string]*Table // by storage table
+	names      []string          // sorted type names
 }
 
 func newCatalog(s schema.Schema, contractID string) *catalog {
-	c := &catalog{schema: s, contractID: contractID, tables: map[string]*Table{}}
+	c := &catalog{schema: s, contractID: contractID, tables: map[string]*Table{}, byStorage: map[string]*Table{}}
 	for _, n := range s.Nodes {
-		c.add(&Table{Name: n.Name, Props: n.Props})
+		c.add(&Table{Name: n.Name, Storage: n.StorageTable(), Props: n.Props})
 	}
 	for _, e := range s.Edges {
-		c.add(&Table{Name: e.Name, Edge: true, From: e.From, To: e.To, Props: e.Props, Card: e.Card})
+		c.add(&Table{Name: e.Name, Storage: e.StorageTable(), Edge: true, From: e.From, To: e.To, Props: e.Props, Card: e.Card})
 	}
 	sort.Strings(c.names)
 	return c
@@ -93,7 +99,7 @@ func (c *catalog) add(t *Table) {
 	for _, p := range t.Props {
 		fields = append(fields, arrow.Field{Name: p.Name, Type: arrowType(p.Kind), Nullable: !p.Required})
 	}
-	md := arrow.NewMetadata([]string{metaFormat, metaTable}, []string{fragmentFormatV1, t.Name})
+	md := arrow.NewMetadata([]string{metaFormat, metaTable}, []string{fragmentFormatV1, t.Storage})
 	t.arrow = arrow.NewSchema(fields, &md)
 	t.propIndex = make(map[string]int, len(fields))
 	for i, f := range fields {
@@ -101,7 +107,17 @@ func (c *catalog) add(t *Table) {
 	}
 	t.layout(retiredOf(c.schema, t.Name))
 	c.tables[t.Name] = t
+	c.byStorage[t.Storage] = t
 	c.names = append(c.names, t.Name)
+}
+
+// store returns the storage table of type name (the name itself when the
+// catalog has no such type: a pin of it is then absent).
+func (c *catalog) store(name string) string {
+	if t, ok := c.tables[name]; ok {
+		return t.Storage
+	}
+	return name
 }
 
 // table returns the table of a type name, or an ErrUnknownType rejection.

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/schema"
 )
 
 // ErrEmptyTransaction is returned by Commit of a transaction that staged
@@ -77,6 +78,15 @@ func (t *Txn) Base() kernel.Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.base
+}
+
+// Schema returns the schema the transaction stages under: its base's (a
+// floating base with nothing staged may still move to the head's, then
+// this changes with it).
+func (t *Txn) Schema() schema.Schema {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cat.schema
 }
 
 // Insert stages new rows of typ; Commit rejects an id that already exists.
@@ -186,7 +196,7 @@ func (t *Txn) baseView(ctx context.Context, typ string) (*tableView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := t.r.view(ctx, tb, pinRef(t.base, typ))
+	v, err := t.r.view(ctx, tb, pinOf(t.base, tb))
 	if err != nil {
 		return nil, err
 	}

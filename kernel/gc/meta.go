@@ -68,6 +68,33 @@ func NameDead(n NameManifests, h NameHead, p Policy, now time.Time) bool {
 	return true
 }
 
+// KeepIncarnationTops returns n.Kept with the newest listed manifest of
+// every incarnation kept when any other manifest of that incarnation is
+// (docs/gc.md rule 2): a deleted incarnation's tombstone goes only with
+// the last of its history. Without it, an older incarnation of a
+// re-created name past retention lost its tombstone while rule 3b kept
+// a merged-from manifest of it, and that rest read as a live incarnation
+// to every later collection — and to one racing the delete, which found
+// the head gone, judged the fork unknown and deleted the table versions
+// the kept manifest pins (simrun -seed 44).
+func KeepIncarnationTops(n NameManifests) []bool {
+	out := append([]bool(nil), n.Kept...)
+	for top := 0; top < len(n.Keys); {
+		end := top + 1
+		for end < len(n.Keys) && n.Incs[end] == n.Incs[top] {
+			end++
+		}
+		for i := top + 1; i < end; i++ {
+			if out[i] {
+				out[top] = true
+				break
+			}
+		}
+		top = end
+	}
+	return out
+}
+
 // KeepNameHead decides the first listed manifest of a name that is not
 // dead: a head is kept whatever the other rules say (a tombstone tells
 // Branch and Log that the name was deleted).

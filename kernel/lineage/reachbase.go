@@ -69,6 +69,13 @@ func reachMergeBase(a, b Reach, load ReachLoader, shortcut bool) (Reach, error) 
 	s.loaded[a.At] = loadResult{r: a, found: true}
 	s.loaded[b.At] = loadResult{r: b, found: true}
 	sa, sb := newSide(a), newSide(b)
+	switch {
+	case !shortcut:
+	case sa.holds(b.HeadAt):
+		return b, nil // b's head commit is an ancestor of a's: the one best common ancestor
+	case sb.holds(a.HeadAt):
+		return a, nil
+	}
 	if err := s.expand(sa, sb); err != nil {
 		return Reach{}, err
 	}
@@ -108,6 +115,11 @@ type side struct {
 	// parent maps each fold to the manifest (an expanded fold, or the
 	// head) whose reach named it first: R(fold) ⊆ R(parent).
 	parent map[format.ManifestRef]format.ReachEntry
+	// foldAt holds, per incarnation, the highest position of any fold
+	// this side ever named (unexpanded, expanded, set aside or outside):
+	// a fold's own position lies in the side's reach, and so does every
+	// earlier version of its incarnation.
+	foldAt []format.ReachEntry
 }
 
 func newSide(r Reach) *side {
@@ -115,7 +127,17 @@ func newSide(r Reach) *side {
 	for _, f := range r.Folds {
 		x.parent[f.ManifestRef] = r.Entry()
 	}
+	x.foldAt = mergeEntries(nil, r.Folds)
 	return x
+}
+
+// holds reports that position at lies in x's reach as far as x's partial
+// knowledge shows: a known position, or at or below (in its incarnation)
+// a fold x named. A fold of the other side that x holds is covered: its
+// whole reach is common, so it is a candidate and never needs opening
+// (docs/format.md, "Commit index reach", step 2).
+func (x *side) holds(at format.ManifestRef) bool {
+	return covers(x.known, at) || covers(x.foldAt, at)
 }
 
 type loadResult struct {
@@ -184,6 +206,7 @@ func (s *search) expand(a, b *side) error {
 			// expanded one may reach it only through that very fold.)
 			if !slices.Contains(x.expanded, f) && !slices.Contains(x.folds, f) && !slices.Contains(x.missing, f) {
 				x.folds = append(x.folds, f)
+				x.foldAt = mergeEntries(x.foldAt, []format.ReachEntry{f})
 				if _, ok := x.parent[f.ManifestRef]; !ok {
 					x.parent[f.ManifestRef] = q
 				}
@@ -196,7 +219,7 @@ func (s *search) expand(a, b *side) error {
 // common ancestor of their own out of y.folds.
 func setOutside(y, x *side) {
 	y.folds = slices.DeleteFunc(y.folds, func(f format.ReachEntry) bool {
-		if covers(x.known, f.ManifestRef) || !outsideOther(f, x, y) {
+		if x.holds(f.ManifestRef) || !outsideOther(f, x, y) {
 			return false
 		}
 		y.outside = append(y.outside, f)
@@ -253,7 +276,7 @@ func pickUncovered(a, b *side) (*side, int) {
 	for _, p := range [2][2]*side{{a, b}, {b, a}} {
 		x, other := p[0], p[1]
 		for i, f := range x.folds {
-			if covers(other.known, f.ManifestRef) {
+			if other.holds(f.ManifestRef) {
 				continue
 			}
 			if best < 0 || compareGenPos(f, bestSide.folds[best]) > 0 {

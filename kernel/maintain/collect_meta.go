@@ -42,6 +42,7 @@ func (c *collection) nameManifests(gs []incGroup) (gc.NameManifests, gc.NameHead
 			n.Kept = append(n.Kept, gc.KeepManifest(c.marks, c.known, key, g.key, g.versions[i]))
 		}
 	}
+	n.Kept = gc.KeepIncarnationTops(n)
 	s, ok := c.known.Incs[gs[0].key]
 	h := gc.NameHead{Known: ok, Tombstone: s.Deleted, TombUnixNano: s.TombUnixNano, NewestVersion: ok && s.HeadVersion == gs[0].versions[0]}
 	return n, h

@@ -13,7 +13,11 @@ import (
 // property by property, against the merge base's schema; then the rows are
 // merged under the result.
 //
-// A property's identity is its storage column (schema.Property.Column):
+// A type's identity is its storage table (schema.NodeType.Table; the name
+// by default): a type rename keeps it, so types are matched by table, the
+// name merges three-way (renamed on both sides to two names is
+// DivergentTypeName) and edge endpoints are compared by their node types'
+// tables. A property's identity is its storage column (schema.Property.Column):
 // a rename keeps it, a drop retires it, an add takes a column no fragment
 // of the type has held on that side. Columns are compared, never names,
 // so a rename on one side and a value change on the other merge, and a
@@ -66,23 +70,26 @@ const (
 	ColumnClash
 	// InvalidSchema: the merged schema does not validate.
 	InvalidSchema
+	// DivergentTypeName: a type renamed on both sides to different names,
+	// or two merged types of one name.
+	DivergentTypeName
 )
 
 var ruleNames = [...]string{DivergentType: "DivergentType", DropVsChange: "DropVsChange", DropVsRows: "DropVsRows",
 	DivergentProperty: "DivergentProperty", RequiredVsRows: "RequiredVsRows", DivergentCard: "DivergentCard",
-	ColumnClash: "ColumnClash", InvalidSchema: "InvalidSchema"}
+	ColumnClash: "ColumnClash", InvalidSchema: "InvalidSchema", DivergentTypeName: "DivergentTypeName"}
 
 // String names the rule, e.g. "DropVsRows".
 func (r SchemaRule) String() string {
-	if r >= DivergentType && r <= InvalidSchema {
+	if r >= DivergentType && r <= DivergentTypeName {
 		return ruleNames[r]
 	}
 	return fmt.Sprintf("SchemaRule(%d)", uint8(r))
 }
 
 // SchemaInput is what MergeSchemas decides on: the three schemas (with
-// their storage columns) and the rows of each type at each head (a type
-// absent from a map has none).
+// their storage columns and tables) and the rows of each type at each
+// head, by storage table (a type absent from a map has none).
 type SchemaInput struct {
 	Base, Source, Target   schema.Schema
 	SourceRows, TargetRows map[string]uint64
@@ -107,10 +114,11 @@ type SchemaMerge struct {
 // MergeSchemas merges the source's and the target's schema changes since
 // the base (the table above). It is a pure function of its input.
 func MergeSchemas(in SchemaInput) SchemaMerge {
-	m := schemaMerger{in: in}
-	for _, name := range typeNames(in.Base, in.Source, in.Target) {
-		m.mergeType(name)
+	m := schemaMerger{in: in, names: map[string]string{}}
+	for _, table := range tableNames(in.Base, in.Source, in.Target) {
+		m.mergeType(table)
 	}
+	m.endpoints()
 	if len(m.conflicts) > 0 {
 		SortConflicts(m.conflicts)
 		return SchemaMerge{Conflicts: m.conflicts, Comparable: comparableTypes(m.out, m.conflicts)}
@@ -135,8 +143,11 @@ func schemaConflict(rule SchemaRule, typ, prop, msg string) Conflict {
 
 func sameSchema(a, b schema.Schema) bool { return reflect.DeepEqual(a.Normalized(), b.Normalized()) }
 
-// tdef is a node or edge type in one form.
+// tdef is a node or edge type in one form. from and to are the storage
+// tables of an edge's endpoint node types (a node rename does not change
+// its edges).
 type tdef struct {
+	name     string
 	edge     bool
 	from, to string
 	card     schema.Cardinality
@@ -144,14 +155,19 @@ type tdef struct {
 	retired  []string
 }
 
-func lookup(s schema.Schema, name string) (tdef, bool) {
+// lookup returns the type of s whose storage table is table.
+func lookup(s schema.Schema, table string) (tdef, bool) {
+	name, ok := s.TypeOfTable(table)
+	if !ok {
+		return tdef{}, false
+	}
 	if n, ok := s.Node(name); ok {
-		return tdef{props: n.Props, retired: n.Retired}, true
+		return tdef{name: name, props: n.Props, retired: n.Retired}, true
 	}
-	if e, ok := s.Edge(name); ok {
-		return tdef{edge: true, from: e.From, to: e.To, card: e.Card, props: e.Props, retired: e.Retired}, true
-	}
-	return tdef{}, false
+	e, _ := s.Edge(name)
+	from, _ := s.TableOf(e.From)
+	to, _ := s.TableOf(e.To)
+	return tdef{name: name, edge: true, from: from, to: to, card: e.Card, props: e.Props, retired: e.Retired}, true
 }
 
 // canon is d with every property's column explicit and retired sorted,
@@ -173,6 +189,7 @@ func sameDef(a, b tdef) bool { return reflect.DeepEqual(a.canon(), b.canon()) }
 type schemaMerger struct {
 	in        SchemaInput
 	out       schema.Schema
+	names     map[string]string // storage table -> merged type name
 	conflicts []Conflict
 }
 
@@ -180,37 +197,73 @@ func (m *schemaMerger) conflict(rule SchemaRule, typ, prop, format string, args 
 	m.conflicts = append(m.conflicts, schemaConflict(rule, typ, prop, fmt.Sprintf(format, args...)))
 }
 
-func (m *schemaMerger) emit(name string, d tdef) {
+// emit adds the merged type of storage table; an edge's endpoints are
+// tables until endpoints names them.
+func (m *schemaMerger) emit(table string, d tdef) {
+	if prev, dup := typeOfName(m.names, d.name); dup {
+		m.conflict(DivergentTypeName, d.name, "", "two merged types are named %s (storage tables %s and %s)", d.name, prev, table)
+	}
+	m.names[table] = d.name
+	t := ""
+	if table != d.name {
+		t = table
+	}
 	if d.edge {
-		m.out.Edges = append(m.out.Edges, schema.EdgeType{Name: name, From: d.from, To: d.to, Card: d.card, Props: d.props, Retired: d.retired})
+		m.out.Edges = append(m.out.Edges, schema.EdgeType{Name: d.name, From: d.from, To: d.to, Card: d.card, Props: d.props, Retired: d.retired, Table: t})
 		return
 	}
-	m.out.Nodes = append(m.out.Nodes, schema.NodeType{Name: name, Props: d.props, Retired: d.retired})
+	m.out.Nodes = append(m.out.Nodes, schema.NodeType{Name: d.name, Props: d.props, Retired: d.retired, Table: t})
 }
 
-// mergeType applies the type rows of the table to one type name.
-func (m *schemaMerger) mergeType(name string) {
-	b, bOK := lookup(m.in.Base, name)
-	s, sOK := lookup(m.in.Source, name)
-	t, tOK := lookup(m.in.Target, name)
+// typeOfName returns the storage table already merged under name.
+func typeOfName(names map[string]string, name string) (string, bool) {
+	for table, n := range names { //detlint:ordered at most one table has a name (else a conflict is already listed)
+		if n == name {
+			return table, true
+		}
+	}
+	return "", false
+}
+
+// endpoints names each merged edge's endpoints by their node types'
+// merged names (a table no merged type has stays: the result then does not
+// validate, InvalidSchema).
+func (m *schemaMerger) endpoints() {
+	for i := range m.out.Edges {
+		e := &m.out.Edges[i]
+		if n, ok := m.names[e.From]; ok {
+			e.From = n
+		}
+		if n, ok := m.names[e.To]; ok {
+			e.To = n
+		}
+	}
+}
+
+// mergeType applies the type rows of the table to the type whose storage
+// table is table.
+func (m *schemaMerger) mergeType(table string) {
+	b, bOK := lookup(m.in.Base, table)
+	s, sOK := lookup(m.in.Source, table)
+	t, tOK := lookup(m.in.Target, table)
 	switch {
 	case !bOK && sOK && tOK:
 		if !sameDef(s, t) {
-			m.conflict(DivergentType, name, "", "added on both sides with different definitions")
+			m.conflict(DivergentType, min(s.name, t.name), "", "added on both sides with different definitions")
 			return
 		}
-		m.emit(name, t)
+		m.emit(table, t)
 	case !bOK && sOK:
-		m.emit(name, s)
+		m.emit(table, s)
 	case !bOK && tOK:
-		m.emit(name, t)
+		m.emit(table, t)
 	case !bOK, !sOK && !tOK:
 	case !sOK:
-		m.dropType(name, "source", "target", b, t, m.in.TargetRows[name])
+		m.dropType(b.name, "source", "target", b, t, m.in.TargetRows[table])
 	case !tOK:
-		m.dropType(name, "target", "source", b, s, m.in.SourceRows[name])
+		m.dropType(b.name, "target", "source", b, s, m.in.SourceRows[table])
 	default:
-		m.mergeKept(name, b, s, t)
+		m.mergeKept(table, b, s, t)
 	}
 }
 
@@ -225,24 +278,30 @@ func (m *schemaMerger) dropType(name, dropper, keeper string, b, kept tdef, rows
 	}
 }
 
-// mergeKept merges a type present on all three sides.
-func (m *schemaMerger) mergeKept(name string, b, s, t tdef) {
+// mergeKept merges a type present on all three sides (by storage table):
+// its name three-way, kind and endpoints unchanged, @card three-way, then
+// its properties.
+func (m *schemaMerger) mergeKept(table string, b, s, t tdef) {
+	name, ok := threeWay(b.name, s.name, t.name)
+	if !ok {
+		m.conflict(DivergentTypeName, b.name, "", "type %s renamed on both sides: source %s, target %s", b.name, s.name, t.name)
+		return
+	}
 	if b.edge != s.edge || b.edge != t.edge || s.from != t.from || s.to != t.to || b.from != t.from || b.to != t.to {
 		m.conflict(DivergentType, name, "", "its kind or endpoints differ between the sides")
 		return
 	}
-	out := tdef{edge: t.edge, from: t.from, to: t.to}
-	var ok bool
+	out := tdef{name: name, edge: t.edge, from: t.from, to: t.to}
 	if out.card, ok = threeWay(b.card, s.card, t.card); !ok {
 		m.conflict(DivergentCard, name, "", "@card changed on both sides: base %s, source %s, target %s", b.card, s.card, t.card)
 	}
 	n := len(m.conflicts)
-	pm := propMerge{m: m, typ: name, b: b.canon(), s: s.canon(), t: t.canon()}
+	pm := propMerge{m: m, typ: name, table: table, b: b.canon(), s: s.canon(), t: t.canon()}
 	out.props, out.retired = pm.merge()
 	if len(m.conflicts) == n {
 		m.uniqueNames(name, out.props)
 	}
-	m.emit(name, out)
+	m.emit(table, out)
 }
 
 func (m *schemaMerger) uniqueNames(typ string, props []schema.Property) {
@@ -269,7 +328,8 @@ func threeWay[T comparable](b, s, t T) (T, bool) {
 // Column is explicit (canon).
 type propMerge struct {
 	m       *schemaMerger
-	typ     string
+	typ     string // the merged type name (conflicts name it)
+	table   string // its storage table (the rows maps are by it)
 	b, s, t tdef
 }
 
@@ -320,8 +380,8 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 		case sRet[c]:
 			pm.m.conflict(ColumnClash, pm.typ, tp.Name, "added on the target in storage column %s, which the source used and retired", c)
 		default:
-			if tp.Required && tp.Default == "" && pm.m.in.SourceRows[pm.typ] > 0 {
-				pm.m.conflict(RequiredVsRows, pm.typ, tp.Name, "required property added on the target, the source holds %d rows of the type", pm.m.in.SourceRows[pm.typ])
+			if tp.Required && tp.Default == "" && pm.m.in.SourceRows[pm.table] > 0 {
+				pm.m.conflict(RequiredVsRows, pm.typ, tp.Name, "required property added on the target, the source holds %d rows of the type", pm.m.in.SourceRows[pm.table])
 			}
 			out = append(out, tp)
 		}
@@ -348,8 +408,8 @@ func (pm propMerge) merge() ([]schema.Property, []string) {
 			pm.m.conflict(ColumnClash, pm.typ, sp.Name, "the source took storage column %s, retired at the base", c)
 		case tRet[c]:
 			pm.m.conflict(ColumnClash, pm.typ, sp.Name, "added on the source in storage column %s, which the target used and retired", c)
-		case sp.Required && sp.Default == "" && pm.m.in.TargetRows[pm.typ] > 0:
-			pm.m.conflict(RequiredVsRows, pm.typ, sp.Name, "required property added on the source, the target holds %d rows of the type", pm.m.in.TargetRows[pm.typ])
+		case sp.Required && sp.Default == "" && pm.m.in.TargetRows[pm.table] > 0:
+			pm.m.conflict(RequiredVsRows, pm.typ, sp.Name, "required property added on the source, the target holds %d rows of the type", pm.m.in.TargetRows[pm.table])
 		}
 		out = append(out, sp)
 	}
@@ -383,15 +443,15 @@ func (pm propMerge) kept(bp, sp, tp schema.Property) (schema.Property, bool) {
 	return tp, true
 }
 
-// typeNames is the sorted union of the type names of the schemas.
-func typeNames(ss ...schema.Schema) []string {
+// tableNames is the sorted union of the storage tables of the schemas.
+func tableNames(ss ...schema.Schema) []string {
 	set := map[string]bool{}
 	for _, s := range ss {
 		for _, n := range s.Nodes {
-			set[n.Name] = true
+			set[n.StorageTable()] = true
 		}
 		for _, e := range s.Edges {
-			set[e.Name] = true
+			set[e.StorageTable()] = true
 		}
 	}
 	out := make([]string, 0, len(set))

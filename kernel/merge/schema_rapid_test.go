@@ -15,13 +15,13 @@ import (
 func handWritten(s schema.Schema) schema.Schema {
 	s = s.Normalized()
 	for i := range s.Nodes {
-		s.Nodes[i].Retired = nil
+		s.Nodes[i].Retired, s.Nodes[i].Table = nil, ""
 		for j := range s.Nodes[i].Props {
 			s.Nodes[i].Props[j].Column = ""
 		}
 	}
 	for i := range s.Edges {
-		s.Edges[i].Retired = nil
+		s.Edges[i].Retired, s.Edges[i].Table = nil, ""
 		for j := range s.Edges[i].Props {
 			s.Edges[i].Props[j].Column = ""
 		}
@@ -29,12 +29,15 @@ func handWritten(s schema.Schema) schema.Schema {
 	return s
 }
 
-// evolveRandomly applies a few random schema changes (schema.Evolve) to s:
-// add, drop, rename or loosen a property, re-bound the edge, add a type.
+// evolveRandomly applies a few random schema changes (schema.EvolveTypes)
+// to s: add, drop, rename or loosen a property, re-bound the edge, add a
+// type, rename a type (to its name and the side's label: two sides never
+// pick one new name).
 func evolveRandomly(t *rapid.T, label string, s schema.Schema) schema.Schema {
 	for step := rapid.IntRange(0, 4).Draw(t, label+"steps"); step > 0; step-- {
 		target := handWritten(s)
 		var renames []schema.Rename
+		var types []schema.TypeRename
 		props := func(typ string) *[]schema.Property {
 			for i := range target.Nodes {
 				if target.Nodes[i].Name == typ {
@@ -48,10 +51,24 @@ func evolveRandomly(t *rapid.T, label string, s schema.Schema) schema.Schema {
 			}
 			return nil
 		}
-		typ := rapid.SampledFrom([]string{"A", "B", "E"}).Draw(t, label+"type")
+		var all []string
+		for _, n := range target.Nodes {
+			all = append(all, n.Name)
+		}
+		for _, e := range target.Edges {
+			all = append(all, e.Name)
+		}
+		typ := rapid.SampledFrom(all).Draw(t, label+"type")
 		ps := props(typ)
 		names := []string{"p", "q", "r", "x", "y"}
-		switch op := rapid.IntRange(0, 5).Draw(t, label+"op"); {
+		switch op := rapid.IntRange(0, 6).Draw(t, label+"op"); {
+		case op == 6: // rename the type
+			to := typ + label
+			if _, taken := s.TableOf(to); taken || len(to) > schema.MaxNameBytes {
+				continue
+			}
+			target = renameType(target, typ, to)
+			types = []schema.TypeRename{{From: typ, To: to}}
 		case op == 0 || len(*ps) == 0: // add
 			name := rapid.SampledFrom(names).Draw(t, label+"add")
 			if findProp(*ps, name) >= 0 {
@@ -81,13 +98,35 @@ func evolveRandomly(t *rapid.T, label string, s schema.Schema) schema.Schema {
 				target.Nodes = append(target.Nodes, schema.NodeType{Name: name, Props: []schema.Property{{Name: "p", Kind: schema.String}}})
 			}
 		}
-		plan, err := schema.Evolve(s, target, renames)
+		plan, err := schema.EvolveTypes(s, target, types, renames)
 		if err != nil {
 			t.Fatalf("evolve: %v\n%s", err, target)
 		}
 		s = plan.New
 	}
 	return s
+}
+
+// renameType returns target with type from named to (edges following).
+func renameType(target schema.Schema, from, to string) schema.Schema {
+	for i := range target.Nodes {
+		if target.Nodes[i].Name == from {
+			target.Nodes[i].Name = to
+		}
+	}
+	for i := range target.Edges {
+		e := &target.Edges[i]
+		if e.Name == from {
+			e.Name = to
+		}
+		if e.From == from {
+			e.From = to
+		}
+		if e.To == from {
+			e.To = to
+		}
+	}
+	return target
 }
 
 // columns lists a type's live columns (column -> kind) and retired ones.
@@ -137,7 +176,7 @@ func TestMergeSchemasProperties(t *testing.T) {
 			t.Fatalf("merged schema invalid: %v", err)
 		}
 		for _, side := range []schema.Schema{base, src, tgt} {
-			for _, typ := range typeNames(side) {
+			for _, typ := range tableNames(side) {
 				live, retired, ok := columns(side, typ)
 				mLive, mRetired, inMerged := columns(m.Schema, typ)
 				if !ok || !inMerged {
@@ -155,7 +194,7 @@ func TestMergeSchemasProperties(t *testing.T) {
 				}
 			}
 		}
-		for _, typ := range typeNames(m.Schema) {
+		for _, typ := range tableNames(m.Schema) {
 			a, _ := lookup(m.Schema, typ)
 			b, _ := lookup(w.Schema, typ)
 			sortProps := func(d tdef) tdef {
@@ -167,8 +206,8 @@ func TestMergeSchemasProperties(t *testing.T) {
 				t.Fatalf("%s merges to %+v one way, %+v the other", typ, a, b)
 			}
 		}
-		if !cmp.Equal(typeNames(m.Schema), typeNames(w.Schema)) {
-			t.Fatalf("types %v one way, %v the other", typeNames(m.Schema), typeNames(w.Schema))
+		if !cmp.Equal(tableNames(m.Schema), tableNames(w.Schema)) {
+			t.Fatalf("types %v one way, %v the other", tableNames(m.Schema), tableNames(w.Schema))
 		}
 	})
 }

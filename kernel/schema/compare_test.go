@@ -21,6 +21,14 @@ func TestCompareTable(t *testing.T) {
 		{"recard and loosen", "node P { b: string }\nedge E: P -> P\n", "node P { b: string? }\nedge E: P -> P @card(1..2)\n",
 			"loosen-property P.b; recard E 0..* -> 1..2"},
 		{"a node that became an edge", "node P {}\nnode X {}\n", "node P {}\nedge X: P -> P\n", "add-edge X; drop-type X"},
+		{"type rename by table", "node P { a: int64? }\nedge E: P -> P\n", "node Q @table(P) { a: int64? }\nedge F: Q -> Q @table(E)\n",
+			"rename-type P -> Q; rename-type E -> F"},
+		{"a renamed type's property steps follow its rename", "node P { a: int64? }\n", "node Q @table(P) { b: int64? @col(a) }\n",
+			"rename-type P -> Q; rename-property Q.a -> b"},
+		{"a new type of an old name is an add", "node P {}\n", "node P @table(P_2) {}\nnode Q @table(P) {}\n",
+			"add-node P; rename-type P -> Q"},
+		{"default and widening", "node P { w: int32? }\n", "node P { w: int64? v: int64 @default(3) }\n",
+			"widen-property P.w int32 -> int64; add-property P.v default 3"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,20 +48,23 @@ func stepStrings(steps []Step) string {
 }
 
 // TestCompareEqualsEvolvePlan: for random chains of schema changes
-// (Evolve with adds, drops, renames, loosenings, re-bounds, added and
-// dropped types), Compare of a plan's old and new schemas is exactly the
+// (Evolve with adds, with and without defaults, drops, renames,
+// loosenings, int32 -> int64 widenings, re-bounds, added, dropped and
+// renamed types), Compare of a plan's old and new schemas is exactly the
 // plan's steps, and Compare of a schema with itself is empty. Red if
 // Compare matched properties by name (a rename would be a drop and an add,
-// a drop-and-re-add a kept property).
+// a drop-and-re-add a kept property), and red before Compare reported
+// defaults and widenings.
 func TestCompareEqualsEvolvePlan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s, err := Parse([]byte("node A { p: string q: int64? }\nnode B { p: string? }\nedge E: A -> B { r: int64? }\n"))
+		s, err := Parse([]byte("node A { p: string q: int64? w: int32? }\nnode B { p: string? }\nedge E: A -> B { r: int64? }\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for round := rapid.IntRange(1, 6).Draw(t, "rounds"); round > 0; round-- {
 			target, renames := randomTarget(t, s)
-			p, err := Evolve(s, target, renames)
+			target, types := randomTypeRename(t, s, target, renames)
+			p, err := EvolveTypes(s, target, types, renames)
 			if err != nil {
 				t.Fatalf("evolve: %v\n%s", err, target)
 			}
@@ -83,10 +94,10 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 		return out
 	}
 	for i := range target.Nodes {
-		target.Nodes[i].Props, target.Nodes[i].Retired = strip(target.Nodes[i].Props), nil
+		target.Nodes[i].Props, target.Nodes[i].Retired, target.Nodes[i].Table = strip(target.Nodes[i].Props), nil, ""
 	}
 	for i := range target.Edges {
-		target.Edges[i].Props, target.Edges[i].Retired = strip(target.Edges[i].Props), nil
+		target.Edges[i].Props, target.Edges[i].Retired, target.Edges[i].Table = strip(target.Edges[i].Props), nil, ""
 	}
 	var renames []Rename
 	names := []string{"p", "q", "r", "x", "y"}
@@ -100,7 +111,7 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 		}
 		typ := rapid.SampledFrom(types).Draw(t, "type")
 		ps := propsPtr(&target, typ)
-		switch op := rapid.IntRange(0, 6).Draw(t, "op"); {
+		switch op := rapid.IntRange(0, 8).Draw(t, "op"); {
 		case op == 0 || len(*ps) == 0:
 			name := rapid.SampledFrom(names).Draw(t, "add")
 			if findProp(*ps, name) < 0 && findProp(s.propsOf(typ), name) < 0 && !renamedAway(renames, typ, name) {
@@ -127,6 +138,18 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 			if _, ok := target.Node(name); !ok {
 				target.Nodes = append(target.Nodes, NodeType{Name: name, Props: []Property{{Name: "p", Kind: String, Required: true}}})
 			}
+		case op == 7:
+			name := rapid.SampledFrom(names).Draw(t, "add-default")
+			if findProp(*ps, name) < 0 && findProp(s.propsOf(typ), name) < 0 && !renamedAway(renames, typ, name) {
+				*ps = append(*ps, Property{Name: name, Kind: Int64, Required: rapid.Bool().Draw(t, "required"), Default: "7"})
+			}
+		case op == 8:
+			for i := range *ps {
+				if (*ps)[i].Kind == Int32 {
+					(*ps)[i].Kind = Int64
+					break
+				}
+			}
 		case op == 6:
 			for i, n := range target.Nodes {
 				if (n.Name == "C" || n.Name == "D") && !touchedType(renames, n.Name) {
@@ -137,6 +160,48 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 		}
 	}
 	return target, renames
+}
+
+// randomTypeRename may rename one type of target (not one whose
+// properties are renamed) to a name s does not have: a type rename keeps
+// its table, and a type later added under the old name takes a fresh one.
+func randomTypeRename(t *rapid.T, s, target Schema, renames []Rename) (Schema, []TypeRename) {
+	if !rapid.Bool().Draw(t, "rename-type") {
+		return target, nil
+	}
+	var types []string
+	for _, n := range target.Nodes {
+		types = append(types, n.Name)
+	}
+	for _, e := range target.Edges {
+		types = append(types, e.Name)
+	}
+	from := rapid.SampledFrom(types).Draw(t, "renamed-type")
+	to := from + "r"
+	if _, inOld := s.TableOf(from); !inOld || touchedType(renames, from) || len(to) > MaxNameBytes {
+		return target, nil
+	}
+	if _, taken := s.TableOf(to); taken {
+		return target, nil
+	}
+	for i := range target.Nodes {
+		if target.Nodes[i].Name == from {
+			target.Nodes[i].Name = to
+		}
+	}
+	for i := range target.Edges {
+		e := &target.Edges[i]
+		if e.Name == from {
+			e.Name = to
+		}
+		if e.From == from {
+			e.From = to
+		}
+		if e.To == from {
+			e.To = to
+		}
+	}
+	return target, []TypeRename{{From: from, To: to}}
 }
 
 func (s Schema) propsOf(typ string) []Property {

@@ -80,6 +80,7 @@ func (s Schema) encode() []byte {
 	b.WriteString(ContractHeader)
 	for _, n := range s.Nodes {
 		b.WriteString("node " + n.Name + " ")
+		writeTable(&b, n.Table)
 		writeRetired(&b, n.Retired)
 		writeBody(&b, n.Props)
 	}
@@ -88,6 +89,7 @@ func (s Schema) encode() []byte {
 		if !e.Card.IsDefault() {
 			b.WriteString("@card(" + e.Card.String() + ") ")
 		}
+		writeTable(&b, e.Table)
 		writeRetired(&b, e.Retired)
 		writeBody(&b, e.Props)
 	}
@@ -114,6 +116,14 @@ func writeBody(b *bytes.Buffer, props []Property) {
 		b.WriteByte('\n')
 	}
 	b.WriteString("}\n")
+}
+
+// writeTable writes "@table(T) " when a type's storage table is not its
+// name (Normalized cleared it then).
+func writeTable(b *bytes.Buffer, table string) {
+	if table != "" {
+		b.WriteString("@table(" + table + ") ")
+	}
 }
 
 // writeRetired writes "@retired(a, b) " when a type has retired columns.

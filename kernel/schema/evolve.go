@@ -40,6 +40,14 @@ type Rename struct {
 	Type, From, To string
 }
 
+// TypeRename renames type From to To: the type keeps its storage table
+// (@table), so its rows stay, and the edge types whose endpoint it is name
+// To. Without a TypeRename, a type missing from the target is dropped and
+// a new name is added empty.
+type TypeRename struct {
+	From, To string
+}
+
 // StepOp is one kind of schema change.
 type StepOp uint8
 
@@ -66,15 +74,17 @@ const (
 	// WidenProp widens a property's kind losslessly (int32 -> int64): its
 	// storage column is kept and old fragments' values read widened.
 	WidenProp
+	// RenameType renames a type; its storage table (its rows) is kept.
+	RenameType
 )
 
 var stepNames = [...]string{AddNode: "add-node", AddEdge: "add-edge", DropType: "drop-type", AddProp: "add-property",
 	DropProp: "drop-property", RenameProp: "rename-property", LoosenProp: "loosen-property", Recard: "recard",
-	WidenProp: "widen-property"}
+	WidenProp: "widen-property", RenameType: "rename-type"}
 
 // String names the step kind.
 func (o StepOp) String() string {
-	if o >= AddNode && o <= WidenProp {
+	if o >= AddNode && o <= RenameType {
 		return stepNames[o]
 	}
 	return "step(" + strconv.Itoa(int(o)) + ")"
@@ -83,9 +93,10 @@ func (o StepOp) String() string {
 // Step is one change of a Plan.
 type Step struct {
 	Op       StepOp
-	Type     string
+	Type     string // the type's name (RenameType: the new name)
 	Prop     string // AddProp, DropProp, LoosenProp: the property; RenameProp: the new name
-	From     string // RenameProp: the old name
+	From     string // RenameProp: the old property name; RenameType: the old type name
+	Table    string // RenameType: the storage table kept
 	Required bool   // AddProp: the new property is required
 	Column   string // AddProp, DropProp, RenameProp, WidenProp: the storage column concerned
 	Default  string // AddProp: the default old rows read (canonical literal), "" for null
@@ -102,6 +113,8 @@ func (s Step) String() string {
 		return s.Op.String() + " " + s.Type
 	case RenameProp:
 		return fmt.Sprintf("%s %s.%s -> %s", s.Op, s.Type, s.From, s.Prop)
+	case RenameType:
+		return fmt.Sprintf("%s %s -> %s", s.Op, s.From, s.Type)
 	case Recard:
 		return fmt.Sprintf("%s %s %s -> %s", s.Op, s.Type, s.OldCard, s.NewCard)
 	case WidenProp:
@@ -127,8 +140,9 @@ func (s Step) Tightens() bool {
 
 // Plan is a computed schema change: the schema in force, the resulting
 // schema (with storage columns assigned and dropped columns retired) and
-// the steps between them, in a deterministic order (types by name, nodes
-// first; properties in target order, then drops in old order).
+// the steps between them, in a deterministic order (types by new name,
+// nodes first, a type's rename before its property steps; properties in
+// target order, then drops in old order; dropped types last).
 type Plan struct {
 	Old, New Schema
 	Steps    []Step
@@ -137,14 +151,23 @@ type Plan struct {
 // Empty reports whether the plan changes nothing.
 func (p Plan) Empty() bool { return len(p.Steps) == 0 }
 
-// Evolve plans the change from old (a schema in force, with its storage
-// columns) to target (a hand-written schema: no @col or @retired) with the
-// given property renames. Refusals are *ChangeError (ErrIncompatibleChange)
-// or, for an invalid target, the *ValidationError of Validate. What the
-// plan guarantees: every kept or renamed property keeps its storage column
-// (its data), every added property gets a column no fragment has ever held
-// under this lineage (never a retired one), and the result validates.
+// Evolve is EvolveTypes without type renames.
 func Evolve(old, target Schema, renames []Rename) (Plan, error) {
+	return EvolveTypes(old, target, nil, renames)
+}
+
+// EvolveTypes plans the change from old (a schema in force, with its
+// storage columns and tables) to target (a hand-written schema: no @col,
+// @retired or @table) with the given type and property renames (a
+// Rename's Type names the type in the target; its old name is accepted
+// too). Refusals are *ChangeError (ErrIncompatibleChange) or, for an
+// invalid target, the *ValidationError of Validate. What the plan
+// guarantees: every kept or renamed type keeps its storage table (its
+// rows), every added type gets a table no other type of old or the result
+// has; every kept or renamed property keeps its storage column (its
+// data), every added property gets a column no fragment has ever held
+// under this lineage (never a retired one), and the result validates.
+func EvolveTypes(old, target Schema, types []TypeRename, renames []Rename) (Plan, error) {
 	if err := target.Validate(); err != nil {
 		return Plan{}, err
 	}
@@ -155,11 +178,15 @@ func Evolve(old, target Schema, renames []Rename) (Plan, error) {
 		return Plan{}, err
 	}
 	old, target = old.Normalized(), target.Normalized()
-	byType, err := renameIndex(old, target, renames)
+	relabelled, typeSteps, err := renameTypes(old, target, types)
 	if err != nil {
 		return Plan{}, err
 	}
-	e := evolver{old: old, renames: byType}
+	byType, err := renameIndex(relabelled, target, renamesInTarget(renames, types))
+	if err != nil {
+		return Plan{}, err
+	}
+	e := evolver{old: relabelled, renames: byType, typeSteps: typeSteps, tables: tablesOf(relabelled)}
 	out := Schema{}
 	for _, n := range target.Nodes {
 		nt, err := e.node(n)
@@ -184,7 +211,10 @@ func Evolve(old, target Schema, renames []Rename) (Plan, error) {
 }
 
 func noStorageAnnotations(s Schema) error {
-	check := func(name string, props []Property, retired []string) error {
+	check := func(name string, props []Property, retired []string, table string) error {
+		if table != "" && table != name {
+			return &ChangeError{Type: name, Msg: "@table is computed by the change, not written by hand (use a type rename)"}
+		}
 		if len(retired) > 0 {
 			return &ChangeError{Type: name, Msg: "@retired is computed by the change, not written by hand"}
 		}
@@ -196,12 +226,12 @@ func noStorageAnnotations(s Schema) error {
 		return nil
 	}
 	for _, n := range s.Nodes {
-		if err := check(n.Name, n.Props, n.Retired); err != nil {
+		if err := check(n.Name, n.Props, n.Retired, n.Table); err != nil {
 			return err
 		}
 	}
 	for _, e := range s.Edges {
-		if err := check(e.Name, e.Props, e.Retired); err != nil {
+		if err := check(e.Name, e.Props, e.Retired, e.Table); err != nil {
 			return err
 		}
 	}
@@ -264,9 +294,26 @@ func findProp(props []Property, name string) int {
 }
 
 type evolver struct {
-	old     Schema
-	renames map[string]map[string]string // type -> new name -> old name
-	steps   []Step
+	old       Schema                       // the schema in force, its renamed types relabelled
+	renames   map[string]map[string]string // type -> new name -> old name
+	typeSteps map[string]Step              // new type name -> its RenameType step
+	tables    map[string]bool              // storage tables taken (every old type's, each added type's)
+	steps     []Step
+}
+
+// kept records the RenameType step of a kept type, if it was renamed.
+func (e *evolver) kept(name string) {
+	if st, ok := e.typeSteps[name]; ok {
+		e.steps = append(e.steps, st)
+	}
+}
+
+// addedTable returns the storage table of an added type: its name, or
+// name_2, ... when another type (of the old schema or added) has it.
+func (e *evolver) addedTable(name string) string {
+	t := freshColumn(name, e.tables)
+	e.tables[t] = true
+	return normalTable(t, name)
 }
 
 func (e *evolver) node(n NodeType) (NodeType, error) {
@@ -276,13 +323,15 @@ func (e *evolver) node(n NodeType) (NodeType, error) {
 	o, ok := e.old.Node(n.Name)
 	if !ok {
 		e.steps = append(e.steps, Step{Op: AddNode, Type: n.Name})
+		n.Table = e.addedTable(n.Name)
 		return n, nil
 	}
+	e.kept(n.Name)
 	props, retired, err := e.props(n.Name, o.Props, o.Retired, n.Props)
 	if err != nil {
 		return NodeType{}, err
 	}
-	return NodeType{Name: n.Name, Props: props, Retired: retired}, nil
+	return NodeType{Name: n.Name, Props: props, Retired: retired, Table: o.Table}, nil
 }
 
 func (e *evolver) edge(t EdgeType) (EdgeType, error) {
@@ -292,8 +341,10 @@ func (e *evolver) edge(t EdgeType) (EdgeType, error) {
 	o, ok := e.old.Edge(t.Name)
 	if !ok {
 		e.steps = append(e.steps, Step{Op: AddEdge, Type: t.Name})
+		t.Table = e.addedTable(t.Name)
 		return t, nil
 	}
+	e.kept(t.Name)
 	if o.From != t.From || o.To != t.To {
 		return EdgeType{}, &ChangeError{Type: t.Name, Msg: fmt.Sprintf("endpoints %s -> %s cannot change to %s -> %s", o.From, o.To, t.From, t.To)}
 	}
@@ -304,7 +355,7 @@ func (e *evolver) edge(t EdgeType) (EdgeType, error) {
 	if o.Card != t.Card {
 		e.steps = append(e.steps, Step{Op: Recard, Type: t.Name, OldCard: o.Card, NewCard: t.Card})
 	}
-	return EdgeType{Name: t.Name, From: t.From, To: t.To, Card: t.Card, Props: props, Retired: retired}, nil
+	return EdgeType{Name: t.Name, From: t.From, To: t.To, Card: t.Card, Props: props, Retired: retired, Table: o.Table}, nil
 }
 
 // props computes a kept type's properties: kept and renamed ones keep

@@ -13,6 +13,7 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(socialText))
 	f.Add([]byte("node A {}\nedge E: A -> A @card(1..*) { x: bytes? }"))
+	f.Add([]byte("node A @table(B) @retired(x) {}\nnode B @table(A) {}\nedge E: A -> B @card(0..1) @table(F) { y: int64? }"))
 	f.Add([]byte(`node A { s: string @default("a\"b") n: int32? @col(m) @default(-3) f: float64? @default(1e3) t: timestamp? @default("2024-01-02T03:04:05.5Z") b: bytes? @default("\xff") }`))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		s, err := Parse(text)

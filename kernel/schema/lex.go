@@ -159,18 +159,3 @@ func (lx *lexer) literal() (string, error) {
 	lx.advance(i - start)
 	return string(lx.src[start:i]), nil
 }
-
-// nextIdentIs reports, without consuming anything, whether the next
-// token is the identifier name (after spaces; a parser that has just read
-// "@" asks which annotation follows).
-func (lx *lexer) nextIdentIs(name string) bool {
-	i := lx.off
-	for i < len(lx.src) && (lx.src[i] == ' ' || lx.src[i] == '\t') {
-		i++
-	}
-	j := i
-	for j < len(lx.src) && isIdentByte(lx.src[j]) {
-		j++
-	}
-	return string(lx.src[i:j]) == name
-}

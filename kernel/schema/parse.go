@@ -32,8 +32,9 @@ func (e *ParseError) Unwrap() []error { return []error{e.Err, ErrInvalidSchema} 
 // problem returns a *ParseError at the offending line. The grammar:
 //
 //	schema   = { decl } .
-//	decl     = "node" Name [ retired ] [ body ]
-//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] [ retired ] [ body ] .
+//	decl     = "node" Name [ table ] [ retired ] [ body ]
+//	         | "edge" Name ":" Name "->" Name [ "@card" "(" Int ".." ( Int | "*" ) ")" ] [ table ] [ retired ] [ body ] .
+//	table    = "@table" "(" Name ")" .
 //	retired  = "@retired" "(" Name { "," Name } ")" .
 //	body     = "{" { prop [ "," ] } "}" .
 //	prop     = Name ":" kind [ "?" ] [ "@col" "(" Name ")" ] [ "@default" "(" Literal ")" ] .
@@ -44,8 +45,9 @@ func (e *ParseError) Unwrap() []error { return []error{e.Err, ErrInvalidSchema} 
 // decimal for the numbers, true or false; it is stored canonically.
 //
 // A property is required unless its kind is followed by "?" (nullable).
-// "@col" and "@retired" record storage columns after a schema change (see
-// evolve.go); hand-written schemas do not need them. A
+// "@col" and "@retired" record storage columns, "@table" a type's storage
+// table, after a schema change (see evolve.go); hand-written schemas do
+// not need them. A
 // declaration without a body has no properties.
 // "#" starts a comment that runs to the end of the line. Only ASCII is
 // accepted outside comments. Example:
@@ -120,6 +122,12 @@ func (p *parser) node(s *Schema) error {
 	if err != nil {
 		return err
 	}
+	var table string
+	if p.tok.kind == tAt && p.peekAnnotation() == "table" {
+		if table, err = p.tableAnnotation(); err != nil {
+			return err
+		}
+	}
 	var retired []string
 	if p.tok.kind == tAt {
 		if retired, err = p.retiredAnnotation(); err != nil {
@@ -130,7 +138,7 @@ func (p *parser) node(s *Schema) error {
 	if err != nil {
 		return err
 	}
-	s.Nodes = append(s.Nodes, NodeType{Name: name, Props: props, Retired: retired})
+	s.Nodes = append(s.Nodes, NodeType{Name: name, Props: props, Retired: retired, Table: table})
 	p.nodes = append(p.nodes, tp)
 	return nil
 }
@@ -157,9 +165,14 @@ func (p *parser) edge(s *Schema) error {
 	if e.To, err = p.ident(&tp.to, "the to node type"); err != nil {
 		return err
 	}
-	if p.tok.kind == tAt && !p.lx.nextIdentIs("retired") { // @card is optional, before @retired
+	if p.tok.kind == tAt && p.peekAnnotation() != "retired" && p.peekAnnotation() != "table" { // @card is optional, before @table and @retired
 		tp.card = p.tok.pos
 		if e.Card, err = p.card(); err != nil {
+			return err
+		}
+	}
+	if p.tok.kind == tAt && p.peekAnnotation() == "table" {
+		if e.Table, err = p.tableAnnotation(); err != nil {
 			return err
 		}
 	}
@@ -216,6 +229,19 @@ func (p *parser) retiredAnnotation() ([]string, error) {
 		}
 	}
 	return out, p.expect(tRParen)
+}
+
+// tableAnnotation parses "@table(name)": a type's storage table.
+func (p *parser) tableAnnotation() (string, error) {
+	if err := p.annotation("table"); err != nil {
+		return "", err
+	}
+	var at pos
+	t, err := p.ident(&at, "a storage table name")
+	if err != nil {
+		return "", err
+	}
+	return t, p.expect(tRParen)
 }
 
 // colAnnotation parses "@col(name)": a property's storage column.

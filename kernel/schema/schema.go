@@ -88,6 +88,11 @@ func (p Property) StorageColumn() string {
 type NodeType struct {
 	Name  string
 	Props []Property
+	// Table is the type's storage table: the kernel table (and fragment
+	// metadata) holding its rows, when it differs from Name. Empty means
+	// Name. It differs only after a schema change renamed the type (the
+	// table keeps its data) or added a name another type's table has.
+	Table string
 	// Retired lists, sorted, the storage columns of properties dropped by
 	// a schema change: old fragments may still hold them, so no property
 	// may take them again (a re-added name gets a fresh column).
@@ -141,6 +146,51 @@ type EdgeType struct {
 	Card  Cardinality
 	// Retired: as NodeType.Retired.
 	Retired []string
+	// Table: as NodeType.Table.
+	Table string
+}
+
+// StorageTable returns the storage table of n: Table, or Name when Table
+// is empty.
+func (n NodeType) StorageTable() string { return orName(n.Table, n.Name) }
+
+// StorageTable returns the storage table of e: Table, or Name when Table
+// is empty.
+func (e EdgeType) StorageTable() string { return orName(e.Table, e.Name) }
+
+func orName(table, name string) string {
+	if table != "" {
+		return table
+	}
+	return name
+}
+
+// TableOf returns the storage table of the type called typ, and whether
+// s has such a type.
+func (s *Schema) TableOf(typ string) (string, bool) {
+	if n, ok := s.Node(typ); ok {
+		return n.StorageTable(), true
+	}
+	if e, ok := s.Edge(typ); ok {
+		return e.StorageTable(), true
+	}
+	return "", false
+}
+
+// TypeOfTable returns the name of the type whose storage table is table,
+// and whether s has one (at most one: Validate).
+func (s *Schema) TypeOfTable(table string) (string, bool) {
+	for _, n := range s.Nodes {
+		if n.StorageTable() == table {
+			return n.Name, true
+		}
+	}
+	for _, e := range s.Edges {
+		if e.StorageTable() == table {
+			return e.Name, true
+		}
+	}
+	return "", false
 }
 
 // Schema is a set of node and edge types. Node and edge names share one
@@ -220,11 +270,12 @@ func (s *Schema) EdgesTouching(node string) []string {
 func (s Schema) Normalized() Schema {
 	out := Schema{Nodes: make([]NodeType, len(s.Nodes)), Edges: make([]EdgeType, len(s.Edges))}
 	for i, n := range s.Nodes {
-		out.Nodes[i] = NodeType{Name: n.Name, Props: normalProps(n.Props), Retired: normalRetired(n.Retired)}
+		out.Nodes[i] = NodeType{Name: n.Name, Props: normalProps(n.Props), Retired: normalRetired(n.Retired), Table: normalTable(n.Table, n.Name)}
 	}
 	for i, e := range s.Edges {
 		e.Props = normalProps(e.Props)
 		e.Retired = normalRetired(e.Retired)
+		e.Table = normalTable(e.Table, e.Name)
 		out.Edges[i] = e
 	}
 	sort.SliceStable(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
@@ -242,6 +293,15 @@ func normalProps(props []Property) []Property {
 		}
 	}
 	return out
+}
+
+// normalTable clears a Table equal to the name (the canonical form writes
+// @table only when it differs).
+func normalTable(table, name string) string {
+	if table == name {
+		return ""
+	}
+	return table
 }
 
 // normalRetired returns a sorted copy of retired, nil when empty.

@@ -51,6 +51,8 @@ func (e *ValidationError) Unwrap() error { return ErrInvalidSchema }
 //   - storage columns (Column, or the name) are identifiers, unique within
 //     their type, not reserved, and none is retired; retired columns are
 //     identifiers, unique, at most MaxRetiredPerType;
+//   - storage tables (Table, or the name) are identifiers, one per type
+//     (no two types share one);
 //   - every edge's From and To name node types of this schema;
 //   - cardinality: Max is Unbounded or 1..MaxCardinality with Min <= Max,
 //     and Min <= MaxCardinality.
@@ -77,6 +79,9 @@ func (s *Schema) Validate() error {
 		if err := s.checkEdge(e); err != nil {
 			return err.at(true, i)
 		}
+	}
+	if err := s.checkTables(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -185,6 +190,33 @@ func checkColumns(name string, props []Property, retired []string) *ValidationEr
 			return &ValidationError{Type: name, Prop: p.Name, Msg: fmt.Sprintf("storage column %q is retired (its old data would come back)", c), propIndex: j}
 		}
 		used[c] = true
+	}
+	return nil
+}
+
+// checkTables checks the storage tables: identifiers, unique across the
+// schema's types (two types never share a kernel table).
+func (s *Schema) checkTables() *ValidationError {
+	owner := make(map[string]string, len(s.Nodes)+len(s.Edges))
+	check := func(edge bool, i int, name, table string) *ValidationError {
+		if msg := identProblem(table); msg != "" {
+			return (&ValidationError{Type: name, Msg: "storage table " + msg, propIndex: -1}).at(edge, i)
+		}
+		if o, dup := owner[table]; dup {
+			return (&ValidationError{Type: name, Msg: fmt.Sprintf("storage table %q is type %s's too", table, o), propIndex: -1}).at(edge, i)
+		}
+		owner[table] = name
+		return nil
+	}
+	for i, n := range s.Nodes {
+		if err := check(false, i, n.Name, n.StorageTable()); err != nil {
+			return err
+		}
+	}
+	for i, e := range s.Edges {
+		if err := check(true, i, e.Name, e.StorageTable()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -31,24 +30,20 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) (strin
 	return u.Put(ctx, key, data, objstore.CreateOnly)
 }
 
-// syncJob is one fsync of SyncDeferred: the object file at names, or the
-// directory names (the root when empty).
-type syncJob struct {
-	key   string
-	names []string
-	file  bool
-}
-
 // SyncDeferred fsyncs each key's object file and every directory on its
-// path (each directory once), syncWorkers at a time. Any failure (a
-// missing key included: it was deferred, so it must exist) is an
-// ErrTransient error naming the first failing key in key order; none of
-// the batch may then be assumed durable.
+// path (each directory once), syncWorkers at a time. It walks the tree of
+// those paths once, depth first (every directory opened once below its
+// parent, never following a symlink), rather than walking from the root
+// for each file and directory: a batch's keys share most of their path.
+// Any failure (a missing key included: it was deferred, so it must exist)
+// is an ErrTransient error naming the first failing key in key order (a
+// file's failure before a directory's); none of the batch may then be
+// assumed durable.
 func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 	if s.noSync || len(keys) == 0 {
 		return nil
 	}
-	jobs, err := s.syncJobs(keys)
+	tree, err := s.syncTree(keys)
 	if err != nil {
 		return err
 	}
@@ -57,84 +52,143 @@ func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 		return err
 	}
 	defer unix.Close(root)
-	errs := make([]error, len(jobs))
-	next := make(chan int)
+	run := &syncRun{ctx: ctx, next: make(chan syncJob)}
 	var wg sync.WaitGroup
-	for range min(syncWorkers, len(jobs)) {
+	for range syncWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				errs[i] = syncOne(root, jobs[i])
+			for j := range run.next {
+				err := fsyncFd(j.fd)
+				if j.close {
+					unix.Close(j.fd)
+				}
+				if err != nil {
+					run.fail(j.node, err)
+				}
 			}
 		}()
 	}
-	for i := range jobs {
-		if ctx.Err() != nil {
-			errs[i] = ctx.Err()
-			break
-		}
-		next <- i
+	run.visit(root, tree)
+	if ctx.Err() == nil {
+		run.next <- syncJob{fd: root, node: tree}
 	}
-	close(next)
+	close(run.next)
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return objstore.NewError(objstore.OpPut, jobs[i].key, objstore.ErrTransient,
-				fmt.Errorf("sync deferred write: %w", err))
-		}
+	if run.err == nil && ctx.Err() != nil {
+		return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient, fmt.Errorf("sync deferred write: %w", ctx.Err()))
+	}
+	if run.err != nil {
+		return objstore.NewError(objstore.OpPut, run.err.node.key, objstore.ErrTransient,
+			fmt.Errorf("sync deferred write: %w", run.err.err))
 	}
 	return nil
 }
 
-// syncJobs lists the files of keys (in key order) and then the distinct
-// directories on their paths (in path order).
-func (s *Store) syncJobs(keys []string) ([]syncJob, error) {
-	var jobs []syncJob
-	dirs := map[string]syncJob{}
-	for _, key := range keys {
+// syncNode is a directory (kids) or object file (file) on the paths of a
+// SyncDeferred batch; key is the first key in key order through it and
+// rank orders its failure (files by key order, then directories).
+type syncNode struct {
+	name string
+	file bool
+	key  string
+	rank int
+	kids []*syncNode // sorted by name
+}
+
+// syncTree builds the tree of the keys' paths below the root.
+func (s *Store) syncTree(keys []string) (*syncNode, error) {
+	root := &syncNode{key: keys[0]}
+	index := map[*syncNode]map[string]*syncNode{}
+	dirs := 0
+	for k, key := range keys {
 		if err := objstore.ValidateKey(objstore.OpPut, key); err != nil {
 			return nil, err
 		}
+		n := root
 		names := s.layout.encodeKey(key)
-		jobs = append(jobs, syncJob{key: key, names: names, file: true})
-		for i := 0; i < len(names); i++ {
-			p := strings.Join(names[:i], "/")
-			if _, ok := dirs[p]; !ok {
-				dirs[p] = syncJob{key: key, names: names[:i]}
+		for i, name := range names {
+			if index[n] == nil {
+				index[n] = map[string]*syncNode{}
 			}
+			kid, ok := index[n][name]
+			if !ok {
+				kid = &syncNode{name: name, file: i == len(names)-1, key: key, rank: k}
+				if !kid.file {
+					dirs++
+					kid.rank = len(keys) + dirs
+				}
+				index[n][name] = kid
+				n.kids = append(n.kids, kid)
+			}
+			n = kid
 		}
 	}
-	paths := make([]string, 0, len(dirs))
-	for p := range dirs { //detlint:ordered sorted below
-		paths = append(paths, p)
+	root.rank = len(keys)
+	var sortKids func(n *syncNode)
+	sortKids = func(n *syncNode) {
+		sort.Slice(n.kids, func(a, b int) bool { return n.kids[a].name < n.kids[b].name })
+		for _, kid := range n.kids {
+			sortKids(kid)
+		}
 	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		jobs = append(jobs, dirs[p])
-	}
-	return jobs, nil
+	sortKids(root)
+	return root, nil
 }
 
-// syncOne fsyncs one file or directory below root, never following a
-// symlink.
-func syncOne(root int, j syncJob) error {
-	dirs := j.names
-	if j.file {
-		dirs = j.names[:len(j.names)-1]
+// syncJob is one fsync: fd (closed after it unless it is the root's) for
+// node.
+type syncJob struct {
+	fd    int
+	close bool
+	node  *syncNode
+}
+
+// syncRun is one SyncDeferred walk: its job queue and its first failure.
+type syncRun struct {
+	ctx  context.Context
+	next chan syncJob
+	mu   sync.Mutex
+	err  *syncFailure
+}
+
+type syncFailure struct {
+	node *syncNode
+	err  error
+}
+
+// fail records a failure of node, keeping the first in rank order.
+func (r *syncRun) fail(n *syncNode, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil || n.rank < r.err.node.rank {
+		r.err = &syncFailure{node: n, err: err}
 	}
-	c, err := walk(root, dirs, noCreate, false)
-	if err != nil {
-		return err
+}
+
+// visit opens each child of directory n (open as fd) without following a
+// symlink and queues its fsync: a directory after its own children, which
+// are opened through it.
+func (r *syncRun) visit(fd int, n *syncNode) {
+	for _, kid := range n.kids {
+		if r.ctx.Err() != nil {
+			return
+		}
+		if kid.file {
+			f, err := unix.Openat(fd, kid.name, fileFlags, 0)
+			if err != nil {
+				r.fail(kid, fmt.Errorf("open %q: %w", kid.key, err))
+				continue
+			}
+			r.next <- syncJob{fd: f, close: true, node: kid}
+			continue
+		}
+		d, err := openDir(fd, kid.name)
+		if err != nil {
+			r.fail(kid, err)
+			continue
+		}
+		r.visit(d, kid)
+		r.next <- syncJob{fd: d, close: true, node: kid}
 	}
-	defer c.close()
-	if !j.file {
-		return fsyncFd(c.leaf())
-	}
-	fd, err := unix.Openat(c.leaf(), j.names[len(j.names)-1], fileFlags, 0)
-	if err != nil {
-		return fmt.Errorf("open %q: %w", j.key, err)
-	}
-	defer unix.Close(fd)
-	return fsyncFd(fd)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
-	"github.com/graphkernel/graphkernel/sim/check"
 )
 
 // seedLeftoverIndex is the core workload's seed step: it writes the commit
@@ -28,18 +27,8 @@ func seedLeftoverIndex(p *Proc) error {
 		return fmt.Errorf("workload: leftover index: %w", err)
 	}
 	key := format.NewKeys(p.run.Root).CommitIndex(id)
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
+	return p.seedRetry("leftover commit index never written", func(int) error {
 		_, err := p.run.Store.Put(p.Ctx(), key, b, objstore.Unconditional)
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "leftover commit index never written"})
-	return nil
+		return err
+	})
 }

@@ -88,6 +88,12 @@ func finalData(p *Proc) error {
 // "Paged fragment infos") under races, faults, crashes and collection.
 const simInlineFragments = -1
 
+// simIndexFanout is the IndexFanout of every simulated data handle: pages
+// of 4 rows, 4 per chunk and 4 refs per ref chunk, so a table past 16
+// rows carries an index tree (docs/format.md, "Paged index refs") under
+// races, faults, crashes, collection and the leak check.
+const simIndexFanout = 4
+
 // dg returns the process's data-plane handle, opening it on first use.
 func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
@@ -98,7 +104,7 @@ func (p *Proc) dg() (*data.Graph, error) {
 		p.data = g
 		return g, err
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: simIndexFanout})
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +132,8 @@ func (p *Proc) headSnapshot(what, branch string) (ref kernel.BranchRef, s *data.
 // seedData upserts the fixed people and companies until acknowledged (the
 // init process runs it once the graph exists).
 func seedData(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.dataCommitOps(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(*data.Txn) ([]datamodel.Op, error) {
+	return p.seedRetry("data seed never acknowledged", func(attempt int) error {
+		return p.dataCommitOps(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(*data.Txn) ([]datamodel.Op, error) {
 			var ops []datamodel.Op
 			for _, id := range dataPeople {
 				ops = append(ops, datamodel.Op{Kind: datamodel.Upsert, Type: "Person", Row: datamodel.Row{ID: id, Props: map[string]any{"name": id}}})
@@ -137,18 +143,7 @@ func seedData(p *Proc) error {
 			}
 			return ops, nil
 		})
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "data seed never acknowledged"})
-	return nil
+	})
 }
 
 // dataCommitOps is dataCommit of the operations plan returns (plan may

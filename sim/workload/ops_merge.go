@@ -44,20 +44,7 @@ func init() {
 
 // seedMerge upserts the people on main, then creates the feature branches.
 func seedMerge(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.seedMergeOnce(attempt)
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "merge seed never acknowledged"})
-	return nil
+	return p.seedRetry("merge seed never acknowledged", p.seedMergeOnce)
 }
 
 func (p *Proc) seedMergeOnce(attempt int) error {
@@ -70,9 +57,15 @@ func (p *Proc) seedMergeOnce(attempt int) error {
 	if err != nil {
 		return err
 	}
-	if snap, err := g.SnapshotAt(ctx, main); err != nil {
+	snap, err := g.SnapshotAt(ctx, main)
+	if err != nil {
 		return err
-	} else if n, _ := snap.Count(ctx, "Person"); n == 0 {
+	}
+	n, err := snap.Count(ctx, "Person")
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
 			for _, id := range dataPeople {
 				if err := tx.Upsert("Person", data.Row{ID: id, Props: map[string]any{"name": id}}); err != nil {

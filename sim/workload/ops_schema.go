@@ -18,16 +18,19 @@ import (
 // The schema workload (issue #29): writers add and remove Knows edges on
 // main and f1 (pausing between staging and commit, so schema changes land
 // inside their transactions); a schema changer renames Person's value
-// property (v <-> w, keeping its data) and tightens (after trimming the
-// edges) or loosens Knows' @card (0..1 <-> 0..3) on either branch; a
-// merger merges the branches both ways (schemas three-way, then rows);
-// readers check every head. Crashes and faults come from the profile.
+// property (v <-> w, keeping its data), renames both types (Person <->
+// Human and Knows <-> Links together, keeping their tables) and tightens
+// (after trimming the edges) or loosens Knows' @card (0..1 <-> 0..3) on
+// either branch; a merger merges the branches both ways (schemas
+// three-way, then rows); readers check every head. Every actor names the
+// types as the schema it reads does. Crashes and faults come from the
+// profile.
 //
 // Its checkers: schema-card (every person's Knows out-degree within the
 // @card of the snapshot's own schema: catches card-tighten-unchecked and
 // stale-schema-validate) and schema-rename (every seeded person keeps the
-// value the seed gave it, under whatever name the schema gives it:
-// catches rename-as-drop).
+// value the seed gave it, under whatever names the schema gives the type
+// and the property: catches rename-as-drop, of a property or a type).
 
 const schemaWorkloadSchema = `node Person { name: string  v: int64? }
 edge Knows: Person -> Person @card(0..3) {}
@@ -43,7 +46,7 @@ var schemaShape = shape{faultPhase: 3 * time.Minute, quietPhase: time.Minute}
 func init() {
 	Register(&Workload{
 		Name: "schema",
-		Doc: "schema changes (rename keeping data, @card tighten/loosen) on main and a feature branch while writers add and " +
+		Doc: "schema changes (property and type renames keeping data, @card tighten/loosen) on main and a feature branch while writers add and " +
 			"remove edges inside long transactions and a merger merges the branches both ways; checks @card and renamed data",
 		Generate: genSchema,
 		Plants:   []string{plant.StaleSchemaValidate, plant.RenameAsDrop, plant.CardTightenUnchecked},
@@ -60,20 +63,7 @@ func init() {
 // seedSchema upserts the people with their values on main, then creates
 // f1.
 func seedSchema(p *Proc) error {
-	for attempt := 0; attempt < maxOpenAttempts; attempt++ {
-		err := p.seedSchemaOnce(attempt)
-		if err == nil {
-			return nil
-		}
-		if p.Over(err) {
-			return p.end(err)
-		}
-		if err := p.sleep(openRetryDelay); err != nil {
-			return err
-		}
-	}
-	p.run.Violate(check.Violation{Check: "liveness", Detail: "schema seed never acknowledged"})
-	return nil
+	return p.seedRetry("schema seed never acknowledged", p.seedSchemaOnce)
 }
 
 func (p *Proc) seedSchemaOnce(attempt int) error {
@@ -86,12 +76,19 @@ func (p *Proc) seedSchemaOnce(attempt int) error {
 	if err != nil {
 		return err
 	}
-	if snap, err := g.SnapshotAt(ctx, main); err != nil {
+	snap, err := g.SnapshotAt(ctx, main)
+	if err != nil {
 		return err
-	} else if n, _ := snap.Count(ctx, "Person"); n == 0 {
+	}
+	n, err := snap.Count(ctx, namesOf(snap.Schema()).person)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		err := p.dataCommit(fmt.Sprintf("%s.seed%d", p.name, attempt), "main", func(tx *data.Txn) error {
+			nm := namesOf(tx.Schema())
 			for i, id := range dataPeople {
-				if err := tx.Upsert("Person", data.Row{ID: id, Props: map[string]any{"name": id, "v": schemaValue(i)}}); err != nil {
+				if err := tx.Upsert(nm.person, data.Row{ID: id, Props: map[string]any{"name": id, nm.value: schemaValue(i)}}); err != nil {
 					return err
 				}
 			}
@@ -115,17 +112,18 @@ func opSchemaTx(p *Proc, idx int, op Op) error {
 	person := op.Arg("person")
 	pause, _ := time.ParseDuration(op.Arg("pause"))
 	err := p.dataCommit(tag, op.Arg("branch"), func(tx *data.Txn) error {
+		knows := namesOf(tx.Schema()).knows
 		switch op.Arg("kind") {
 		case "know":
-			if err := tx.Insert("Knows", data.Row{ID: "k-" + tag, From: person, To: op.Arg("other")}); err != nil {
+			if err := tx.Insert(knows, data.Row{ID: "k-" + tag, From: person, To: op.Arg("other")}); err != nil {
 				return err
 			}
 		case "unknow":
-			edges, err := tx.Out(p.Ctx(), "Knows", person)
+			edges, err := tx.Out(p.Ctx(), knows, person)
 			if err != nil || len(edges) == 0 {
 				return errors.Join(err, errNothingToDo)
 			}
-			if err := tx.Delete("Knows", edges[0].ID); err != nil {
+			if err := tx.Delete(knows, edges[0].ID); err != nil {
 				return err
 			}
 		default:
@@ -142,23 +140,38 @@ func opSchemaTx(p *Proc, idx int, op Op) error {
 	return nil
 }
 
-// schemaText is the workload's schema with Person's value property named
-// value and Knows bounded by card.
-func schemaText(value string, card schema.Cardinality) string {
-	return fmt.Sprintf("node Person { name: string  %s: int64? }\nedge Knows: Person -> Person @card(%s) {}\n", value, card)
+// schemaNames are the names a schema of the workload gives its node type
+// (Person or Human), its edge type (Knows or Links) and the value
+// property (v or w), and the edge type's @card.
+type schemaNames struct {
+	person, knows, value string
+	card                 schema.Cardinality
 }
 
-// currentSchema reads Person's value property name and Knows' @card on
-// snap.
-func currentSchema(snap *data.Snapshot) (value string, card schema.Cardinality, ok bool) {
-	s := snap.Schema()
-	person, ok1 := s.Node("Person")
-	knows, ok2 := s.Edge("Knows")
-	if !ok1 || !ok2 || len(person.Props) != 2 {
-		return "", card, false
+// namesOf reads the workload's names from s (the zero value when s is
+// not of the workload's shape: one node type with two properties, one
+// edge type).
+func namesOf(s schema.Schema) schemaNames {
+	if len(s.Nodes) != 1 || len(s.Edges) != 1 || len(s.Nodes[0].Props) != 2 {
+		return schemaNames{}
 	}
-	return person.Props[1].Name, knows.Card, true
+	return schemaNames{person: s.Nodes[0].Name, knows: s.Edges[0].Name, value: s.Nodes[0].Props[1].Name, card: s.Edges[0].Card}
 }
+
+// schemaText is the workload's schema under the names n (hand-written:
+// no storage annotations).
+func schemaText(n schemaNames) string {
+	return fmt.Sprintf("node %s { name: string  %s: int64? }\nedge %s: %s -> %s @card(%s) {}\n", n.person, n.value, n.knows, n.person, n.person, n.card)
+}
+
+// currentSchema reads the workload's names on snap.
+func currentSchema(snap *data.Snapshot) (schemaNames, bool) {
+	n := namesOf(snap.Schema())
+	return n, n.person != ""
+}
+
+// flip maps each of the workload's two names of a thing to the other.
+var flip = map[string]string{"v": "w", "w": "v", "Person": "Human", "Human": "Person", "Knows": "Links", "Links": "Knows"}
 
 // opSchemaApply changes op's branch's schema: kind=rename (v <-> w, a
 // rename keeping the data), tighten (trim every person's Knows to one edge,
@@ -177,22 +190,25 @@ func opSchemaApply(p *Proc, idx int, op Op) error {
 	if stop {
 		return err
 	}
-	value, card, ok := currentSchema(snap)
+	n, ok := currentSchema(snap)
 	if !ok {
 		p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: %s: unexpected schema on %s:\n%s", p.name, tag, branch, snap.Schema())})
 		return nil
 	}
 	var renames []schema.Rename
+	var types []schema.TypeRename
 	switch kind {
 	case "rename":
-		to := map[string]string{"v": "w", "w": "v"}[value]
-		renames, value = []schema.Rename{{Type: "Person", From: value, To: to}}, to
+		renames, n.value = []schema.Rename{{Type: n.person, From: n.value, To: flip[n.value]}}, flip[n.value]
+	case "retype":
+		types = []schema.TypeRename{{From: n.person, To: flip[n.person]}, {From: n.knows, To: flip[n.knows]}}
+		n.person, n.knows = flip[n.person], flip[n.knows]
 	case "tighten":
-		card = schema.Card(0, 1)
+		n.card = schema.Card(0, 1)
 	case "loosen":
-		card = schema.Card(0, 3)
+		n.card = schema.Card(0, 3)
 	}
-	target, err := schema.Parse([]byte(schemaText(value, card)))
+	target, err := schema.Parse([]byte(schemaText(n)))
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
@@ -202,7 +218,7 @@ func opSchemaApply(p *Proc, idx int, op Op) error {
 	}
 	pc := p.run.H.BeginCommit(p.client(), check.IncarnationKey(branch, ref.Incarnation()), tag, nil)
 	ch, err := g.ApplySchema(p.Ctx(), ref, target, kernel.LineageIntent{Actor: p.name, Message: check.MessageFor(tag)},
-		data.SchemaOptions{Renames: renames, ExpectSchema: snap.Kernel().SchemaHash()})
+		data.SchemaOptions{Renames: renames, TypeRenames: types, ExpectSchema: snap.Kernel().SchemaHash()})
 	if p.Over(err) {
 		return p.end(err)
 	}
@@ -238,13 +254,14 @@ func schemaOutcome(err error) model.Outcome {
 func (p *Proc) trimKnows(tag, branch string) error {
 	err := p.dataCommit(tag, branch, func(tx *data.Txn) error {
 		n := 0
+		knows := namesOf(tx.Schema()).knows
 		for _, person := range dataPeople {
-			edges, err := tx.Out(p.Ctx(), "Knows", person)
+			edges, err := tx.Out(p.Ctx(), knows, person)
 			if err != nil {
 				return err
 			}
 			for _, e := range edges[min(1, len(edges)):] {
-				if err := tx.Delete("Knows", e.ID); err != nil {
+				if err := tx.Delete(knows, e.ID); err != nil {
 					return err
 				}
 				n++
@@ -292,7 +309,7 @@ func opSchemaMerge(p *Proc, idx int, op Op) error {
 		p.Unexpected("smerge", err)
 	}
 	if errors.Is(err, data.ErrSchemaConflict) {
-		// The workload's changes always merge: names v/w and bounds 0..1/0..3 take two values each.
+		// The workload's changes always merge: names v/w, Person/Human, Knows/Links and bounds 0..1/0..3 take two values each.
 		p.run.Violate(check.Violation{Check: "schema-merge", Detail: fmt.Sprintf("%s: %s: %v", p.name, tag, err)})
 	}
 	return nil
@@ -307,26 +324,26 @@ func opSchemaRead(p *Proc, _ int, op Op) error {
 		return err
 	}
 	ctx := p.Ctx()
-	value, card, ok := currentSchema(snap)
+	n, ok := currentSchema(snap)
 	at := fmt.Sprintf("%s: %s at %s", p.name, op.Arg("branch"), snap.Kernel().Head())
 	if !ok {
 		p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: unexpected schema:\n%s", at, snap.Schema())})
 		return nil
 	}
 	for i, person := range dataPeople {
-		r, found, err := snap.Get(ctx, "Person", person)
+		r, found, err := snap.Get(ctx, n.person, person)
 		if err != nil {
 			return p.readFailed("sread: get", err)
 		}
-		if got := r.Props[value]; !found || got != schemaValue(i) {
-			p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: Person %s .%s = %v (found %v), want %d", at, person, value, got, found, schemaValue(i))})
+		if got := r.Props[n.value]; !found || got != schemaValue(i) {
+			p.run.Violate(check.Violation{Check: "schema-rename", Detail: fmt.Sprintf("%s: %s %s .%s = %v (found %v), want %d", at, n.person, person, n.value, got, found, schemaValue(i))})
 		}
-		edges, err := snap.Out(ctx, "Knows", person)
+		edges, err := snap.Out(ctx, n.knows, person)
 		if err != nil {
 			return p.readFailed("sread: out", err)
 		}
-		if !card.Allows(uint64(len(edges))) {
-			p.run.Violate(check.Violation{Check: "schema-card", Detail: fmt.Sprintf("%s: Person %s has %d Knows edges, outside @card(%s)", at, person, len(edges), card)})
+		if !n.card.Allows(uint64(len(edges))) {
+			p.run.Violate(check.Violation{Check: "schema-card", Detail: fmt.Sprintf("%s: %s %s has %d %s edges, outside @card(%s)", at, n.person, person, len(edges), n.knows, n.card)})
 		}
 	}
 	return nil
@@ -372,7 +389,7 @@ func genSchema(seed uint64, faults string) *Scenario {
 	cthink := [2]time.Duration{2 * time.Second, 8 * time.Second}
 	c := ActorPlan{Name: "c0"}
 	for n := opsFor(schemaShape, cthink); n > 0; n-- {
-		kinds := []string{"rename", "tighten", "loosen", "loosen"}
+		kinds := []string{"rename", "tighten", "loosen", "loosen", "retype"}
 		c.Ops = append(c.Ops, Op{Kind: "sapply", Think: think(rng, cthink), Args: map[string]string{"branch": branch(), "kind": kinds[rng.IntN(len(kinds))]}})
 	}
 	s.Actors = append(s.Actors, c)

@@ -12,7 +12,8 @@ import (
 
 // The schema workload's feed check (schema-feed, docs/invariants.md 3b
 // S12): in the quiet phase a consumer replays main's feed from the
-// beginning across its schema changes (renames v <-> w, @card changes,
+// beginning across its schema changes (renames v <-> w, Person <-> Human
+// and Knows <-> Links, @card changes,
 // merges that bring f1's), with small pages so commits split, restarting
 // twice from its last saved cursor. It holds the rows and the schema id;
 // each schema change must come once per delivery of its commit, in the
@@ -152,8 +153,8 @@ func (s *schemaFeedState) apply(b changefeed.Block, seen map[string]bool) string
 }
 
 // applySchemaSteps is what a consumer does with a schema change: renamed
-// properties move, dropped properties and types go, added types start
-// empty.
+// types and properties move, dropped properties and types go, added types
+// start empty.
 func applySchemaSteps(rows check.Rows, steps []schema.Step) {
 	for _, st := range steps {
 		switch st.Op {
@@ -161,6 +162,9 @@ func applySchemaSteps(rows check.Rows, steps []schema.Step) {
 			rows[st.Type] = map[string]data.Row{}
 		case schema.DropType:
 			delete(rows, st.Type)
+		case schema.RenameType:
+			rows[st.Type] = rows[st.From]
+			delete(rows, st.From)
 		case schema.RenameProp, schema.DropProp:
 			for id, r := range rows[st.Type] { //detlint:ordered each row on its own
 				r = cloneRow(r)
