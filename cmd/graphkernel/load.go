@@ -153,12 +153,9 @@ func runLoad(ctx context.Context, a *app, o *opts, pos []string) error {
 	return nil
 }
 
-// loadMemoryFactor is the goal for a load's peak heap as a multiple of its
-// transaction byte budget (BenchmarkLoadMemory: peak heap <= 4x).
-const loadMemoryFactor = 4
-
 // loadSoftLimitHalves is the soft memory limit of a load in halves of
-// its byte budget (7: 3.5x): below the goal, because the heap passes a
+// its byte budget (7: 3.5x): below the goal of a peak heap at most 4x the
+// transaction byte budget (BenchmarkLoadMemory), because the heap passes a
 // soft limit by what the program allocates while a collection runs, which
 // grows when the machine is busy (BenchmarkLoadMemory at load average
 // ~20: 4.2x under a 4x limit; 3.2x under 3x, at 44% more CPU).
