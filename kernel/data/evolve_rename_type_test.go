@@ -194,7 +194,9 @@ func TestTypeRenameCrashes(t *testing.T) {
 		must(t, err)
 		fps := failpoint.NewSet()
 		fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
+		// a counter-named write (format 8's, CounterWrites) leaves a sidecar
+		// for recovery to resolve; one named per attempt leaves nothing.
+		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
 		must(t, err)
 		tx, err := w.Begin(ctx, mainRef(t, w))
 		must(t, err)
@@ -218,7 +220,9 @@ func TestTypeRenameCrashes(t *testing.T) {
 		g := evoGraph(t, store)
 		fps := failpoint.NewSet()
 		fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
+		// a counter-named write (format 8's, CounterWrites) leaves a sidecar
+		// for recovery to resolve; one named per attempt leaves nothing.
+		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
 		must(t, err)
 		tx, err := w.Begin(ctx, mainRef(t, w))
 		must(t, err)
