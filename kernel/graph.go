@@ -88,13 +88,13 @@ type Options struct {
 	// reads any other's indexes.
 	ReachEntries, ReachFolds int
 
-	// CounterWrites makes Write commit table versions as format 8 did:
+	// CounterWrites makes Write commit table versions as format 7 did:
 	// counter-named (R/tables/<table>/<fork>/<inv(version)>, the HEAD found
 	// by a LIST), each round guarded by a recovery sidecar. Manifests are
 	// still stamped with the current format. It exists so the recovery of
-	// format-8 writes (which old graphs may hold) stays exercised by tests
+	// format-7 writes (which old graphs may hold) stays exercised by tests
 	// and the crash-cut sweep; a production handle leaves it false and
-	// writes versions named per attempt (docs/format.md, "v8->v9").
+	// writes versions named per attempt (docs/format.md, "v7->v8").
 	CounterWrites bool
 }
 

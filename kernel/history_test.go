@@ -220,9 +220,9 @@ func TestWriteStrictAndRebase(t *testing.T) {
 				Build: func(p kernel.TableVersion) (kernel.TableContent, error) { return kernel.TableContent{Rows: 1}, nil }}}, kernel.LineageIntent{})
 			return err
 		}
-		// Format 9: the write is named per attempt and builds on the pin; an
+		// Format 8: the write is named per attempt and builds on the pin; an
 		// unpublished version (the orphan) is garbage, not newer state, so a
-		// strict write on the published pin passes (format 8 refused it until
+		// strict write on the published pin passes (format 7 refused it until
 		// recovery or a non-strict write moved past the orphan).
 		if err := strict(1); err != nil {
 			t.Fatalf("strict on the published pin under an orphan: %v", err)

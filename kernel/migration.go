@@ -63,25 +63,17 @@ var migrations = []registeredMigration{
 	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
 	{From: migrationV5ToV6From, To: format.FormatV6, Name: "v5->v6 id index delta: nothing rewritten"},
 	{From: migrationV6ToV7From, To: format.FormatV7, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
-	{From: migrationV7ToV8From, To: format.FormatV8, Name: "v7->v8 paged index refs: nothing rewritten"},
-	{From: migrationV8ToV9From, To: format.CurrentFormat, Name: "v8->v9 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
+	{From: migrationV7ToV8From, To: format.CurrentFormat, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
 }
 
-// migrationV8ToV9From is the source stamp of the v8->v9 step (table
+// migrationV7ToV8From is the source stamp of the v7->v8 step (table
 // versions named per write attempt, pinned by name; docs/format.md
-// "v8->v9"). It rewrites nothing: format 9 readers read counter-named
-// pins and versions as they are, and a branch's next publish stamps 9.
+// "v7->v8"). It rewrites nothing: format 8 readers read counter-named
+// pins and versions as they are, and a branch's next publish stamps 8.
 // Its one action is on the write path: the first Write of a branch whose
-// head is stamped below 9 resolves every sidecar of the incarnation first
+// head is stamped below 8 resolves every sidecar of the incarnation first
 // (writeRoundNamed, sweepBeforeNamed), so no counter-named write is in
 // flight when named ones begin. Like v4->v5 it has no planning code.
-const migrationV8ToV9From = format.FormatV8
-
-// migrationV7ToV8From is the source stamp of the v7->v8 step (an index
-// direction may be listed through ref chunks; docs/format.md "v7->v8").
-// It rewrites nothing: format 8 readers read a version listing its index
-// refs inline as they are, and a branch's next publish stamps 8. Like
-// v4->v5 it has no planning code.
 const migrationV7ToV8From = format.FormatV7
 
 // migrationV6ToV7From is the source stamp of the v6->v7 step (id pages

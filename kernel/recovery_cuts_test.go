@@ -11,8 +11,8 @@ import (
 // kind of the kernel, in both write formats: crash after each durable
 // effect of the write (and of each recovery), reopen, and require
 // pre-or-post state, one audit record per left sidecar, no sidecar left;
-// plus the acknowledgement cut. Named per attempt (format 9) no cut may
-// leave a sidecar at all; counter-named (format 8's writes, which old
+// plus the acknowledgement cut. Named per attempt (format 8) no cut may
+// leave a sidecar at all; counter-named (format 7's writes, which old
 // graphs may still hold) every sidecar-leaving cut is recovered.
 func TestCrashCutSweep(t *testing.T) {
 	for _, counter := range []bool{false, true} {

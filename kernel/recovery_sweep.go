@@ -50,7 +50,7 @@ type sweepScope struct {
 	branch format.ID
 	tables []string
 	// wholeBranch: with heal, every sidecar of branch, whatever its tables
-	// (the sweep before a branch's first write in format 9).
+	// (the sweep before a branch's first write in format 8).
 	wholeBranch bool
 }
 
@@ -432,7 +432,7 @@ func (g *Graph) observeTable(ctx context.Context, m *format.Manifest, t format.S
 	o.Head = forkHead
 	if (pin.Fork != t.Fork || pin.Named()) && forkHead < pin.Version {
 		// The fork has nothing above an inherited pin, or no counter-named
-		// version above a pin named per attempt (format 9): the pin is the HEAD.
+		// version above a pin named per attempt (format 8): the pin is the HEAD.
 		o.Head = pin.Version
 	}
 	if forkHead == t.Commit {

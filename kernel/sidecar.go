@@ -21,7 +21,7 @@ type plannedWrite struct {
 	version uint64   // the version the round commits: the table HEAD + 1
 	content TableContent
 	token   format.Token // the writer token that version will carry
-	attempt format.ID    // format 9: the round's attempt id naming the version (zero: counter-named)
+	attempt format.ID    // format 8: the round's attempt id naming the version (zero: counter-named)
 }
 
 // writeRun is the recovery state of one Write call across its rounds.

@@ -9,7 +9,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
 
-// Writes named per attempt (format 9, docs/format.md "v8->v9"). A round
+// Writes named per attempt (format 8, docs/format.md "v7->v8"). A round
 // writes each table's new version at a key of its own,
 // R/tables/<table>/<fork>/a/<ulid> (the ULID minted for the round from the
 // injected clock and entropy), numbered the pin's sequence number + 1, and
@@ -20,7 +20,7 @@ import (
 // (gc.KeepTableVersion: its ULID time + settle), never a state recovery
 // rolls forward or back.
 
-// writeRoundNamed is one attempt of a Write in format 9: build on the
+// writeRoundNamed is one attempt of a Write in format 8: build on the
 // handle's view (or a loaded head), check strict bases and read
 // expectations, write one named version per table, publish with
 // expectations by name. A branch whose head is still stamped below 8 first
@@ -160,13 +160,13 @@ func (g *Graph) commitNamed(ctx context.Context, b BranchRef, p plannedWrite) (T
 }
 
 // sweepBeforeNamed resolves every sidecar of b's incarnation, young ones
-// too (the first write of a branch in format 9: a counter-named write of
-// the previous format is either abandoned or a format-8 binary's, and
+// too (the first write of a branch in format 8: a counter-named write of
+// the previous format is either abandoned or a format-7 binary's, and
 // writers are upgraded before named writes begin; every recovery action is
 // fenced, so acting on a live one costs it its write, never safety).
 func (g *Graph) sweepBeforeNamed(ctx context.Context, b BranchRef) error {
 	if _, err := g.sweep(ctx, sweepScope{heal: true, wholeBranch: true, ignoreLease: true, branch: b.incID}); err != nil {
-		return fmt.Errorf("sweep format-8 sidecars of %s before its first named write: %w", b, err)
+		return fmt.Errorf("sweep format-7 sidecars of %s before its first named write: %w", b, err)
 	}
 	return nil
 }

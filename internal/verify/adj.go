@@ -28,7 +28,6 @@ type adjRefJSON struct {
 	Name   string `json:"name"`
 	Bytes  uint64 `json:"bytes"`
 	CRC32C uint32 `json:"crc32c"`
-	Level  int    `json:"level"` // of the chunk it names (format 8); 0 for pages
 }
 
 // checkAdjacency checks the indexes a table version lists — an edge
@@ -51,7 +50,7 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 		}
 		sum := indexSum{known: true}
 		for _, c := range chunks {
-			sum.add(v.checkChunk(ctx, tvKey, table, dir, c, 0))
+			sum.add(v.checkChunk(ctx, tvKey, table, dir, c))
 		}
 		if dir == "id" { // format 6: the ids riding the version beyond its pages
 			delta, err := data.IDIndexDelta(md)
@@ -69,10 +68,9 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 }
 
 // checkChunk checks one chunk of direction dir and its pages (once each),
-// or, for a ref chunk (format 8, "level" >= 1), the chunks it lists, and
-// returns the multiset hash of the entries below it (unknown if it or
-// anything below is damaged). depth counts the ref chunks above it.
-func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c adjRefJSON, depth int) indexSum {
+// and returns the multiset hash of the entries it lists (unknown if it or
+// a page is damaged).
+func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c adjRefJSON) indexSum {
 	key := v.adjKey(table, c.Name)
 	if sum, seen := v.sums.objects[key]; seen {
 		return sum
@@ -87,26 +85,15 @@ func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c a
 		return indexSum{}
 	}
 	var chunk struct {
-		Level int               `json:"level"`
 		Pages []json.RawMessage `json:"pages"`
 	}
-	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs || chunk.Level != c.Level || depth > data.MaxIndexLevels {
-		v.problem(key, RuleAdjacency, "chunk payload: %d pages, level %d (its ref's %d, depth %d), %v", len(chunk.Pages), chunk.Level, c.Level, depth, err)
+	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs {
+		v.problem(key, RuleAdjacency, "chunk payload: %d pages, %v", len(chunk.Pages), err)
 		return indexSum{}
 	}
 	sum := indexSum{known: true}
 	for _, raw := range chunk.Pages {
-		if chunk.Level == 0 {
-			sum.add(v.checkPage(ctx, key, table, dir, raw))
-			continue
-		}
-		var ref adjRefJSON
-		if err := json.Unmarshal(raw, &ref); err != nil || ref.Level != chunk.Level-1 {
-			v.problem(key, RuleAdjacency, "ref chunk of level %d lists %s (level %d): %v", chunk.Level, ref.Name, ref.Level, err)
-			sum.add(indexSum{})
-			continue
-		}
-		sum.add(v.checkChunk(ctx, key, table, dir, ref, depth+1))
+		sum.add(v.checkPage(ctx, key, table, dir, raw))
 	}
 	v.sums.objects[key] = sum
 	return sum

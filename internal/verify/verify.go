@@ -763,7 +763,7 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 // headNotBehind checks that the fork's newest version of the table is not
 // below a version some manifest pins.
 //
-// A pin named per attempt (format 9) has no HEAD: versions are not
+// A pin named per attempt (format 8) has no HEAD: versions are not
 // counters there, so there is nothing to compare.
 func (v *verifier) headNotBehind(ctx context.Context, key string, p format.TablePin) {
 	if p.Ref().Named() {

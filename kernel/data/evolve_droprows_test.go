@@ -76,7 +76,7 @@ func TestDropRowsCrashIsRolledBack(t *testing.T) {
 	evoGraph(t, store)
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-	w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}}) // a format-8 write: recovery resolves its sidecar
+	w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}}) // a format-7 write: recovery resolves its sidecar
 	must(t, err)
 	if _, err := apply(t, w, dropPersonText, SchemaOptions{DropRows: true}); !errors.Is(err, failpoint.ErrCrashed) {
 		t.Fatalf("apply = %v, want the crash", err)

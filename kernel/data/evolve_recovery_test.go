@@ -23,7 +23,7 @@ func TestRecoveryNeverRollsForwardAcrossASchemaChange(t *testing.T) {
 	commitTx(t, g, func(tx *Txn) error { return tx.Delete("WorksAt", "w2") })
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-	w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}}) // a format-8 write: recovery resolves its sidecar
+	w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}}) // a format-7 write: recovery resolves its sidecar
 	must(t, err)
 	tx, err := w.Begin(ctx, mainRef(t, w))
 	must(t, err)

@@ -194,7 +194,7 @@ func TestTypeRenameCrashes(t *testing.T) {
 		must(t, err)
 		fps := failpoint.NewSet()
 		fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-		// a counter-named write (format 8's, CounterWrites) leaves a sidecar
+		// a counter-named write (format 7's, CounterWrites) leaves a sidecar
 		// for recovery to resolve; one named per attempt leaves nothing.
 		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
 		must(t, err)
@@ -220,7 +220,7 @@ func TestTypeRenameCrashes(t *testing.T) {
 		g := evoGraph(t, store)
 		fps := failpoint.NewSet()
 		fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-		// a counter-named write (format 8's, CounterWrites) leaves a sidecar
+		// a counter-named write (format 7's, CounterWrites) leaves a sidecar
 		// for recovery to resolve; one named per attempt leaves nothing.
 		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
 		must(t, err)

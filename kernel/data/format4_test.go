@@ -85,7 +85,7 @@ func restampTo(t *testing.T, st *sim.Store, stamp uint16) {
 	}
 }
 
-// initCounterGraph is initGraph writing as builds before format 9 did
+// initCounterGraph is initGraph writing as builds before format 8 did
 // (counter-named table versions behind recovery sidecars), for fixtures
 // restamped to an older format.
 func initCounterGraph(t testing.TB, store objstore.Store) *Graph {

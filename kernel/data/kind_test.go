@@ -13,7 +13,7 @@ import (
 )
 
 // TestTxnWriterKind pins that the data plane commits as writer kind "txn":
-// a counter-named transaction (format 8's writes) whose publish fails
+// a counter-named transaction (format 7's writes) whose publish fails
 // after its table commits leaves a sidecar saying "txn", and the audit
 // record recovery writes for it says "txn" too.
 func TestTxnWriterKind(t *testing.T) {
@@ -49,7 +49,7 @@ func TestTxnWriterKind(t *testing.T) {
 }
 
 // TestNamedWriteFailureBeforePublishIsDefinite: a transaction named per
-// attempt (format 9) whose publish fails after its table version is
+// attempt (format 8) whose publish fails after its table version is
 // written leaves no sidecar and reports a definite failure (nothing of it
 // can become visible later: its version is garbage for the collector).
 func TestNamedWriteFailureBeforePublishIsDefinite(t *testing.T) {

@@ -47,7 +47,7 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) []string {
 // 1,000-row table, on a warm handle whose view of the branch is current,
 // make exactly these 4 requests, in this order: no head discovery (Begin
 // floats on the handle's view, base.go; the commit, its write round and
-// its publish build on it), no table-HEAD LIST and no sidecar (format 9:
+// its publish build on it), no table-HEAD LIST and no sidecar (format 8:
 // the table version is named per write attempt, so nothing before the
 // publish can be mistaken for published state; kernel/write_named.go), no
 // GET (what the previous commit wrote is cached as it was written,

@@ -18,15 +18,11 @@ import (
 // chunks as one zstd frame, adjacency pages as column files;
 // docs/format.md, "v6->v7"): a format-6 binary would report them corrupt,
 // so it must refuse the graph the same way.
-// Format 8 is format 7 plus paged index refs (an index direction listed
-// through ref chunks, docs/format.md "v7->v8"): a format-7 binary would
-// read a ref chunk as a chunk of pages and report it corrupt, so it must
-// refuse the graph the same way.
-// Format 9 names new table versions per write attempt
+// Format 8 names new table versions per write attempt
 // (R/tables/<table>/<fork>/a/<ulid>, pinned by name; docs/format.md,
-// "v8->v9"): a format-8 binary would not find such a version under its
-// counter key, so it refuses stamp 9.
-const CurrentFormat uint16 = 9
+// "v7->v8"): a format-7 binary would not find such a version under its
+// counter key, so it refuses stamp 8.
+const CurrentFormat uint16 = 8
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

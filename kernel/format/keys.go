@@ -110,7 +110,7 @@ func (k Keys) TableVersion(table string, fork ID, v uint64) string {
 }
 
 // TableAttemptPrefix lists the versions of table on fork named per write
-// attempt (format 9), oldest attempt first. Every key under it sorts after
+// attempt (format 8), oldest attempt first. Every key under it sorts after
 // every counter-named key of the fork (a digit sorts before 'a'), so a LIST
 // limit 1 of TableForkPrefix still returns the newest counter-named version
 // when there is one.
@@ -119,7 +119,7 @@ func (k Keys) TableAttemptPrefix(table string, fork ID) string {
 }
 
 // TableAttempt is the key of the version of table on fork written by
-// attempt (format 9): R/tables/<table>/<fork>/a/<ulid>.
+// attempt (format 8): R/tables/<table>/<fork>/a/<ulid>.
 func (k Keys) TableAttempt(table string, fork, attempt ID) string {
 	return k.join("tables", table, fork.String(), "a", attempt.String())
 }

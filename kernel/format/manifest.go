@@ -57,7 +57,7 @@ type TablePin struct {
 	Fork    ID     `json:"fork"`    // incarnation id of the fork holding the version
 	Version uint64 `json:"version"` // >= 1
 	Rows    uint64 `json:"rows"`
-	// Attempt names a version keyed per write attempt (format 9; zero for
+	// Attempt names a version keyed per write attempt (format 8; zero for
 	// a counter-named version, omitted then): the pin is authoritative by
 	// it, Version is its sequence number.
 	Attempt ID `json:"attempt,omitzero"`

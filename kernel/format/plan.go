@@ -38,7 +38,7 @@ type PlanTable struct {
 	Pin     uint64 `json:"pin"`      // 0: unpinned
 	Restore uint64 `json:"restore"`  // 0: no restore; else the version written on Fork
 	// PinAttempt names the pinned version when it is keyed per write
-	// attempt (format 9); zero (omitted) for a counter-named pin.
+	// attempt (format 8); zero (omitted) for a counter-named pin.
 	PinAttempt ID `json:"pin_attempt,omitzero"`
 }
 

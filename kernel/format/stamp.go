@@ -24,18 +24,12 @@ const FormatV5 uint16 = 5
 const FormatV6 uint16 = 6
 
 // FormatV7 is format 6 plus compact index pages (zstd id pages and chunk
-// payloads, column-file adjacency pages), with every index direction
-// listed inline in its table version. Its objects have format 8's layout:
-// they are read as they are, never rewritten; the next publish of a
-// branch stamps 8.
-
-// FormatV8 is format 7 plus paged index refs, with every table version
+// payloads, column-file adjacency pages), with every table version
 // counter-named (R/tables/<table>/<fork>/<inv(version)>, the HEAD found by
 // a LIST) and every Write guarded by a recovery sidecar. Its objects have
-// format 9's layout: they are read as they are, never rewritten; the next
-// publish of a branch stamps 9, after its first write swept the
-// incarnation's sidecars (docs/format.md, "v8->v9").
-const FormatV8 uint16 = 8
+// format 8's layout: they are read as they are, never rewritten; the next
+// publish of a branch stamps 8, after its first write swept the
+// incarnation's sidecars (docs/format.md, "v7->v8").
 const FormatV7 uint16 = 7
 
 // CurrentLayout reports whether an object of stamp has the manifest and

@@ -25,7 +25,7 @@ type KV struct {
 // TableRef names one table version on one fork. The zero TableRef means
 // "no version". Attempt is zero for a counter-named version (formats <= 7,
 // key R/tables/<table>/<fork>/<inv(version)>) and the write attempt's ULID
-// for a version named per attempt (format 9, R/tables/<table>/<fork>/a/<ulid>):
+// for a version named per attempt (format 8, R/tables/<table>/<fork>/a/<ulid>):
 // Version is then the pin's sequence number (the previous pin's + 1), which
 // several unpublished attempts may share; the attempt tells them apart.
 type TableRef struct {
@@ -52,7 +52,7 @@ type TableVersion struct {
 	// Requires BasedOn; omitted when false.
 	ContentPreserving bool `json:"content_preserving,omitempty"`
 	// Attempt is the write attempt's ULID of a version named per attempt
-	// (format 9): its key is R/tables/<table>/<fork>/a/<attempt>. Zero for
+	// (format 8): its key is R/tables/<table>/<fork>/a/<attempt>. Zero for
 	// a counter-named version; omitted then.
 	Attempt ID `json:"attempt,omitzero"`
 }

@@ -118,7 +118,7 @@ func SidecarFloor(n int, versions []uint64, floor uint64) int {
 }
 
 // TableKey names one table version. Attempt is zero for a counter-named
-// version and the attempt's ULID for one named per attempt (format 9).
+// version and the attempt's ULID for one named per attempt (format 8).
 type TableKey struct {
 	Table   string
 	Fork    format.ID

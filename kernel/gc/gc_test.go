@@ -146,7 +146,7 @@ func TestKeepRules(t *testing.T) {
 		{"expired incarnation", KeepTableVersion(m, k, TableKey{"t", dead, 3, format.ID{}}, true, p, now), false},
 		{"young unknown fork", KeepTableVersion(m, k, TableKey{"t", young, 1, format.ID{}}, true, p, now), true},
 		{"old unknown fork", KeepTableVersion(m, k, TableKey{"t", oldFork, 1, format.ID{}}, true, p, now), false},
-		// Versions named per attempt (format 9): only a pin or the grace rule
+		// Versions named per attempt (format 8): only a pin or the grace rule
 		// keeps them, wherever they sit against the head's pin.
 		{"named, young attempt", KeepTableVersion(m, k, TableKey{"t", live, 6, young}, false, p, now), true},
 		{"named, old attempt above the pin", KeepTableVersion(m, k, TableKey{"t", live, 6, oldFork}, false, p, now), false},

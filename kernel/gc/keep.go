@@ -83,7 +83,7 @@ func KeepManifest(m *Marks, k *Known, key string, inc IncKey, version uint64) bo
 // of any branch, no sidecar and no lease, or of a deleted incarnation past
 // retention — is unreachable.
 //
-// A version named per attempt (format 9, t.Attempt set) is authoritative
+// A version named per attempt (format 8, t.Attempt set) is authoritative
 // only through a manifest that pins it: unreached, it is kept only while
 // its attempt is younger than the settle time (the fragment rule,
 // KeepFragment: the writer's grace rule stops a write staged longer ago

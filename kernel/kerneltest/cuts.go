@@ -46,7 +46,7 @@ type CutOptions struct {
 	NoRecoveryCuts bool
 	// CounterWrites runs every handle with kernel.Options.CounterWrites:
 	// the write commits counter-named versions behind a recovery sidecar,
-	// as format 8 did. Without it (format 9: versions named per attempt)
+	// as format 7 did. Without it (format 8: versions named per attempt)
 	// the write must leave no sidecar at any cut: every cut is pre or post
 	// with nothing to recover.
 	CounterWrites bool

@@ -9,7 +9,7 @@ import (
 )
 
 // SweepCuts over the two-table write of the recovery issue, written as
-// format 8 did (CounterWrites): it records the write's durable effects
+// format 7 did (CounterWrites): it records the write's durable effects
 // (sidecar, two table versions, manifest, the commit index, sidecar
 // delete), exercises every cut plus the acknowledgement cut and the cuts
 // inside each recovery, and finds nothing wrong.
@@ -31,7 +31,7 @@ func TestSweepCutsTwoTable(t *testing.T) {
 	}
 }
 
-// SweepCuts over the same two-table write named per attempt (format 9):
+// SweepCuts over the same two-table write named per attempt (format 8):
 // two table-version PUTs, the manifest, the commit index — no sidecar, so
 // every cut is pre or post with nothing to recover (a sidecar left at any
 // cut is a violation).

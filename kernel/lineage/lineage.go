@@ -20,7 +20,7 @@ var ErrInvalid = errors.New("lineage: invalid proposal")
 
 // Expectation says "table must be pinned at Version in the loaded manifest"
 // (Version 0: the table must not be pinned). A non-zero Attempt further
-// requires the pin to name that attempt (format 9: a pin is authoritative
+// requires the pin to name that attempt (format 8: a pin is authoritative
 // by name, and unpublished attempts may share its sequence number).
 type Expectation struct {
 	Table   string

@@ -13,7 +13,7 @@ type Update struct {
 	Fork    format.ID
 	Version uint64
 	Rows    uint64
-	// Attempt names a version keyed per write attempt (format 9); zero
+	// Attempt names a version keyed per write attempt (format 8); zero
 	// for a counter-named one. The pin records it.
 	Attempt format.ID
 }

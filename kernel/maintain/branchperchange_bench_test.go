@@ -187,6 +187,7 @@ func BenchmarkBranchPerChange(b *testing.B) {
 	}
 	const samples = 11
 	ref := bpcBuild(b, sizes[0], b.TempDir())
+	refSample := 0 // ref's sample rows stay unique when -count reruns a size
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("cycles=%d", n), func(b *testing.B) {
 			built := bpcBuild(b, n, b.TempDir())
@@ -194,7 +195,8 @@ func BenchmarkBranchPerChange(b *testing.B) {
 			for b.Loop() {
 				var bd, md, cd, rbd, rmd, rcd []time.Duration
 				for k := 0; k < samples; k++ {
-					r := bpcMeasure(b, ref.fs, nil, 1000*n+k+1)
+					refSample++
+					r := bpcMeasure(b, ref.fs, nil, 1000*n+refSample)
 					s := bpcMeasure(b, built.fs, nil, k+1)
 					bd, md, cd = append(bd, s.baseDur), append(md, s.mergeDur), append(cd, s.cycleDur)
 					rbd, rmd, rcd = append(rbd, r.baseDur), append(rmd, r.mergeDur), append(rcd, r.cycleDur)

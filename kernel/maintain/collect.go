@@ -643,7 +643,7 @@ func (c *collection) sweepTables(ctx context.Context) (bool, error) {
 
 // parseTableKey parses a key under the tables prefix: a counter-named
 // version (<table>/<fork>/<inv(version)>) or one named per attempt
-// (<table>/<fork>/a/<ulid>, format 9; its version number is read from the
+// (<table>/<fork>/a/<ulid>, format 8; its version number is read from the
 // object, see attemptVersion). group is <table>/<fork>. A zero Table means
 // a well-shaped key whose fork or name is not ours to judge.
 func parseTableKey(prefix, key string) (gc.TableKey, string, error) {
@@ -751,38 +751,23 @@ func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) 
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	return c.markChunks(ctx, tv.Table, chunks, 0)
-}
-
-// markChunks marks index chunks of table and what they list: pages, or,
-// for a ref chunk (format 8, docs/format.md "Paged index refs"), the
-// chunks below it, walked at most data.MaxIndexLevels deep.
-func (c *collection) markChunks(ctx context.Context, table string, chunks []string, depth int) error {
-	if depth > data.MaxIndexLevels {
-		return fmt.Errorf("adjacency chunks of %s deeper than %d levels: %w", table, data.MaxIndexLevels, format.ErrCorrupt)
-	}
-	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
+	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
 		return err
 	}
 	for _, name := range chunks {
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
-			return fmt.Errorf("adjacency chunk %q of %s: %w", name, table, format.ErrCorrupt)
+			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
 		}
-		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(table, id))
+		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(tv.Table, id))
 		if err != nil || !found {
 			return err // gone: its version is being collected concurrently
 		}
-		entries, below, err := data.AdjacencyChunkEntries(b)
+		pages, err := data.AdjacencyChunkPages(b)
 		if err != nil {
-			return fmt.Errorf("adjacency chunk %s of %s: %w", name, table, err)
+			return fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
 		}
-		if below {
-			err = c.markChunks(ctx, table, entries, depth+1)
-		} else {
-			err = c.marks.MarkAdjacency(table, entries)
-		}
-		if err != nil {
+		if err := c.marks.MarkAdjacency(tv.Table, pages); err != nil {
 			return err
 		}
 	}

@@ -48,19 +48,13 @@ type fixture struct {
 	m     *maintain.Maintainer
 	// inline is data.Options.InlineFragments of every handle (0: default).
 	inline int
-	// fanout is data.Options.IndexFanout of every handle (0: default).
-	fanout int
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, 0) }
 
 // newFixtureWith is newFixture whose handles list at most inline
 // fragment infos inline (0: the default), paging the rest.
-func newFixtureWith(t *testing.T, inline int) *fixture { return newFixtureOpts(t, inline, 0) }
-
-// newFixtureOpts is newFixtureWith whose handles also write indexes of
-// IndexFanout fanout (0: the default).
-func newFixtureOpts(t *testing.T, inline, fanout int) *fixture {
+func newFixtureWith(t *testing.T, inline int) *fixture {
 	t.Helper()
 	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	env := func(seed byte) kernel.Env {
@@ -71,7 +65,7 @@ func newFixtureOpts(t *testing.T, inline, fanout int) *fixture {
 		t.Fatal(err)
 	}
 	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
-	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, IndexFanout: fanout})
+	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +73,7 @@ func newFixtureOpts(t *testing.T, inline, fanout int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline, fanout: fanout}
+	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline}
 }
 
 var policy = maintain.Policy{Policy: gc.Policy{KeepLast: 3, Grace: time.Minute, SkewMargin: time.Minute}}
@@ -173,7 +167,7 @@ func (f *fixture) readAll(c kernel.CommitID) (string, error) {
 // reopen returns a fresh read-write handle (empty caches).
 func (f *fixture) reopen() *data.Graph {
 	f.t.Helper()
-	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, IndexFanout: f.fanout})
+	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
-// TestCollectNamedVersionGraceRule: a format-9 write that died before its
+// TestCollectNamedVersionGraceRule: a format-8 write that died before its
 // publish leaves a table version named per attempt (R/tables/<t>/<fork>/a/<ulid>)
 // that no manifest pins, and no sidecar. It is not a recovery state: a
 // collection within the settle time of its attempt keeps it (the writer

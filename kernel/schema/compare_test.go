@@ -135,7 +135,8 @@ func randomTarget(t *rapid.T, s Schema) (Schema, []Rename) {
 			target.Edges[0].Card = Card(0, uint32(rapid.IntRange(1, 3).Draw(t, "card")))
 		case op == 5:
 			name := rapid.SampledFrom([]string{"C", "D"}).Draw(t, "newtype")
-			if _, ok := target.Node(name); !ok {
+			_, inTarget := target.Node(name)
+			if _, inOld := s.Node(name); !inTarget && !inOld { // dropped this round and added back would be a change of the old type
 				target.Nodes = append(target.Nodes, NodeType{Name: name, Props: []Property{{Name: "p", Kind: String, Required: true}}})
 			}
 		case op == 7:

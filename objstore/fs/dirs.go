@@ -62,6 +62,10 @@ type chain struct {
 	fds   []int
 	names []string
 	full  bool
+	// made lists, deepest last, the levels i whose directory names[i]
+	// this walk found missing (createDeferred); their parents (dirFd(i))
+	// are fsynced by syncMade.
+	made []int
 }
 
 // dirFd returns the directory that contains names[i] (the root for i=0).
@@ -98,6 +102,12 @@ const (
 	noCreate       createMode = iota // a missing directory is ENOENT
 	createSynced                     // make it, then fsync its parent
 	createUnsynced                   // make it (Options.NoSync)
+	// createDeferred makes it without an fsync and records the level in
+	// chain.made; the caller must keep the full chain and call syncMade
+	// before it reports the write durable. Used by publish: one journal
+	// commit then covers every new directory and the placed name, instead
+	// of one commit per mkdir.
+	createDeferred
 )
 
 // createMode is how this store's writes make directories.
@@ -105,7 +115,7 @@ func (s *Store) createMode() createMode {
 	if s.noSync {
 		return createUnsynced
 	}
-	return createSynced
+	return createDeferred
 }
 
 // fsync syncs fd unless the store skips fsync (Options.NoSync).
@@ -113,21 +123,29 @@ func (s *Store) fsync(fd int) error {
 	if s.noSync {
 		return nil
 	}
-	return unix.Fsync(fd)
+	return fsyncFd(fd)
 }
 
 // walk opens dirs one component at a time below root, never following a
 // symlink (openat with O_NOFOLLOW|O_DIRECTORY on every component), so no
 // path it returns can leave the root. With create it makes a missing
-// directory and fsyncs its parent, so the new entry is durable before
-// anything is placed inside it. With full it keeps every level open.
+// directory: createSynced fsyncs its parent at once; createDeferred leaves
+// that to the caller's syncMade, before the write is reported durable
+// (until then nothing refers to what the walk made). With full it keeps
+// every level open.
 func walk(root int, dirs []string, create createMode, full bool) (*chain, error) {
+	if create == createDeferred && !full {
+		panic("fs: walk with createDeferred needs the full chain")
+	}
 	c := &chain{root: root, names: dirs, full: full}
-	for _, name := range dirs {
-		fd, err := openChild(c.leaf(), name, create)
+	for i, name := range dirs {
+		fd, made, err := openChild(c.leaf(), name, create)
 		if err != nil {
 			c.close()
 			return nil, err
+		}
+		if made && create == createDeferred {
+			c.made = append(c.made, i)
 		}
 		if !full && len(c.fds) > 0 {
 			unix.Close(c.fds[0])
@@ -138,17 +156,35 @@ func walk(root int, dirs []string, create createMode, full bool) (*chain, error)
 	return c, nil
 }
 
-// openChild opens directory name inside parent, first making it (durably)
-// if it is missing and create is set.
-func openChild(parent int, name string, create createMode) (int, error) {
-	fd, err := openDir(parent, name)
+// openChild opens directory name inside parent, first making it (durably
+// unless create defers or skips the sync) if it is missing and create is
+// set. missing reports that it was missing, whoever then made it: a racing
+// creator's mkdir may not be durable yet, so its parent needs an fsync too.
+func openChild(parent int, name string, create createMode) (fd int, missing bool, err error) {
+	fd, err = openDir(parent, name)
 	if err == nil || create == noCreate || !errors.Is(err, unix.ENOENT) {
-		return fd, err
+		return fd, false, err
 	}
 	if err := mkdirDurable(parent, name, create == createSynced); err != nil {
-		return -1, err
+		return -1, true, err
 	}
-	return openDir(parent, name)
+	fd, err = openDir(parent, name)
+	return fd, true, err
+}
+
+// syncMade fsyncs the parent of every directory c's walk found missing,
+// deepest first. Called after the object is placed and its own parent
+// fsynced, so the file system commits all those entries together: on a
+// journaling file system the first fsync commits them and the rest find
+// nothing left to write.
+func (s *Store) syncMade(c *chain) error {
+	for j := len(c.made) - 1; j >= 0; j-- {
+		i := c.made[j]
+		if err := s.fsync(c.dirFd(i)); err != nil {
+			return fmt.Errorf("fsync parent of new directory %q: %w", c.names[i], err)
+		}
+	}
+	return nil
 }
 
 // mkdirDurable makes directory name inside parent if it is missing and

@@ -81,10 +81,13 @@
 //     a mix. Data is written to a temp file and only rename(2) or link(2)
 //     makes it visible; object files are never modified in place. Get reads
 //     the ETag and the bytes from one open file.
-//   - Durability: the temp file is fsynced before it is linked or renamed,
-//     a new directory's parent is fsynced after mkdir, and the parent
-//     directory is fsynced after every publish or delete, before the call
-//     returns. A failed fsync after the name was placed returns an
+//   - Durability: the temp file is fsynced before it is linked or renamed;
+//     after the name is placed its directory is fsynced, then the parent
+//     of every directory the walk found missing (deepest first), so one
+//     journal commit covers the new directories and the name; the parent
+//     directory is fsynced after every delete; all before the call
+//     returns. Until then nothing refers to a new directory but the
+//     object, which is not yet acknowledged. A failed fsync after the name was placed returns an
 //     ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
 //     every fsync and keeps every other rule; it exists to build large
 //     benchmark fixtures and is not durable across an OS crash.

@@ -121,7 +121,7 @@ func placeRename(src source, dir int, name string) error {
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
-		c, err := walk(root, dirs, s.createMode(), false)
+		c, err := walk(root, dirs, s.createMode(), s.createMode() == createDeferred)
 		if errors.Is(err, unix.ENOENT) {
 			continue
 		}
@@ -140,6 +140,9 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 		}
 		s.hit(pointPlaced)
 		err = s.fsync(c.leaf())
+		if err == nil {
+			err = s.syncMade(c)
+		}
 		c.close()
 		if err != nil {
 			return &ambiguousError{fmt.Errorf("fsync dir after publish: %w", err)}

@@ -301,7 +301,7 @@ func checkPin(in Inspector, keys format.Keys, incKey string, p format.TablePin) 
 		return []Violation{violation("table-head", "%q holds %s/%s v%d", k, tv.Table, tv.Fork, tv.Version)}
 	}
 	if p.Ref().Named() {
-		return nil // format 9: a version named per attempt has no counter HEAD to fall behind
+		return nil // format 8: a version named per attempt has no counter HEAD to fall behind
 	}
 	heads := in.Keys(keys.TableForkPrefix(p.Name, p.Fork))
 	if len(heads) == 0 {

@@ -236,9 +236,9 @@ func TestMain(m *testing.M) {
 }
 
 // The cuts workload reports the crashes and recoveries it really caused:
-// every cut crashes a write. Its writes are named per attempt (format 9),
+// every cut crashes a write. Its writes are named per attempt (format 8),
 // so no cut leaves a sidecar and no reopen recovers anything (the kernel's
-// TestCrashCutSweep/*/counter keeps format 8's recovery under the sweep).
+// TestCrashCutSweep/*/counter keeps format 7's recovery under the sweep).
 func TestCutsCountsCrashesAndRecoveries(t *testing.T) {
 	w, ok := Lookup("cuts")
 	if !ok {

@@ -36,17 +36,17 @@ func restampHeadInPlace(t *testing.T, store objstore.Store, name string, stamp u
 	}
 }
 
-// TestV8ToV9SweepsAbandonedSidecarBeforeNamedWrite: a format-8 graph (counter-
+// TestV7ToV8SweepsAbandonedSidecarBeforeNamedWrite: a format-7 graph (counter-
 // named versions) with an abandoned write (its sidecar durable and its
 // version above the pin, young to the next writer, so the open's sweep
-// leaves it) opens with a format-9 handle without any rewrite; that
+// leaves it) opens with a format-8 handle without any rewrite; that
 // handle's first write resolves the incarnation's sidecar first (here a
 // roll-forward, with its one audit record), then writes its own version
-// named per attempt and stamps the branch 9, leaving no sidecar. Without
+// named per attempt and stamps the branch 8, leaving no sidecar. Without
 // the sweep before the first named write the sidecar would outlive it.
-func TestV8ToV9SweepsAbandonedSidecarBeforeNamedWrite(t *testing.T) {
+func TestV7ToV8SweepsAbandonedSidecarBeforeNamedWrite(t *testing.T) {
 	store := sim.New(sim.Config{Seed: 7})
-	g7, err := kernel.Init(recCtx, store, recRoot, []byte("v8->v9\n"), kernel.Options{CounterWrites: true, Env: kerneltest.Env(1, nil)})
+	g7, err := kernel.Init(recCtx, store, recRoot, []byte("v7->v8\n"), kernel.Options{CounterWrites: true, Env: kerneltest.Env(1, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestV8ToV9SweepsAbandonedSidecarBeforeNamedWrite(t *testing.T) {
 	if _, err := recWrite(crashing, "main", map[string]string{"a": "a1"}, "abandoned"); !errorsIs(err, failpoint.ErrCrashed) {
 		t.Fatalf("crashing write: %v", err)
 	}
-	restampHeadInPlace(t, store, "main", format.FormatV8)
+	restampHeadInPlace(t, store, "main", format.FormatV7)
 	if n := len(recSidecars(t, store)); n != 1 {
 		t.Fatalf("fixture: %d sidecars, want the abandoned one", n)
 	}
@@ -67,7 +67,7 @@ func TestV8ToV9SweepsAbandonedSidecarBeforeNamedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w := store.Counters().Writes(); w != writes || len(recSidecars(t, store)) != 1 {
-		t.Fatalf("the open wrote %d objects (sidecars left %d): the v8->v9 step rewrites nothing and a young sidecar stays", w-writes, len(recSidecars(t, store)))
+		t.Fatalf("the open wrote %d objects (sidecars left %d): the v7->v8 step rewrites nothing and a young sidecar stays", w-writes, len(recSidecars(t, store)))
 	}
 	recMustWrite(t, g8, "main", map[string]string{"a": "a2"}, "first named write")
 	if n := len(recSidecars(t, store)); n != 0 {
