@@ -669,12 +669,19 @@ func parseTableKey(prefix, key string) (gc.TableKey, string, error) {
 }
 
 // attemptVersion completes the key of a version named per attempt with its
-// version number (marks name pins by table, fork, version and attempt). A
-// young attempt is not read: the grace rule keeps it whatever it holds.
-// Gone meanwhile returns the zero key.
+// version number (marks name pins by table, fork, version and attempt). It
+// reads the object only when the marks cannot decide (gc.NamedVersion: a
+// pinned one's number comes from its pin, an unpinned one's matters only
+// when a sidecar's AnyFork mark names its table). A young attempt is not
+// read either: the grace rule keeps it whatever it holds. Gone meanwhile
+// returns the zero key.
 func (c *collection) attemptVersion(ctx context.Context, key string, tk gc.TableKey) (gc.TableKey, error) {
 	if gc.KeepTableVersion(&gc.Marks{}, c.known, tk, false, c.p, c.now) {
 		return tk, nil // young: kept by the grace rule (markVersion reads it)
+	}
+	tk, read := gc.NamedVersion(c.marks, tk)
+	if !read {
+		return tk, nil
 	}
 	b, found, err := c.m.get(ctx, key)
 	if err != nil || !found {
