@@ -90,11 +90,19 @@ type Options struct {
 
 	// CounterWrites makes Write commit table versions as format 7 did:
 	// counter-named (R/tables/<table>/<fork>/<inv(version)>, the HEAD found
-	// by a LIST), each round guarded by a recovery sidecar. Manifests are
-	// still stamped with the current format. It exists so the recovery of
-	// format-7 writes (which old graphs may hold) stays exercised by tests
-	// and the crash-cut sweep; a production handle leaves it false and
-	// writes versions named per attempt (docs/format.md, "v7->v8").
+	// by a LIST), each round guarded by a recovery sidecar that is durable
+	// before any HEAD moves and deleted after the publish. Manifests are
+	// still stamped with the current format, and what such a handle writes
+	// is read, collected and recovered by every format-8 handle exactly as
+	// a format-7 binary's writes are (docs/format.md, "v7->v8"); a crash
+	// mid-write leaves a sidecar that the next opener rolls forward or back.
+	// It costs a write 3 more requests (the LIST, the sidecar PUT and
+	// DELETE). It exists for tests only — recovery of format-7 writes (which
+	// old graphs may hold) stays exercised by the recovery tests, the
+	// crash-cut sweep's counter half and the simulator's cuts workload —
+	// and is an Option rather than a test hook because those tests live in
+	// other packages. A production handle leaves it false and writes
+	// versions named per attempt.
 	CounterWrites bool
 }
 
