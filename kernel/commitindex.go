@@ -109,6 +109,17 @@ func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (li
 // depth is spent, l is legacy or a genesis, or a manifest it needs was
 // collected.
 func (g *Graph) repairIndex(ctx context.Context, l loaded, depth int) (format.CommitIndex, bool, error) {
+	x, ok, err := g.rebuildIndex(ctx, l, depth)
+	if err != nil || !ok {
+		return x, ok, err
+	}
+	g.storeIndex(ctx, x)
+	return x, true, nil
+}
+
+// rebuildIndex is repairIndex without storing the index it rebuilds (the
+// indexes of older commits it rebuilds on the way are stored).
+func (g *Graph) rebuildIndex(ctx context.Context, l loaded, depth int) (format.CommitIndex, bool, error) {
 	if depth <= 0 || isLegacy(l) {
 		return format.CommitIndex{}, false, nil
 	}
@@ -121,7 +132,7 @@ func (g *Graph) repairIndex(ctx context.Context, l loaded, depth int) (format.Co
 		if err != nil || !found || fl.m.Head != l.m.Head {
 			return format.CommitIndex{}, false, err
 		}
-		return g.repairIndex(ctx, fl, depth-1)
+		return g.rebuildIndex(ctx, fl, depth-1)
 	}
 	at, ok := previous(l)
 	if !ok || l.m.Version == 0 {
@@ -135,8 +146,51 @@ func (g *Graph) repairIndex(ctx context.Context, l loaded, depth int) (format.Co
 	if err != nil {
 		return format.CommitIndex{}, false, err
 	}
-	g.storeIndex(ctx, x)
 	return x, true, nil
+}
+
+// RepairHeadIndex makes sure the commit at b's head has its commit index
+// (format.CommitIndex), the aid collections and merge bases use. A writer
+// that crashed between its publish and its index write leaves a head
+// without one; readers rebuild it when they need it, but a collection
+// that meets it first counts that head's merge bases unknown and keeps
+// more than it must. repaired=true when it was missing or stale and this
+// call rebuilt it from the manifests and wrote it; a failed write is
+// returned (wrapped once), unlike a reader's best-effort repair. A head
+// whose index cannot be rebuilt (more than repairDepth commits without
+// one, a legacy history, a collected manifest) is left as it is:
+// repaired=false, no error. It changes no answer (indexes are never
+// authoritative) and needs a writable handle (ErrReadOnly).
+func (g *Graph) RepairHeadIndex(ctx context.Context, b BranchRef) (repaired bool, err error) {
+	if g.readOnly {
+		return false, fmt.Errorf("repair head index of %s: %w", b, ErrReadOnly)
+	}
+	l, err := g.liveHead(ctx, b)
+	if err != nil {
+		return false, fmt.Errorf("repair head index of %s: %w", b, err)
+	}
+	if isLegacy(l) {
+		return false, nil
+	}
+	_, present, err := g.verifiedIndex(ctx, l.m.Head)
+	if err != nil {
+		return false, fmt.Errorf("repair head index of %s: %w", b, err)
+	}
+	if present {
+		return false, nil
+	}
+	x, rebuilt, err := g.rebuildIndex(ctx, l, repairDepth)
+	if err != nil {
+		return false, fmt.Errorf("repair head index of %s: %w", b, err)
+	}
+	if !rebuilt {
+		return false, nil
+	}
+	if err := g.writeCommitIndex(ctx, &x); err != nil {
+		return false, fmt.Errorf("repair head index of %s: %w", b, err)
+	}
+	g.indexes.put(x.ID.String(), x)
+	return true, nil
 }
 
 // manifestIfAny is manifestAt with a collected manifest as found=false.
@@ -214,7 +268,10 @@ func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *form
 // it, the publisher after its manifest or a repairer, writes the same
 // location). An ambiguous outcome is read back (house rule 3): our bytes
 // there end it, anything else (absent, or another writer's) writes again,
-// within the retry budget.
+// within the retry budget. Its name's durability is left to the store
+// (objstore.PutDeferredIntact, never synced: on fs one fsync round, not
+// two): an index is never authoritative, so a crash may lose it (repairIndex
+// rebuilds it) but never tears it.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
 	tok, err := g.token()
 	if err != nil {
@@ -226,7 +283,7 @@ func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) err
 	}
 	key := g.keys.CommitIndex(x.ID)
 	err = g.withRetry(ctx, "write commit index", func() error {
-		_, err := g.store.Put(ctx, key, data, objstore.Unconditional)
+		_, _, err := objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.Unconditional)
 		if !objstore.IsAmbiguous(err) {
 			return err
 		}

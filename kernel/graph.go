@@ -463,12 +463,35 @@ func (g *Graph) withRetry(ctx context.Context, op string, f func() error) error 
 // possibly in an earlier ambiguous attempt; false: someone else's object
 // was there first).
 func (g *Graph) putCreateOnly(ctx context.Context, op, key string, data []byte) (ours bool, err error) {
+	return g.createOnly(ctx, op, key, data, func() error {
+		_, err := g.store.Put(ctx, key, data, objstore.CreateOnly)
+		return err
+	})
+}
+
+// putCreateOnlyDeferred is putCreateOnly through
+// objstore.PutDeferredIntact: on a store that can, the object is whole or
+// absent after a crash but its name is durable only once a later
+// objstore.PutAfterDeferred (the publish) or SyncDeferred names key;
+// deferred reports that some attempt's durability was deferred (key must
+// then ride the publish's sync).
+func (g *Graph) putCreateOnlyDeferred(ctx context.Context, op, key string, data []byte) (ours, deferred bool, err error) {
+	ours, err = g.createOnly(ctx, op, key, data, func() error {
+		_, d, err := objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.CreateOnly)
+		deferred = deferred || d
+		return err
+	})
+	return ours, deferred, err
+}
+
+// createOnly is putCreateOnly with put as the create-only write.
+func (g *Graph) createOnly(ctx context.Context, op, key string, data []byte, put func() error) (ours bool, err error) {
 	env, err := format.DecodeEnvelope(data)
 	if err != nil {
 		panic(fmt.Sprintf("kernel: putCreateOnly(%s): unframed data: %v", key, err))
 	}
 	err = g.withRetry(ctx, op, func() error {
-		_, perr := g.store.Put(ctx, key, data, objstore.CreateOnly)
+		perr := put()
 		if perr == nil {
 			ours = true
 			return nil

@@ -120,3 +120,21 @@ func (s budgetedStore) Delete(ctx context.Context, key string) error {
 	}
 	return s.inner.Delete(ctx, key)
 }
+
+// PutDeferredIntact charges one request and passes the capability
+// through (objstore.PutDeferredIntact: a durable Put on a store without it).
+func (s budgetedStore) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	if err := takeRequest(ctx); err != nil {
+		return "", false, err
+	}
+	return objstore.PutDeferredIntact(ctx, s.inner, key, data, cond)
+}
+
+// PutAfterDeferred charges one request (the sync is none) and passes the
+// capability through (objstore.PutAfterDeferred).
+func (s budgetedStore) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	if err := takeRequest(ctx); err != nil {
+		return "", err
+	}
+	return objstore.PutAfterDeferred(ctx, s.inner, key, data, cond, deferred)
+}

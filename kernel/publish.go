@@ -101,6 +101,11 @@ type publishReq struct {
 	staged time.Time
 	// expectSchema and newSchema: LineageIntent.ExpectSchema, NewSchema.
 	expectSchema, newSchema string
+	// deferred are keys of objects the updates name whose durability was
+	// deferred (objstore.PutDeferredIntact): the manifest write makes them
+	// durable first (objstore.PutAfterDeferred), so no durable manifest
+	// ever names a version a crash can lose.
+	deferred []string
 
 	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
@@ -284,7 +289,7 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		return refused(err)
 	}
 	key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
-	_, err = g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
+	_, err = objstore.PutAfterDeferred(ctx, g.store, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly, req.deferred)
 	switch {
 	case err == nil:
 		l := loaded{m: next, token: req.token}
@@ -447,7 +452,7 @@ func (g *Graph) plantStaleViewCommit(ctx context.Context, req *publishReq, next 
 	for range g.budget {
 		next.Version++
 		key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
-		_, err := g.store.Put(ctx, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly)
+		_, err := objstore.PutAfterDeferred(ctx, g.store, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly, req.deferred)
 		switch {
 		case err == nil:
 			l := loaded{m: next, token: req.token}

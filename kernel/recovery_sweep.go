@@ -572,6 +572,11 @@ func (g *Graph) rollForward(ctx context.Context, s *format.Sidecar, v sidecarVie
 		return Commit{}, err
 	}
 	req.expectSchema = v.head.m.Schema // observe found it equal to the write's base schema
+	// The writer may have died before its publish made its versions
+	// durable (putCreateOnlyDeferred): this publish does it first.
+	for _, t := range s.Tables {
+		req.deferred = append(req.deferred, g.keys.TableVersion(t.Table, t.Fork, t.Commit))
+	}
 	return g.publish(ctx, req)
 }
 

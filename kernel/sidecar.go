@@ -126,8 +126,11 @@ func (g *Graph) retireSidecar(ctx context.Context, s *format.Sidecar) {
 // commitPlanned writes p's version create-only with the token the sidecar
 // names. Losing the create-only write (someone else's version, or a
 // recoverer's fence, took the number) is a *VersionMismatchError: refresh
-// and retry.
-func (g *Graph) commitPlanned(ctx context.Context, b BranchRef, p plannedWrite) (TableUpdate, error) {
+// and retry. The write's durability is deferred where the store can
+// (putCreateOnlyDeferred): its key joins req.deferred, which the publish
+// makes durable before its manifest (objstore.PutAfterDeferred).
+func (g *Graph) commitPlanned(ctx context.Context, req *publishReq, p plannedWrite) (TableUpdate, error) {
+	b := req.branch
 	tv := format.TableVersion{Table: p.table, Fork: b.incID, Version: p.version, Rows: p.content.Rows,
 		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata)}
 	if len(tv.Fragments) == 0 {
@@ -143,9 +146,12 @@ func (g *Graph) commitPlanned(ctx context.Context, b BranchRef, p plannedWrite) 
 		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
 	}
 	key := g.keys.TableVersion(p.table, b.incID, p.version)
-	ours, err := g.putCreateOnly(ctx, "commit table version", key, data)
+	ours, deferred, err := g.putCreateOnlyDeferred(ctx, "commit table version", key, data)
 	if err != nil {
 		return TableUpdate{}, err
+	}
+	if deferred {
+		req.deferred = append(req.deferred, key)
 	}
 	if !ours {
 		return TableUpdate{}, &VersionMismatchError{Table: p.table, Expected: p.version - 1, Actual: p.version}

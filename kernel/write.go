@@ -344,13 +344,13 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	if err := g.fp.Hit(ctx, failpoint.AfterSidecarWrite); err != nil {
 		return Commit{}, err
 	}
-	req.updates, req.exp = nil, nil
+	req.updates, req.exp, req.deferred = nil, nil, nil
 	run.wrote = true
 	for _, p := range plans {
 		if err := g.checkGrace(req); err != nil {
 			return Commit{}, err
 		}
-		u, err := g.commitPlanned(ctx, b, p)
+		u, err := g.commitPlanned(ctx, req, p)
 		if err != nil {
 			return Commit{}, err
 		}

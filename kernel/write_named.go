@@ -55,7 +55,7 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 	if err != nil {
 		return Commit{}, err
 	}
-	req.updates, req.exp = nil, nil
+	req.updates, req.exp, req.deferred = nil, nil, nil
 	for _, p := range plans {
 		// The grace rule (docs/gc.md): a collector may delete an unpinned
 		// named version (and its fragments) once older than the settle
@@ -63,7 +63,7 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 		if err := g.checkGrace(req); err != nil {
 			return Commit{}, err
 		}
-		u, err := g.commitNamed(ctx, b, p)
+		u, err := g.commitNamed(ctx, req, p)
 		if err != nil {
 			return Commit{}, err
 		}
@@ -131,7 +131,12 @@ func (g *Graph) prepareNamed(ctx context.Context, req *publishReq, m *format.Man
 // commitNamed writes p's version create-only at its attempt key. The key is
 // fresh (a ULID minted for this round), so the write cannot lose a race; an
 // existing object there means the entropy source repeats (ErrCorrupt).
-func (g *Graph) commitNamed(ctx context.Context, b BranchRef, p plannedWrite) (TableUpdate, error) {
+// Its name's durability is deferred where the store can
+// (putCreateOnlyDeferred): a named version is garbage until a manifest pins
+// it, so its key joins req.deferred and the publish makes it durable before
+// the manifest that names it (objstore.PutAfterDeferred).
+func (g *Graph) commitNamed(ctx context.Context, req *publishReq, p plannedWrite) (TableUpdate, error) {
+	b := req.branch
 	tv := format.TableVersion{Table: p.table, Fork: b.incID, Version: p.version, Rows: p.content.Rows,
 		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata),
 		Attempt: p.attempt}
@@ -148,7 +153,10 @@ func (g *Graph) commitNamed(ctx context.Context, b BranchRef, p plannedWrite) (T
 		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
 	}
 	key := g.keys.TableAttempt(p.table, b.incID, p.attempt)
-	ours, err := g.putCreateOnly(ctx, "commit table version", key, data)
+	ours, deferred, err := g.putCreateOnlyDeferred(ctx, "commit table version", key, data)
+	if deferred {
+		req.deferred = append(req.deferred, key)
+	}
 	if err == nil && !ours {
 		err = fmt.Errorf("commit table version %s: the attempt id is already taken (entropy source repeats?): %w", key, ErrCorrupt)
 	}

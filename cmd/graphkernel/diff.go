@@ -98,15 +98,7 @@ func runDiff(ctx context.Context, a *app, o *opts, pos []string) error {
 	m := a.newMeter("diff", "changes", 0)
 	a.storeBytes(m)
 	defer m.done()
-	g, _, err := a.openGraph(ctx, pos[0], pos[1], false)
-	if err != nil {
-		return err
-	}
-	from, err := resolveRef(ctx, g, pos[2])
-	if err != nil {
-		return err
-	}
-	to, err := resolveRef(ctx, g, pos[3])
+	from, to, err := resolvePair(ctx, a, pos)
 	if err != nil {
 		return err
 	}

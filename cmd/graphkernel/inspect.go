@@ -203,6 +203,23 @@ func runLog(ctx context.Context, a *app, o *opts, pos []string) error {
 	return nil
 }
 
+// resolvePair opens the read-only graph STORE ROOT of pos[0], pos[1] and
+// resolves the refs pos[2] (from) and pos[3] (to), as resolveRef: the
+// operands of `diff` and `schema diff`.
+func resolvePair(ctx context.Context, a *app, pos []string) (from, to *data.Snapshot, err error) {
+	g, _, err := a.openGraph(ctx, pos[0], pos[1], false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if from, err = resolveRef(ctx, g, pos[2]); err != nil {
+		return nil, nil, err
+	}
+	if to, err = resolveRef(ctx, g, pos[3]); err != nil {
+		return nil, nil, err
+	}
+	return from, to, nil
+}
+
 // resolveRef finds the snapshot REF names: a commit id, BRANCH@VERSION (a
 // manifest version of the branch's live incarnation) or BRANCH (its head).
 func resolveRef(ctx context.Context, g *data.Graph, ref string) (*data.Snapshot, error) {

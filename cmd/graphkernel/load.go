@@ -281,7 +281,7 @@ func (l *loader) run(ctx context.Context, files []string) error {
 		return fmt.Errorf("schema: %w", err)
 	}
 	l.types = typeInfos(s)
-	err = l.each(ctx, func(ti typeInfo, r record) error { return l.stage(ctx, ti, r) })
+	err = l.each(ctx, true, func(ti typeInfo, r record) error { return l.stage(ctx, ti, r) })
 	if err != nil {
 		return err
 	}
@@ -289,8 +289,9 @@ func (l *loader) run(ctx context.Context, files []string) error {
 }
 
 // each reads the files in load order (node rows, then edge rows) and
-// calls fn for each row of the pass.
-func (l *loader) each(ctx context.Context, fn func(typeInfo, record) error) error {
+// calls fn for each row of the pass; with columnar, it stages the files
+// the columnar path takes itself (load_columnar.go), in the same order.
+func (l *loader) each(ctx context.Context, columnar bool, fn func(typeInfo, record) error) error {
 	for _, edges := range []bool{false, true} {
 		for _, f := range l.files {
 			if typ, rowBytes, ok := csvStemTyped(f); ok {
@@ -298,6 +299,12 @@ func (l *loader) each(ctx context.Context, fn func(typeInfo, record) error) erro
 					l.meter.add(0, rowBytes) // every row is of the other pass: skip the file unparsed
 					continue
 				}
+			}
+			if p, ok := l.columnarPlan(ctx, f, edges, columnar); ok {
+				if err := l.loadColumnar(ctx, p); err != nil {
+					return err
+				}
+				continue
 			}
 			err := readSource(ctx, f, l.src, func(r record) error {
 				l.meter.add(0, r.bytes)
@@ -329,7 +336,7 @@ func (l *loader) locate(ctx context.Context, typ, id string) (string, bool) {
 	l.meter = nil // the re-read is not progress
 	defer func() { l.meter = saved }()
 	i, loc := 0, ""
-	err := l.each(ctx, func(ti typeInfo, r record) error {
+	err := l.each(ctx, false, func(ti typeInfo, r record) error {
 		if i++; i <= l.start {
 			return nil
 		}
@@ -382,12 +389,8 @@ func (l *loader) stage(ctx context.Context, ti typeInfo, r record) error {
 }
 
 func (l *loader) add(ctx context.Context, typ string, row data.Row) error {
-	if l.tx == nil {
-		tx, err := l.g.Begin(ctx, l.b)
-		if err != nil {
-			return err
-		}
-		l.tx = tx
+	if err := l.begin(ctx); err != nil {
+		return err
 	}
 	switch {
 	case l.upsert && l.replace:
@@ -396,6 +399,19 @@ func (l *loader) add(ctx context.Context, typ string, row data.Row) error {
 		return l.tx.Patch(ctx, typ, row)
 	}
 	return l.tx.Insert(typ, row)
+}
+
+// begin starts the current transaction if there is none.
+func (l *loader) begin(ctx context.Context) error {
+	if l.tx != nil {
+		return nil
+	}
+	tx, err := l.g.Begin(ctx, l.b)
+	if err != nil {
+		return err
+	}
+	l.tx = tx
+	return nil
 }
 
 // flush commits the current transaction. A rejection names the row's

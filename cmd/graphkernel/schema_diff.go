@@ -40,15 +40,7 @@ type schemaDiffJSON struct {
 }
 
 func runSchemaDiff(ctx context.Context, a *app, o *opts, pos []string) error {
-	g, _, err := a.openGraph(ctx, pos[0], pos[1], false)
-	if err != nil {
-		return err
-	}
-	from, err := resolveRef(ctx, g, pos[2])
-	if err != nil {
-		return err
-	}
-	to, err := resolveRef(ctx, g, pos[3])
+	from, to, err := resolvePair(ctx, a, pos)
 	if err != nil {
 		return err
 	}

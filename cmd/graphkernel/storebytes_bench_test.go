@@ -187,7 +187,9 @@ func loadAndMaintain(b *testing.B, gen genGraph, codec data.Codec, batch int) st
 
 // walkObjects sums the regular files under dir (the fs store's objects:
 // "<segment>.d" directories, a final "<tail>.o") and counts them by the
-// key's first segment under the root.
+// key's first segment under the root; byKind also gets the bytes of every
+// adjacency object kind and of the data fragments per table
+// ("adj-edge-pages-Knows", "data-Person", ...).
 func walkObjects(b *testing.B, dir string, files map[string]int, byKind map[string]int64) int64 {
 	b.Helper()
 	var total int64
@@ -203,8 +205,16 @@ func walkObjects(b *testing.B, dir string, files map[string]int, byKind map[stri
 		kind := strings.TrimSuffix(strings.SplitN(rel, string(filepath.Separator), 2)[0], ".d")
 		total += info.Size()
 		byKind[kind] += info.Size()
+		parts := strings.Split(rel, string(filepath.Separator))
 		if kind == "adj" {
-			byKind[adjObjectKind(b, path)] += info.Size()
+			k := adjObjectKind(b, path)
+			byKind[k] += info.Size()
+			if len(parts) > 1 {
+				byKind[k+"-"+strings.TrimSuffix(parts[1], ".d")] += info.Size()
+			}
+		}
+		if kind == "data" && len(parts) > 1 {
+			byKind["data-"+strings.TrimSuffix(parts[1], ".d")] += info.Size()
 		}
 		if strings.HasSuffix(path, ".o") {
 			files[kind]++
@@ -248,8 +258,9 @@ func adjObjectKind(b *testing.B, path string) string {
 var kindDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 
 // exportParquet writes every type of s with the command's Parquet writer
-// (newRecordWriter: zstd) and returns the total bytes.
-func exportParquet(b *testing.B, s *data.Snapshot, types []string) int64 {
+// (newRecordWriter: zstd) and returns the total bytes (per type in
+// perType).
+func exportParquet(b *testing.B, s *data.Snapshot, types []string, perType map[string]int64) int64 {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -290,6 +301,7 @@ func exportParquet(b *testing.B, s *data.Snapshot, types []string) int64 {
 			b.Fatal(err)
 		}
 		total += fi.Size()
+		perType[typ] = fi.Size()
 	}
 	return total
 }
@@ -402,7 +414,8 @@ func BenchmarkStoreBytes(b *testing.B) {
 				start := time.Now()
 				res := loadAndMaintain(b, gen, codec, *storeBytesBatch)
 				loadSecs := time.Since(start).Seconds()
-				pq := exportParquet(b, res.snap, gen.types)
+				pqTypes := map[string]int64{}
+				pq := exportParquet(b, res.snap, gen.types, pqTypes)
 				st, err := fsstore.OpenWith(res.dir, fsstore.Options{NoSync: true})
 				if err != nil {
 					b.Fatal(err)
@@ -452,6 +465,9 @@ func BenchmarkStoreBytes(b *testing.B) {
 				}
 				for k, n := range res.bytesKind { //detlint:ordered each metric is named by its key
 					b.ReportMetric(float64(n), "bytes-"+k)
+				}
+				for k, n := range pqTypes { //detlint:ordered each metric is named by its key
+					b.ReportMetric(float64(n), "parquet-bytes-"+k)
 				}
 			}
 		})

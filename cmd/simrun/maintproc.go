@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -28,11 +29,14 @@ import (
 // maint): the shape of issue 27's soak. Processes take roles by id (see
 // maintRole): writers commit rows on main and run branch-per-change cycles
 // (fork, commit, merge into main, delete), maintainers run maintain.Maintain
-// in a loop with a short retention, a reader pins main's head and reads
-// its pinned snapshots back, a consumer follows main's change feed. Every
-// one is SIGKILLed and restarted like the writers of the default workload,
-// with store faults. At the end: every acknowledged row is on main, and
-// internal/verify (graphkernel verify) with maintKeepLast finds nothing.
+// in a loop with a short retention and now and then add a property to
+// main's Item type (a schema change racing the writers, the merges, the
+// other maintainer's change and the collections), a reader pins main's
+// head and reads its pinned snapshots back, a consumer follows main's
+// change feed. Every one is SIGKILLed and restarted like the writers of the
+// default workload, with store faults. At the end: every acknowledged row
+// and schema change is on main, and internal/verify (graphkernel verify)
+// with maintKeepLast finds nothing.
 const (
 	maintWorkload = "maint"
 	maintKeepLast = 3
@@ -42,7 +46,8 @@ const (
 	maintPause    = 200 * time.Millisecond // between maintenance rounds and reads
 	maintType     = "Item"
 	maxPins       = 4
-	mergeTries    = 3 // attempts of one feature's merge that failed definitely
+	mergeTries    = 3  // attempts of one feature's merge that failed definitely
+	maxItemProps  = 12 // the maintainers add properties to Item up to this many
 )
 
 // maintSchema is the maintenance workload's data schema: one node type
@@ -81,8 +86,9 @@ func maintRole(id int) string {
 
 // maintHistKeys are the Key values of the workload's history records.
 const (
-	keyMain  = "main"  // an insert committed on main
-	keyMerge = "merge" // an insert committed on a feature branch, then merged into main
+	keyMain   = "main"   // an insert committed on main
+	keyMerge  = "merge"  // an insert committed on a feature branch, then merged into main
+	keySchema = "schema" // a property added to main's Item type (its name is the tag)
 )
 
 // Record kinds of the maintenance workload only (the default workload's
@@ -245,8 +251,14 @@ func (p *maintProc) insert(ctx context.Context, branch, tag string) error {
 
 // outcome records the return of the call invoked for tag.
 func (p *maintProc) outcome(tag string, err error) error {
+	return p.outcomeAs(tag, err, workload.Outcome(err))
+}
+
+// outcomeAs records the return of the call invoked for tag, classified
+// as out.
+func (p *maintProc) outcomeAs(tag string, err error, out model.Outcome) error {
 	r := histRecord{Tag: tag}
-	switch workload.Outcome(err) {
+	switch out {
 	case model.OK:
 		r.Kind = recOK
 	case model.Failed:
@@ -322,7 +334,12 @@ func (p *maintProc) merge(ctx context.Context, name string) error {
 // maintainLoop runs Maintain (compaction, then collection) in a loop.
 func (p *maintProc) maintainLoop() error {
 	ctx := context.Background()
-	for !p.stop() {
+	for round := 0; !p.stop(); round++ {
+		if round%3 == 0 { // every third round, from the first (a restarted maintainer too)
+			if err := p.addProperty(ctx); err != nil {
+				return err
+			}
+		}
 		rep, err := maintain.Maintain(ctx, p.g, p.m, maintPolicy)
 		if err != nil {
 			p.unexpected("maintain", err)
@@ -336,6 +353,52 @@ func (p *maintProc) maintainLoop() error {
 		time.Sleep(maintPause)
 	}
 	return nil
+}
+
+// addProperty adds a nullable string property to main's Item type while
+// it has fewer than maxItemProps: a schema change published through the
+// one door like any commit, and written for the schema it read. The
+// ApplySchema is the recorded call and its tag is the property's name:
+// acknowledged, main's final schema must have it; failed definitely, it
+// must not.
+func (p *maintProc) addProperty(ctx context.Context) error {
+	main, err := p.g.Branch(ctx, "main")
+	if err != nil {
+		p.unexpected("branch", err)
+		return nil
+	}
+	snap, err := p.g.SnapshotAt(ctx, main)
+	if err != nil {
+		p.unexpected("schema snapshot", err)
+		return nil
+	}
+	prop := fmt.Sprintf("x%d_%d_%d", p.wc.id, p.wc.seg, p.n+1)
+	target, ok := withItemProperty(snap.Schema(), prop)
+	if !ok {
+		return nil
+	}
+	p.n++ // prop's number is taken
+	if err := p.record(histRecord{Kind: recInvoke, Tag: prop, Key: keySchema}); err != nil {
+		return err
+	}
+	// Written for the schema read: a target built on a stale read would
+	// drop what a concurrent change added, so a moved schema refuses it.
+	_, err = p.g.ApplySchema(ctx, main, target, kernel.LineageIntent{Actor: fmt.Sprintf("p%d", p.wc.id), Message: "add " + prop},
+		data.SchemaOptions{ExpectSchema: snap.Kernel().SchemaHash()})
+	return p.outcomeAs(prop, err, workload.SchemaOutcome(err))
+}
+
+// withItemProperty returns s with a nullable string property prop added to
+// its Item type (s is not modified); ok=false when Item has maxItemProps
+// already or s is not the workload's schema (one node type, Item).
+func withItemProperty(s schema.Schema, prop string) (schema.Schema, bool) {
+	if len(s.Nodes) != 1 || s.Nodes[0].Name != maintType || len(s.Nodes[0].Props) >= maxItemProps {
+		return schema.Schema{}, false
+	}
+	item := s.Nodes[0]
+	item.Props = append(slices.Clip(item.Props), schema.Property{Name: prop, Kind: schema.String})
+	s.Nodes = []schema.NodeType{item}
+	return s, true
 }
 
 // heldPin is a snapshot the pinner leased, and what it held.

@@ -93,7 +93,8 @@ func TestHistoryTornRecord(t *testing.T) {
 
 // TestProcsMaintFS pins -procs -workload maint on a filesystem store:
 // writers forking, merging and deleting branches beside maintainers,
-// a pinning reader and a feed consumer, all SIGKILLed and restarted; no
+// a pinning reader and a feed consumer, maintainers adding properties
+// (schema changes), all SIGKILLed and restarted; no
 // violation, and verify (run after every -procs run) clean.
 func TestProcsMaintFS(t *testing.T) {
 	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "4", "-workload", "maint", "-duration", "5s", "-json")
@@ -104,7 +105,7 @@ func TestProcsMaintFS(t *testing.T) {
 	if m["violations"].(float64) != 0 || !strings.HasPrefix(m["verify"].(string), "clean") {
 		t.Fatalf("violations %v, verify %v\n%s", m["violations"], m["verify"], out)
 	}
-	for _, k := range []string{"kills", "commits", "collections"} {
+	for _, k := range []string{"kills", "commits", "collections", "schema_changes"} {
 		if v, _ := m[k].(float64); v <= 0 {
 			t.Errorf("%s = %v, want > 0\n%s", k, m[k], out)
 		}

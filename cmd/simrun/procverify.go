@@ -70,7 +70,7 @@ func (r *procRun) checkMaint(segs []*segment, s *Summary) []check.Violation {
 			case recOK:
 				acked[rec.Tag] = true
 			case recFail:
-				failed[rec.Tag] = keyOf[rec.Tag] == keyMain
+				failed[rec.Tag] = keyOf[rec.Tag] == keyMain || keyOf[rec.Tag] == keySchema
 			case recViolation:
 				vs = append(vs, check.Violation{Check: "kernel-error", Detail: fmt.Sprintf("%s: %s", sg.name, rec.Err)})
 			case recCollect:
@@ -85,20 +85,29 @@ func (r *procRun) checkMaint(segs []*segment, s *Summary) []check.Violation {
 			}
 		}
 	}
-	s.Commits = len(acked)
+	s.Commits = len(acked) // data commits and schema changes (s.SchemaChanges of them, counted below)
 	s.Recoveries = len(auditedOps(workload.StoreInspector(r.ps.st), r.root))
-	rows, err := r.mainRows()
+	rows, props, err := r.mainRows()
 	if err != nil {
 		return append(vs, check.Violation{Check: "rows", Detail: err.Error()})
 	}
+	onMain := func(tag string) bool {
+		if keyOf[tag] == keySchema {
+			return props[tag]
+		}
+		return rows[tag]
+	}
 	for _, tag := range sortedKeys(acked) {
-		if !rows[tag] {
-			vs = append(vs, check.Violation{Check: "lost-row", Detail: fmt.Sprintf("acknowledged insert %s (%s) is not on main", tag, keyOf[tag])})
+		if keyOf[tag] == keySchema {
+			s.SchemaChanges++
+		}
+		if !onMain(tag) {
+			vs = append(vs, check.Violation{Check: lostCheck(keyOf[tag]), Detail: fmt.Sprintf("acknowledged %s %s is not on main", keyOf[tag], tag)})
 		}
 	}
 	for _, tag := range sortedKeys(failed) {
-		if failed[tag] && rows[tag] {
-			vs = append(vs, check.Violation{Check: "failed-row-visible", Detail: fmt.Sprintf("insert %s failed definitely, yet it is on main", tag)})
+		if failed[tag] && onMain(tag) {
+			vs = append(vs, check.Violation{Check: failedCheck(keyOf[tag]), Detail: fmt.Sprintf("%s %s failed definitely, yet it is on main", keyOf[tag], tag)})
 		}
 	}
 	return append(vs, r.verify(maintKeepLast, s)...)
@@ -113,45 +122,72 @@ func sortedKeys(m map[string]bool) []string {
 	return ks
 }
 
-// mainRows reads the ids of main's head (no process runs any more).
-func (r *procRun) mainRows() (map[string]bool, error) {
+// lostCheck names the check an acknowledged call of kind key failed: a
+// row (keyMain, keyMerge) or a schema change (keySchema) not on main.
+func lostCheck(key string) string {
+	if key == keySchema {
+		return "lost-schema-change"
+	}
+	return "lost-row"
+}
+
+// failedCheck names the check a definitely failed call of kind key
+// failed: its row or schema change is on main all the same.
+func failedCheck(key string) string {
+	if key == keySchema {
+		return "failed-schema-change-visible"
+	}
+	return "failed-row-visible"
+}
+
+// mainRows reads the ids of main's head and the names of its Item
+// properties (no process runs any more).
+func (r *procRun) mainRows() (rows, props map[string]bool, err error) {
 	ctx := context.Background()
 	var last error
 	for a := 0; a < finalAttempts; a++ {
-		rows, err := r.mainRowsOnce(ctx)
+		rows, props, err := r.mainRowsOnce(ctx)
 		if err == nil {
-			return rows, nil
+			return rows, props, nil
 		}
 		last = err
 		time.Sleep(finalRetryPause)
 	}
-	return nil, fmt.Errorf("read main's rows: %w", last)
+	return nil, nil, fmt.Errorf("read main's rows: %w", last)
 }
 
-func (r *procRun) mainRowsOnce(ctx context.Context) (map[string]bool, error) {
+func (r *procRun) mainRowsOnce(ctx context.Context) (rows, props map[string]bool, err error) {
 	g, err := data.Open(ctx, r.ps.st, r.root, data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv(), ReadOnly: true}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	main, err := g.Branch(ctx, "main")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	snap, err := g.SnapshotAt(ctx, main)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	props = map[string]bool{}
+	for _, n := range snap.Schema().Nodes {
+		if n.Name == maintType {
+			for _, pr := range n.Props {
+				props[pr.Name] = true
+			}
+		}
 	}
 	rr, err := snap.Scan(ctx, maintType, "id")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rr.Release()
-	rows := map[string]bool{}
+	rows = map[string]bool{}
 	for rr.Next() {
 		rec := rr.Record()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			rows[rec.Column(0).ValueStr(i)] = true
 		}
 	}
-	return rows, rr.Err()
+	return rows, props, rr.Err()
 }

@@ -79,6 +79,10 @@ type Summary struct {
 	PinReads       int `json:"pin_reads,omitempty"`
 	FeedChanges    int `json:"feed_changes,omitempty"`
 	FeedGaps       int `json:"feed_gaps,omitempty"`
+	// SchemaChanges counts the maintainers' acknowledged schema changes
+	// (a property added to main's Item type), each checked on main's
+	// final schema.
+	SchemaChanges int `json:"schema_changes,omitempty"`
 }
 
 // summarize adds up the outcomes. trace_hash is set only for a single seed.
@@ -212,8 +216,8 @@ func writeProcsTable(w io.Writer, s *Summary) {
 	row("reads", s.Reads)
 	row("torn history records", s.TornRecords)
 	if s.Workload == maintWorkload {
-		row("maintenance", fmt.Sprintf("%d collections deleted %d objects; %d pinned snapshots read back; feed: %d inserts, %d gaps",
-			s.Collections, s.CollectDeleted, s.PinReads, s.FeedChanges, s.FeedGaps))
+		row("maintenance", fmt.Sprintf("%d collections deleted %d objects; %d pinned snapshots read back; feed: %d inserts, %d gaps; %d schema changes",
+			s.Collections, s.CollectDeleted, s.PinReads, s.FeedChanges, s.FeedGaps, s.SchemaChanges))
 	} else {
 		row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	}

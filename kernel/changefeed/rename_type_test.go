@@ -47,10 +47,7 @@ edge WorksAt: Human -> Company
 	}
 	after, err := g.SnapshotAt(ctx, branch(t, g, "main"))
 	must(t, err)
-	d, err := Diff(before, after, feed.Filter{})
-	must(t, err)
-	dp, err := d.Next(ctx, feed.Limits{})
-	must(t, err)
+	dp := firstDiffPage(t, before, after)
 	if dp.Schema == nil || stepText(dp.Schema.Steps) != "rename-type Person -> Human" || !dp.Done || len(dp.Changes) != 1 {
 		t.Fatalf("diff: schema %+v, changes %+v", dp.Schema, dp.Changes)
 	}

@@ -27,8 +27,11 @@ type SchemaChange struct {
 	From, To string
 	// Steps is what changed (schema.Compare): added and dropped types,
 	// added, dropped, renamed and loosened properties, re-bounded @card.
-	// It is empty when the two contracts differ only in columns no
-	// property uses (a merged schema's retired columns).
+	// They apply in order, each naming types and properties as the steps
+	// before it left them (a rename onto a dropped name follows the drop;
+	// a swap goes through a temporary name). It is empty when the two
+	// contracts differ only in columns no property uses (a merged schema's
+	// retired columns).
 	Steps []schema.Step
 	// Schema is the schema after, with its storage columns.
 	Schema schema.Schema

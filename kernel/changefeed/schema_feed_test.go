@@ -452,21 +452,15 @@ func TestSchemaChangeInCommitChangesAndDiff(t *testing.T) {
 
 	after, err := g.SnapshotAt(ctx, branch(t, g, "main"))
 	must(t, err)
-	d, err := Diff(before, after, feed.Filter{})
-	must(t, err)
-	dp, err := d.Next(ctx, feed.Limits{})
-	must(t, err)
+	dp := firstDiffPage(t, before, after)
 	if dp.Schema == nil || stepText(dp.Schema.Steps) != "rename-property Person.nick -> handle; add-property Person.email" || !dp.Done {
 		t.Fatalf("diff: schema %+v, done %v", dp.Schema, dp.Done)
 	}
 	if len(dp.Changes) != 1 || dp.Changes[0].Before.Props["handle"] != nil || dp.Changes[0].After.Props["email"] != "b@x" {
 		t.Fatalf("diff changes: %+v", dp.Changes)
 	}
-	back, err := Diff(after, before, feed.Filter{})
-	must(t, err)
-	bp, err := back.Next(ctx, feed.Limits{})
-	must(t, err)
-	if bp.Schema == nil || stepText(bp.Schema.Steps) != "rename-property Person.handle -> nick; drop-property Person.email" ||
+	bp := firstDiffPage(t, after, before)
+	if bp.Schema == nil || stepText(bp.Schema.Steps) != "drop-property Person.email; rename-property Person.handle -> nick" ||
 		len(bp.Changes) != 0 {
 		t.Fatalf("diff backwards: schema %+v, changes %+v", bp.Schema, bp.Changes)
 	}
@@ -485,4 +479,15 @@ func stepText(steps []schema.Step) string {
 		out = append(out, s.String())
 	}
 	return strings.Join(out, "; ")
+}
+
+// firstDiffPage is the first page, without limits, of the Diff from one
+// snapshot to another.
+func firstDiffPage(t *testing.T, from, to *data.Snapshot) DiffPage {
+	t.Helper()
+	d, err := Diff(from, to, feed.Filter{})
+	must(t, err)
+	dp, err := d.Next(ctx, feed.Limits{})
+	must(t, err)
+	return dp
 }

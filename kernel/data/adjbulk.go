@@ -2,6 +2,7 @@ package data
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -27,13 +28,48 @@ func compareKeyID(ka, ia, kb, ib string) int {
 // sortChanges sorts changes by (key, id), stably (a replaced edge whose
 // key stays has its removal and its addition at the same (key, id)).
 func sortChanges(changes []adjChange) {
-	slices.SortStableFunc(changes, func(a, b adjChange) int { return compareKeyID(a.key, a.id, b.key, b.id) })
+	type keyed struct {
+		pre uint64
+		at  int
+	}
+	order := make([]keyed, len(changes))
+	for i := range changes {
+		order[i] = keyed{keyPrefix(changes[i].key), i}
+	}
+	// Unstable sort made stable by the position as the last key; whole
+	// keys are compared only when their prefixes are equal (keyPrefix).
+	slices.SortFunc(order, func(a, b keyed) int {
+		if c := cmp.Compare(a.pre, b.pre); c != 0 {
+			return c
+		}
+		ca, cb := &changes[a.at], &changes[b.at]
+		if c := compareKeyID(ca.key, ca.id, cb.key, cb.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
+	})
+	sorted := make([]adjChange, len(changes))
+	for i, k := range order {
+		sorted[i] = changes[k.at]
+	}
+	copy(changes, sorted)
 }
 
 // keyedRow is a row with its sort key and id looked up once.
 type keyedRow struct {
 	key, id string
 	src     rowSrc
+}
+
+// keyPrefix is the first 8 bytes of s big-endian, zero-padded: for
+// strings a and b, keyPrefix(a) < keyPrefix(b) implies a < b (at the
+// first byte where the prefixes differ, a's byte is smaller, or a ended
+// and b's byte is not zero), so sortChanges compares whole strings only
+// when the prefixes are equal.
+func keyPrefix(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // sortRows sorts rows by (key column col, id) on keys looked up once per

@@ -169,19 +169,15 @@ func TestTypeRenameCrashes(t *testing.T) {
 	t.Run("rename crashes before its publish", func(t *testing.T) {
 		store := sim.New(sim.Config{Seed: 1})
 		evoGraph(t, store)
-		fps := failpoint.NewSet()
-		fps.Arm(failpoint.PublishBeforeWrite, failpoint.Action{Kind: failpoint.Crash})
-		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
-		must(t, err)
+		w := crashingHandle(t, store, failpoint.PublishBeforeWrite)
 		if _, err := apply(t, w, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman}); !errors.Is(err, failpoint.ErrCrashed) {
 			t.Fatalf("apply = %v, want the crash", err)
 		}
-		r, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.EnvAt(22, nil, kerneltest.Later)}})
-		must(t, err)
+		r := reopenLater(t, store)
 		if v := propOf(t, r, "Person", "p2", "age"); v != int64(42) {
 			t.Fatalf("after the crash Person p2 age = %v", v)
 		}
-		_, err = apply(t, r, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman})
+		_, err := apply(t, r, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman})
 		must(t, err)
 		if v := propOf(t, r, "Human", "p2", "age"); v != int64(42) {
 			t.Fatalf("after the retry Human p2 age = %v", v)
@@ -192,25 +188,14 @@ func TestTypeRenameCrashes(t *testing.T) {
 		g := evoGraph(t, store)
 		_, err := apply(t, g, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman})
 		must(t, err)
-		fps := failpoint.NewSet()
-		fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-		// a counter-named write (format 7's, CounterWrites) leaves a sidecar
-		// for recovery to resolve; one named per attempt leaves nothing.
-		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
-		must(t, err)
+		w := crashingCounterHandle(t, store, failpoint.BeforePublish)
 		tx, err := w.Begin(ctx, mainRef(t, w))
 		must(t, err)
 		must(t, errors.Join(tx.Insert("Human", person("p9", "zed")), tx.Insert("Employs", edge("w9", "p9", "c1"))))
 		if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crashing"}); !errors.Is(err, failpoint.ErrCrashed) {
 			t.Fatalf("commit = %v, want the crash", err)
 		}
-		r, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.EnvAt(22, nil, kerneltest.Later)}})
-		must(t, err)
-		as, err := kerneltest.Audits(store, testRoot)
-		must(t, err)
-		if len(as) != 1 || as[0].Decision != format.DecisionRollForward {
-			t.Fatalf("audits %+v, want one roll-forward", as)
-		}
+		r := recoverOnce(t, store, format.DecisionRollForward)
 		if got := outIDs(t, snap(t, r), "Employs", "p9"); got != "w9>c1" || propOf(t, r, "Human", "p9", "name") != "zed" {
 			t.Fatalf("rolled-forward write: Out(Employs, p9) = %s", got)
 		}
@@ -218,12 +203,7 @@ func TestTypeRenameCrashes(t *testing.T) {
 	t.Run("write under the old name rolled back", func(t *testing.T) {
 		store := sim.New(sim.Config{Seed: 1})
 		g := evoGraph(t, store)
-		fps := failpoint.NewSet()
-		fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash})
-		// a counter-named write (format 7's, CounterWrites) leaves a sidecar
-		// for recovery to resolve; one named per attempt leaves nothing.
-		w, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
-		must(t, err)
+		w := crashingCounterHandle(t, store, failpoint.BeforePublish)
 		tx, err := w.Begin(ctx, mainRef(t, w))
 		must(t, err)
 		must(t, tx.Insert("Person", person("p9", "zed")))
@@ -232,13 +212,7 @@ func TestTypeRenameCrashes(t *testing.T) {
 		}
 		_, err = apply(t, g, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman})
 		must(t, err)
-		r, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.EnvAt(22, nil, kerneltest.Later)}})
-		must(t, err)
-		as, err := kerneltest.Audits(store, testRoot)
-		must(t, err)
-		if len(as) != 1 || as[0].Decision != format.DecisionRollBack {
-			t.Fatalf("audits %+v, want one roll-back", as)
-		}
+		r := recoverOnce(t, store, format.DecisionRollBack)
 		if v := propOf(t, r, "Human", "p9", "name"); v != "<absent>" {
 			t.Fatalf("the crashed write came back: %v", v)
 		}

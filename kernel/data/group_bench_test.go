@@ -10,7 +10,6 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
-	"github.com/graphkernel/graphkernel/objstore/fs"
 	"github.com/graphkernel/graphkernel/objstore/s3/s3test"
 )
 
@@ -42,20 +41,7 @@ const benchRegroupWait = 10 * time.Millisecond
 // objstore/counting).
 // Run: go test ./kernel/data/ -run '^$' -bench BenchmarkGroupCommit -benchtime 3x
 func BenchmarkGroupCommit(b *testing.B) {
-	stores := []struct {
-		name string
-		open func(b *testing.B) objstore.Store
-	}{
-		{"fs", func(b *testing.B) objstore.Store {
-			s, err := fs.Open(b.TempDir())
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		}},
-		{"s3", func(b *testing.B) objstore.Store { return s3test.Start(b).NewStore(b) }},
-	}
-	for _, st := range stores {
+	for _, st := range benchStores(s3test.Start) {
 		b.Run(st.name, func(b *testing.B) {
 			cs := counting.NewWithLogLimit(st.open(b), 0)
 			var store objstore.Store = cs

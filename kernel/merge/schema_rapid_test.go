@@ -67,7 +67,7 @@ func evolveRandomly(t *rapid.T, label string, s schema.Schema) schema.Schema {
 			if _, taken := s.TableOf(to); taken || len(to) > schema.MaxNameBytes {
 				continue
 			}
-			target = renameType(target, typ, to)
+			target = schema.RenameTypeNames(target, map[string]string{typ: to})
 			types = []schema.TypeRename{{From: typ, To: to}}
 		case op == 0 || len(*ps) == 0: // add
 			name := rapid.SampledFrom(names).Draw(t, label+"add")
@@ -105,28 +105,6 @@ func evolveRandomly(t *rapid.T, label string, s schema.Schema) schema.Schema {
 		s = plan.New
 	}
 	return s
-}
-
-// renameType returns target with type from named to (edges following).
-func renameType(target schema.Schema, from, to string) schema.Schema {
-	for i := range target.Nodes {
-		if target.Nodes[i].Name == from {
-			target.Nodes[i].Name = to
-		}
-	}
-	for i := range target.Edges {
-		e := &target.Edges[i]
-		if e.Name == from {
-			e.Name = to
-		}
-		if e.From == from {
-			e.From = to
-		}
-		if e.To == from {
-			e.To = to
-		}
-	}
-	return target
 }
 
 // columns lists a type's live columns (column -> kind) and retired ones.

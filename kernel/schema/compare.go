@@ -9,11 +9,14 @@ package schema
 // property rename, a column live only in new is an add (with the default
 // old rows read), one live only in old is a drop, an int32 column that is
 // int64 in new a widening. A type present on both sides as a node and as
-// an edge is a drop and an add. The order is Evolve's: types by new name,
-// nodes first (new's types, then old's dropped types); inside a kept type
-// its rename, then property renames, loosenings and widenings in new's
-// property order, then adds, then drops in old's order, then an edge
-// type's @card. For a Plan p, Compare(p.Old, p.New) equals p.Steps.
+// an edge is a drop and an add. The steps apply one after the other, each
+// naming types and properties as the steps before it left them (S12; see
+// replayOrder): dropped types first, then type renames, then per type of
+// new (by name, nodes first) its add, or its property drops (old's order),
+// renames, loosenings and widenings (new's order), adds, @card; renames
+// that reuse a name come after the rename that frees it, a swap goes
+// through a temporary name. For a Plan p, Compare(p.Old, p.New) equals
+// p.Steps.
 //
 // A column kept with another kind (other than a widening), or made
 // required, has no step (Evolve refuses both; Compare only reports what a
@@ -52,7 +55,7 @@ func Compare(old, new Schema) []Step {
 			steps = append(steps, Step{Op: DropType, Type: e.Name})
 		}
 	}
-	return steps
+	return replayOrder(steps, new)
 }
 
 func renameStep(from, to, table string) []Step {

@@ -140,9 +140,10 @@ func (s Step) Tightens() bool {
 
 // Plan is a computed schema change: the schema in force, the resulting
 // schema (with storage columns assigned and dropped columns retired) and
-// the steps between them, in a deterministic order (types by new name,
-// nodes first, a type's rename before its property steps; properties in
-// target order, then drops in old order; dropped types last).
+// the steps between them, in Compare's order: they apply one after the
+// other, each naming what the steps before it left (dropped types first,
+// then type renames, then per type its property drops, renames, other
+// changes and adds; see replayOrder).
 type Plan struct {
 	Old, New Schema
 	Steps    []Step
@@ -207,7 +208,7 @@ func EvolveTypes(old, target Schema, types []TypeRename, renames []Rename) (Plan
 	if err := out.Validate(); err != nil {
 		panic(fmt.Sprintf("schema: Evolve produced an invalid schema: %v\n%s", err, out))
 	}
-	return Plan{Old: old, New: out, Steps: e.steps}, nil
+	return Plan{Old: old, New: out, Steps: replayOrder(e.steps, out)}, nil
 }
 
 func noStorageAnnotations(s Schema) error {
@@ -311,7 +312,7 @@ func (e *evolver) kept(name string) {
 // addedTable returns the storage table of an added type: its name, or
 // name_2, ... when another type (of the old schema or added) has it.
 func (e *evolver) addedTable(name string) string {
-	t := freshColumn(name, e.tables)
+	t := freshName(name, e.tables)
 	e.tables[t] = true
 	return normalTable(t, name)
 }
@@ -416,7 +417,7 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 		}
 	}
 	for _, i := range fresh {
-		c := freshColumn(out[i].Name, used)
+		c := freshName(out[i].Name, used)
 		used[c] = true
 		out[i].Column = c
 		e.steps = append(e.steps, Step{Op: AddProp, Type: typ, Prop: out[i].Name, Required: out[i].Required, Column: c, Default: out[i].Default})
@@ -431,9 +432,12 @@ func (e *evolver) props(typ string, old []Property, retired []string, target []P
 	return out, normalRetired(next), nil
 }
 
-// freshColumn returns name when no fragment of the type can hold it, else
-// name_2, name_3, ...: the first not in used (live and retired columns).
-func freshColumn(name string, used map[string]bool) string {
+// freshName returns name when used does not hold it, else name_2,
+// name_3, ...: the first name not in used (shortened when that would pass
+// MaxNameBytes). It mints storage columns (used: a type's live and
+// retired columns), storage tables (used: the tables taken) and the
+// temporary names of a rename cycle (used: the names in play).
+func freshName(name string, used map[string]bool) string {
 	if !used[name] {
 		return name
 	}
@@ -444,7 +448,7 @@ func freshColumn(name string, used map[string]bool) string {
 		}
 	}
 	// Names are at most 64 bytes: shorten and try again (bounded).
-	return freshColumn(strings.TrimRight(name[:len(name)/2], "_")+"x", used)
+	return freshName(strings.TrimRight(name[:len(name)/2], "_")+"x", used)
 }
 
 // drops appends a DropType step for every old type the target lacks.

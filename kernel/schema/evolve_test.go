@@ -67,24 +67,27 @@ func TestEvolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, s := range p.Steps {
-				got = append(got, s.String())
-			}
-			if strings.Join(got, "; ") != tc.steps {
-				t.Fatalf("steps %q, want %q", strings.Join(got, "; "), tc.steps)
-			}
-			c, err := p.New.Contract()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(c), tc.contract) {
-				t.Fatalf("contract\n%s\nlacks %q", c, tc.contract)
-			}
-			if back, err := Decode(c); err != nil || back.String() != p.New.String() {
-				t.Fatalf("contract does not round-trip: %v", err)
-			}
+			checkPlan(t, p, tc.steps, tc.contract)
 		})
+	}
+}
+
+// checkPlan fails t unless p's steps read steps, its new schema's contract
+// contains contract, and the contract decodes back to p.New.
+func checkPlan(t *testing.T, p Plan, steps, contract string) {
+	t.Helper()
+	if got := stepStrings(p.Steps); got != steps {
+		t.Fatalf("steps %q, want %q", got, steps)
+	}
+	c, err := p.New.Contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(c), contract) {
+		t.Fatalf("contract\n%s\nlacks %q", c, contract)
+	}
+	if back, err := Decode(c); err != nil || back.String() != p.New.String() {
+		t.Fatalf("contract does not round-trip: %v", err)
 	}
 }
 

@@ -64,32 +64,51 @@ func checkTypeRename(old, target Schema, r TypeRename) error {
 func relabelTypes(old Schema, to map[string]string, taken map[string]bool) Schema {
 	table := func(newName, stored string) string {
 		if plant.Enabled(plant.RenameAsDrop) { // planted bug: a renamed type takes a fresh table (its rows are lost)
-			t := freshColumn(newName, taken)
+			t := freshName(newName, taken)
 			taken[t] = true
 			return t
 		}
 		return stored
 	}
-	out := Schema{}
-	for _, n := range old.Nodes {
+	pinned := Schema{Nodes: append([]NodeType(nil), old.Nodes...), Edges: append([]EdgeType(nil), old.Edges...)}
+	for i, n := range pinned.Nodes {
 		if nn, ok := to[n.Name]; ok {
-			n = NodeType{Name: nn, Props: n.Props, Retired: n.Retired, Table: table(nn, n.StorageTable())}
+			pinned.Nodes[i].Table = table(nn, n.StorageTable())
 		}
-		out.Nodes = append(out.Nodes, n)
 	}
-	for _, e := range old.Edges {
+	for i, e := range pinned.Edges {
 		if en, ok := to[e.Name]; ok {
-			e.Table, e.Name = table(en, e.StorageTable()), en
+			pinned.Edges[i].Table = table(en, e.StorageTable())
+		}
+	}
+	return RenameTypeNames(pinned, to).Normalized()
+}
+
+// RenameTypeNames returns a copy of s with each type named in to (old
+// name -> new name) renamed and every edge endpoint naming it following;
+// everything else (properties, retired columns, @table) is kept as
+// written. s itself is not modified. On a hand-written target it is the
+// target side of a TypeRename: EvolveTypes(old, RenameTypeNames(t, to),
+// renames of to, ...) keeps the renamed types' tables.
+func RenameTypeNames(s Schema, to map[string]string) Schema {
+	out := Schema{Nodes: append([]NodeType(nil), s.Nodes...), Edges: append([]EdgeType(nil), s.Edges...)}
+	for i, n := range out.Nodes {
+		if nn, ok := to[n.Name]; ok {
+			out.Nodes[i].Name = nn
+		}
+	}
+	for i, e := range out.Edges {
+		if en, ok := to[e.Name]; ok {
+			out.Edges[i].Name = en
 		}
 		if f, ok := to[e.From]; ok {
-			e.From = f
+			out.Edges[i].From = f
 		}
 		if t, ok := to[e.To]; ok {
-			e.To = t
+			out.Edges[i].To = t
 		}
-		out.Edges = append(out.Edges, e)
 	}
-	return out.Normalized()
+	return out
 }
 
 // renamesInTarget returns renames with each Type that names a renamed

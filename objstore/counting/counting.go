@@ -206,3 +206,26 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) (strin
 func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 	return objstore.SyncDeferred(ctx, s.inner, keys)
 }
+
+var _ objstore.DeferredPublisher = (*Store)(nil)
+
+// PutAfterDeferred implements objstore.DeferredPublisher: it is counted as
+// one Put under cond (the sync of deferred is no request) and passes
+// through objstore.PutAfterDeferred to the inner store.
+func (s *Store) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	s.start(Record{Op: objstore.OpPut, Key: key, Cond: cond}, len(data))
+	etag, err := objstore.PutAfterDeferred(ctx, s.inner, key, data, cond, deferred)
+	s.finish(objstore.OpPut, err, 0)
+	return etag, err
+}
+
+var _ objstore.IntactDeferredPutter = (*Store)(nil)
+
+// PutDeferredIntact implements objstore.IntactDeferredPutter: counted as
+// a Put under cond, passed through objstore.PutDeferredIntact.
+func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	s.start(Record{Op: objstore.OpPut, Key: key, Cond: cond}, len(data))
+	etag, deferred, err := objstore.PutDeferredIntact(ctx, s.inner, key, data, cond)
+	s.finish(objstore.OpPut, err, 0)
+	return etag, deferred, err
+}

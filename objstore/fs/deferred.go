@@ -30,6 +30,20 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) (strin
 	return u.Put(ctx, key, data, objstore.CreateOnly)
 }
 
+var _ objstore.IntactDeferredPutter = (*Store)(nil)
+
+// PutDeferredIntact is Put under cond that fsyncs only its temp file,
+// before the link or rename: the object is never torn by a crash (the key
+// holds the old object or this one, whole), but its name and any new
+// directory are durable only once SyncDeferred or PutAfterDeferred named
+// its key. One round, against a Put's two.
+func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	u := *s
+	u.nameDeferred = true
+	etag, err := u.Put(ctx, key, data, cond)
+	return etag, !s.noSync, err
+}
+
 // SyncDeferred fsyncs each key's object file and every directory on its
 // path (each directory once), syncWorkers at a time. It walks the tree of
 // those paths once, depth first (every directory opened once below its
@@ -43,6 +57,13 @@ func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 	if s.noSync || len(keys) == 0 {
 		return nil
 	}
+	return s.syncDeferred(ctx, keys, nil)
+}
+
+// syncDeferred is SyncDeferred of keys (at least one) in one round that
+// also fsyncs extra (PutAfterDeferred's temp file); a failure of extra is
+// reported after any of the keys'.
+func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTarget) error {
 	tree, err := s.syncTree(keys)
 	if err != nil {
 		return err
@@ -59,15 +80,22 @@ func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 		go func() {
 			defer wg.Done()
 			for j := range run.next {
+				s.countJob(j)
 				err := fsyncFd(j.fd)
 				if j.close {
 					unix.Close(j.fd)
 				}
 				if err != nil {
-					run.fail(j.node, err)
+					run.fail(j, err)
 				}
 			}
 		}()
+	}
+	if s.stats != nil {
+		s.stats.rounds.Add(1)
+	}
+	for i := range extra {
+		run.next <- syncJob{fd: extra[i].fd, extra: &extra[i]}
 	}
 	run.visit(root, tree)
 	if ctx.Err() == nil {
@@ -75,14 +103,14 @@ func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 	}
 	close(run.next)
 	wg.Wait()
-	if run.err == nil && ctx.Err() != nil {
+	if run.err == nil && run.extraErr == nil && ctx.Err() != nil {
 		return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient, fmt.Errorf("sync deferred write: %w", ctx.Err()))
 	}
 	if run.err != nil {
 		return objstore.NewError(objstore.OpPut, run.err.node.key, objstore.ErrTransient,
 			fmt.Errorf("sync deferred write: %w", run.err.err))
 	}
-	return nil
+	return run.extraErr
 }
 
 // syncNode is a directory (kids) or object file (file) on the paths of a
@@ -137,19 +165,21 @@ func (s *Store) syncTree(keys []string) (*syncNode, error) {
 }
 
 // syncJob is one fsync: fd (closed after it unless it is the root's) for
-// node.
+// node, or for extra (a caller's descriptor, never closed here).
 type syncJob struct {
 	fd    int
 	close bool
 	node  *syncNode
+	extra *syncTarget
 }
 
 // syncRun is one SyncDeferred walk: its job queue and its first failure.
 type syncRun struct {
-	ctx  context.Context
-	next chan syncJob
-	mu   sync.Mutex
-	err  *syncFailure
+	ctx      context.Context
+	next     chan syncJob
+	mu       sync.Mutex
+	err      *syncFailure
+	extraErr error // the first failure of an extra target
 }
 
 type syncFailure struct {
@@ -157,8 +187,21 @@ type syncFailure struct {
 	err  error
 }
 
-// fail records a failure of node, keeping the first in rank order.
-func (r *syncRun) fail(n *syncNode, err error) {
+// fail records a failure of j's fsync, keeping the first in rank order.
+func (r *syncRun) fail(j syncJob, err error) {
+	if j.extra != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.extraErr == nil {
+			r.extraErr = fmt.Errorf("fsync %s: %w", j.extra.what, err)
+		}
+		return
+	}
+	r.failNode(j.node, err)
+}
+
+// failNode records a failure of n, keeping the first in rank order.
+func (r *syncRun) failNode(n *syncNode, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err == nil || n.rank < r.err.node.rank {
@@ -177,7 +220,7 @@ func (r *syncRun) visit(fd int, n *syncNode) {
 		if kid.file {
 			f, err := unix.Openat(fd, kid.name, fileFlags, 0)
 			if err != nil {
-				r.fail(kid, fmt.Errorf("open %q: %w", kid.key, err))
+				r.failNode(kid, fmt.Errorf("open %q: %w", kid.key, err))
 				continue
 			}
 			r.next <- syncJob{fd: f, close: true, node: kid}
@@ -185,10 +228,30 @@ func (r *syncRun) visit(fd int, n *syncNode) {
 		}
 		d, err := openDir(fd, kid.name)
 		if err != nil {
-			r.fail(kid, err)
+			r.failNode(kid, err)
 			continue
 		}
 		r.visit(d, kid)
 		r.next <- syncJob{fd: d, close: true, node: kid}
+	}
+}
+
+// countJob adds one fsync of a SyncDeferred batch to the stats.
+func (s *Store) countJob(j syncJob) {
+	if s.stats == nil {
+		return
+	}
+	if j.extra != nil {
+		if j.extra.dir {
+			s.stats.dirs.Add(1)
+		} else {
+			s.stats.files.Add(1)
+		}
+		return
+	}
+	if j.node.file {
+		s.stats.files.Add(1)
+	} else {
+		s.stats.dirs.Add(1)
 	}
 }

@@ -64,7 +64,7 @@ type chain struct {
 	full  bool
 	// made lists, deepest last, the levels i whose directory names[i]
 	// this walk found missing (createDeferred); their parents (dirFd(i))
-	// are fsynced by syncMade.
+	// are fsynced with the leaf (placedTargets).
 	made []int
 }
 
@@ -103,8 +103,8 @@ const (
 	createSynced                     // make it, then fsync its parent
 	createUnsynced                   // make it (Options.NoSync)
 	// createDeferred makes it without an fsync and records the level in
-	// chain.made; the caller must keep the full chain and call syncMade
-	// before it reports the write durable. Used by publish: one journal
+	// chain.made; the caller must keep the full chain and fsync
+	// placedTargets before it reports the write durable. Used by publish: one journal
 	// commit then covers every new directory and the placed name, instead
 	// of one commit per mkdir.
 	createDeferred
@@ -123,6 +123,7 @@ func (s *Store) fsync(fd int) error {
 	if s.noSync {
 		return nil
 	}
+	s.count([]syncTarget{{fd: fd, dir: true}})
 	return fsyncFd(fd)
 }
 
@@ -130,10 +131,10 @@ func (s *Store) fsync(fd int) error {
 // symlink (openat with O_NOFOLLOW|O_DIRECTORY on every component), so no
 // path it returns can leave the root. With create it makes a missing
 // directory: createSynced fsyncs its parent at once; createDeferred leaves
-// that to the caller's syncMade, before the write is reported durable
+// that to the caller (placedTargets), before the write is reported durable
 // (until then nothing refers to what the walk made). With full it keeps
 // every level open.
-func walk(root int, dirs []string, create createMode, full bool) (*chain, error) {
+func walk(root int, dirs []string, create createMode, full bool, stats *syncCounters) (*chain, error) {
 	if create == createDeferred && !full {
 		panic("fs: walk with createDeferred needs the full chain")
 	}
@@ -146,6 +147,9 @@ func walk(root int, dirs []string, create createMode, full bool) (*chain, error)
 		}
 		if made && create == createDeferred {
 			c.made = append(c.made, i)
+		}
+		if made && stats != nil {
+			stats.mkdirs.Add(1)
 		}
 		if !full && len(c.fds) > 0 {
 			unix.Close(c.fds[0])
@@ -172,19 +176,19 @@ func openChild(parent int, name string, create createMode) (fd int, missing bool
 	return fd, true, err
 }
 
-// syncMade fsyncs the parent of every directory c's walk found missing,
-// deepest first. Called after the object is placed and its own parent
-// fsynced, so the file system commits all those entries together: on a
-// journaling file system the first fsync commits them and the rest find
-// nothing left to write.
-func (s *Store) syncMade(c *chain) error {
-	for j := len(c.made) - 1; j >= 0; j-- {
-		i := c.made[j]
-		if err := s.fsync(c.dirFd(i)); err != nil {
-			return fmt.Errorf("fsync parent of new directory %q: %w", c.names[i], err)
-		}
+// placedTargets is what makes a name placed at the end of c durable: the
+// leaf directory that holds it and the parent of every directory c's walk
+// found missing. They are fsynced in one round (Store.syncRound), all at
+// once: until the round ends nothing refers to the new directories but the
+// object, which is not yet acknowledged, so no order among them matters,
+// and the file system can commit every entry together instead of one
+// sequential fsync per new directory.
+func placedTargets(c *chain) []syncTarget {
+	t := []syncTarget{{fd: c.leaf(), dir: true, what: "directory after publish"}}
+	for _, i := range c.made {
+		t = append(t, syncTarget{fd: c.dirFd(i), dir: true, what: fmt.Sprintf("parent of new directory %q", c.names[i])})
 	}
-	return nil
+	return t
 }
 
 // mkdirDurable makes directory name inside parent if it is missing and

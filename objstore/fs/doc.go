@@ -82,12 +82,18 @@
 //     makes it visible; object files are never modified in place. Get reads
 //     the ETag and the bytes from one open file.
 //   - Durability: the temp file is fsynced before it is linked or renamed;
-//     after the name is placed its directory is fsynced, then the parent
-//     of every directory the walk found missing (deepest first), so one
-//     journal commit covers the new directories and the name; the parent
-//     directory is fsynced after every delete; all before the call
+//     after the name is placed its directory and the parent of every
+//     directory the walk found missing are fsynced in one round (all at
+//     once, so the file system can commit the new directories and the
+//     name together: a Put waits for two rounds whatever its depth); the
+//     parent directory is fsynced after every delete; all before the call
 //     returns. Until then nothing refers to a new directory but the
-//     object, which is not yet acknowledged. A failed fsync after the name was placed returns an
+//     object, which is not yet acknowledged. PutDeferred fsyncs nothing
+//     and PutDeferredIntact only its temp file (after a crash its object
+//     is absent or whole); SyncDeferred, or PutAfterDeferred in the round
+//     of its own temp file and before it places its name, fsyncs such
+//     objects and every directory on their paths. SyncStats counts the
+//     fsyncs, rounds and mkdirs. A failed fsync after the name was placed returns an
 //     ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
 //     every fsync and keeps every other rule; it exists to build large
 //     benchmark fixtures and is not durable across an OS crash.
@@ -131,6 +137,11 @@
 //     it is not tested against power loss, only against killed processes.
 //   - Concurrent List is not a snapshot: keys written or deleted during a
 //     List may or may not appear.
+//   - A Put that finds a directory present which another writer made
+//     and has not yet fsynced (its parent's entry) does not fsync that
+//     parent: its object is durable once that writer's sync is, or by
+//     the file system's ordered metadata journal (ext4 and XFS commit the
+//     earlier mkdir first), not by this store's own fsyncs.
 //   - Lock files (at most 1024) and empty directories a racing Delete
 //     failed to prune are never removed; both are invisible.
 //   - Linux only (openat, linkat, flock via golang.org/x/sys/unix).

@@ -21,8 +21,13 @@ type Store struct {
 	layout layout
 	// noSync skips every fsync (Options.NoSync): fixtures only.
 	noSync bool
+	// nameDeferred skips the fsyncs after the name is placed (directory,
+	// new directories' parents): PutDeferredIntact.
+	nameDeferred bool
 	// hook, when set by a test, is called at the crash points below.
 	hook func(point string)
+	// stats counts fsyncs (SyncStats); shared by copies of the Store.
+	stats *syncCounters
 }
 
 // Crash points a test can stop a writer at, and rendezvous points in a
@@ -84,7 +89,7 @@ func OpenWith(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	return &Store{root: real, layout: l, noSync: opts.NoSync}, nil
+	return &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}}, nil
 }
 
 // ErrLegacyLayout is returned by Open for a root that holds objects in the
@@ -254,7 +259,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 // readKey opens key's object file below root and reads it.
 func readKey(root int, l layout, key string, wantData bool) (header, []byte, error) {
 	names := l.encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], noCreate, false)
+	c, err := walk(root, names[:len(names)-1], noCreate, false, nil)
 	if err != nil {
 		return header{}, nil, err
 	}

@@ -73,48 +73,40 @@ func parseHeader(b []byte) (header, error) {
 }
 
 // writeTemp writes data as a complete object file under a fresh name in the
-// temp directory and fsyncs it, so the file is durable before any link or
-// rename makes it visible. It returns the temp name and the object's header.
-func writeTemp(tmpDir int, data []byte, sync bool) (string, header, error) {
+// temp directory and returns the temp name, the open file and the object's
+// header. The file is not yet durable: the caller fsyncs it (Store.syncRound)
+// before any link or rename makes it visible, and closes it.
+func writeTemp(tmpDir int, data []byte) (string, *os.File, header, error) {
 	tok, err := newToken()
 	if err != nil {
-		return "", header{}, err
+		return "", nil, header{}, err
 	}
 	name := hex.EncodeToString(tok[:]) + ".tmp"
 	fd, err := unix.Openat(tmpDir, name,
 		unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, filePerm)
 	if err != nil {
-		return "", header{}, fmt.Errorf("create temp: %w", err)
+		return "", nil, header{}, fmt.Errorf("create temp: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), name)
 	hdr := encodeHeader(tok, data)
-	err = writeAll(f, hdr, data, sync)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close temp: %w", cerr)
-	}
-	if err != nil {
+	if err := writeAll(f, hdr, data); err != nil {
+		f.Close()
 		unix.Unlinkat(tmpDir, name, 0) // best effort: an unlinked temp is invisible anyway
-		return "", header{}, err
+		return "", nil, header{}, err
 	}
 	h, err := parseHeader(hdr)
 	if err != nil {
 		panic("fs: encodeHeader produced an unparsable header: " + err.Error())
 	}
-	return name, h, nil
+	return name, f, h, nil
 }
 
-func writeAll(f *os.File, hdr, data []byte, sync bool) error {
+func writeAll(f *os.File, hdr, data []byte) error {
 	if _, err := f.Write(hdr); err != nil {
 		return fmt.Errorf("write temp: %w", err)
 	}
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write temp: %w", err)
-	}
-	if !sync {
-		return nil
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync temp: %w", err)
 	}
 	return nil
 }

@@ -24,6 +24,25 @@ import (
 // in place is marked ambiguous (the object is visible, its durability is
 // unknown).
 func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
+	return s.put(ctx, key, data, cond, nil)
+}
+
+var _ objstore.DeferredPublisher = (*Store)(nil)
+
+// PutAfterDeferred is Put that first makes the deferred keys durable
+// (objstore.DeferredPublisher): their object files and every directory on
+// their paths are fsynced in the same round as this write's temp file
+// (SyncDeferred's walk plus the temp), before the new name is placed, so
+// the write waits for two rounds like a Put and its name can never be
+// durable before the deferred objects are. A failure to sync a deferred
+// key is an ErrTransient naming it, returned before anything is placed.
+func (s *Store) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	return s.put(ctx, key, data, cond, deferred)
+}
+
+// put is Put whose temp file is fsynced in one round with deferred's
+// objects (syncDeferred).
+func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
 	const op = objstore.OpPut
 	root, err := s.begin(ctx, op, key)
 	if err != nil {
@@ -39,7 +58,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 		return "", storeErr(op, key, err)
 	}
 	defer unix.Close(tmpDir)
-	tmp, h, err := writeTemp(tmpDir, data, !s.noSync)
+	tmp, f, h, err := writeTemp(tmpDir, data)
 	if err != nil {
 		return "", storeErr(op, key, err) // never "not found": the temp dir is ours
 	}
@@ -47,6 +66,22 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	// failure, this removes it. Best effort: a leftover temp is invisible
 	// to every operation and SweepTemp removes it.
 	defer unix.Unlinkat(tmpDir, tmp, 0)
+	temp := []syncTarget{{fd: int(f.Fd()), what: "temp"}}
+	if len(deferred) > 0 && !s.noSync {
+		err = s.syncDeferred(ctx, deferred, temp)
+	} else {
+		err = s.syncRound(temp)
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close temp: %w", cerr)
+	}
+	var oe *objstore.Error
+	if errors.As(err, &oe) {
+		return "", err // a deferred key's failure, named and typed by syncDeferred
+	}
+	if err != nil {
+		return "", storeErr(op, key, err)
+	}
 	s.hit(pointTempWritten)
 	if err := ctx.Err(); err != nil {
 		return "", ctxErr(op, key, err)
@@ -116,12 +151,13 @@ func placeRename(src source, dir int, name string) error {
 }
 
 // publish walks (creating) the key's directories, places src, and fsyncs
-// the parent directory. ENOENT means a concurrent Delete pruned a parent
+// the parent directory together with the parent of every directory the
+// walk made, in one round (placedTargets). ENOENT means a concurrent Delete pruned a parent
 // between the walk and the place: walk again, at most publishAttempts times.
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
-		c, err := walk(root, dirs, s.createMode(), s.createMode() == createDeferred)
+		c, err := walk(root, dirs, s.createMode(), s.createMode() == createDeferred, s.stats)
 		if errors.Is(err, unix.ENOENT) {
 			continue
 		}
@@ -139,9 +175,8 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 			return err
 		}
 		s.hit(pointPlaced)
-		err = s.fsync(c.leaf())
-		if err == nil {
-			err = s.syncMade(c)
+		if !s.nameDeferred {
+			err = s.syncRound(placedTargets(c))
 		}
 		c.close()
 		if err != nil {
@@ -181,7 +216,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // returns the open parent chain for pruning when a file was removed.
 func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
 	names := s.layout.encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], noCreate, true)
+	c, err := walk(root, names[:len(names)-1], noCreate, true, nil)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil
 	}

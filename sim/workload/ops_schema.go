@@ -222,7 +222,7 @@ func opSchemaApply(p *Proc, idx int, op Op) error {
 	if p.Over(err) {
 		return p.end(err)
 	}
-	out := schemaOutcome(err)
+	out := SchemaOutcome(err)
 	if err == nil && ch.Commit.ID == (kernel.CommitID{}) {
 		out = model.Failed // an empty plan publishes nothing
 	}
@@ -234,10 +234,10 @@ func opSchemaApply(p *Proc, idx int, op Op) error {
 	return nil
 }
 
-// schemaOutcome is the chain outcome of a schema change or a transaction
+// SchemaOutcome is the chain outcome of a schema change or a transaction
 // that may meet one: refusals by the schema gate or the data publish
 // nothing.
-func schemaOutcome(err error) model.Outcome {
+func SchemaOutcome(err error) model.Outcome {
 	if out := Outcome(err); out != model.Ambiguous || objstore.IsAmbiguous(err) {
 		return out
 	}
