@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -23,49 +24,95 @@ import (
 // (fs.SyncStats; a raw Put is 2 rounds, 2 fsyncs, ~0.1 mkdirs).
 // fs is durable (every PUT fsyncs); s3 is the local versitygw server
 // (skipped with GRAPHKERNEL_S3_OPTOUT=1).
+//
+// Each store runs twice, side by side: as it is (its objstore.BatchPutter:
+// the fragment and the table version, independent, go out as one
+// concurrent batch) and as <store>-seq, the same store without the batch
+// capability (noBatch: the batch is issued one request after another, the
+// request structure before batching). rounds/commit is the commit's
+// sequential rounds of requests (counting.Store.Rounds).
 func BenchmarkCommitFloor(b *testing.B) {
 	for _, st := range benchStores(s3test.Shared) {
-		b.Run(st.name, func(b *testing.B) {
-			cs := counting.NewWithLogLimit(st.open(b), 0)
-			g := initGraph(b, cs, Limits{})
-			seedGraph(b, g)
-			br := mainRef(b, g)
-			payload := make([]byte, 512)
-			var commits, puts []time.Duration
-			var requests uint64
-			var syncs fs.SyncStats
-			i := 0
-			for b.Loop() {
-				before, beforeSyncs := cs.Counts().Requests(), syncStats(cs)
-				start := time.Now()
-				tx, err := g.Begin(ctx, br)
-				must(b, err)
-				must(b, tx.Insert("Person", person(fmt.Sprintf("floor-%09d", i), "n")))
-				_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
-				must(b, err)
-				commits = append(commits, time.Since(start))
-				requests += cs.Counts().Requests() - before
-				d := syncStats(cs).Sub(beforeSyncs)
-				syncs = fs.SyncStats{Files: syncs.Files + d.Files, Dirs: syncs.Dirs + d.Dirs, Rounds: syncs.Rounds + d.Rounds, Mkdirs: syncs.Mkdirs + d.Mkdirs}
-				start = time.Now()
-				if _, err := cs.Put(ctx, fmt.Sprintf("raw/put-%09d", i), payload, objstore.CreateOnly); err != nil {
-					b.Fatal(err)
-				}
-				puts = append(puts, time.Since(start))
-				i++
+		for _, seq := range []bool{false, true} {
+			name := st.name
+			if seq {
+				name += "-seq"
 			}
-			c, p := floorMedian(commits), floorMedian(puts)
-			b.ReportMetric(floorMS(c), "commit-ms")
-			b.ReportMetric(floorMS(p), "put-ms")
-			b.ReportMetric(float64(c)/float64(p), "ratio")
-			b.ReportMetric(float64(requests)/float64(i), "requests/commit")
-			if st.name == "fs" {
-				b.ReportMetric(float64(syncs.Rounds)/float64(i), "sync-rounds/commit")
-				b.ReportMetric(float64(syncs.Files+syncs.Dirs)/float64(i), "fsyncs/commit")
-				b.ReportMetric(float64(syncs.Mkdirs)/float64(i), "mkdirs/commit")
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchCommitFloor(b, st, seq) })
+		}
 	}
+}
+
+// benchCommitFloor is one BenchmarkCommitFloor run on st (seq: without its
+// batch capability).
+func benchCommitFloor(b *testing.B, st benchStore, seq bool) {
+	inner := st.open(b)
+	if seq {
+		inner = noBatch{inner}
+	}
+	cs := counting.NewWithLogLimit(inner, 0)
+	g := initGraph(b, cs, Limits{})
+	seedGraph(b, g)
+	br := mainRef(b, g)
+	payload := make([]byte, 512)
+	var commits, puts []time.Duration
+	var requests, rounds uint64
+	var syncs fs.SyncStats
+	i := 0
+	for b.Loop() {
+		before, beforeRounds, beforeSyncs := cs.Counts().Requests(), cs.Rounds(), syncStats(cs)
+		start := time.Now()
+		tx, err := g.Begin(ctx, br)
+		must(b, err)
+		must(b, tx.Insert("Person", person(fmt.Sprintf("floor-%09d", i), "n")))
+		_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+		must(b, err)
+		commits = append(commits, time.Since(start))
+		requests += cs.Counts().Requests() - before
+		rounds += cs.Rounds() - beforeRounds
+		d := syncStats(cs).Sub(beforeSyncs)
+		syncs = fs.SyncStats{Files: syncs.Files + d.Files, Dirs: syncs.Dirs + d.Dirs, Rounds: syncs.Rounds + d.Rounds, Mkdirs: syncs.Mkdirs + d.Mkdirs}
+		start = time.Now()
+		if _, err := cs.Put(ctx, fmt.Sprintf("raw/put-%09d", i), payload, objstore.CreateOnly); err != nil {
+			b.Fatal(err)
+		}
+		puts = append(puts, time.Since(start))
+		i++
+	}
+	c, p := floorMedian(commits), floorMedian(puts)
+	b.ReportMetric(floorMS(c), "commit-ms")
+	b.ReportMetric(floorMS(p), "put-ms")
+	b.ReportMetric(float64(c)/float64(p), "ratio")
+	b.ReportMetric(float64(requests)/float64(i), "requests/commit")
+	b.ReportMetric(float64(rounds)/float64(i), "rounds/commit")
+	if st.name == "fs" {
+		b.ReportMetric(float64(syncs.Rounds)/float64(i), "sync-rounds/commit")
+		b.ReportMetric(float64(syncs.Files+syncs.Dirs)/float64(i), "fsyncs/commit")
+		b.ReportMetric(float64(syncs.Mkdirs)/float64(i), "mkdirs/commit")
+	}
+}
+
+// noBatch is a store without the objstore.BatchPutter capability (a
+// PutMany through it is one request after another) that keeps the
+// deferred-durability capabilities of the store it wraps, so on fs the
+// durability path is the same as with the batch.
+type noBatch struct{ objstore.Store }
+
+func (s noBatch) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
+	etag, _, err := objstore.PutDeferred(ctx, s.Store, key, data)
+	return etag, err
+}
+
+func (s noBatch) SyncDeferred(ctx context.Context, keys []string) error {
+	return objstore.SyncDeferred(ctx, s.Store, keys)
+}
+
+func (s noBatch) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	return objstore.PutDeferredIntact(ctx, s.Store, key, data, cond)
+}
+
+func (s noBatch) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	return objstore.PutAfterDeferred(ctx, s.Store, key, data, cond, deferred)
 }
 
 // benchStore is a store a commit benchmark runs on.
@@ -92,7 +139,11 @@ func benchStores(s3 func(testing.TB) *s3test.Server) []benchStore {
 
 // syncStats is the fs store's sync counts under cs (zero on another store).
 func syncStats(cs *counting.Store) fs.SyncStats {
-	if s, ok := cs.Inner().(*fs.Store); ok {
+	inner := cs.Inner()
+	if nb, ok := inner.(noBatch); ok {
+		inner = nb.Store
+	}
+	if s, ok := inner.(*fs.Store); ok {
 		return s.SyncStats()
 	}
 	return fs.SyncStats{}
