@@ -22,7 +22,8 @@ import (
 
 // writeRoundNamed is one attempt of a Write in format 8: build on the
 // handle's view (or a loaded head), check strict bases and read
-// expectations, write one named version per table, publish with
+// expectations, write the new objects and one named version per table
+// as one batch (commitNamedBatch), publish with
 // expectations by name. A branch whose head is still stamped below 8 first
 // has the sidecars of its incarnation swept (sweepBeforeNamed), so no
 // counter-named write of the previous format is in flight when named ones
