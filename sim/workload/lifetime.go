@@ -440,16 +440,25 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 	}
 	p.lifeResumed = true
 	prefix := "ch-" + sanitizeTag(p.plan.Name) + "-"
+	interrupted := prefix + strconv.Itoa(idx-1)
+	listed := false
 	for _, b := range branches {
 		k, err := strconv.Atoi(strings.TrimPrefix(b.Name(), prefix))
 		if !strings.HasPrefix(b.Name(), prefix) || err != nil || k < 0 || k >= idx {
 			continue
 		}
+		listed = listed || b.Name() == interrupted
 		if err := p.lifeDelete(b.Name()); err != nil {
 			return err
 		}
 	}
-	return nil
+	if listed || idx == 0 {
+		return nil
+	}
+	// ListBranches misses a live name while a collection has deleted its
+	// marker and not yet put it back (docs/gc.md rule 10): the cycle the
+	// crash interrupted is deleted by name too (Branch finds it).
+	return p.lifeDelete(interrupted)
 }
 
 func (p *Proc) lifeDelete(name string) error {
