@@ -67,16 +67,6 @@ func (l *syncLedger) PutAfterDeferred(ctx context.Context, key string, data []by
 	return l.Store.PutAfterDeferred(ctx, key, data, cond, deferred)
 }
 
-func (l *syncLedger) PutMany(ctx context.Context, reqs []objstore.PutRequest) []objstore.PutResult {
-	before, start := l.Store.SyncStats(), time.Now()
-	var what []string
-	for _, r := range reqs {
-		what = append(what, fmt.Sprintf("put(%d)/%d %s", r.Cond.Kind, r.Durability, r.Key[strings.LastIndex(r.Key, "/")+1:]))
-	}
-	defer l.note(fmt.Sprintf("batch %s", strings.Join(what, " + ")), before, start)
-	return l.Store.PutMany(ctx, reqs)
-}
-
 // total sums the recorded lines.
 func (l *syncLedger) total() fs.SyncStats {
 	var t fs.SyncStats
@@ -97,14 +87,12 @@ func (l *syncLedger) String() string {
 }
 
 // fsCommitRounds bounds the sync rounds of a one-row data-plane commit on
-// fs (docs/perf.md, "fs commit accounting"): the batch of fragment and
-// table version 1 (the fragment deferred, the version named per attempt,
-// format 8, intact-deferred: one data fsync), manifest 2 (the fragment's
-// and version's syncs ride its temp file's round), commit index 1 (never
-// synced). Format 7's counter-named write paid 8 (a sidecar PUT 2 and
-// DELETE 1, and the fragment's own sync round before its version). A raw
-// durable create-only Put is 2.
-const fsCommitRounds = 4
+// fs (docs/perf.md, "fs commit accounting"): fragment batch 1, table
+// version 1 (named per attempt, format 8: intact-deferred), manifest 2 (the
+// version's sync rides its temp file's round), commit index 1 (never
+// synced). Format 7's counter-named write paid 8: a sidecar PUT (2) and
+// DELETE (1) besides. A raw durable create-only Put is 2.
+const fsCommitRounds = 5
 
 // TestFsCommitSyncAccounting logs, per store call, the fsyncs and sync
 // rounds of one-row data-plane commits on a durable fs store (a warm
