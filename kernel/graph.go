@@ -87,6 +87,23 @@ type Options struct {
 	// and the simulator use small values so folds are exercised. Any value
 	// reads any other's indexes.
 	ReachEntries, ReachFolds int
+
+	// CounterWrites makes Write commit table versions as format 7 did:
+	// counter-named (R/tables/<table>/<fork>/<inv(version)>, the HEAD found
+	// by a LIST), each round guarded by a recovery sidecar that is durable
+	// before any HEAD moves and deleted after the publish. Manifests are
+	// still stamped with the current format, and what such a handle writes
+	// is read, collected and recovered by every format-8 handle exactly as
+	// a format-7 binary's writes are (docs/format.md, "v7->v8"); a crash
+	// mid-write leaves a sidecar that the next opener rolls forward or back.
+	// It costs a write 3 more requests (the LIST, the sidecar PUT and
+	// DELETE). It exists for tests only — recovery of format-7 writes (which
+	// old graphs may hold) stays exercised by the recovery tests, the
+	// crash-cut sweep's counter half and the simulator's cuts workload —
+	// and is an Option rather than a test hook because those tests live in
+	// other packages. A production handle leaves it false and writes
+	// versions named per attempt.
+	CounterWrites bool
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -105,6 +122,8 @@ type Graph struct {
 	skew       time.Duration // Options.SkewMargin
 	// reachLimits bound the reach of the commit indexes this handle writes.
 	reachLimits lineage.Limits
+	// counterWrites is Options.CounterWrites.
+	counterWrites bool
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -166,7 +185,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim,
+		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim, counterWrites: opts.CounterWrites,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),

@@ -127,5 +127,5 @@ func wantErr(t testing.TB, err, target error) {
 }
 
 func kernelRef(p kernel.TablePin) kernel.TableRef {
-	return kernel.TableRef{Fork: p.Fork, Version: p.Version}
+	return p.Ref()
 }

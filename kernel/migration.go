@@ -62,8 +62,19 @@ var migrations = []registeredMigration{
 	{From: migrationV3ToV4From, To: format.FormatV4, Name: "v3->v4 lineage fold (writes the current layout)"},
 	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
 	{From: migrationV5ToV6From, To: format.FormatV6, Name: "v5->v6 id index delta: nothing rewritten"},
-	{From: migrationV6ToV7From, To: format.CurrentFormat, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
+	{From: migrationV6ToV7From, To: format.FormatV7, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
+	{From: migrationV7ToV8From, To: format.CurrentFormat, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
 }
+
+// migrationV7ToV8From is the source stamp of the v7->v8 step (table
+// versions named per write attempt, pinned by name; docs/format.md
+// "v7->v8"). It rewrites nothing: format 8 readers read counter-named
+// pins and versions as they are, and a branch's next publish stamps 8.
+// Its one action is on the write path: the first Write of a branch whose
+// head is stamped below 8 resolves every sidecar of the incarnation first
+// (writeRoundNamed, sweepBeforeNamed), so no counter-named write is in
+// flight when named ones begin. Like v4->v5 it has no planning code.
+const migrationV7ToV8From = format.FormatV7
 
 // migrationV6ToV7From is the source stamp of the v6->v7 step (id pages
 // and chunk payloads may be one zstd frame, adjacency pages a column file;

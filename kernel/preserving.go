@@ -60,7 +60,7 @@ func (g *Graph) strictBaseHolds(ctx context.Context, m *format.Manifest, table s
 	}
 	var pin TableRef
 	if p, ok := m.Pin(table); ok {
-		pin = TableRef{Fork: p.Fork, Version: p.Version}
+		pin = p.Ref()
 	}
 	if pin.Version != base {
 		if ok, err := g.PinSatisfied(ctx, table, base, pin); err != nil || !ok {
@@ -97,7 +97,7 @@ func (g *Graph) strictMayRetry(ctx context.Context, b BranchRef, writes []TableW
 			}
 			var pin TableRef
 			if p, ok := head.m.Pin(table); ok {
-				pin = TableRef{Fork: p.Fork, Version: p.Version}
+				pin = p.Ref()
 			}
 			if th.Version == w.BaseVersion || pin.Version == 0 {
 				return false, nil
@@ -112,7 +112,7 @@ func (g *Graph) strictMayRetry(ctx context.Context, b BranchRef, writes []TableW
 		if r.Table == table {
 			var pin TableRef
 			if p, ok := head.m.Pin(table); ok {
-				pin = TableRef{Fork: p.Fork, Version: p.Version}
+				pin = p.Ref()
 			}
 			return g.PinSatisfied(ctx, table, r.cur, pin)
 		}

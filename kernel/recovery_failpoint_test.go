@@ -125,7 +125,7 @@ func TestRecoveryFailpointMatrix(t *testing.T) {
 				fps, rv := recArm(cs, tc.point, act.kind)
 				done := make(chan error, 1)
 				go func() {
-					_, err := kernel.Open(recCtx, cs, recRoot, kernel.Options{Env: kerneltest.EnvAt(72, fps, kerneltest.Later)})
+					_, err := kernel.Open(recCtx, cs, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(72, fps, kerneltest.Later)})
 					done <- err
 				}()
 				if rv != nil {

@@ -31,7 +31,7 @@ func TestLandedRollBackOfDeletedBranchIsAudited(t *testing.T) {
 
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.AfterRecoveryPublishBeforeAudit, failpoint.Action{Kind: failpoint.ReturnError, Times: 1})
-	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrInjected) {
+	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(31, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrInjected) {
 		t.Fatalf("recoverer failing before its audit: Open = %v, want the injected failure", err)
 	}
 	plan := recPlan(t, store, op)
@@ -89,7 +89,7 @@ func TestWriterOfDeletedBranchAuditsLandedRollBack(t *testing.T) {
 
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.AfterRecoveryPublishBeforeAudit, failpoint.Action{Kind: failpoint.ReturnError, Times: 1})
-	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(31, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrInjected) {
+	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(31, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrInjected) {
 		t.Fatalf("recoverer failing before its audit: Open = %v, want the injected failure", err)
 	}
 	plan := recPlan(t, store, op)

@@ -29,7 +29,7 @@ var recKeys = format.NewKeys(recRoot)
 func recInit(t testing.TB) *sim.Store {
 	t.Helper()
 	store := sim.New(sim.Config{Seed: 7})
-	g, err := kernel.Init(recCtx, store, recRoot, []byte("recovery tests\n"), kernel.Options{Env: kerneltest.Env(1, nil)})
+	g, err := kernel.Init(recCtx, store, recRoot, []byte("recovery tests\n"), kernel.Options{CounterWrites: true, Env: kerneltest.Env(1, nil)})
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}
@@ -42,7 +42,7 @@ func recInit(t testing.TB) *sim.Store {
 // recovery lease for it.
 func recOpen(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set) *kernel.Graph {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(seed, fps, kerneltest.Later)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(seed, fps, kerneltest.Later)})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -54,7 +54,7 @@ func recOpen(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set
 // builds on commits of recOpen handles (kerneltest.EpochSkewMargin).
 func recOpenNow(t testing.TB, store objstore.Store, seed uint64, fps *failpoint.Set) *kernel.Graph {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(seed, fps), SkewMargin: kerneltest.EpochSkewMargin})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.Env(seed, fps), SkewMargin: kerneltest.EpochSkewMargin})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -97,7 +97,7 @@ func recMustWrite(t testing.TB, g *kernel.Graph, branch string, frags map[string
 // recState reads the visible state through a fresh read-only handle.
 func recState(t testing.TB, store objstore.Store) kerneltest.State {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.EnvAt(99, nil, kerneltest.Later)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, ReadOnly: true, Env: kerneltest.EnvAt(99, nil, kerneltest.Later)})
 	if err != nil {
 		t.Fatalf("read-only Open: %v", err)
 	}

@@ -61,7 +61,7 @@ func TestOpenRecoversOnlyPastTheLease(t *testing.T) {
 	store := recInit(t)
 	recCrashWrite(t, store, "main", map[string]string{"a": "a1"}, failpoint.BeforePublish, 1)
 	writes := store.Counters().Writes()
-	early, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(42, nil, kerneltest.Epoch.Add(time.Second))})
+	early, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(42, nil, kerneltest.Epoch.Add(time.Second))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestOpenRecoversOnlyPastTheLease(t *testing.T) {
 	if store.Counters().Writes() != writes || len(kerneltest.Sidecars(store, recRoot)) != 1 {
 		t.Fatalf("an open within the lease acted on the sidecar")
 	}
-	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(43, nil, kerneltest.Epoch.Add(kernel.RecoveryLease+time.Second))}); err != nil {
+	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(43, nil, kerneltest.Epoch.Add(kernel.RecoveryLease+time.Second))}); err != nil {
 		t.Fatal(err)
 	}
 	recOneAudit(t, store)

@@ -13,7 +13,7 @@ import (
 // recRecoveryCommits lists the recovery commits (kind recovery) on main.
 func recRecoveryCommits(t *testing.T, store *sim.Store) []kernel.Commit {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.EnvAt(98, nil, kerneltest.Later)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, ReadOnly: true, Env: kerneltest.EnvAt(98, nil, kerneltest.Later)})
 	if err != nil {
 		t.Fatalf("read-only Open: %v", err)
 	}
@@ -39,7 +39,7 @@ func recParkedOpen(store *sim.Store, seed uint64, point failpoint.Name) (*failpo
 	fps.Arm(point, failpoint.Action{Kind: failpoint.Pause, Rendezvous: rv, Times: 1})
 	done := make(chan error, 1)
 	go func() {
-		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(seed, fps, kerneltest.Later)})
+		_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(seed, fps, kerneltest.Later)})
 		done <- err
 	}()
 	<-rv.Reached()

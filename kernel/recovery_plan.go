@@ -97,7 +97,7 @@ func (g *Graph) newPlan(s *format.Sidecar, v sidecarView, gen uint32) (format.Re
 	p := format.RecoveryPlan{Op: s.Op, Gen: gen, Branch: s.Branch, Commit: id, Slot: v.head.m.Version + 1}
 	at := recovery.RestoreAt(v.obs)
 	for i, t := range s.Tables {
-		p.Tables = append(p.Tables, format.PlanTable{Table: t.Table, Fork: t.Fork, PinFork: v.pins[i].Fork, Pin: v.pins[i].Version, Restore: at[i]})
+		p.Tables = append(p.Tables, format.PlanTable{Table: t.Table, Fork: t.Fork, PinFork: v.pins[i].Fork, Pin: v.pins[i].Version, Restore: at[i], PinAttempt: v.pins[i].Attempt})
 	}
 	return p, nil
 }
@@ -226,14 +226,14 @@ func (g *Graph) carryOut(ctx context.Context, s *format.Sidecar, sp storedPlan) 
 		if t.Restore == 0 {
 			continue
 		}
-		pin := TableRef{Fork: t.PinFork, Version: t.Pin}
+		pin := t.PinRef()
 		u, err := g.writeRestore(ctx, format.SidecarTable{Table: t.Table, Fork: t.Fork}, t.Restore, pin, sp.token)
 		if err != nil {
 			return err
 		}
 		if t.Pinned() {
 			updates = append(updates, u)
-			exp = append(exp, Expectation{Table: t.Table, Version: t.Pin})
+			exp = append(exp, Expectation{Table: t.Table, Version: t.Pin, Attempt: t.PinAttempt})
 		}
 	}
 	if err := g.fp.Hit(ctx, failpoint.BeforeRollBackPublish); err != nil {

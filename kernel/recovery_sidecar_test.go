@@ -109,7 +109,7 @@ func TestFailedSidecarWriteMovesNoHead(t *testing.T) {
 		}
 		return nil
 	}
-	g, err := kernel.Open(recCtx, cs, recRoot, kernel.Options{Env: recEnvSeed(3), RetryBudget: 3})
+	g, err := kernel.Open(recCtx, cs, recRoot, kernel.Options{CounterWrites: true, Env: recEnvSeed(3), RetryBudget: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

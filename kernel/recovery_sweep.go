@@ -49,6 +49,9 @@ type sweepScope struct {
 	heal   bool
 	branch format.ID
 	tables []string
+	// wholeBranch: with heal, every sidecar of branch, whatever its tables
+	// (the sweep before a branch's first write in format 8).
+	wholeBranch bool
 }
 
 func (sc *sweepScope) covers(s *format.Sidecar) bool {
@@ -66,6 +69,9 @@ func (sc *sweepScope) coversScope(scope format.SidecarScope) bool {
 	}
 	if scope.Branch != sc.branch {
 		return false
+	}
+	if sc.wholeBranch {
+		return true
 	}
 	for _, t := range sc.tables {
 		for _, st := range scope.Tables {
@@ -416,7 +422,7 @@ func (g *Graph) observeTable(ctx context.Context, m *format.Manifest, t format.S
 	o := recovery.Observation{Expected: t.Expected, Commit: t.Commit}
 	var pin TableRef
 	if p, ok := m.Pin(t.Table); ok {
-		pin = TableRef{Fork: p.Fork, Version: p.Version}
+		pin = p.Ref()
 		o.Pin = p.Version
 	}
 	forkHead, err := g.forkHead(ctx, t.Table, t.Fork)
@@ -424,8 +430,10 @@ func (g *Graph) observeTable(ctx context.Context, m *format.Manifest, t format.S
 		return o, pin, err
 	}
 	o.Head = forkHead
-	if pin.Fork != t.Fork && forkHead < pin.Version {
-		o.Head = pin.Version // the fork has nothing above an inherited pin
+	if (pin.Fork != t.Fork || pin.Named()) && forkHead < pin.Version {
+		// The fork has nothing above an inherited pin, or no counter-named
+		// version above a pin named per attempt (format 8): the pin is the HEAD.
+		o.Head = pin.Version
 	}
 	if forkHead == t.Commit {
 		if o.HeadOurs, err = g.versionIsOurs(ctx, t); err != nil {
@@ -442,8 +450,8 @@ func (g *Graph) forkHead(ctx context.Context, table string, fork format.ID) (uin
 		page, err = g.store.List(ctx, g.keys.TableForkPrefix(table, fork), "", 1)
 		return err
 	})
-	if err != nil || len(page.Keys) == 0 {
-		return 0, err
+	if err != nil || len(page.Keys) == 0 || g.keys.IsTableAttemptKey(table, fork, page.Keys[0]) {
+		return 0, err // none, or only versions named per attempt (sorted after every counter key)
 	}
 	return g.keys.ParseTableVersionKey(table, fork, page.Keys[0])
 }
@@ -528,7 +536,7 @@ func (g *Graph) findPublished(ctx context.Context, s *format.Sidecar, head loade
 		return nil, err
 	}
 	for _, t := range s.Tables {
-		if p, ok := l.m.Pin(t.Table); !ok || p.Fork != t.Fork || p.Version != t.Commit {
+		if p, ok := l.m.Pin(t.Table); !ok || p.Fork != t.Fork || p.Version != t.Commit || p.Attempt != (format.ID{}) {
 			return nil, nil
 		}
 		if ours, err := g.versionIsOurs(ctx, t); err != nil || !ours {

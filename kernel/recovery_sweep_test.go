@@ -174,7 +174,7 @@ func TestRecoveryCrashAfterAuditWritesNoSecondRecord(t *testing.T) {
 			cs := &recCrashStore{Store: store}
 			fps := recCrashingSet(cs)
 			fps.Arm(failpoint.AfterAuditBeforeSidecarDelete, failpoint.Action{Kind: failpoint.Crash})
-			if _, err := kernel.Open(recCtx, cs, recRoot, kernel.Options{Env: kerneltest.EnvAt(16, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrCrashed) {
+			if _, err := kernel.Open(recCtx, cs, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(16, fps, kerneltest.Later)}); !errors.Is(err, failpoint.ErrCrashed) {
 				t.Fatalf("recoverer crashing after its audit: %v", err)
 			}
 			if n := len(kerneltest.Sidecars(store, recRoot)); n != 1 || recAuditTotal(store) != 1 {
@@ -203,7 +203,7 @@ func TestInvariantViolationFailsOpen(t *testing.T) {
 	if err := store.Delete(recCtx, recKeys.TableVersion("a", pin.Fork, pin.Version)); err != nil { // lose a published version
 		t.Fatal(err)
 	}
-	_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(18, nil, kerneltest.Later)})
+	_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(18, nil, kerneltest.Later)})
 	var ie *kernel.RecoveryInvariantError
 	if !errors.As(err, &ie) || !errors.Is(err, kernel.ErrRecoveryInvariant) || ie.Table != "a" || ie.Pin != pin.Version {
 		t.Fatalf("open over a HEAD behind its pin: %v", err)
@@ -249,7 +249,7 @@ func TestUnreadableSidecarsFailOpenAndStay(t *testing.T) {
 			if _, err := store.Put(recCtx, key, bad, objstore.CreateOnly); err != nil {
 				t.Fatal(err)
 			}
-			_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(19, nil, kerneltest.Later)})
+			_, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(19, nil, kerneltest.Later)})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("open over a %s sidecar: %v, want %v", tc.name, err, tc.want)
 			}
@@ -318,7 +318,7 @@ func TestReadOnlyOpenDoesNotSweep(t *testing.T) {
 
 func recOpenRO(t *testing.T, store *sim.Store) *kernel.Graph {
 	t.Helper()
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{ReadOnly: true, Env: kerneltest.EnvAt(98, nil, kerneltest.Later)})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, ReadOnly: true, Env: kerneltest.EnvAt(98, nil, kerneltest.Later)})
 	if err != nil {
 		t.Fatal(err)
 	}

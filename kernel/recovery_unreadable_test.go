@@ -112,7 +112,7 @@ func TestCorruptSidecarIsQuarantined(t *testing.T) {
 		t.Fatalf("quarantine record %+v, %v: want the op, the reason and the sidecar's bytes", rec, err)
 	}
 	recMustWrite(t, g, "main", map[string]string{"b": "b1"}, "unblocked")
-	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.EnvAt(42, nil, kerneltest.Later)}); err != nil {
+	if _, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.EnvAt(42, nil, kerneltest.Later)}); err != nil {
 		t.Fatalf("open after the quarantine: %v", err)
 	}
 	// Quarantine is for sidecars recovery cannot read; a readable one is

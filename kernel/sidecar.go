@@ -21,6 +21,7 @@ type plannedWrite struct {
 	version uint64   // the version the round commits: the table HEAD + 1
 	content TableContent
 	token   format.Token // the writer token that version will carry
+	attempt format.ID    // format 8: the round's attempt id naming the version (zero: counter-named)
 }
 
 // writeRun is the recovery state of one Write call across its rounds.
@@ -45,7 +46,7 @@ func (g *Graph) planRound(ctx context.Context, m *format.Manifest, writes []Tabl
 		pinned := TableVersion{Table: w.Table}
 		var base TableRef
 		if pin, ok := m.Pin(w.Table); ok {
-			base = TableRef{Fork: pin.Fork, Version: pin.Version}
+			base = pin.Ref()
 			var err error
 			if pinned, err = g.ReadTable(ctx, w.Table, base); err != nil {
 				return nil, err
@@ -377,7 +378,7 @@ func markAmbiguous(cause error, commit CommitID, resolveErr error) error {
 func (g *Graph) headRepeatsPin(ctx context.Context, m *format.Manifest, table string, base uint64, head TableRef) (bool, error) {
 	var pin TableRef
 	if p, ok := m.Pin(table); ok {
-		pin = TableRef{Fork: p.Fork, Version: p.Version}
+		pin = p.Ref()
 	}
 	if pin.Version != base || head.Version <= base {
 		return false, nil

@@ -61,14 +61,14 @@ func (g *Graph) tableHead(ctx context.Context, b BranchRef, m *format.Manifest, 
 	}
 	var head TableRef
 	if pin, ok := m.Pin(table); ok {
-		head = TableRef{Fork: pin.Fork, Version: pin.Version}
+		head = pin.Ref()
 	}
-	if len(page.Keys) == 1 {
+	if len(page.Keys) == 1 && !g.keys.IsTableAttemptKey(table, b.incID, page.Keys[0]) { // attempt keys sort after every counter key
 		v, err := g.keys.ParseTableVersionKey(table, b.incID, page.Keys[0])
 		if err != nil {
 			return TableRef{}, fmt.Errorf("table head of %q on %s: %w", table, b, err)
 		}
-		if v >= head.Version {
+		if v > head.Version || (v == head.Version && !head.Named()) {
 			head = TableRef{Fork: b.incID, Version: v}
 		}
 	}
@@ -155,7 +155,7 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 	if ref == (TableRef{}) {
 		return TableVersion{Table: table}, nil
 	}
-	key := g.keys.TableVersion(table, ref.Fork, ref.Version)
+	key := g.keys.TableVersionRef(table, ref)
 	if tv, ok := g.tables.get(key); ok {
 		return tv, nil
 	}
@@ -173,7 +173,7 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 	if err != nil {
 		return TableVersion{}, fmt.Errorf("read table version %s: %w", key, err)
 	}
-	if tv.Table != table || tv.Fork != ref.Fork || tv.Version != ref.Version {
+	if tv.Table != table || tv.Ref() != ref {
 		return TableVersion{}, fmt.Errorf("read table version %s: content names %s/%s/%d: %w", key, tv.Table, tv.Fork, tv.Version, ErrCorrupt)
 	}
 	g.tables.put(key, tv)

@@ -143,7 +143,11 @@ func (g *Graph) WriteWith(ctx context.Context, b BranchRef, writes []TableWrite,
 				return g.abandonWrite(ctx, run, fmt.Errorf("write on %s: %w", b, err))
 			}
 		}
-		c, err := g.writeRound(ctx, &req, sorted, reads, run)
+		round := g.writeRound
+		if !g.counterWrites {
+			round = g.writeRoundNamed
+		}
+		c, err := round(ctx, &req, sorted, reads, run)
 		if err == nil {
 			return c, nil
 		}
@@ -256,7 +260,7 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 		r := &reads[i]
 		var pin TableRef
 		if p, ok := m.Pin(r.Table); ok {
-			pin = TableRef{Fork: p.Fork, Version: p.Version}
+			pin = p.Ref()
 		}
 		if pin.Version == r.cur {
 			continue

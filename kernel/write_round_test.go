@@ -157,7 +157,7 @@ func TestWriteFailedBuildLeavesNoTrace(t *testing.T) {
 // sidecar itself, leaving no trace.
 func TestWriteExhaustedByLostRoundsIsDefinite(t *testing.T) {
 	store := recInit(t)
-	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{Env: kerneltest.Env(11, nil), RetryBudget: 3})
+	g, err := kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: true, Env: kerneltest.Env(11, nil), RetryBudget: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,9 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 )
 
-// crashWrite leaves an abandoned write: a transaction that crashes just
-// before its publish, so its sidecar stays and its table HEAD moved.
+// crashWrite leaves an abandoned write: a counter-named transaction (format
+// 7's writes, kernel.Options.CounterWrites) that crashes just before its
+// publish, so its sidecar stays and its table HEAD moved.
 func (f *fixture) crashWrite() {
 	f.t.Helper()
 	ctx := context.Background()
@@ -21,7 +22,7 @@ func (f *fixture) crashWrite() {
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
 	env := f.env
 	env.Failpoints = fps
-	g, err := data.Open(ctx, f.store, testRoot, data.Options{Kernel: kernel.Options{Env: env}})
+	g, err := data.Open(ctx, f.store, testRoot, data.Options{Kernel: kernel.Options{Env: env, CounterWrites: true}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -340,7 +340,7 @@ func fragmentKeys(b *testing.B, res storeResult, types []string) []string {
 		if !ok {
 			b.Fatalf("%s not pinned", typ)
 		}
-		tv, err := res.g.Kernel().ReadTable(context.Background(), typ, kernel.TableRef{Fork: pin.Fork, Version: pin.Version})
+		tv, err := res.g.Kernel().ReadTable(context.Background(), typ, pin.Ref())
 		if err != nil {
 			b.Fatal(err)
 		}

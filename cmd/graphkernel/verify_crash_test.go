@@ -310,7 +310,7 @@ func TestVerifyCollectedStillFindsDamage(t *testing.T) {
 		if !ok {
 			t.Fatalf("main pins no %s", typ)
 		}
-		key := format.NewKeys(testRoot).TableVersion(typ, p.Fork, p.Version)
+		key := format.NewKeys(testRoot).TableVersionRef(typ, p.Ref())
 		c := st.Clone()
 		if err := c.Delete(ctx, key); err != nil {
 			t.Fatal(err)

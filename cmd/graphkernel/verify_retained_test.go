@@ -9,7 +9,6 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -46,7 +45,7 @@ func (f *fixture) collectedGraph() collectedKeys {
 		f.t.Fatal(err)
 	}
 	p, _ := s.Kernel().Table("Person")
-	tv, err := g.Kernel().ReadTable(ctx, "Person", kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	tv, err := g.Kernel().ReadTable(ctx, "Person", p.Ref())
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 		f.t.Fatal(err)
 	}
 	p, _ := s.Kernel().Table("Person")
-	tv, err := g.Kernel().ReadTable(ctx, "Person", kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	tv, err := g.Kernel().ReadTable(ctx, "Person", p.Ref())
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 	chunk, page := f.adjKeys(g, s.Kernel(), keys, "Knows", "data.adj.out")
 	_, idPage := f.adjKeys(g, s.Kernel(), keys, "Person", "data.adj.id")
 	return damageKeys{m1: keys.Manifest("main", 1, 1), m2: keys.Manifest("main", 1, 2), head: keys.Manifest("main", 1, 3),
-		tv: keys.TableVersion("Person", p.Fork, p.Version), frag: keys.Data("Person", id),
+		tv: keys.TableVersionRef("Person", p.Ref()), frag: keys.Data("Person", id),
 		index:  keys.CommitIndex(f.readManifest(keys.Manifest("main", 1, 1)).Commit.ID),
 		marker: f.forkMarkerKey(keys), adjChunk: chunk, adjPage: page, idPage: idPage}
 }
@@ -108,7 +108,7 @@ func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys, ta
 	f.t.Helper()
 	ctx := context.Background()
 	p, _ := s.Table(table)
-	tv, err := g.Kernel().ReadTable(ctx, table, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	tv, err := g.Kernel().ReadTable(ctx, table, p.Ref())
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestVerifyDataRules(t *testing.T) {
 			content.Rows += info.Rows
 		}
 		p, _ := s.Kernel().Table(typ)
-		u, err := k.CommitTableVersion(ctx, main, typ, content, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+		u, err := k.CommitTableVersion(ctx, main, typ, content, p.Ref())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestVerifyIndexMatchesRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := s.Kernel().Table("Knows")
-	old, err := k.ReadTable(ctx, "Knows", kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	old, err := k.ReadTable(ctx, "Knows", p.Ref())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestVerifyIndexMatchesRows(t *testing.T) {
 	content.Fragments = []string{info.Name}
 	content.Metadata["data.fragment."+info.Name] = string(mi)
 	content.Rows = info.Rows
-	u, err := k.CommitTableVersion(ctx, main, "Knows", content, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+	u, err := k.CommitTableVersion(ctx, main, "Knows", content, p.Ref())
 	if err != nil {
 		t.Fatal(err)
 	}

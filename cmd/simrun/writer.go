@@ -211,7 +211,7 @@ func (w *writer) valueAt(ctx context.Context, snap kernel.Snapshot, table string
 	if !ok {
 		return model.Absent, 0, nil
 	}
-	tv, err := w.g.ReadTable(ctx, table, kernel.TableRef{Fork: pin.Fork, Version: pin.Version})
+	tv, err := w.g.ReadTable(ctx, table, pin.Ref())
 	if err != nil {
 		return "", 0, err
 	}

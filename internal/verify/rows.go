@@ -50,7 +50,7 @@ type rowFn func(key, id, from, to string)
 
 // streamRows decodes the fragments of table's pinned version one at a time.
 func (v *verifier) streamRows(ctx context.Context, p format.TablePin, edge bool, fn rowFn) {
-	infos, pr := v.readInfos(ctx, v.keys.TableVersion(p.Name, p.Fork, p.Version), p)
+	infos, pr := v.readInfos(ctx, v.keys.TableVersionRef(p.Name, p.Ref()), p)
 	if pr != nil {
 		return // reported by the integrity pass
 	}

@@ -643,7 +643,7 @@ func (v *verifier) checkSchema(ctx context.Context, hash string) {
 func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifest, retained bool) {
 	v.curSchema = m.Schema // fragments are read through the schema of the manifest pinning them
 	for _, p := range m.Tables {
-		key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
+		key := v.keys.TableVersionRef(p.Name, p.Ref())
 		if from, gone := v.tvGone[key]; gone && retained {
 			delete(v.tvGone, key)
 			v.garbage--
@@ -669,7 +669,7 @@ func sumRows(infos []data.FragmentInfo) uint64 {
 // returns the rows its fragments hold. Only that count is kept per version
 // (memory grows with distinct versions, never with their fragment lists).
 func (v *verifier) tableVersion(ctx context.Context, p format.TablePin, mkey string, retained bool) (uint64, bool) {
-	key := v.keys.TableVersion(p.Name, p.Fork, p.Version)
+	key := v.keys.TableVersionRef(p.Name, p.Ref())
 	if rows, seen := v.tvRows[key]; seen {
 		return rows, rows != tvUnreadable
 	}
@@ -736,7 +736,7 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if err != nil {
 		return nil, &Problem{key, RuleDecode, "table version: " + err.Error()}
 	}
-	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
+	if tv.Table != p.Name || tv.Ref() != p.Ref() {
 		return nil, &Problem{key, RuleLocation, fmt.Sprintf("table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)}
 	}
 	if !v.dataTable(p.Name) {
@@ -762,10 +762,19 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 
 // headNotBehind checks that the fork's newest version of the table is not
 // below a version some manifest pins.
+//
+// A pin named per attempt (format 8) has no HEAD: versions are not
+// counters there, so there is nothing to compare.
 func (v *verifier) headNotBehind(ctx context.Context, key string, p format.TablePin) {
+	if p.Ref().Named() {
+		return
+	}
 	page, err := v.st.List(ctx, v.keys.TableForkPrefix(p.Name, p.Fork), "", 1)
 	if err != nil || len(page.Keys) == 0 {
 		return // the version itself was just read: a listing failure is the store's
+	}
+	if v.keys.IsTableAttemptKey(p.Name, p.Fork, page.Keys[0]) {
+		return // no counter-named version on the fork
 	}
 	h, err := v.keys.ParseTableVersionKey(p.Name, p.Fork, page.Keys[0])
 	if err == nil && h < p.Version {

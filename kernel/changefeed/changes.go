@@ -133,7 +133,7 @@ func samePin(a, b *data.Snapshot, typ string) bool {
 	}
 	pa, oka := a.Kernel().Table(table)
 	pb, okb := b.Kernel().Table(table)
-	return oka == okb && (!oka || pa.Fork == pb.Fork && pa.Version == pb.Version)
+	return oka == okb && (!oka || pa.Ref() == pb.Ref())
 }
 
 func image(r *data.Row) *feed.Image {

@@ -258,7 +258,7 @@ func (c *committer) revalidateEnds(ctx context.Context, typ string) func(kernel.
 		if err != nil {
 			return err
 		}
-		v, err := c.t.r.view(ctx, tb, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+		v, err := c.t.r.view(ctx, tb, p.Ref())
 		if err != nil {
 			return err
 		}
@@ -592,7 +592,7 @@ func (c *committer) writes(ctx context.Context) []kernel.TableWrite {
 			Strict:      c.plans[name].strict,
 			BaseVersion: c.t.cat.pin(c.t.base, name).Version,
 			Build: func(pinned kernel.TableVersion) (kernel.TableContent, error) {
-				return c.content(ctx, name, kernel.TableRef{Fork: pinned.Fork, Version: pinned.Version})
+				return c.content(ctx, name, pinned.Ref())
 			},
 		})
 	}

@@ -43,3 +43,16 @@ func recoverOnce(t testing.TB, store *sim.Store, want format.AuditDecision) *Gra
 	}
 	return g
 }
+
+// crashingCounterHandle is crashingHandle writing counter-named table
+// versions (format 7's, kernel.Options.CounterWrites): a write that dies
+// before its publish leaves a sidecar for recovery to resolve, where one
+// named per attempt leaves nothing to roll forward or back.
+func crashingCounterHandle(t testing.TB, store *sim.Store, fp failpoint.Name) *Graph {
+	t.Helper()
+	fps := failpoint.NewSet()
+	fps.Arm(fp, failpoint.Action{Kind: failpoint.Crash})
+	g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}})
+	must(t, err)
+	return g
+}

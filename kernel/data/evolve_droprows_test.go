@@ -74,7 +74,7 @@ func TestApplySchemaDropRows(t *testing.T) {
 func TestDropRowsCrashIsRolledBack(t *testing.T) {
 	store := sim.New(sim.Config{Seed: 1})
 	evoGraph(t, store)
-	w := crashingHandle(t, store, failpoint.BeforePublish)
+	w := crashingCounterHandle(t, store, failpoint.BeforePublish)
 	if _, err := apply(t, w, dropPersonText, SchemaOptions{DropRows: true}); !errors.Is(err, failpoint.ErrCrashed) {
 		t.Fatalf("apply = %v, want the crash", err)
 	}
@@ -86,7 +86,7 @@ func TestDropRowsCrashIsRolledBack(t *testing.T) {
 
 // TestDropRowsRowWrittenMeanwhile: a row written to the dropped type by
 // another handle after the change read the table (here: once its write
-// round's sidecar is durable) never survives the drop — the change's
+// round's first table version is written) never survives the drop — the change's
 // table writes are strict (deletes), so its round fails and it re-plans
 // on the new head, dropping that row too (4 rows, not 3).
 func TestDropRowsRowWrittenMeanwhile(t *testing.T) {
@@ -98,7 +98,7 @@ func TestDropRowsRowWrittenMeanwhile(t *testing.T) {
 	must(t, err)
 	fired := false
 	fps.SetDecider(func(n failpoint.Name) (failpoint.Action, bool) {
-		if n == failpoint.AfterSidecarWrite && !fired {
+		if n == failpoint.AfterTableCommit && !fired {
 			fired = true
 			commitTx(t, b, func(tx *Txn) error { return tx.Insert("Person", person("p7", "eve")) })
 		}

@@ -20,7 +20,7 @@ func TestRecoveryNeverRollsForwardAcrossASchemaChange(t *testing.T) {
 	store := sim.New(sim.Config{Seed: 1})
 	g := evoGraph(t, store)
 	commitTx(t, g, func(tx *Txn) error { return tx.Delete("WorksAt", "w2") })
-	w := crashingHandle(t, store, failpoint.BeforePublish)
+	w := crashingCounterHandle(t, store, failpoint.BeforePublish)
 	tx, err := w.Begin(ctx, mainRef(t, w))
 	must(t, err)
 	must(t, tx.Insert("WorksAt", edge("w9", "p2", "c2")))

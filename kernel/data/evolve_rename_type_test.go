@@ -188,7 +188,7 @@ func TestTypeRenameCrashes(t *testing.T) {
 		g := evoGraph(t, store)
 		_, err := apply(t, g, renamedSchemaText, SchemaOptions{TypeRenames: personToHuman})
 		must(t, err)
-		w := crashingHandle(t, store, failpoint.BeforePublish)
+		w := crashingCounterHandle(t, store, failpoint.BeforePublish)
 		tx, err := w.Begin(ctx, mainRef(t, w))
 		must(t, err)
 		must(t, errors.Join(tx.Insert("Human", person("p9", "zed")), tx.Insert("Employs", edge("w9", "p9", "c1"))))
@@ -203,7 +203,7 @@ func TestTypeRenameCrashes(t *testing.T) {
 	t.Run("write under the old name rolled back", func(t *testing.T) {
 		store := sim.New(sim.Config{Seed: 1})
 		g := evoGraph(t, store)
-		w := crashingHandle(t, store, failpoint.BeforePublish)
+		w := crashingCounterHandle(t, store, failpoint.BeforePublish)
 		tx, err := w.Begin(ctx, mainRef(t, w))
 		must(t, err)
 		must(t, tx.Insert("Person", person("p9", "zed")))

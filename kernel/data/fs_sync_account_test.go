@@ -86,34 +86,30 @@ func (l *syncLedger) String() string {
 	return b.String()
 }
 
-// fsCommitRounds is the sync rounds of a one-row data-plane commit on
-// fs (docs/perf.md, "fs commit accounting"): fragment batch 1, sidecar 2,
-// table version 1 (intact-deferred), manifest 2 (the version's sync rides
-// its temp file's round), commit index 1, sidecar delete 1. A raw durable
-// create-only Put is 2.
-const fsCommitRounds = 8
+// fsCommitRounds bounds the sync rounds of a one-row data-plane commit on
+// fs (docs/perf.md, "fs commit accounting"): fragment batch 1, table
+// version 1 (named per attempt, format 8: intact-deferred), manifest 2 (the
+// version's sync rides its temp file's round), commit index 1 (never
+// synced). Format 7's counter-named write paid 8: a sidecar PUT (2) and
+// DELETE (1) besides. A raw durable create-only Put is 2.
+const fsCommitRounds = 5
 
-// Directories a steady-state one-row commit makes on a trie3 root (every
-// new fs root): the sidecar fsSidecarMkdirs (sidecars.d and its ULID's 4
-// trie levels, which the sidecar's delete prunes again), the fragment and
-// the commit index none (ULID-named: their 32.8-second window's
-// directory exists), and the table version and the manifest one each
-// when their inverted version crosses a multiple of 10 (a new one-digit
-// level of the version trie, as in trie2), so at most fsCommitMkdirs.
-// On a trie2 root it was 28-31.
-const (
-	fsSidecarMkdirs = 5
-	fsCommitMkdirs  = fsSidecarMkdirs + 2
-)
+// fsCommitMkdirs bounds the directories a steady-state one-row commit
+// makes on a trie3 root (every new fs root): the fragment, the table
+// version (format 8: named by its attempt's ULID) and the commit index
+// none (ULID-named: their 32.8-second window's directory exists), and the
+// manifest one when its inverted version crosses a multiple of 10 (a new
+// one-digit level of the version trie, as in trie2). Format 7's sidecar
+// made 5 more; on a trie2 root a commit made 28-31.
+const fsCommitMkdirs = 1
 
 // TestFsCommitSyncAccounting logs, per store call, the fsyncs, sync
 // rounds and mkdirs of one-row data-plane commits on a durable fs store
 // (a warm handle whose view is current, as BenchmarkCommitFloor commits);
 // the figures are docs/perf.md's "fs commit accounting". The counts are
 // exact (the store counts them): a commit must wait for exactly
-// fsCommitRounds rounds, make no directory for its ULID-named fragment and
-// commit index, fsSidecarMkdirs for its sidecar, and at most
-// fsCommitMkdirs in all.
+// fsCommitRounds rounds, make no directory for its ULID-named fragment,
+// table version and commit index, and at most fsCommitMkdirs in all.
 func TestFsCommitSyncAccounting(t *testing.T) {
 	st, err := fs.Open(t.TempDir())
 	must(t, err)
@@ -147,14 +143,13 @@ func TestFsCommitSyncAccounting(t *testing.T) {
 }
 
 // ulidCallMkdirs is how many directories a commit's write of a
-// ULID-named key makes on a trie3 root in the steady state
-// (fsSidecarMkdirs for the sidecar, none for the fragment and the commit
-// index); ok is false for any other call.
+// ULID-named key makes on a trie3 root in the steady state (none: the
+// fragment, the table version and the commit index); ok is false for any
+// other call.
 func ulidCallMkdirs(call string) (want uint64, ok bool) {
 	switch {
-	case strings.HasPrefix(call, "put(1) ") && strings.Contains(call, "/sidecars/"):
-		return fsSidecarMkdirs, true
 	case strings.HasPrefix(call, "put-deferred ") && strings.Contains(call, "/data/"),
+		strings.Contains(call, "-deferred-intact ") && strings.Contains(call, "/tables/") && strings.Contains(call, "/a/"),
 		strings.Contains(call, "-deferred-intact ") && strings.Contains(call, "/index/commits/"):
 		return 0, true
 	}

@@ -130,7 +130,7 @@ func TestIDDeltaSurvivesCompaction(t *testing.T) {
 func TestFormat5GraphOpensAndWritesDelta(t *testing.T) {
 	st := sim.New(sim.Config{Seed: 1})
 	idDeltaWrites = false
-	g := initGraph(t, st, Limits{})
+	g := initCounterGraph(t, st)
 	seedGraph(t, g)
 	insertPeople(t, g, 0, 5)
 	idDeltaWrites = true

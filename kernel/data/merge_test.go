@@ -312,7 +312,7 @@ func TestCrashedMergeIsRolledBack(t *testing.T) {
 			store := f.store.(*sim.Store)
 			fps := failpoint.NewSet()
 			fps.Arm(cut, failpoint.Action{Kind: failpoint.Crash})
-			g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps)}})
+			g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: kerneltest.Env(21, fps), CounterWrites: true}}) // a format-7 merge: its sidecar says merge
 			must(t, err)
 			if _, err := g.Merge(ctx, src, f.main, kernel.LineageIntent{Actor: "test"}, MergeOptions{}); !errors.Is(err, failpoint.ErrCrashed) {
 				t.Fatalf("merge = %v, want the crash", err)

@@ -287,7 +287,7 @@ func (c *catalog) pin(s kernel.Snapshot, typ string) kernel.TableRef { return pi
 // none): a type's storage table, not its name (pinOf, catalog.pin).
 func pinRef(s kernel.Snapshot, table string) kernel.TableRef {
 	if p, ok := s.Table(table); ok {
-		return kernel.TableRef{Fork: p.Fork, Version: p.Version}
+		return p.Ref()
 	}
 	return kernel.TableRef{}
 }

@@ -24,7 +24,7 @@ type raceHook struct {
 
 func (h *raceHook) before(_ context.Context, c *sim.Call) error {
 	h.mu.Lock()
-	fire := h.action != nil && !h.fired && c.Op == objstore.OpList && strings.HasPrefix(c.Key, h.prefix)
+	fire := h.action != nil && !h.fired && (c.Op == objstore.OpList || c.Op == objstore.OpPut) && strings.HasPrefix(c.Key, h.prefix)
 	if fire {
 		h.fired = true
 	}
@@ -37,7 +37,7 @@ func (h *raceHook) before(_ context.Context, c *sim.Call) error {
 
 // commitRacing commits a transaction staged by ours on a seeded graph,
 // while another handle commits competing, whole, at our Write's first probe
-// of table's versions. It returns our graph and our Commit's error, and
+// of table's versions (the HEAD LIST of a counter-named write, the version PUT of one named per attempt). It returns our graph and our Commit's error, and
 // fails the test if the competing commit never ran.
 func commitRacing(t *testing.T, ours, competing func(tx *Txn) error, table string) (*Graph, error) {
 	t.Helper()

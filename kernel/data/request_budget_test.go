@@ -45,23 +45,21 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) []string {
 // TestCommitRequestBudget is the exact request gate of issue #32: a
 // one-row insert (Begin, Insert, Commit) and a one-row update into a
 // 1,000-row table, on a warm handle whose view of the branch is current,
-// make exactly these requests, in this order: no head discovery (Begin
+// make exactly these 4 requests, in this order: no head discovery (Begin
 // floats on the handle's view, base.go; the commit, its write round and
-// its publish build on it), no sidecar LIST (a heal sweep runs only when a
-// table HEAD is found above its pin), no LIST before the publish, no GET
-// (what the previous commit wrote is cached as it was written,
+// its publish build on it), no table-HEAD LIST and no sidecar (format 8:
+// the table version is named per write attempt, so nothing before the
+// publish can be mistaken for published state; kernel/write_named.go), no
+// GET (what the previous commit wrote is cached as it was written,
 // writethrough.go) and no index page or chunk (the inserted id rides the
 // table version's id delta, iddelta.go; a fold every MaxIDDelta inserts
 // is TestIDDeltaRidesTheVersion's).
 func TestCommitRequestBudget(t *testing.T) {
 	want := []string{
-		"list table-version", // the table HEAD (the one read before the publish)
-		"put fragment",       // the row
-		"put sidecar",        // recovery: durable before the table HEAD moves
-		"put table-version",  // HEAD+1
-		"put manifest",       // the publish, at view+1 (no head discovery: Begin floats on the view)
-		"put commit-index",   // the lineage aid, after the publish (repaired if a crash skips it)
-		"delete sidecar",
+		"put fragment",      // the row
+		"put table-version", // named per attempt: R/tables/<table>/<fork>/a/<ulid>, create-only, cannot collide
+		"put manifest",      // the publish, at view+1 (no head discovery: Begin floats on the view)
+		"put commit-index",  // the lineage aid, after the publish (repaired if a crash skips it)
 	}
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	g := initGraph(t, cs, Limits{})

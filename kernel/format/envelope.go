@@ -18,7 +18,11 @@ import (
 // chunks as one zstd frame, adjacency pages as column files;
 // docs/format.md, "v6->v7"): a format-6 binary would report them corrupt,
 // so it must refuse the graph the same way.
-const CurrentFormat uint16 = 7
+// Format 8 names new table versions per write attempt
+// (R/tables/<table>/<fork>/a/<ulid>, pinned by name; docs/format.md,
+// "v7->v8"): a format-7 binary would not find such a version under its
+// counter key, so it refuses stamp 8.
+const CurrentFormat uint16 = 8
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

@@ -115,11 +115,12 @@ type tablePinJSON struct {
 	Fork    ID       `json:"fork"`
 	Version fixedU64 `json:"version"`
 	Rows    fixedU64 `json:"rows"`
+	Attempt ID       `json:"attempt,omitzero"` // omitted for a counter-named version (older objects decode byte-exactly)
 }
 
 // MarshalJSON encodes p with fixed-width counters.
 func (p TablePin) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tablePinJSON{p.Name, p.Fork, fixedU64(p.Version), fixedU64(p.Rows)})
+	return json.Marshal(tablePinJSON{p.Name, p.Fork, fixedU64(p.Version), fixedU64(p.Rows), p.Attempt})
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -128,7 +129,7 @@ func (p *TablePin) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &s); err != nil {
 		return err
 	}
-	*p = TablePin{s.Name, s.Fork, uint64(s.Version), uint64(s.Rows)}
+	*p = TablePin{s.Name, s.Fork, uint64(s.Version), uint64(s.Rows), s.Attempt}
 	return nil
 }
 
@@ -186,11 +187,12 @@ func (m *Manifest) UnmarshalJSON(data []byte) error {
 type tableRefJSON struct {
 	Fork    ID       `json:"fork"`
 	Version fixedU64 `json:"version"`
+	Attempt ID       `json:"attempt,omitzero"`
 }
 
 // MarshalJSON encodes r with a fixed-width version.
 func (r TableRef) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tableRefJSON{r.Fork, fixedU64(r.Version)})
+	return json.Marshal(tableRefJSON{r.Fork, fixedU64(r.Version), r.Attempt})
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -199,7 +201,7 @@ func (r *TableRef) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &s); err != nil {
 		return err
 	}
-	*r = TableRef{s.Fork, uint64(s.Version)}
+	*r = TableRef{s.Fork, uint64(s.Version), s.Attempt}
 	return nil
 }
 
@@ -215,12 +217,13 @@ type tableVersionJSON struct {
 	// ContentPreserving is omitted when false, so older objects decode
 	// byte-exactly.
 	ContentPreserving bool `json:"content_preserving,omitempty"`
+	Attempt           ID   `json:"attempt,omitzero"`
 }
 
 // MarshalJSON encodes t with fixed-width counters.
 func (t TableVersion) MarshalJSON() ([]byte, error) {
 	return json.Marshal(tableVersionJSON{Table: t.Table, Fork: t.Fork, Version: fixedU64(t.Version), Fragments: t.Fragments,
-		Rows: fixedU64(t.Rows), Metadata: t.Metadata, BasedOn: t.BasedOn, ContentPreserving: t.ContentPreserving})
+		Rows: fixedU64(t.Rows), Metadata: t.Metadata, BasedOn: t.BasedOn, ContentPreserving: t.ContentPreserving, Attempt: t.Attempt})
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -230,7 +233,7 @@ func (t *TableVersion) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*t = TableVersion{Table: s.Table, Fork: s.Fork, Version: uint64(s.Version), Fragments: s.Fragments,
-		Rows: uint64(s.Rows), Metadata: s.Metadata, BasedOn: s.BasedOn, ContentPreserving: s.ContentPreserving}
+		Rows: uint64(s.Rows), Metadata: s.Metadata, BasedOn: s.BasedOn, ContentPreserving: s.ContentPreserving, Attempt: s.Attempt}
 	return nil
 }
 

@@ -109,6 +109,36 @@ func (k Keys) TableVersion(table string, fork ID, v uint64) string {
 	return k.join("tables", table, fork.String(), Invert(v))
 }
 
+// TableAttemptPrefix lists the versions of table on fork named per write
+// attempt (format 8), oldest attempt first. Every key under it sorts after
+// every counter-named key of the fork (a digit sorts before 'a'), so a LIST
+// limit 1 of TableForkPrefix still returns the newest counter-named version
+// when there is one.
+func (k Keys) TableAttemptPrefix(table string, fork ID) string {
+	return k.join("tables", table, fork.String(), "a") + "/"
+}
+
+// TableAttempt is the key of the version of table on fork written by
+// attempt (format 8): R/tables/<table>/<fork>/a/<ulid>.
+func (k Keys) TableAttempt(table string, fork, attempt ID) string {
+	return k.join("tables", table, fork.String(), "a", attempt.String())
+}
+
+// TableVersionRef is the key of the table version r names: by attempt
+// when r is named, by counter otherwise.
+func (k Keys) TableVersionRef(table string, r TableRef) string {
+	if r.Named() {
+		return k.TableAttempt(table, r.Fork, r.Attempt)
+	}
+	return k.TableVersion(table, r.Fork, r.Version)
+}
+
+// IsTableAttemptKey reports whether key (under TableForkPrefix(table,
+// fork)) is a version named per attempt.
+func (k Keys) IsTableAttemptKey(table string, fork ID, key string) bool {
+	return strings.HasPrefix(key, k.TableAttemptPrefix(table, fork))
+}
+
 // ParseTableVersionKey returns the version of a key under TableForkPrefix.
 func (k Keys) ParseTableVersionKey(table string, fork ID, key string) (uint64, error) {
 	rest, ok := strings.CutPrefix(key, k.TableForkPrefix(table, fork))

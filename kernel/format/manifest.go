@@ -57,6 +57,15 @@ type TablePin struct {
 	Fork    ID     `json:"fork"`    // incarnation id of the fork holding the version
 	Version uint64 `json:"version"` // >= 1
 	Rows    uint64 `json:"rows"`
+	// Attempt names a version keyed per write attempt (format 8; zero for
+	// a counter-named version, omitted then): the pin is authoritative by
+	// it, Version is its sequence number.
+	Attempt ID `json:"attempt,omitzero"`
+}
+
+// Ref returns the reference of the pinned table version.
+func (p TablePin) Ref() TableRef {
+	return TableRef{Fork: p.Fork, Version: p.Version, Attempt: p.Attempt}
 }
 
 // ManifestRef locates one manifest: branch name, incarnation, version.

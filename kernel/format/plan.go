@@ -37,6 +37,14 @@ type PlanTable struct {
 	PinFork ID     `json:"pin_fork"` // zero: unpinned
 	Pin     uint64 `json:"pin"`      // 0: unpinned
 	Restore uint64 `json:"restore"`  // 0: no restore; else the version written on Fork
+	// PinAttempt names the pinned version when it is keyed per write
+	// attempt (format 8); zero (omitted) for a counter-named pin.
+	PinAttempt ID `json:"pin_attempt,omitzero"`
+}
+
+// PinRef returns the reference of the table's pin on the plan's head.
+func (t PlanTable) PinRef() TableRef {
+	return TableRef{Fork: t.PinFork, Version: t.Pin, Attempt: t.PinAttempt}
 }
 
 // Pinned reports whether the table was pinned on the plan's head.

@@ -23,8 +23,17 @@ const FormatV5 uint16 = 5
 // never rewritten; the next publish of a branch stamps 7.
 const FormatV6 uint16 = 6
 
+// FormatV7 is format 6 plus compact index pages (zstd id pages and chunk
+// payloads, column-file adjacency pages), with every table version
+// counter-named (R/tables/<table>/<fork>/<inv(version)>, the HEAD found by
+// a LIST) and every Write guarded by a recovery sidecar. Its objects have
+// format 8's layout: they are read as they are, never rewritten; the next
+// publish of a branch stamps 8, after its first write swept the
+// incarnation's sidecars (docs/format.md, "v7->v8").
+const FormatV7 uint16 = 7
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 to 7).
+// recovery layout of the current format (formats 4 to 8).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat

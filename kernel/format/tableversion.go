@@ -23,11 +23,19 @@ type KV struct {
 }
 
 // TableRef names one table version on one fork. The zero TableRef means
-// "no version".
+// "no version". Attempt is zero for a counter-named version (formats <= 7,
+// key R/tables/<table>/<fork>/<inv(version)>) and the write attempt's ULID
+// for a version named per attempt (format 8, R/tables/<table>/<fork>/a/<ulid>):
+// Version is then the pin's sequence number (the previous pin's + 1), which
+// several unpublished attempts may share; the attempt tells them apart.
 type TableRef struct {
 	Fork    ID     `json:"fork"`
 	Version uint64 `json:"version"`
+	Attempt ID     `json:"attempt,omitzero"`
 }
+
+// Named reports whether r names a version keyed per write attempt.
+func (r TableRef) Named() bool { return r.Attempt != (ID{}) }
 
 // TableVersion is one immutable version of one table on one fork.
 type TableVersion struct {
@@ -43,6 +51,15 @@ type TableVersion struct {
 	// writer's pin of BasedOn is satisfied by it (lineage.PinSatisfied).
 	// Requires BasedOn; omitted when false.
 	ContentPreserving bool `json:"content_preserving,omitempty"`
+	// Attempt is the write attempt's ULID of a version named per attempt
+	// (format 8): its key is R/tables/<table>/<fork>/a/<attempt>. Zero for
+	// a counter-named version; omitted then.
+	Attempt ID `json:"attempt,omitzero"`
+}
+
+// Ref returns the reference naming t.
+func (t *TableVersion) Ref() TableRef {
+	return TableRef{Fork: t.Fork, Version: t.Version, Attempt: t.Attempt}
 }
 
 // EncodeTableVersion validates t and returns its enveloped canonical bytes.

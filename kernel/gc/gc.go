@@ -117,11 +117,13 @@ func SidecarFloor(n int, versions []uint64, floor uint64) int {
 	return n
 }
 
-// TableKey names one table version.
+// TableKey names one table version. Attempt is zero for a counter-named
+// version and the attempt's ULID for one named per attempt (format 8).
 type TableKey struct {
 	Table   string
 	Fork    format.ID
 	Version uint64
+	Attempt format.ID
 }
 
 // AnyFork names a version of a table on whatever fork holds it (sidecars
@@ -155,6 +157,11 @@ type Marks struct {
 	Frags     map[FragKey]bool
 	Adj       map[FragKey]bool // adjacency chunks and pages (R/adj/<table>/<name>)
 	n         int
+	// named maps each marked version named per attempt to its number
+	// (from the pins that mark it; see NamedVersion).
+	named map[namedKey]uint64
+	// anyForkTables are the tables an AnyFork mark names.
+	anyForkTables map[string]bool
 }
 
 // Mark returns the marks of the root set: every root manifest, its commit
@@ -163,7 +170,8 @@ type Marks struct {
 // versions pending sidecars name.
 func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) (*Marks, error) {
 	m := &Marks{Manifests: map[string]bool{}, Commits: map[format.ID]bool{}, Tables: map[TableKey]bool{},
-		AnyFork: map[AnyFork]bool{}, Frags: map[FragKey]bool{}, Adj: map[FragKey]bool{}}
+		AnyFork: map[AnyFork]bool{}, Frags: map[FragKey]bool{}, Adj: map[FragKey]bool{},
+		named: map[namedKey]uint64{}, anyForkTables: map[string]bool{}}
 	for _, r := range roots {
 		m.Manifests[r.Key] = true
 		if r.Commit != (format.ID{}) {
@@ -173,7 +181,7 @@ func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) 
 			if skipInherited() && p.Fork != r.Fork {
 				continue // planted bug: reachability per branch, inherited pins not followed
 			}
-			m.Tables[TableKey{Table: p.Name, Fork: p.Fork, Version: p.Version}] = true
+			m.markTable(TableKey{Table: p.Name, Fork: p.Fork, Version: p.Version, Attempt: p.Attempt})
 		}
 		if m.n += 1 + len(r.Pins); m.n > MaxMarks {
 			return nil, ErrTooLarge
@@ -181,9 +189,10 @@ func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) 
 	}
 	for _, a := range sidecars {
 		m.AnyFork[a] = true
+		m.anyForkTables[a.Table] = true
 	}
 	for _, k := range sidecarVersions {
-		m.Tables[k] = true
+		m.markTable(k)
 	}
 	return m, nil
 }

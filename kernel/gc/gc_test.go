@@ -128,6 +128,8 @@ func TestKeepRules(t *testing.T) {
 	young := ulid.ULID{}
 	_ = young.SetTime(ulid.Timestamp(now.Add(-time.Minute)))
 	oldFork, _ := ulid.ParseStrict(oldULID(9))
+	otherAttempt, _ := ulid.ParseStrict(oldULID(8))
+	pinned, _ := Mark([]RootManifest{{Key: "k", Fork: live, Pins: []format.TablePin{{Name: "t", Fork: live, Version: 5, Attempt: oldFork}}}}, nil, nil)
 	cases := []struct {
 		name string
 		got  bool
@@ -136,14 +138,21 @@ func TestKeepRules(t *testing.T) {
 		{"manifest newer than the load", KeepManifest(m, k, "x", IncKey{"main", 1}, 10), true},
 		{"manifest of an unknown incarnation", KeepManifest(m, k, "x", IncKey{"new", 1}, 0), true},
 		{"manifest outside retention", KeepManifest(m, k, "x", IncKey{"main", 1}, 3), false},
-		{"version above the pin", KeepTableVersion(m, k, TableKey{"t", live, 6}, false, p, now), true},
-		{"newest on its fork", KeepTableVersion(m, k, TableKey{"t", live, 4}, true, p, now), true},
-		{"unpinned table", KeepTableVersion(m, k, TableKey{"u", live, 1}, false, p, now), true},
-		{"below the pin, unreached", KeepTableVersion(m, k, TableKey{"t", live, 4}, false, p, now), false},
-		{"named by a sidecar", KeepTableVersion(m, k, TableKey{"s", dead, 4}, false, p, now), true},
-		{"expired incarnation", KeepTableVersion(m, k, TableKey{"t", dead, 3}, true, p, now), false},
-		{"young unknown fork", KeepTableVersion(m, k, TableKey{"t", young, 1}, true, p, now), true},
-		{"old unknown fork", KeepTableVersion(m, k, TableKey{"t", oldFork, 1}, true, p, now), false},
+		{"version above the pin", KeepTableVersion(m, k, TableKey{"t", live, 6, format.ID{}}, false, p, now), true},
+		{"newest on its fork", KeepTableVersion(m, k, TableKey{"t", live, 4, format.ID{}}, true, p, now), true},
+		{"unpinned table", KeepTableVersion(m, k, TableKey{"u", live, 1, format.ID{}}, false, p, now), true},
+		{"below the pin, unreached", KeepTableVersion(m, k, TableKey{"t", live, 4, format.ID{}}, false, p, now), false},
+		{"named by a sidecar", KeepTableVersion(m, k, TableKey{"s", dead, 4, format.ID{}}, false, p, now), true},
+		{"expired incarnation", KeepTableVersion(m, k, TableKey{"t", dead, 3, format.ID{}}, true, p, now), false},
+		{"young unknown fork", KeepTableVersion(m, k, TableKey{"t", young, 1, format.ID{}}, true, p, now), true},
+		{"old unknown fork", KeepTableVersion(m, k, TableKey{"t", oldFork, 1, format.ID{}}, true, p, now), false},
+		// Versions named per attempt (format 8): only a pin or the grace rule
+		// keeps them, wherever they sit against the head's pin.
+		{"named, young attempt", KeepTableVersion(m, k, TableKey{"t", live, 6, young}, false, p, now), true},
+		{"named, old attempt above the pin", KeepTableVersion(m, k, TableKey{"t", live, 6, oldFork}, false, p, now), false},
+		{"named, old attempt of an unpinned table", KeepTableVersion(m, k, TableKey{"u", live, 1, oldFork}, false, p, now), false},
+		{"named, old attempt pinned", KeepTableVersion(pinned, k, TableKey{"t", live, 5, oldFork}, false, p, now), true},
+		{"named, old attempt, another attempt pinned", KeepTableVersion(pinned, k, TableKey{"t", live, 5, otherAttempt}, false, p, now), false},
 		{"young fragment", KeepFragment(m, FragKey{"t", young.String()}, p, now), true},
 		{"old fragment", KeepFragment(m, FragKey{"t", oldULID(3)}, p, now), false},
 		{"non-ULID fragment", KeepFragment(m, FragKey{"t", "a0"}, p, now), true},

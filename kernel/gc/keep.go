@@ -82,9 +82,18 @@ func KeepManifest(m *Marks, k *Known, key string, inc IncKey, version uint64) bo
 // Everything else — below a live pin and reached by no retained manifest
 // of any branch, no sidecar and no lease, or of a deleted incarnation past
 // retention — is unreachable.
+//
+// A version named per attempt (format 8, t.Attempt set) is authoritative
+// only through a manifest that pins it: unreached, it is kept only while
+// its attempt is younger than the settle time (the fragment rule,
+// KeepFragment: the writer's grace rule stops a write staged longer ago
+// from publishing it).
 func KeepTableVersion(m *Marks, k *Known, t TableKey, newest bool, p Policy, now time.Time) bool {
 	if m.TableMarked(t) {
 		return true
+	}
+	if t.Attempt != (format.ID{}) {
+		return young(t.Attempt, p, now)
 	}
 	ik, ok := k.Forks[t.Fork]
 	if !ok {

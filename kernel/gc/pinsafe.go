@@ -111,7 +111,7 @@ func (m *Marks) AddRoots(roots []RootManifest) error {
 		m.Commits[k] = true
 	}
 	for k := range more.Tables { //detlint:ordered set union, no output
-		m.Tables[k] = true
+		m.markTable(k) // a named pin's number too (NamedVersion)
 	}
 	if m.n += more.n; m.n > MaxMarks {
 		return ErrTooLarge

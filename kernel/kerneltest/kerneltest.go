@@ -174,7 +174,7 @@ func readBranch(ctx context.Context, g *kernel.Graph, b kernel.BranchRef) (Branc
 		return bs, err
 	}
 	for _, p := range snap.Tables() {
-		tv, err := g.ReadTable(ctx, p.Name, kernel.TableRef{Fork: p.Fork, Version: p.Version})
+		tv, err := g.ReadTable(ctx, p.Name, p.Ref())
 		if err != nil {
 			return bs, err
 		}

@@ -2,16 +2,19 @@ package kerneltest
 
 import (
 	"context"
-	"github.com/graphkernel/graphkernel/kernel"
+	"strings"
 	"testing"
+
+	"github.com/graphkernel/graphkernel/kernel"
 )
 
-// SweepCuts over the two-table write of the recovery issue: it records the
-// write's durable effects (sidecar, two table versions, the commit index,
-// manifest, sidecar delete), exercises every cut plus the acknowledgement cut and the cuts
+// SweepCuts over the two-table write of the recovery issue, written as
+// format 7 did (CounterWrites): it records the write's durable effects
+// (sidecar, two table versions, manifest, the commit index, sidecar
+// delete), exercises every cut plus the acknowledgement cut and the cuts
 // inside each recovery, and finds nothing wrong.
 func TestSweepCutsTwoTable(t *testing.T) {
-	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3})
+	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3, CounterWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +27,28 @@ func TestSweepCutsTwoTable(t *testing.T) {
 	for i, want := range []string{"put", "put", "put", "put", "put", "delete"} {
 		if string(rep.Effects[i].Op) != want {
 			t.Fatalf("effect %d is %+v, want a %s", i, rep.Effects[i], want)
+		}
+	}
+}
+
+// SweepCuts over the same two-table write named per attempt (format 8):
+// two table-version PUTs, the manifest, the commit index — no sidecar, so
+// every cut is pre or post with nothing to recover (a sidecar left at any
+// cut is a violation).
+func TestSweepCutsTwoTableNamed(t *testing.T) {
+	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) > 0 {
+		t.Fatalf("violations: %v", rep.Violations)
+	}
+	if len(rep.Effects) != 4 || rep.RecoveryCuts != 0 || rep.Recoveries != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, want := range []string{"/tables/", "/tables/", "/branches/", "/index/commits/"} {
+		if e := rep.Effects[i]; e.Op != "put" || !strings.Contains(e.Key, want) {
+			t.Fatalf("effect %d is %+v, want a put under %s", i, e, want)
 		}
 	}
 }

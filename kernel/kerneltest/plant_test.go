@@ -18,7 +18,7 @@ func TestCutSweepCatchesDoubleAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = plant.Enable() }()
-	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 1, SingleOpenerOnly: true})
+	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 1, SingleOpenerOnly: true, CounterWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestCutSweepCatchesPrivatePlan(t *testing.T) {
 	defer func() { _ = plant.Enable() }()
 	caught, cuts := 0, 0
 	for _, sc := range WriterScenarios() {
-		rep, err := SweepCuts(context.Background(), sc, CutOptions{Seed: 1})
+		rep, err := SweepCuts(context.Background(), sc, CutOptions{Seed: 1, CounterWrites: true})
 		if err != nil {
 			t.Fatal(err)
 		}

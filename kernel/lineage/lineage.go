@@ -19,10 +19,13 @@ import (
 var ErrInvalid = errors.New("lineage: invalid proposal")
 
 // Expectation says "table must be pinned at Version in the loaded manifest"
-// (Version 0: the table must not be pinned).
+// (Version 0: the table must not be pinned). A non-zero Attempt further
+// requires the pin to name that attempt (format 8: a pin is authoritative
+// by name, and unpublished attempts may share its sequence number).
 type Expectation struct {
 	Table   string
 	Version uint64
+	Attempt format.ID
 }
 
 // Mismatch is a failed expectation: Table was expected at Expected but the
@@ -40,7 +43,8 @@ func CheckExpectations(m *format.Manifest, exp []Expectation) (mm Mismatch, ok b
 	sorted := append([]Expectation(nil), exp...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Table < sorted[j].Table })
 	for _, e := range sorted {
-		if got := pinnedVersion(m, e.Table); got != e.Version {
+		p, _ := m.Pin(e.Table)
+		if got := pinnedVersion(m, e.Table); got != e.Version || (e.Attempt != (format.ID{}) && p.Attempt != e.Attempt) {
 			return Mismatch{Table: e.Table, Expected: e.Version, Actual: got}, false
 		}
 	}

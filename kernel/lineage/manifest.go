@@ -13,6 +13,9 @@ type Update struct {
 	Fork    format.ID
 	Version uint64
 	Rows    uint64
+	// Attempt names a version keyed per write attempt (format 8); zero
+	// for a counter-named one. The pin records it.
+	Attempt format.ID
 }
 
 // ValidateUpdates rejects update lists that are wrong whatever the loaded
@@ -43,7 +46,7 @@ func ApplyUpdates(pins []format.TablePin, updates []Update) ([]format.TablePin, 
 	out := append([]format.TablePin(nil), pins...)
 	for _, u := range sortedUpdates(updates) {
 		i := sort.Search(len(out), func(i int) bool { return out[i].Name >= u.Table })
-		pin := format.TablePin{Name: u.Table, Fork: u.Fork, Version: u.Version, Rows: u.Rows}
+		pin := format.TablePin{Name: u.Table, Fork: u.Fork, Version: u.Version, Rows: u.Rows, Attempt: u.Attempt}
 		if i < len(out) && out[i].Name == u.Table {
 			if out[i].Version >= u.Version {
 				return nil, &Mismatch{Table: u.Table, Expected: u.Version - 1, Actual: out[i].Version}

@@ -123,7 +123,7 @@ func (bg *benchGraph) headFragments(b *testing.B) (int, uint64) {
 		b.Fatal(err)
 	}
 	pin, _ := s.Table("Person")
-	tv, err := bg.g.Kernel().ReadTable(ctx, "Person", kernel.TableRef{Fork: pin.Fork, Version: pin.Version})
+	tv, err := bg.g.Kernel().ReadTable(ctx, "Person", pin.Ref())
 	if err != nil {
 		b.Fatal(err)
 	}

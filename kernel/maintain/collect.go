@@ -599,20 +599,27 @@ func (c *collection) sweepTables(ctx context.Context) (bool, error) {
 	last, done := "", true
 	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
-			segs, ok := splitKey(prefix, key)
-			if !ok || len(segs) != 3 {
-				return fmt.Errorf("table version key %q: %w", key, format.ErrCorrupt)
+			tk, group, perr := parseTableKey(prefix, key)
+			if perr != nil {
+				return perr
 			}
-			fork, ferr := ulid.ParseStrict(segs[1])
-			v, verr := format.ParseInverted(segs[2])
-			group := segs[0] + "/" + segs[1]
-			newest := group != last
-			last = group
-			if ferr != nil || verr != nil || !done {
+			newest := group != last && tk.Attempt == (format.ID{})
+			if tk.Attempt == (format.ID{}) {
+				last = group // attempt keys sort after the fork's counter keys
+			}
+			if tk.Table == "" || !done {
 				c.rep.TableVersions.Kept++ // not ours to judge, or out of budget
 				continue
 			}
-			tk := gc.TableKey{Table: segs[0], Fork: fork, Version: v}
+			if tk.Attempt != (format.ID{}) {
+				if tk, perr = c.attemptVersion(ctx, key, tk); perr != nil {
+					return perr
+				}
+				if tk.Table == "" {
+					c.rep.TableVersions.Kept++ // gone meanwhile, or not ours to judge
+					continue
+				}
+			}
 			if gc.KeepTableVersion(c.marks, c.known, tk, newest, c.p, c.now) {
 				if err := c.markVersion(ctx, key, tk); err != nil {
 					return err
@@ -632,6 +639,63 @@ func (c *collection) sweepTables(ctx context.Context) (bool, error) {
 		return nil
 	})
 	return done && err == nil, err
+}
+
+// parseTableKey parses a key under the tables prefix: a counter-named
+// version (<table>/<fork>/<inv(version)>) or one named per attempt
+// (<table>/<fork>/a/<ulid>, format 8; its version number is read from the
+// object, see attemptVersion). group is <table>/<fork>. A zero Table means
+// a well-shaped key whose fork or name is not ours to judge.
+func parseTableKey(prefix, key string) (gc.TableKey, string, error) {
+	segs, ok := splitKey(prefix, key)
+	named := ok && len(segs) == 4 && segs[2] == "a"
+	if !ok || (len(segs) != 3 && !named) {
+		return gc.TableKey{}, "", fmt.Errorf("table version key %q: %w", key, format.ErrCorrupt)
+	}
+	group := segs[0] + "/" + segs[1]
+	fork, ferr := ulid.ParseStrict(segs[1])
+	if named {
+		a, aerr := ulid.ParseStrict(segs[3])
+		if ferr != nil || aerr != nil || a.String() != segs[3] {
+			return gc.TableKey{}, group, nil
+		}
+		return gc.TableKey{Table: segs[0], Fork: fork, Attempt: a}, group, nil
+	}
+	v, verr := format.ParseInverted(segs[2])
+	if ferr != nil || verr != nil {
+		return gc.TableKey{}, group, nil
+	}
+	return gc.TableKey{Table: segs[0], Fork: fork, Version: v}, group, nil
+}
+
+// attemptVersion completes the key of a version named per attempt with its
+// version number (marks name pins by table, fork, version and attempt). It
+// reads the object only when the marks cannot decide (gc.NamedVersion: a
+// pinned one's number comes from its pin, an unpinned one's matters only
+// when a sidecar's AnyFork mark names its table). A young attempt is not
+// read either: the grace rule keeps it whatever it holds. Gone meanwhile
+// returns the zero key.
+func (c *collection) attemptVersion(ctx context.Context, key string, tk gc.TableKey) (gc.TableKey, error) {
+	if gc.KeepTableVersion(&gc.Marks{}, c.known, tk, false, c.p, c.now) {
+		return tk, nil // young: kept by the grace rule (markVersion reads it)
+	}
+	tk, read := gc.NamedVersion(c.marks, tk)
+	if !read {
+		return tk, nil
+	}
+	b, found, err := c.m.get(ctx, key)
+	if err != nil || !found {
+		return gc.TableKey{}, err
+	}
+	tv, _, err := format.DecodeTableVersion(b)
+	if err != nil {
+		return gc.TableKey{}, fmt.Errorf("table version %s: %w", key, err)
+	}
+	if tv.Table != tk.Table || tv.Fork != tk.Fork || tv.Attempt != tk.Attempt {
+		return gc.TableKey{}, fmt.Errorf("table version %s: content names %s/%s/a/%s: %w", key, tv.Table, tv.Fork, tv.Attempt, format.ErrCorrupt)
+	}
+	tk.Version = tv.Version
+	return tk, nil
 }
 
 // markVersion marks the fragments a kept table version names.

@@ -260,7 +260,7 @@ func TestCollectKeepsWhatAWriteStaged(t *testing.T) {
 	f.clock.Advance(10 * time.Minute)
 	zero := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}}
 	var during maintain.Report
-	f.store.match, f.store.hook = "/sidecars/", func() { // fragments staged, named by nothing yet
+	f.store.match, f.store.hook = "/branches/", func() { // fragment and table version staged, pinned by nothing yet
 		rep, err := f.m.Collect(ctx, zero)
 		if err != nil {
 			t.Errorf("collect during the write: %v", err)

@@ -234,7 +234,7 @@ func TestCollectRecoveryRecordsAfterRetention(t *testing.T) {
 	f.seed(main, 0)
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: true, // a format-7 write: sidecar first
 		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,9 @@ type Record struct {
 	Key string
 	// Cond is the Put condition (zero for other operations).
 	Cond objstore.Condition
+	// Round is the sequential round the call belongs to (Rounds, counted
+	// from 1 after the last Reset): the requests of one PutMany share it.
+	Round uint64
 }
 
 // Store is the counting wrapper. It is safe for concurrent use.
@@ -47,6 +50,7 @@ type Store struct {
 
 	mu        sync.Mutex
 	counts    Counts
+	rounds    uint64
 	log       []Record
 	truncated bool
 }
@@ -84,6 +88,7 @@ func (s *Store) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts = Counts{}
+	s.rounds = 0
 	s.log = nil
 	s.truncated = false
 }
@@ -122,11 +127,29 @@ func (s *Store) CountWhere(op objstore.Op, prefix string) int {
 	return n
 }
 
-// start counts and logs one call; size is the Put payload (0 otherwise).
+// Rounds returns the sequential rounds of requests since the last Reset:
+// every call is one round, except that the requests of one PutMany share
+// one (they are issued together). A caller that issues calls from several
+// goroutines at once gets their sum, not its critical path.
+func (s *Store) Rounds() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rounds
+}
+
+// start counts and logs one call, a round of its own; size is the Put
+// payload (0 otherwise).
 func (s *Store) start(r Record, size int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rounds++
+	s.record(r, size)
+}
+
+// record counts and logs one call in the current round; s.mu is held.
+func (s *Store) record(r Record, size int) {
 	s.counts.CountRequest(r.Op, size)
+	r.Round = s.rounds
 	if len(s.log) < s.logLimit {
 		s.log = append(s.log, r)
 	} else {
@@ -228,4 +251,24 @@ func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte, 
 	etag, deferred, err := objstore.PutDeferredIntact(ctx, s.inner, key, data, cond)
 	s.finish(objstore.OpPut, err, 0)
 	return etag, deferred, err
+}
+
+var _ objstore.BatchPutter = (*Store)(nil)
+
+// PutMany implements objstore.BatchPutter: every request is counted and
+// logged as the Put it is, all in one round (Rounds), and the batch passes
+// through objstore.PutMany to the inner store (concurrent there if the
+// inner store can, else sequential).
+func (s *Store) PutMany(ctx context.Context, reqs []objstore.PutRequest) []objstore.PutResult {
+	s.mu.Lock()
+	s.rounds++
+	for _, r := range reqs {
+		s.record(Record{Op: objstore.OpPut, Key: r.Key, Cond: r.Cond}, len(r.Data))
+	}
+	s.mu.Unlock()
+	out := objstore.PutMany(ctx, s.inner, reqs)
+	for _, r := range out {
+		s.finish(objstore.OpPut, r.Err, 0)
+	}
+	return out
 }

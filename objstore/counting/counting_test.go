@@ -176,3 +176,41 @@ func TestNewRejectsBadArguments(t *testing.T) {
 		}()
 	}
 }
+
+// TestPutManyIsOneRound: a PutMany is counted as one Put per request
+// (errors included) and as one round; every other call is a round of its
+// own; the log gives each call its round; Reset zeroes the rounds.
+func TestPutManyIsOneRound(t *testing.T) {
+	ctx := t.Context()
+	s := counting.New(sim.New(sim.Config{Seed: 1}))
+	if _, err := s.Put(ctx, "b/taken", []byte("x"), objstore.CreateOnly); err != nil {
+		t.Fatal(err)
+	}
+	res := objstore.PutMany(ctx, s, []objstore.PutRequest{
+		{Key: "b/1", Data: []byte("one"), Cond: objstore.CreateOnly},
+		{Key: "b/taken", Data: []byte("y"), Cond: objstore.CreateOnly, Durability: objstore.DeferName},
+		{Key: "b/2", Data: []byte("two"), Cond: objstore.CreateOnly, Durability: objstore.DeferAll},
+	})
+	if res[0].Err != nil || !errors.Is(res[1].Err, objstore.ErrPreconditionFailed) || res[2].Err != nil {
+		t.Fatalf("results %+v", res)
+	}
+	if _, err := s.Get(ctx, "b/2"); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Counts()
+	if c.Put.Requests != 4 || c.Put.Errors != 1 || c.Get.Requests != 1 || s.Rounds() != 3 {
+		t.Fatalf("puts %+v, gets %+v, rounds %d; want 4 puts (1 error), 1 get, 3 rounds", c.Put, c.Get, s.Rounds())
+	}
+	log, _ := s.Log()
+	var rounds []uint64
+	for _, r := range log {
+		rounds = append(rounds, r.Round)
+	}
+	if fmt.Sprint(rounds) != "[1 2 2 2 3]" {
+		t.Fatalf("log rounds %v, want [1 2 2 2 3]", rounds)
+	}
+	s.Reset()
+	if s.Rounds() != 0 {
+		t.Fatalf("rounds after Reset: %d", s.Rounds())
+	}
+}

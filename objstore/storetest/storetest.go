@@ -79,6 +79,7 @@ func cases(opts RunOptions) []testCase {
 		{"MaxLengthKeys", func(t *testing.T, s objstore.Store) { testMaxLengthKeys(t, s, ks.maxKeys) }},
 		{"CreateOnlyRace", testCreateOnlyRace},
 		{"IfMatchCounter", testIfMatchCounter},
+		{"PutMany", testPutMany},
 	}
 	if opts.UniqueETags {
 		out = append(out, testCase{"UniqueETagsForIdenticalBytes", testUniqueETags})

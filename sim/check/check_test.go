@@ -156,7 +156,7 @@ func TestCheckersCatchCorruption(t *testing.T) {
 		{"pinned table version missing", func(t *testing.T, f fixture) {
 			m := f.manifest(t, 3)
 			p, _ := m.Pin("t1")
-			f.store.Delete(context.Background(), format.NewKeys(root).TableVersion("t1", p.Fork, p.Version))
+			f.store.Delete(context.Background(), format.NewKeys(root).TableVersionRef("t1", p.Ref()))
 		}, "table-head"},
 		{"sidecar left", func(t *testing.T, f fixture) {
 			f.store.Put(context.Background(), format.NewKeys(root).SidecarPrefix()+"op1", []byte("x"), objstore.Unconditional)

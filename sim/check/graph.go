@@ -288,7 +288,7 @@ func CheckTableHeads(in Inspector, g Graph) []Violation {
 }
 
 func checkPin(in Inspector, keys format.Keys, incKey string, p format.TablePin) []Violation {
-	k := keys.TableVersion(p.Name, p.Fork, p.Version)
+	k := keys.TableVersionRef(p.Name, p.Ref())
 	b, ok := in.Peek(k)
 	if !ok {
 		return []Violation{violation("table-head", "%s pins %s v%d, which does not exist", incKey, p.Name, p.Version)}
@@ -297,8 +297,11 @@ func checkPin(in Inspector, keys format.Keys, incKey string, p format.TablePin) 
 	if err != nil {
 		return []Violation{violation("format", "table version %q: %v", k, err)}
 	}
-	if tv.Table != p.Name || tv.Fork != p.Fork || tv.Version != p.Version {
+	if tv.Table != p.Name || tv.Ref() != p.Ref() {
 		return []Violation{violation("table-head", "%q holds %s/%s v%d", k, tv.Table, tv.Fork, tv.Version)}
+	}
+	if p.Ref().Named() {
+		return nil // format 8: a version named per attempt has no counter HEAD to fall behind
 	}
 	heads := in.Keys(keys.TableForkPrefix(p.Name, p.Fork))
 	if len(heads) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -14,7 +15,7 @@ import (
 func init() {
 	Register(&Workload{
 		Name: "cuts",
-		Doc: "the recovery issue's exhaustive crash-cut sweep over every writer kind: crash after each durable " +
+		Doc: "the recovery issue's exhaustive crash-cut sweep over every writer kind, counter-named (recovered) and named per attempt: crash after each durable " +
 			"effect (and inside recovery), reopen with one and two openers, state must be pre or post, one audit per sidecar",
 		Generate: func(seed uint64, faults string) *Scenario {
 			return &Scenario{Workload: "cuts", Seed: seed, Faults: faults, QuietPhase: 1}
@@ -24,33 +25,53 @@ func init() {
 	})
 }
 
-// runCuts runs kerneltest.SweepCuts over every writer scenario with the
-// scenario's seed. Its trace hash covers each sweep's recorded effects,
-// counts and verdicts (the sweep's concurrent openers are free-running, but
-// their verdicts must not depend on the interleaving).
+// cutsFormats are the two write formats the cuts workload sweeps, in
+// order: counter-named (kernel.Options.CounterWrites, format 7's writes:
+// every cut before the publish leaves a sidecar that a reopen must roll
+// forward or back, so recovery and its planted bugs stay exercised) and
+// named per attempt (format 8, what a handle writes by default: no cut may
+// leave a sidecar or anything to recover).
+var cutsFormats = []struct {
+	name    string
+	counter bool
+}{{"counter", true}, {"named", false}}
+
+// runCuts runs kerneltest.SweepCuts over every writer scenario in both
+// write formats (cutsFormats) with the scenario's seed. Its trace hash
+// covers each sweep's recorded effects, counts and verdicts (the sweep's
+// concurrent openers are free-running, but their verdicts must not depend
+// on the interleaving).
 func runCuts(s *Scenario, _ Options) *Result {
 	res := &Result{Scenario: s}
 	h := sha256.New()
-	for _, sc := range kerneltest.WriterScenarios() {
-		rep, err := kerneltest.SweepCuts(context.Background(), sc, kerneltest.CutOptions{Seed: s.Seed})
-		if err != nil {
-			res.Violations = append(res.Violations, check.Violation{Check: "cuts", Detail: fmt.Sprintf("%s: harness: %v", sc.Name, err)})
-			continue
+	for _, f := range cutsFormats {
+		for _, sc := range kerneltest.WriterScenarios() {
+			sweepCuts(res, h, sc, f.name, kerneltest.CutOptions{Seed: s.Seed, CounterWrites: f.counter})
 		}
-		vs := append([]string(nil), rep.Violations...)
-		sort.Strings(vs)
-		fmt.Fprintf(h, "%s %d %d %d %d %v\n", rep.Scenario, rep.WriterCuts, rep.RecoveryCuts, rep.Reopens, len(rep.Effects), vs)
-		for _, e := range rep.Effects {
-			fmt.Fprintf(h, "%s %s\n", e.Op, e.Key)
-		}
-		for _, v := range vs {
-			res.Violations = append(res.Violations, check.Violation{Check: "cuts", Detail: v})
-		}
-		res.Cuts += rep.Cuts
-		res.Ops += rep.Reopens
-		res.Crashes += rep.Crashes
-		res.Recoveries += rep.Recoveries
 	}
 	copy(res.TraceHash[:], h.Sum(nil))
 	return res
+}
+
+// sweepCuts runs one scenario's sweep in one format and adds its counts,
+// trace and violations (named "<scenario>/<format>: ...") to res.
+func sweepCuts(res *Result, h io.Writer, sc kerneltest.CutScenario, format string, opt kerneltest.CutOptions) {
+	rep, err := kerneltest.SweepCuts(context.Background(), sc, opt)
+	if err != nil {
+		res.Violations = append(res.Violations, check.Violation{Check: "cuts", Detail: fmt.Sprintf("%s/%s: harness: %v", sc.Name, format, err)})
+		return
+	}
+	vs := append([]string(nil), rep.Violations...)
+	sort.Strings(vs)
+	fmt.Fprintf(h, "%s/%s %d %d %d %d %v\n", rep.Scenario, format, rep.WriterCuts, rep.RecoveryCuts, rep.Reopens, len(rep.Effects), vs)
+	for _, e := range rep.Effects {
+		fmt.Fprintf(h, "%s %s\n", e.Op, e.Key)
+	}
+	for _, v := range vs {
+		res.Violations = append(res.Violations, check.Violation{Check: "cuts", Detail: format + ": " + v})
+	}
+	res.Cuts += rep.Cuts
+	res.Ops += rep.Reopens
+	res.Crashes += rep.Crashes
+	res.Recoveries += rep.Recoveries
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -295,13 +296,12 @@ func genLifeSkewed(sh shape, life func(string, [2]time.Duration, func(*rand.Rand
 func opLifeCycle(p *Proc, idx int, _ Op) error {
 	defer p.run.lifeCycleEnded()
 	if p.gen > 0 && !p.lifeResumed {
-		// A restarted changer first deletes the branch of the cycle its
-		// crash interrupted (the restart resumes with the next op).
-		p.lifeResumed = true
-		if idx > 0 {
-			if err := p.lifeDelete("ch-" + sanitizeTag(p.Tag(idx-1))); err != nil {
-				return err
-			}
+		// A restarted changer first deletes every branch of its own
+		// earlier cycles still live (the restart resumes with the next op):
+		// the one its crash interrupted, and one an earlier restart crashed
+		// before deleting.
+		if err := p.lifeDeleteLeftCycles(idx); err != nil {
+			return err
 		}
 	}
 	g, err := p.dg()
@@ -427,6 +427,40 @@ func (p *Proc) lifeCycleFailed(name, step string, err error) error {
 
 // lifeDelete deletes branch name, retrying a few times; absent is fine
 // (counted deleted only if an earlier attempt may have deleted it).
+// lifeDeleteLeftCycles deletes every live cycle branch of this changer's
+// ops before idx (ch-<plan>-<k>, k < idx). A listing that fails leaves
+// lifeResumed unset, so the next cycle tries again.
+func (p *Proc) lifeDeleteLeftCycles(idx int) error {
+	branches, err := p.g.ListBranches(p.Ctx())
+	if err != nil {
+		if p.Over(err) {
+			return p.end(err)
+		}
+		return nil
+	}
+	p.lifeResumed = true
+	prefix := "ch-" + sanitizeTag(p.plan.Name) + "-"
+	interrupted := prefix + strconv.Itoa(idx-1)
+	listed := false
+	for _, b := range branches {
+		k, err := strconv.Atoi(strings.TrimPrefix(b.Name(), prefix))
+		if !strings.HasPrefix(b.Name(), prefix) || err != nil || k < 0 || k >= idx {
+			continue
+		}
+		listed = listed || b.Name() == interrupted
+		if err := p.lifeDelete(b.Name()); err != nil {
+			return err
+		}
+	}
+	if listed || idx == 0 {
+		return nil
+	}
+	// ListBranches misses a live name while a collection has deleted its
+	// marker and not yet put it back (docs/gc.md rule 10): the cycle the
+	// crash interrupted is deleted by name too (Branch finds it).
+	return p.lifeDelete(interrupted)
+}
+
 func (p *Proc) lifeDelete(name string) error {
 	for attempt := 0; attempt < 4; attempt++ {
 		err := p.g.DeleteBranch(p.Ctx(), name)

@@ -161,7 +161,7 @@ func (l *leakCheck) heads() error {
 		pins := map[string]uint64{}
 		for _, pin := range m.Tables {
 			pins[pin.Name] = pin.Version
-			if err := l.allowVersion(l.keys.TableVersion(pin.Name, pin.Fork, pin.Version)); err != nil {
+			if err := l.allowVersion(l.keys.TableVersionRef(pin.Name, pin.Ref())); err != nil {
 				return err
 			}
 		}
@@ -305,7 +305,7 @@ func (l *leakCheck) allowManifest(key string) error {
 		l.allowed[l.keys.CommitIndex(m.Commit.ID)] = true
 	}
 	for _, pin := range m.Tables {
-		if err := l.allowVersion(l.keys.TableVersion(pin.Name, pin.Fork, pin.Version)); err != nil {
+		if err := l.allowVersion(l.keys.TableVersionRef(pin.Name, pin.Ref())); err != nil {
 			return err
 		}
 	}

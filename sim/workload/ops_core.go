@@ -100,7 +100,7 @@ func (p *Proc) valueAt(snap kernel.Snapshot, table string) (string, uint64, erro
 	if !ok {
 		return model.Absent, 0, nil
 	}
-	tv, err := p.g.ReadTable(p.Ctx(), table, kernel.TableRef{Fork: pin.Fork, Version: pin.Version})
+	tv, err := p.g.ReadTable(p.Ctx(), table, pin.Ref())
 	if err != nil {
 		return "", 0, err
 	}

@@ -37,6 +37,31 @@ var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Gra
 // plus the skew margin, well before the final collection.
 const maintCollectFor = time.Minute
 
+// longCollectFor bounds one collection of a scenario whose quiet phase is
+// at least longQuietPhase (the long lifetime form: 37 minutes): there a
+// minute-bounded collection falls behind. Its cycles publish without
+// waiting on sidecars (format 8's writes: 5 merge retries in
+// lifetime-10k seed 1 against 6,130 with counter-named writes), about 4x
+// the garbage per simulated second, and a collection stopped by its bound
+// starts again from the manifests, so fragments were never reached and
+// keys grew linearly (79,805 at 10^4 cycles; with 5 minutes about 1,100-1,500
+// at every mark, 0 violations). A crashed collector's record is still stale
+// (5 min + the skew margin) long before the final collection.
+const longCollectFor = 5 * time.Minute
+
+// longQuietPhase is the quiet phase from which collections get
+// longCollectFor.
+const longQuietPhase = 20 * time.Minute
+
+// maintPolicyFor is maintPolicy with the collection bound for scenario s.
+func maintPolicyFor(s *Scenario) maintain.Policy {
+	p := maintPolicy
+	if s != nil && s.QuietPhase >= longQuietPhase {
+		p.MaxDuration = longCollectFor
+	}
+	return p
+}
+
 // maintCompact makes compaction frequent: tables of a few small fragments.
 var maintCompact = compact.Policy{TargetRows: 64, MinFragments: 2}
 
@@ -239,7 +264,7 @@ func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error)
 	if lp.Version == bp.Version || head.Version != lp.Version {
 		return nil
 	}
-	at := kernel.TableRef{Fork: lp.Fork, Version: lp.Version}
+	at := lp.Ref()
 	for steps := 0; steps < 64 && at.Version > bp.Version; steps++ {
 		tv, err := g.Kernel().ReadTable(ctx, "Person", at)
 		if err != nil || !tv.ContentPreserving || tv.BasedOn == nil {
@@ -280,7 +305,7 @@ func opMaintCompact(p *Proc, _ int, _ Op) error {
 // opMaintCollect collects, then reads every retained snapshot of every
 // live branch whole (the newest maintKeepLast manifests of each).
 func opMaintCollect(p *Proc, _ int, _ Op) error {
-	rep, err := p.maintainer().Collect(p.Ctx(), maintPolicy)
+	rep, err := p.maintainer().Collect(p.Ctx(), maintPolicyFor(p.run.S))
 	if p.Over(err) {
 		return p.end(err)
 	}

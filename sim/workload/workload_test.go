@@ -236,7 +236,9 @@ func TestMain(m *testing.M) {
 }
 
 // The cuts workload reports the crashes and recoveries it really caused:
-// every cut crashes a write or a recovery, and reopens resolve sidecars.
+// every cut crashes a write or a recovery, and reopens resolve the
+// sidecars its counter-named sweeps leave (its named sweeps, format 8,
+// leave none: SweepCuts reports a sidecar there as a violation).
 func TestCutsCountsCrashesAndRecoveries(t *testing.T) {
 	w, ok := Lookup("cuts")
 	if !ok {

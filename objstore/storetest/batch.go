@@ -1,0 +1,55 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// testPutMany: objstore.PutMany (the store's BatchPutter, or the
+// sequential fallback) gives every request the outcome of its own
+// single-object call, in request order: a failed condition or an invalid
+// key fails only its request, every other write lands whole, and every
+// durability kind reads back the same.
+func testPutMany(t *testing.T, s objstore.Store) {
+	ctx := t.Context()
+	taken := mustPut(t, s, "batch/taken", []byte("old"), objstore.CreateOnly)
+	cas := mustPut(t, s, "batch/cas", []byte("v1"), objstore.CreateOnly)
+	reqs := []objstore.PutRequest{
+		{Key: "batch/a", Data: []byte("a"), Cond: objstore.CreateOnly, Durability: objstore.DeferAll},
+		{Key: "batch/taken", Data: []byte("new"), Cond: objstore.CreateOnly, Durability: objstore.DeferName},
+		{Key: "batch/b", Data: []byte("b"), Cond: objstore.CreateOnly, Durability: objstore.DeferName},
+		{Key: "batch/cas", Data: []byte("v2"), Cond: objstore.IfMatch(cas), Durability: objstore.DurableNow},
+		{Key: "", Data: []byte("x"), Cond: objstore.CreateOnly},
+		{Key: "batch/c", Data: []byte("c"), Cond: objstore.Unconditional, Durability: objstore.DeferAll},
+	}
+	for i := range 10 {
+		reqs = append(reqs, objstore.PutRequest{Key: fmt.Sprintf("batch/n%02d", i), Data: []byte{byte(i)}, Cond: objstore.CreateOnly, Durability: objstore.Durability(i % 3)})
+	}
+	res := objstore.PutMany(ctx, s, reqs)
+	if len(res) != len(reqs) {
+		t.Fatalf("PutMany returned %d results for %d requests", len(res), len(reqs))
+	}
+	wantErr(t, res[1].Err, objstore.ErrPreconditionFailed, objstore.OpPut, "batch/taken")
+	wantObject(t, s, "batch/taken", []byte("old"), taken)
+	wantErr(t, res[4].Err, objstore.ErrInvalidKey, objstore.OpPut, "")
+	wantErr(t, res[5].Err, objstore.ErrRejected, objstore.OpPut, "batch/c") // DeferAll is create-only
+	wantMissing(t, s, "batch/c")
+	var keys []string
+	for i, r := range reqs {
+		if i == 1 || i == 4 || i == 5 {
+			continue
+		}
+		if res[i].Err != nil {
+			t.Fatalf("request %d (%s): %v", i, r.Key, res[i].Err)
+		}
+		wantObject(t, s, r.Key, r.Data, res[i].ETag)
+		if res[i].Deferred {
+			keys = append(keys, r.Key)
+		}
+	}
+	if err := objstore.SyncDeferred(ctx, s, keys); err != nil {
+		t.Fatalf("SyncDeferred of the batch's deferred keys: %v", err)
+	}
+}
