@@ -2,6 +2,7 @@ package maintain_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -192,5 +194,80 @@ func TestBoundedCollectionsMakeProgress(t *testing.T) {
 	// garbage behind (~100 keys), not fifteen.
 	if long.keys > short.keys+100 {
 		t.Errorf("keys after 20 bounded runs %d, after 5 %d: the backlog grows with the runs", long.keys, short.keys)
+	}
+}
+
+// TestLeftManifestsBindPins: a run whose manifest sweep is cut short by
+// its share (MaxDeletes here) still deletes table versions and fragments
+// that the garbage manifests it left name (docs/gc.md §7), so a Pin of
+// such a manifest after the run ended must answer ErrReclaimed (its record
+// stays as a leftover record binding those manifests) — never succeed on
+// a snapshot that no longer reads whole. A read of a left manifest's
+// snapshot is ErrReclaimed, not a panic or a wrong answer. The next
+// complete collection deletes the left manifests and then the record.
+// Without the leftover record, Pin succeeded on a manifest whose table
+// version was gone.
+func TestLeftManifestsBindPins(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	cs := f.seed(main, 12)
+	// Dead names listed before main: their manifests take the manifest
+	// sweep's share, so main's garbage manifests are left while the table
+	// version sweep deletes main's garbage versions.
+	for i := 0; i < 10; i++ {
+		name := fmt.Sprint("a", i)
+		f.fork(name, main)
+		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(10 * time.Minute)
+	cut := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}, MaxDeletes: 20}
+	rep, err := f.m.Collect(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Complete || rep.LeftManifests == 0 || rep.TableVersions.Deleted == 0 {
+		t.Fatalf("want a run that left manifests and deleted table versions: %+v", rep)
+	}
+	pinned, refused := 0, 0
+	for _, c := range cs[:len(cs)-1] {
+		snap, err := f.g.Kernel().SnapshotAtCommit(ctx, c.ID)
+		if err != nil {
+			continue // its manifest is gone: nothing to pin
+		}
+		if name, err := f.reopenRead(c.ID); err != nil && !errors.Is(err, kernel.ErrReclaimed) {
+			t.Fatalf("read of a left manifest's snapshot: %q, %v, want a whole read or ErrReclaimed", name, err)
+		}
+		id, err := f.m.Pin(ctx, snap, time.Hour, "reader")
+		switch {
+		case errors.Is(err, kernel.ErrReclaimed):
+			refused++
+		case err != nil:
+			t.Fatalf("pin: %v", err)
+		default:
+			pinned++
+			if _, err := f.reopenRead(c.ID); err != nil {
+				t.Fatalf("Pin of commit %s succeeded, then its snapshot reads: %v", c.ID, err)
+			}
+			if err := f.m.Release(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("pinned %d refused %d", pinned, refused)
+	if refused == 0 {
+		t.Fatalf("no pin of a left manifest was refused (%d pinned)", pinned)
+	}
+	records := format.NewKeys(root).CollectionPrefix()
+	if n := countPrefix(t, f.store, records); n != 1 {
+		t.Fatalf("%d collection records after a run that left manifests, want its leftover record", n)
+	}
+	rep = f.collect(maintain.Policy{Policy: cut.Policy})
+	if rep.Records.Deleted != 1 {
+		t.Fatalf("records: %+v, want the leftover record deleted once its manifests are gone", rep.Records)
+	}
+	if n := countPrefix(t, f.store, records); n != 0 {
+		t.Fatalf("%d collection records left after a complete collection", n)
 	}
 }
