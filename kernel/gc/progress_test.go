@@ -63,7 +63,9 @@ func TestLeftoverBindsUntilGone(t *testing.T) {
 		t.Fatal("a leftover record binds a manifest outside what was left")
 	}
 	present := func(v uint64) func(gc.IncKey, uint64, uint64) bool {
-		return func(inc gc.IncKey, from, to uint64) bool { return inc == gc.IncKey{Name: "main", Inc: 1} && from <= v && v <= to }
+		return func(inc gc.IncKey, from, to uint64) bool {
+			return inc == gc.IncKey{Name: "main", Inc: 1} && from <= v && v <= to
+		}
 	}
 	if gc.LeftoverGone(l, present(8)) || !gc.LeftoverGone(l, present(9)) {
 		t.Fatal("LeftoverGone: want false while 8 is present, true once only 9 is")
