@@ -58,14 +58,10 @@ type Report struct {
 	// MergeBasesInexact: the merge-base work ran past gc.MaxBaseChecks, so
 	// every position and fold the live heads' reaches name was kept too.
 	MergeBasesInexact bool
-	// Complete is false when MaxDeletes or MaxDuration stopped a category
-	// early (docs/gc.md §7: the later categories still got their share).
+	// Complete is false when MaxDeletes or MaxDuration stopped a sweep
+	// early (docs/gc.md §7: once the manifest sweep is done, each later
+	// category still gets its share).
 	Complete bool
-	// LeftManifests counts the manifests the manifest sweep decided to
-	// delete and left when its share ran out: this run's record stays on
-	// the store binding Pins on them until a later collection finds them
-	// gone (gc.Leftover).
-	LeftManifests int
 	// Metadata (docs/gc.md rules 1a, 8, 10): name and fork markers, audit
 	// records and roll-back plans deleted and kept, name markers put back
 	// (a create raced the delete, or a collector crashed before its
@@ -106,19 +102,13 @@ type collection struct {
 	// The progress rule (docs/gc.md §7, collect_progress.go): bound is the
 	// record as begun (its expiry bounds every delete), catUntil and
 	// catBudget the current category's share, garbageTables the table
-	// versions the marking found unreachable, left the planned manifests
-	// a cut-short manifest sweep left, gone the manifests this run
-	// deleted, leftovers the leftover records the load read.
+	// versions the marking found unreachable, resume per swept prefix the
+	// last key judged (a later pass resumes after it).
 	bound         format.Collection
 	catUntil      time.Time
 	catBudget     int
 	garbageTables []string
-	left          []format.ManifestRef
-	leftWritten   bool
-	gone          map[string]bool
-	leftovers     []leftoverRecord
-	groupAt       map[gc.IncKey]int // index of c.groups by incarnation (present)
-	resume        map[string]string // per swept prefix, the last key judged (sweep)
+	resume        map[string]string
 }
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
@@ -140,7 +130,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return Report{}, err
 	}
 	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
-		reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}, gone: map[string]bool{}, resume: map[string]string{}}
+		reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -181,11 +171,6 @@ func (c *collection) run(ctx context.Context) error {
 
 // load reads the root set and marks what it reaches.
 func (c *collection) load(ctx context.Context) error {
-	// The leftover records before the manifests are listed (their plans
-	// are judged against that listing, gc.LeftoverGone).
-	if err := c.readLeftovers(ctx); err != nil {
-		return err
-	}
 	// The leases first: the re-list after the plan (relist) catches every
 	// later one, so reading them early costs nothing and makes the window
 	// a missing re-list would leave open as wide as the whole load.

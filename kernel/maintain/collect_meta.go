@@ -77,8 +77,7 @@ func (c *collection) decideNames() []nameDecision {
 // sweepManifests deletes every manifest the keep rules reject: for a live
 // name in listing order, its head always kept; for a dead name all of
 // them, tombstone last, after the incarnation floor is above its
-// incarnations (gc.FloorFor). When its share runs out it deletes no more
-// and notes the rest it would have deleted in c.left (gc.Leftover).
+// incarnations (gc.FloorFor).
 func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 	names := c.decideNames()
 	var deadIncs []uint64
@@ -90,7 +89,6 @@ func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 	if err := c.raiseFloor(ctx, deadIncs); err != nil {
 		return false, err
 	}
-	stopped := false
 	for _, d := range names {
 		// Every name's keys go oldest first (the reverse of listing order,
 		// gc.DeadNameOrder): each incarnation's head last, so a collection
@@ -98,31 +96,24 @@ func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 		// tombstone stays a tombstone, never a headless rest that a later
 		// load takes for live history), and a dead name's newest tombstone
 		// goes last.
-		all := true
 		for i := len(d.n.Keys) - 1; i >= 0; i-- {
 			if !d.deletes(i) {
 				c.rep.Manifests.Kept++
 				continue
 			}
-			if stopped || !c.spend() {
-				stopped, all = true, false
-				c.rep.Manifests.Kept++
-				if err := c.noteLeft(d.n, i); err != nil {
-					return false, err
-				}
-				continue
+			if !c.spend() {
+				return false, nil
 			}
 			if err := c.m.del(ctx, d.n.Keys[i]); err != nil {
 				return false, err
 			}
-			c.gone[d.n.Keys[i]] = true
 			c.rep.Manifests.Deleted++
 		}
-		if d.dead && all {
+		if d.dead {
 			c.deadNames = append(c.deadNames, d.n.Name)
 		}
 	}
-	return !stopped, nil
+	return true, nil
 }
 
 // raiseFloor writes the incarnation floor gc.FloorFor asks for, before any

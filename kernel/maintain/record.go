@@ -82,11 +82,9 @@ func (c *collection) relist(ctx context.Context) error {
 	return c.marks.AddRoots(roots)
 }
 
-// end deletes this run's record, unless it became a leftover record
-// (gc.Leftover) whose manifests are not all deleted: that one stays until
-// a later collection finds them gone.
+// end deletes this run's record.
 func (c *collection) end(ctx context.Context) error {
-	if c.rec.ID == (format.ID{}) || c.leftWritten && len(c.left) > 0 {
+	if c.rec.ID == (format.ID{}) {
 		return nil
 	}
 	if err := c.m.del(ctx, c.m.keys.Collection(c.rec.ID)); err != nil {
@@ -157,16 +155,14 @@ func (m *Maintainer) records(ctx context.Context, f func(key string, c format.Co
 
 // sweepRecords deletes the stale records of other collectors (crashed, or
 // run past their expiry): they bind no Pin and their collector deletes
-// nothing more; and the leftover records the load read whose manifests
-// are all gone (gc.LeftoverGone). An unreadable record is kept (if in
-// doubt, keep).
+// nothing more. An unreadable record is kept (if in doubt, keep).
 func (c *collection) sweepRecords(ctx context.Context) (bool, error) {
 	now, done := c.m.now(), true
 	err := c.m.records(ctx, func(key string, r format.Collection, bad error) error {
 		if bad == nil && r.ID == c.rec.ID {
 			return nil // our own: deleted when the run ends
 		}
-		if bad != nil || !gc.RecordStale(r, now) && !c.leftoverGone(key) {
+		if bad != nil || !gc.RecordStale(r, now) {
 			c.rep.Records.Kept++
 			return nil
 		}
