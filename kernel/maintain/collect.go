@@ -99,12 +99,10 @@ type collection struct {
 	deadNames []string // names whose every manifest this run deleted
 	rep       Report
 	budget    int
-	// The progress rule (docs/gc.md §7, collect_progress.go): bound is the
-	// record as begun (its expiry bounds every delete), catUntil and
-	// catBudget the current category's share, garbageTables the table
+	// The progress rule (docs/gc.md §7, collect_progress.go): catUntil and
+	// catBudget are the current category's share, garbageTables the table
 	// versions the marking found unreachable, resume per swept prefix the
 	// last key judged (a later pass resumes after it).
-	bound         format.Collection
 	catUntil      time.Time
 	catBudget     int
 	garbageTables []string
@@ -153,7 +151,6 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 // version read), then sweeps each category in order, each within its
 // share of the time and deletes left (docs/gc.md §7).
 func (c *collection) run(ctx context.Context) error {
-	c.bound = c.rec
 	if err := c.load(ctx); err != nil {
 		return err
 	}
@@ -596,7 +593,7 @@ func (c *collection) leaseRoots(ctx context.Context, l format.Lease) ([]gc.RootM
 // share; false when either is exhausted or the run's time is up.
 func (c *collection) spend() bool {
 	now := c.m.now()
-	if c.budget <= 0 || c.catBudget <= 0 || !now.Before(c.catUntil) || !gc.MayDelete(c.bound, now) {
+	if c.budget <= 0 || c.catBudget <= 0 || !now.Before(c.catUntil) || !gc.MayDelete(c.rec, now) {
 		return false
 	}
 	c.budget--

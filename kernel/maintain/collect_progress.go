@@ -25,7 +25,7 @@ var errShareSpent = errors.New("maintain: the category's share is spent")
 // after the last one go to further passes over the categories cut short
 // (resuming where each stopped), while a pass deletes something.
 func (c *collection) sweepAll(ctx context.Context) error {
-	until := time.Unix(0, c.bound.ExpiresUnixNano-c.bound.SkewMarginNanos)
+	until := time.Unix(0, c.rec.ExpiresUnixNano-c.rec.SkewMarginNanos)
 	c.catUntil, c.catBudget = gc.SweepShare(c.m.now(), until, c.budget, 1)
 	if done, err := c.sweepManifests(ctx); err != nil || !done {
 		return err
@@ -41,7 +41,7 @@ func (c *collection) sweepAll(ctx context.Context) error {
 				todo = append(todo, i)
 			}
 		}
-		if len(todo) == 0 || pass > 0 && (c.budget <= 0 || !gc.MayDelete(c.bound, c.m.now()) || c.budget == budget) {
+		if len(todo) == 0 || pass > 0 && (c.budget <= 0 || !gc.MayDelete(c.rec, c.m.now()) || c.budget == budget) {
 			break // done, out of time or deletes, or the last pass deleted nothing
 		}
 		budget = c.budget

@@ -114,7 +114,7 @@ func (c *collection) putRecord(ctx context.Context, cond objstore.Condition) err
 			}
 			if found {
 				r, t, derr := format.DecodeCollection(got)
-				if derr == nil && t == c.recTok && r.State == c.rec.State && r.ExpiresUnixNano == c.rec.ExpiresUnixNano {
+				if derr == nil && t == c.recTok && r.State == c.rec.State {
 					return nil
 				}
 				if t != c.recTok {
