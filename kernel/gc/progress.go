@@ -20,3 +20,15 @@ func SweepShare(now, until time.Time, budget, left int) (deadline time.Time, del
 	}
 	return deadline, (budget + left - 1) / left
 }
+
+// SweepStart is where a collection starts walking n candidates whose
+// order across them does not matter (names in the manifest sweep, garbage
+// table versions), from a random draw: concurrent collections, which list
+// the same garbage, then start on different parts of it instead of
+// repeating each other's deletes in the same order.
+func SweepStart(n int, draw uint64) int {
+	if n <= 0 {
+		return 0
+	}
+	return int(draw % uint64(n))
+}

@@ -31,3 +31,16 @@ func TestSweepShare(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepStart: a start within the candidates, spread by the draw.
+func TestSweepStart(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		draw uint64
+		want int
+	}{{0, 7, 0}, {1, 7, 0}, {5, 7, 2}, {5, 10, 0}, {3, 1<<64 - 1, 0}} {
+		if got := gc.SweepStart(c.n, c.draw); got != c.want {
+			t.Errorf("SweepStart(%d, %d) = %d, want %d", c.n, c.draw, got, c.want)
+		}
+	}
+}

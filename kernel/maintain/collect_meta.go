@@ -89,7 +89,12 @@ func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 	if err := c.raiseFloor(ctx, deadIncs); err != nil {
 		return false, err
 	}
-	for _, d := range names {
+	start, err := c.sweepStart(len(names))
+	if err != nil {
+		return false, err
+	}
+	for k := range names {
+		d := names[(start+k)%len(names)] // names in any order (gc.SweepStart)
 		// Every name's keys go oldest first (the reverse of listing order,
 		// gc.DeadNameOrder): each incarnation's head last, so a collection
 		// killed midway never leaves an incarnation without its head (a

@@ -2,6 +2,7 @@ package maintain
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -30,6 +31,11 @@ func (c *collection) sweepAll(ctx context.Context) error {
 	if done, err := c.sweepManifests(ctx); err != nil || !done {
 		return err
 	}
+	start, err := c.sweepStart(len(c.garbageTables))
+	if err != nil {
+		return err
+	}
+	c.garbageTables = append(append(make([]string, 0, len(c.garbageTables)), c.garbageTables[start:]...), c.garbageTables[:start]...)
 	steps := []func(context.Context) (bool, error){c.deleteTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes,
 		c.sweepLeases, c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords, c.sweepRecords}
 	done := make([]bool, len(steps))
@@ -60,6 +66,15 @@ func (c *collection) sweepAll(ctx context.Context) error {
 		c.rep.Complete = c.rep.Complete && d
 	}
 	return nil
+}
+
+// sweepStart draws where to start walking n candidates (gc.SweepStart).
+func (c *collection) sweepStart(n int) (int, error) {
+	t, err := c.m.token()
+	if err != nil {
+		return 0, err
+	}
+	return gc.SweepStart(n, binary.BigEndian.Uint64(t[:8])), nil
 }
 
 // maxSweepPasses bounds the passes over the categories after the

@@ -199,8 +199,8 @@ func TestBoundedCollectionsMakeProgress(t *testing.T) {
 
 // TestManifestSweepCutShortDeletesNothingLater: the manifest sweep
 // keeps its order before everything else (docs/gc.md §7): a run whose
-// manifest sweep is cut short (MaxDeletes here, spent on dead names
-// listed before main) deletes nothing of a later category, so a garbage
+// manifest sweep is cut short (MaxDeletes here, fewer than main's garbage
+// manifests) deletes nothing of a later category, so a garbage
 // manifest it left still reaches everything it names, and a Pin of it
 // after the run (no record left to bind it) reads whole, or answers
 // ErrReclaimed when the manifest is gone. Sharing the deletes with the
@@ -219,13 +219,13 @@ func TestManifestSweepCutShortDeletesNothingLater(t *testing.T) {
 		}
 	}
 	f.clock.Advance(10 * time.Minute)
-	cut := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}, MaxDeletes: 20}
+	cut := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: time.Minute, SkewMargin: time.Minute}, MaxDeletes: 5}
 	rep, err := f.m.Collect(ctx, cut)
 	if err != nil {
 		t.Fatal(err)
 	}
 	later := rep.TableVersions.Deleted + rep.Fragments.Deleted + rep.Adjacency.Deleted + rep.CommitIndexes.Deleted
-	if rep.Complete || rep.Manifests.Deleted != 20 || later != 0 {
+	if rep.Complete || rep.Manifests.Deleted != 5 || later != 0 {
 		t.Errorf("want a run cut short in its manifest sweep, deleting nothing later: %+v", rep)
 	}
 	pinned := 0
