@@ -58,7 +58,9 @@ type Report struct {
 	// MergeBasesInexact: the merge-base work ran past gc.MaxBaseChecks, so
 	// every position and fold the live heads' reaches name was kept too.
 	MergeBasesInexact bool
-	// Complete is false when MaxDeletes stopped the run early.
+	// Complete is false when MaxDeletes or MaxDuration stopped a sweep
+	// early (docs/gc.md §7: once the manifest sweep is done, each later
+	// category still gets its share).
 	Complete bool
 	// Metadata (docs/gc.md rules 1a, 8, 10): name and fork markers, audit
 	// records and roll-back plans deleted and kept, name markers put back
@@ -97,6 +99,14 @@ type collection struct {
 	deadNames []string // names whose every manifest this run deleted
 	rep       Report
 	budget    int
+	// The progress rule (docs/gc.md §7, collect_progress.go): catUntil and
+	// catBudget are the current category's share, garbageTables the table
+	// versions the marking found unreachable, resume per swept prefix the
+	// last key judged (a later pass resumes after it).
+	catUntil      time.Time
+	catBudget     int
+	garbageTables []string
+	resume        map[string]string
 }
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
@@ -118,7 +128,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return Report{}, err
 	}
 	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
-		reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}}
+		reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -137,7 +147,9 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 }
 
 // run loads and marks the root set, writes the plan and re-lists the
-// leases (docs/gc.md rule 6), then sweeps each category in order.
+// leases (docs/gc.md rule 6), completes the marking (every kept table
+// version read), then sweeps each category in order, each within its
+// share of the time and deletes left (docs/gc.md §7).
 func (c *collection) run(ctx context.Context) error {
 	if err := c.load(ctx); err != nil {
 		return err
@@ -148,15 +160,10 @@ func (c *collection) run(ctx context.Context) error {
 	if err := c.relist(ctx); err != nil {
 		return err
 	}
-	for _, step := range []func(context.Context) (bool, error){c.sweepManifests, c.sweepTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes, c.sweepLeases,
-		c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords, c.sweepRecords} {
-		done, err := step(ctx)
-		if err != nil || !done {
-			return err
-		}
+	if err := c.markTables(ctx); err != nil {
+		return err
 	}
-	c.rep.Complete = true
-	return nil
+	return c.sweepAll(ctx)
 }
 
 // load reads the root set and marks what it reaches.
@@ -582,22 +589,26 @@ func (c *collection) leaseRoots(ctx context.Context, l format.Lease) ([]gc.RootM
 	return roots, nil
 }
 
-// spend counts one delete against the budget; false when exhausted.
+// spend counts one delete against the budget and the current category's
+// share; false when either is exhausted or the run's time is up.
 func (c *collection) spend() bool {
-	if c.budget <= 0 || !gc.MayDelete(c.rec, c.m.now()) {
+	now := c.m.now()
+	if c.budget <= 0 || c.catBudget <= 0 || !now.Before(c.catUntil) || !gc.MayDelete(c.rec, now) {
 		return false
 	}
 	c.budget--
+	c.catBudget--
 	return true
 }
 
-// sweepTables decides every table version, marks the fragments of every
-// kept one (so nothing a kept version names is deleted) and deletes the
-// rest.
-func (c *collection) sweepTables(ctx context.Context) (bool, error) {
+// markTables decides every table version and marks the fragments and
+// adjacency objects of every kept one (so nothing a kept version names is
+// deleted); the rest are noted for deleteTables. It deletes nothing: the
+// marking completes before any delete of a later category.
+func (c *collection) markTables(ctx context.Context) error {
 	prefix := c.m.prefix("tables")
-	last, done := "", true
-	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+	last := ""
+	return c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
 			tk, group, perr := parseTableKey(prefix, key)
 			if perr != nil {
@@ -607,8 +618,8 @@ func (c *collection) sweepTables(ctx context.Context) (bool, error) {
 			if tk.Attempt == (format.ID{}) {
 				last = group // attempt keys sort after the fork's counter keys
 			}
-			if tk.Table == "" || !done {
-				c.rep.TableVersions.Kept++ // not ours to judge, or out of budget
+			if tk.Table == "" {
+				c.rep.TableVersions.Kept++ // not ours to judge
 				continue
 			}
 			if tk.Attempt != (format.ID{}) {
@@ -627,18 +638,10 @@ func (c *collection) sweepTables(ctx context.Context) (bool, error) {
 				c.rep.TableVersions.Kept++
 				continue
 			}
-			if done = c.spend(); !done {
-				c.rep.TableVersions.Kept++
-				continue
-			}
-			if err := c.m.del(ctx, key); err != nil {
-				return err
-			}
-			c.rep.TableVersions.Deleted++
+			c.garbageTables = append(c.garbageTables, key)
 		}
 		return nil
 	})
-	return done && err == nil, err
 }
 
 // parseTableKey parses a key under the tables prefix: a counter-named
@@ -809,38 +812,47 @@ func (c *collection) sweepIndexes(ctx context.Context) (bool, error) {
 	})
 }
 
+// sweepLeases deletes the expired leases (a second pass resumes where
+// the first stopped).
 func (c *collection) sweepLeases(ctx context.Context) (bool, error) {
-	for _, key := range c.expired {
+	for len(c.expired) > 0 {
 		if !c.spend() {
 			return false, nil
 		}
-		if err := c.m.del(ctx, key); err != nil {
+		if err := c.m.del(ctx, c.expired[0]); err != nil {
 			return false, err
 		}
+		c.expired = c.expired[1:]
 		c.rep.Leases.Deleted++
 	}
 	return true, nil
 }
 
-// sweep lists prefix and deletes every key keep rejects, within budget.
+// sweep lists prefix and deletes every key keep rejects, within the
+// share; once it is spent it stops listing (the keys not reached are not
+// counted) and a later pass resumes after the last key it judged.
 func (c *collection) sweep(ctx context.Context, prefix string, n *Counts, keep func(key string) bool) (bool, error) {
 	done := true
-	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+	err := c.m.listFrom(ctx, prefix, c.resume[prefix], maxListPages, func(keys []string) error {
 		for _, key := range keys {
-			if !done || keep(key) {
+			if keep(key) {
 				n.Kept++
+				c.resume[prefix] = key
 				continue
 			}
 			if done = c.spend(); !done {
-				n.Kept++
-				continue
+				return errShareSpent // a later pass resumes at key
 			}
 			if err := c.m.del(ctx, key); err != nil {
 				return err
 			}
 			n.Deleted++
+			c.resume[prefix] = key
 		}
 		return nil
 	})
+	if errors.Is(err, errShareSpent) {
+		err = nil
+	}
 	return done && err == nil, err
 }

@@ -89,7 +89,12 @@ func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 	if err := c.raiseFloor(ctx, deadIncs); err != nil {
 		return false, err
 	}
-	for _, d := range names {
+	start, err := c.sweepStart(len(names))
+	if err != nil {
+		return false, err
+	}
+	for k := range names {
+		d := names[(start+k)%len(names)] // names in any order (gc.SweepStart)
 		// Every name's keys go oldest first (the reverse of listing order,
 		// gc.DeadNameOrder): each incarnation's head last, so a collection
 		// killed midway never leaves an incarnation without its head (a
@@ -295,11 +300,16 @@ func (c *collection) sweepAudits(ctx context.Context, pending map[format.ID]bool
 				c.rep.Audits.Kept++
 				continue
 			}
+			if !done {
+				seen[op] = gc.PlanAuditKept
+				c.rep.Audits.Kept++
+				continue
+			}
 			keep, err := c.keepAudit(ctx, key, op, pending[op])
 			if err != nil {
 				return err
 			}
-			if !done || keep {
+			if keep {
 				seen[op] = gc.PlanAuditKept
 				c.rep.Audits.Kept++
 				continue

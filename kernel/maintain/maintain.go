@@ -53,7 +53,11 @@ func (m *Maintainer) prefix(part string) string {
 // listAll pages through prefix, calling f on every page of keys, at most
 // maxPages pages.
 func (m *Maintainer) listAll(ctx context.Context, prefix string, maxPages int, f func(keys []string) error) error {
-	after := ""
+	return m.listFrom(ctx, prefix, "", maxPages, f)
+}
+
+// listFrom is listAll of the keys after after.
+func (m *Maintainer) listFrom(ctx context.Context, prefix, after string, maxPages int, f func(keys []string) error) error {
 	for page := 0; ; page++ {
 		if page >= maxPages {
 			return fmt.Errorf("maintain: list %s: more than %d pages: %w", prefix, maxPages, ErrTooLarge)

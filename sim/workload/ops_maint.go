@@ -39,14 +39,16 @@ const maintCollectFor = time.Minute
 
 // longCollectFor bounds one collection of a scenario whose quiet phase is
 // at least longQuietPhase (the long lifetime form: 37 minutes): there a
-// minute-bounded collection falls behind. Its cycles publish without
-// waiting on sidecars (format 8's writes: 5 merge retries in
-// lifetime-10k seed 1 against 6,130 with counter-named writes), about 4x
-// the garbage per simulated second, and a collection stopped by its bound
-// starts again from the manifests, so fragments were never reached and
-// keys grew linearly (79,805 at 10^4 cycles; with 5 minutes about 1,100-1,500
-// at every mark, 0 violations). A crashed collector's record is still stale
-// (5 min + the skew margin) long before the final collection.
+// minute-bounded collection falls behind for want of capacity, not order.
+// Every run repeats its load and marking (lifetime-10k seed 1: median 8 s
+// and 18 s into a run, of the 50 s it may delete in) and format 8's cycles
+// make ~4x the garbage per simulated second. A run cut short still deletes
+// in every category (docs/gc.md §7), and concurrent collectors start at
+// different points, which took the 1-minute form from 79,805 keys at 10^4
+// cycles to 8,131 (flat at 1,096-2,050 through 7,000, then growing: still
+// behind); with 5 minutes the load repeats 5x less often. A crashed
+// collector's record is still stale (5 min + the skew margin) long before
+// the final collection.
 const longCollectFor = 5 * time.Minute
 
 // longQuietPhase is the quiet phase from which collections get

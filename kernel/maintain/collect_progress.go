@@ -1,0 +1,99 @@
+package maintain
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel/gc"
+)
+
+// The progress rule of a bounded collection (docs/gc.md §7): once the
+// marking is complete and the manifest sweep is done, every later
+// category's deletes get a share of the time and deletes left
+// (gc.SweepShare), so a run cut short in one category still reaches every
+// later one.
+
+// errShareSpent stops a listing once its category's share is spent.
+var errShareSpent = errors.New("maintain: the category's share is spent")
+
+// sweepAll deletes the garbage manifests first and whole (their sweep may
+// use all the time and deletes left: nothing a garbage manifest names is
+// deleted while it may still be on the store, which is what a Pin's
+// manifest check relies on, docs/gc.md §5a), then runs every later
+// category in order, each within its share; time and deletes still left
+// after the last one go to further passes over the categories cut short
+// (resuming where each stopped), while a pass deletes something.
+func (c *collection) sweepAll(ctx context.Context) error {
+	until := time.Unix(0, c.rec.ExpiresUnixNano-c.rec.SkewMarginNanos)
+	c.catUntil, c.catBudget = gc.SweepShare(c.m.now(), until, c.budget, 1)
+	if done, err := c.sweepManifests(ctx); err != nil || !done {
+		return err
+	}
+	start, err := c.sweepStart(len(c.garbageTables))
+	if err != nil {
+		return err
+	}
+	c.garbageTables = append(append(make([]string, 0, len(c.garbageTables)), c.garbageTables[start:]...), c.garbageTables[:start]...)
+	steps := []func(context.Context) (bool, error){c.deleteTables, c.sweepFragments, c.sweepAdjacency, c.sweepIndexes,
+		c.sweepLeases, c.sweepNameMarkers, c.sweepForkMarkers, c.sweepRecoveryRecords, c.sweepRecords}
+	done := make([]bool, len(steps))
+	budget := -1
+	for pass := 0; pass < maxSweepPasses; pass++ {
+		var todo []int
+		for i := range steps {
+			if !done[i] {
+				todo = append(todo, i)
+			}
+		}
+		if len(todo) == 0 || pass > 0 && (c.budget <= 0 || !gc.MayDelete(c.rec, c.m.now()) || c.budget == budget) {
+			break // done, out of time or deletes, or the last pass deleted nothing
+		}
+		budget = c.budget
+		for j, i := range todo {
+			c.catUntil, c.catBudget = gc.SweepShare(c.m.now(), until, c.budget, len(todo)-j)
+			ok, err := steps[i](ctx)
+			if err != nil {
+				return err
+			}
+			done[i] = ok
+		}
+	}
+	c.rep.TableVersions.Kept += len(c.garbageTables) // left for the next run
+	c.rep.Complete = true
+	for _, d := range done {
+		c.rep.Complete = c.rep.Complete && d
+	}
+	return nil
+}
+
+// sweepStart draws where to start walking n candidates (gc.SweepStart).
+func (c *collection) sweepStart(n int) (int, error) {
+	t, err := c.m.token()
+	if err != nil {
+		return 0, err
+	}
+	return gc.SweepStart(n, binary.BigEndian.Uint64(t[:8])), nil
+}
+
+// maxSweepPasses bounds the passes over the categories after the
+// manifests: the first gives each its share, later ones what the others
+// left unused.
+const maxSweepPasses = 8
+
+// deleteTables deletes the table versions markTables found unreachable; a
+// later pass resumes where the first stopped.
+func (c *collection) deleteTables(ctx context.Context) (bool, error) {
+	for len(c.garbageTables) > 0 {
+		if !c.spend() {
+			return false, nil
+		}
+		if err := c.m.del(ctx, c.garbageTables[0]); err != nil {
+			return false, err
+		}
+		c.garbageTables = c.garbageTables[1:]
+		c.rep.TableVersions.Deleted++
+	}
+	return true, nil
+}
