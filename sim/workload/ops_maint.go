@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -85,6 +86,8 @@ type maintState struct {
 	basesUnknown bool
 	// incs: per recycled name, the highest incarnation number created.
 	incs map[string]uint64
+	// releases counts the pins' lease releases gpinread made (Result).
+	releases atomic.Int64
 }
 
 // maintPin is one leased snapshot and what it held when pinned.
@@ -598,6 +601,7 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 	st.mu.Unlock()
 	for _, pin := range pins {
 		if !p.run.clock.Now().Before(pin.expires.Add(-time.Second)) {
+			st.releases.Add(1)
 			if err := p.maintainer().Release(ctx, pin.id); p.Over(err) {
 				return p.end(err)
 			}
