@@ -90,6 +90,18 @@ type maintState struct {
 	releases atomic.Int64
 }
 
+// dropPin forgets the pin with lease id (released).
+func (s *maintState) dropPin(id format.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, pin := range s.pinned {
+		if pin.id == id {
+			s.pinned = append(s.pinned[:i], s.pinned[i+1:]...)
+			return
+		}
+	}
+}
+
 // maintPin is one leased snapshot and what it held when pinned.
 type maintPin struct {
 	id      format.ID
@@ -602,9 +614,14 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 	for _, pin := range pins {
 		if !p.run.clock.Now().Before(pin.expires.Add(-time.Second)) {
 			st.releases.Add(1)
-			if err := p.maintainer().Release(ctx, pin.id); p.Over(err) {
+			err := p.maintainer().Release(ctx, pin.id)
+			if p.Over(err) {
 				return p.end(err)
 			}
+			if err == nil {
+				st.dropPin(pin.id) // released: never again (the list keeps the pins not yet released)
+			}
+			p.Unexpected("gpinread: release", err) // a failed release is kept: the next gpinread tries again
 			continue
 		}
 		s, err := g.SnapshotAtVersion(ctx, ref, pin.version)
