@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -112,6 +113,20 @@ type maintState struct {
 	basesUnknown bool
 	// incs: per recycled name, the highest incarnation number created.
 	incs map[string]uint64
+	// releases counts the pins' lease releases gpinread made (Result).
+	releases atomic.Int64
+}
+
+// dropPin forgets the pin with lease id (released).
+func (s *maintState) dropPin(id format.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, pin := range s.pinned {
+		if pin.id == id {
+			s.pinned = append(s.pinned[:i], s.pinned[i+1:]...)
+			return
+		}
+	}
 }
 
 // maintPin is one leased snapshot and what it held when pinned.
@@ -625,9 +640,15 @@ func opMaintPinRead(p *Proc, _ int, _ Op) error {
 	st.mu.Unlock()
 	for _, pin := range pins {
 		if !p.run.clock.Now().Before(pin.expires.Add(-time.Second)) {
-			if err := p.maintainer().Release(ctx, pin.id); p.Over(err) {
+			st.releases.Add(1)
+			err := p.maintainer().Release(ctx, pin.id)
+			if p.Over(err) {
 				return p.end(err)
 			}
+			if err == nil {
+				st.dropPin(pin.id) // released: never again (the list keeps the pins not yet released)
+			}
+			p.Unexpected("gpinread: release", err) // a failed release is kept: the next gpinread tries again
 			continue
 		}
 		s, err := g.SnapshotAtVersion(ctx, ref, pin.version)

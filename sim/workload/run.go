@@ -75,6 +75,8 @@ type Result struct {
 	// after a retryable failure; Collections the collections (gcollect,
 	// any workload) that succeeded.
 	Cycles, CyclesMerged, CyclesDeleted, MergeRetries, Collections int
+	// PinReleases counts the lease releases of expired pins (gpinread).
+	PinReleases int
 	// LifeMarks are the lifetime workload's progress marks (every
 	// lifeMarkEvery cycles ended): simulated time, store requests and keys.
 	LifeMarks []LifeMark
@@ -244,7 +246,8 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
-		Resolved: int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
+		PinReleases: int(r.maint.releases.Load()),
+		Resolved:    int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
 	}
 }
