@@ -132,6 +132,8 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
+	m.immut.beginRun()
+	defer m.immut.endRun()
 	if err := c.begin(ctx, policy.MaxDuration); err != nil {
 		return c.rep, fmt.Errorf("collect: %w", err)
 	}
@@ -686,13 +688,9 @@ func (c *collection) attemptVersion(ctx context.Context, key string, tk gc.Table
 	if !read {
 		return tk, nil
 	}
-	b, found, err := c.m.get(ctx, key)
+	tv, found, err := c.tableVersion(ctx, key, true)
 	if err != nil || !found {
 		return gc.TableKey{}, err
-	}
-	tv, _, err := format.DecodeTableVersion(b)
-	if err != nil {
-		return gc.TableKey{}, fmt.Errorf("table version %s: %w", key, err)
 	}
 	if tv.Table != tk.Table || tv.Fork != tk.Fork || tv.Attempt != tk.Attempt {
 		return gc.TableKey{}, fmt.Errorf("table version %s: content names %s/%s/a/%s: %w", key, tv.Table, tv.Fork, tv.Attempt, format.ErrCorrupt)
@@ -703,13 +701,9 @@ func (c *collection) attemptVersion(ctx context.Context, key string, tk gc.Table
 
 // markVersion marks the fragments a kept table version names.
 func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey) error {
-	b, found, err := c.m.get(ctx, key)
+	tv, found, err := c.tableVersion(ctx, key, tk.Attempt != (format.ID{}))
 	if err != nil || !found {
 		return err // gone meanwhile: a concurrent collection deleted it
-	}
-	tv, _, err := format.DecodeTableVersion(b)
-	if err != nil {
-		return fmt.Errorf("table version %s: %w", key, err)
 	}
 	if err := c.marks.MarkFragments(tk.Table, tv.Fragments); err != nil {
 		return err
@@ -718,6 +712,27 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 		return err
 	}
 	return c.markAdjacency(ctx, tv)
+}
+
+// tableVersion reads and decodes the table version at key; one named per
+// attempt (named) is immutable, so it may come from the Maintainer's
+// cache. found=false when a concurrent collection deleted it.
+func (c *collection) tableVersion(ctx context.Context, key string, named bool) (tv format.TableVersion, found bool, err error) {
+	decode := func(b []byte) (err error) {
+		if tv, _, err = format.DecodeTableVersion(b); err != nil {
+			return fmt.Errorf("table version %s: %w", key, err)
+		}
+		return nil
+	}
+	if named {
+		found, err = c.m.readImmutable(ctx, key, decode)
+		return tv, found, err
+	}
+	b, found, err := c.m.get(ctx, key)
+	if err != nil || !found {
+		return tv, found, err
+	}
+	return tv, true, decode(b)
 }
 
 // markFragmentChunks marks a paged table version's fragment chunks (in
@@ -735,13 +750,15 @@ func (c *collection) markFragmentChunks(ctx context.Context, tv format.TableVers
 		if err != nil {
 			return fmt.Errorf("fragment chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
 		}
-		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(tv.Table, id))
+		var infos []data.FragmentInfo
+		found, err := c.m.readImmutable(ctx, c.m.keys.Adjacency(tv.Table, id), func(b []byte) (err error) {
+			if infos, err = data.FragmentChunkInfos(tv.Table, b); err != nil {
+				return fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
+			}
+			return nil
+		})
 		if err != nil || !found {
 			return err // gone: its version is being collected concurrently
-		}
-		infos, err := data.FragmentChunkInfos(tv.Table, b)
-		if err != nil {
-			return fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
 		}
 		names := make([]string, len(infos))
 		for i, f := range infos {
@@ -769,13 +786,15 @@ func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) 
 		if err != nil {
 			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
 		}
-		b, found, err := c.m.get(ctx, c.m.keys.Adjacency(tv.Table, id))
+		var pages []string
+		found, err := c.m.readImmutable(ctx, c.m.keys.Adjacency(tv.Table, id), func(b []byte) (err error) {
+			if pages, err = data.AdjacencyChunkPages(b); err != nil {
+				return fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
+			}
+			return nil
+		})
 		if err != nil || !found {
 			return err // gone: its version is being collected concurrently
-		}
-		pages, err := data.AdjacencyChunkPages(b)
-		if err != nil {
-			return fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
 		}
 		if err := c.marks.MarkAdjacency(tv.Table, pages); err != nil {
 			return err

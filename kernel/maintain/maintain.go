@@ -30,6 +30,9 @@ type Maintainer struct {
 	clock kernel.Clock
 	mu    sync.Mutex // guards ent
 	ent   io.Reader
+	// immut keeps immutable objects its collections read, so the next
+	// collection marks only what is new (immutable.go).
+	immut immutableCache
 }
 
 // New returns a Maintainer of the graph under root. env supplies the clock

@@ -296,12 +296,18 @@ func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error)
 	return nil
 }
 
-// maintainer returns a maintenance handle on the run's store.
+// maintainer returns the process's maintenance handle on the run's store,
+// made once per process (a restart makes a new one, as a real process's
+// would be).
 func (p *Proc) maintainer() *maintain.Maintainer {
+	if p.maint != nil {
+		return p.maint
+	}
 	m, err := maintain.New(p.run.Store, p.run.Root, p.env())
 	if err != nil {
 		panic(fmt.Sprintf("workload: maintainer: %v", err))
 	}
+	p.maint = m
 	return m
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/sim"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
@@ -26,8 +27,11 @@ type Proc struct {
 	h    host
 	g    *kernel.Graph
 	data *data.Graph
-	held []heldSnap
-	fc   *feedConsumer // the change feed consumer's in-memory state (ops_feed.go)
+	// maint is the process's maintenance handle, kept across its
+	// collections (its cache of immutable objects), new after a restart.
+	maint *maintain.Maintainer
+	held  []heldSnap
+	fc    *feedConsumer // the change feed consumer's in-memory state (ops_feed.go)
 	// svc is the service whose data handle the process shares (service.go);
 	// actor is its simulated actor (nil on a real store).
 	svc   *service
