@@ -38,33 +38,6 @@ var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Gra
 // plus the skew margin, well before the final collection.
 const maintCollectFor = time.Minute
 
-// longCollectFor bounds one collection of a scenario whose quiet phase is
-// at least longQuietPhase (the long lifetime form: 37 minutes): there a
-// minute-bounded collection falls behind for want of capacity, not order.
-// Every run repeats its load and marking (lifetime-10k seed 1: median 8 s
-// and 18 s into a run, of the 50 s it may delete in) and format 8's cycles
-// make ~4x the garbage per simulated second. A run cut short still deletes
-// in every category (docs/gc.md §7), and concurrent collectors start at
-// different points, which took the 1-minute form from 79,805 keys at 10^4
-// cycles to 8,131 (flat at 1,096-2,050 through 7,000, then growing: still
-// behind); with 5 minutes the load repeats 5x less often. A crashed
-// collector's record is still stale (5 min + the skew margin) long before
-// the final collection.
-const longCollectFor = 5 * time.Minute
-
-// longQuietPhase is the quiet phase from which collections get
-// longCollectFor.
-const longQuietPhase = 20 * time.Minute
-
-// maintPolicyFor is maintPolicy with the collection bound for scenario s.
-func maintPolicyFor(s *Scenario) maintain.Policy {
-	p := maintPolicy
-	if s != nil && s.QuietPhase >= longQuietPhase {
-		p.MaxDuration = longCollectFor
-	}
-	return p
-}
-
 // maintCompact makes compaction frequent: tables of a few small fragments.
 var maintCompact = compact.Policy{TargetRows: 64, MinFragments: 2}
 
@@ -328,7 +301,7 @@ func opMaintCompact(p *Proc, _ int, _ Op) error {
 // opMaintCollect collects, then reads every retained snapshot of every
 // live branch whole (the newest maintKeepLast manifests of each).
 func opMaintCollect(p *Proc, _ int, _ Op) error {
-	rep, err := p.maintainer().Collect(p.Ctx(), maintPolicyFor(p.run.S))
+	rep, err := p.maintainer().Collect(p.Ctx(), maintPolicy)
 	if p.Over(err) {
 		return p.end(err)
 	}
