@@ -23,7 +23,10 @@ import (
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
-// Maintainer collects garbage and manages leases of one graph.
+// Maintainer collects garbage and manages leases of one graph. Keep one
+// per process and reuse it: it remembers the immutable objects its
+// collections read (bounded, docs/gc.md §7), so each collection after the
+// first reads only what was written since. It is safe for concurrent use.
 type Maintainer struct {
 	store objstore.Store
 	keys  format.Keys
