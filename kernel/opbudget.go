@@ -138,3 +138,27 @@ func (s budgetedStore) PutAfterDeferred(ctx context.Context, key string, data []
 	}
 	return objstore.PutAfterDeferred(ctx, s.inner, key, data, cond, deferred)
 }
+
+// PutMany charges one request per request (a request past the budget is
+// not issued: its result is the *RequestBudgetError) and passes the rest
+// through objstore.PutMany to the inner store as one batch.
+func (s budgetedStore) PutMany(ctx context.Context, reqs []objstore.PutRequest) []objstore.PutResult {
+	out := make([]objstore.PutResult, len(reqs))
+	var issue []objstore.PutRequest
+	var at []int
+	for i, r := range reqs {
+		if err := takeRequest(ctx); err != nil {
+			out[i].Err = err
+			continue
+		}
+		issue = append(issue, r)
+		at = append(at, i)
+	}
+	if len(issue) == 0 {
+		return out
+	}
+	for j, r := range objstore.PutMany(ctx, s.inner, issue) {
+		out[at[j]] = r
+	}
+	return out
+}

@@ -21,6 +21,15 @@ type TableContent struct {
 	// of that version stay satisfied (lineage.PinSatisfied). Only a Write
 	// Build may set it, and only on a pinned table.
 	ContentPreserving bool
+	// New are objects the content names that the caller has not written
+	// (fragments, index pages: fresh names, never reused for other bytes).
+	// The kernel writes each create-only before anything references it
+	// (an object already there with the same bytes is this one, written by
+	// an earlier round: a Build may return the same content again), and
+	// durable before the publish. A format-8 write round issues them in
+	// one batch with its table versions (objstore.PutMany), their
+	// durability deferred to the publish (objstore.PutAfterDeferred).
+	New []NewObject
 }
 
 // TableRef names one version of a table on one fork; the zero TableRef means
@@ -95,6 +104,9 @@ func (g *Graph) CommitTableVersion(ctx context.Context, b BranchRef, table strin
 	th, err := g.tableHead(ctx, b, &head.m, table)
 	if err != nil {
 		return TableUpdate{}, err
+	}
+	if err := g.writeNewObjectsDurable(ctx, []plannedWrite{{table: table, content: content}}); err != nil {
+		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w", table, err)
 	}
 	return g.commitTableVersionAt(ctx, b, table, content, basedOn, th)
 }

@@ -337,6 +337,11 @@ func (g *Graph) writeRound(ctx context.Context, req *publishReq, writes []TableW
 	if err := g.checkGrace(req); err != nil {
 		return Commit{}, err
 	}
+	// The round's new objects (TableContent.New) are durable before the
+	// sidecar names its versions, as if Build had written them.
+	if err := g.writeNewObjectsDurable(ctx, plans); err != nil {
+		return Commit{}, err
+	}
 	// Recovery: the sidecar is durable before any table HEAD moves.
 	if err := g.beginSidecar(ctx, run, req, head, plans); err != nil {
 		return Commit{}, err

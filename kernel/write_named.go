@@ -22,7 +22,8 @@ import (
 
 // writeRoundNamed is one attempt of a Write in format 8: build on the
 // handle's view (or a loaded head), check strict bases and read
-// expectations, write one named version per table, publish with
+// expectations, write the new objects and one named version per table
+// as one batch (commitNamedBatch), publish with
 // expectations by name. A branch whose head is still stamped below 8 first
 // has the sidecars of its incarnation swept (sweepBeforeNamed), so no
 // counter-named write of the previous format is in flight when named ones
@@ -55,19 +56,19 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 	if err != nil {
 		return Commit{}, err
 	}
+	// The grace rule (docs/gc.md): a collector may delete an unpinned
+	// named version (and its fragments) once older than the settle time,
+	// so a write staged longer ago than the grace never publishes.
+	if err := g.checkGrace(req); err != nil {
+		return Commit{}, err
+	}
 	req.updates, req.exp, req.deferred = nil, nil, nil
-	for _, p := range plans {
-		// The grace rule (docs/gc.md): a collector may delete an unpinned
-		// named version (and its fragments) once older than the settle
-		// time, so a write staged longer ago than the grace never publishes.
-		if err := g.checkGrace(req); err != nil {
-			return Commit{}, err
-		}
-		u, err := g.commitNamed(ctx, req, p)
-		if err != nil {
-			return Commit{}, err
-		}
-		req.updates = append(req.updates, u)
+	updates, err := g.commitNamedBatch(ctx, req, plans)
+	if err != nil {
+		return Commit{}, err
+	}
+	for i, p := range plans {
+		req.updates = append(req.updates, updates[i])
 		req.exp = append(req.exp, lineage.Expectation{Table: p.table, Version: p.pin.Version, Attempt: p.pin.Attempt})
 		if err := g.fp.Hit(ctx, failpoint.AfterTableCommit); err != nil {
 			return Commit{}, err
@@ -126,45 +127,6 @@ func (g *Graph) prepareNamed(ctx context.Context, req *publishReq, m *format.Man
 		}
 	}
 	return plans, nil
-}
-
-// commitNamed writes p's version create-only at its attempt key. The key is
-// fresh (a ULID minted for this round), so the write cannot lose a race; an
-// existing object there means the entropy source repeats (ErrCorrupt).
-// Its name's durability is deferred where the store can
-// (putCreateOnlyDeferred): a named version is garbage until a manifest pins
-// it, so its key joins req.deferred and the publish makes it durable before
-// the manifest that names it (objstore.PutAfterDeferred).
-func (g *Graph) commitNamed(ctx context.Context, req *publishReq, p plannedWrite) (TableUpdate, error) {
-	b := req.branch
-	tv := format.TableVersion{Table: p.table, Fork: b.incID, Version: p.version, Rows: p.content.Rows,
-		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata),
-		Attempt: p.attempt}
-	if len(tv.Fragments) == 0 {
-		tv.Fragments = nil
-	}
-	if p.pin != (TableRef{}) {
-		base := p.pin
-		tv.BasedOn = &base
-		tv.ContentPreserving = p.content.ContentPreserving
-	}
-	data, err := format.EncodeTableVersion(&tv, p.token)
-	if err != nil {
-		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
-	}
-	key := g.keys.TableAttempt(p.table, b.incID, p.attempt)
-	ours, deferred, err := g.putCreateOnlyDeferred(ctx, "commit table version", key, data)
-	if deferred {
-		req.deferred = append(req.deferred, key)
-	}
-	if err == nil && !ours {
-		err = fmt.Errorf("commit table version %s: the attempt id is already taken (entropy source repeats?): %w", key, ErrCorrupt)
-	}
-	if err != nil {
-		return TableUpdate{}, err
-	}
-	g.tables.put(key, tv)
-	return TableUpdate{Table: p.table, Fork: b.incID, Version: p.version, Rows: tv.Rows, Attempt: p.attempt}, nil
 }
 
 // sweepBeforeNamed resolves every sidecar of b's incarnation, young ones

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,11 +21,20 @@ import (
 // view is current) against one raw create-only PUT of a small object on
 // the same store, alternating, one of each per iteration. It reports the
 // medians (commit-ms, put-ms), their ratio (ratio, the issue's goal: <= 3
-// on fs, <= 4 on the local S3 server) and the commit's requests/commit;
+// on fs, <= 4 on the local S3 server), the commit's requests/commit and
+// its sequential rounds of requests (rounds/commit, counting.Store.Rounds);
 // on fs also its sync-rounds/commit, fsyncs/commit and mkdirs/commit
 // (fs.SyncStats; a raw Put is 2 rounds, 2 fsyncs, ~0.1 mkdirs).
 // fs is durable (every PUT fsyncs) on a new root (layout trie3); s3 is
 // the local versitygw server (skipped with GRAPHKERNEL_S3_OPTOUT=1).
+//
+// Each iteration also steps a second store of the same kind without the
+// batch capability (noBatch: the fragment and the table version, which
+// the first store's objstore.BatchPutter issues concurrently, go out one
+// after another: the request structure before batching), interleaved
+// with the first so that the machine's load falls on both alike; its
+// figures carry the suffix -seq.
+//
 // fs-layouts runs two durable fs stores in one loop, a new root (trie3)
 // and a root an earlier version marked trie2 (every ULID-named object
 // makes its own chain of trie directories), alternating, one commit and
@@ -34,15 +44,18 @@ import (
 func BenchmarkCommitFloor(b *testing.B) {
 	for _, st := range benchStores(s3test.Shared) {
 		b.Run(st.name, func(b *testing.B) {
-			side := newFloorSide(b, st.open(b))
+			batch := newFloorSide(b, st.open(b), false)
+			seq := newFloorSide(b, st.open(b), true)
 			for b.Loop() {
-				side.step(b)
+				batch.step(b)
+				seq.step(b)
 			}
-			side.report(b, "", st.name == "fs")
+			batch.report(b, "", st.name == "fs")
+			seq.report(b, "-seq", st.name == "fs")
 		})
 	}
 	b.Run("fs-layouts", func(b *testing.B) {
-		trie3, trie2 := newFloorSide(b, benchStores(nil)[0].open(b)), newFloorSide(b, openTrie2Store(b))
+		trie3, trie2 := newFloorSide(b, benchStores(nil)[0].open(b), false), newFloorSide(b, openTrie2Store(b), false)
 		for b.Loop() {
 			trie3.step(b)
 			trie2.step(b)
@@ -56,19 +69,24 @@ func BenchmarkCommitFloor(b *testing.B) {
 // floorSide is one store BenchmarkCommitFloor times: a seeded graph on
 // it, and the samples and counts taken so far.
 type floorSide struct {
-	cs       *counting.Store
-	g        *Graph
-	br       kernel.BranchRef
-	payload  []byte
-	commits  []time.Duration
-	puts     []time.Duration
-	requests uint64
-	syncs    fs.SyncStats
+	cs               *counting.Store
+	g                *Graph
+	br               kernel.BranchRef
+	payload          []byte
+	commits          []time.Duration
+	puts             []time.Duration
+	requests, rounds uint64
+	syncs            fs.SyncStats
 }
 
-func newFloorSide(b *testing.B, st objstore.Store) *floorSide {
+// newFloorSide opens a seeded graph on st (seq: through noBatch).
+func newFloorSide(b *testing.B, st objstore.Store, seq bool) *floorSide {
 	cs := counting.NewWithLogLimit(st, 0)
-	g := initGraph(b, cs, Limits{})
+	var kst objstore.Store = cs
+	if seq {
+		kst = noBatch{cs}
+	}
+	g := initGraph(b, kst, Limits{})
 	seedGraph(b, g)
 	return &floorSide{cs: cs, g: g, br: mainRef(b, g), payload: make([]byte, 512)}
 }
@@ -76,7 +94,7 @@ func newFloorSide(b *testing.B, st objstore.Store) *floorSide {
 // step times one one-row commit, then one raw create-only PUT.
 func (f *floorSide) step(b *testing.B) {
 	i := len(f.commits)
-	before, beforeSyncs := f.cs.Counts().Requests(), syncStats(f.cs)
+	before, beforeRounds, beforeSyncs := f.cs.Counts().Requests(), f.cs.Rounds(), syncStats(f.cs)
 	start := time.Now()
 	tx, err := f.g.Begin(ctx, f.br)
 	must(b, err)
@@ -85,6 +103,7 @@ func (f *floorSide) step(b *testing.B) {
 	must(b, err)
 	f.commits = append(f.commits, time.Since(start))
 	f.requests += f.cs.Counts().Requests() - before
+	f.rounds += f.cs.Rounds() - beforeRounds
 	d := syncStats(f.cs).Sub(beforeSyncs)
 	f.syncs = fs.SyncStats{Files: f.syncs.Files + d.Files, Dirs: f.syncs.Dirs + d.Dirs, Rounds: f.syncs.Rounds + d.Rounds, Mkdirs: f.syncs.Mkdirs + d.Mkdirs}
 	start = time.Now()
@@ -103,11 +122,36 @@ func (f *floorSide) report(b *testing.B, suffix string, syncs bool) {
 	b.ReportMetric(floorMS(p), "put-ms"+suffix)
 	b.ReportMetric(float64(c)/float64(p), "ratio"+suffix)
 	b.ReportMetric(float64(f.requests)/n, "requests/commit"+suffix)
+	b.ReportMetric(float64(f.rounds)/n, "rounds/commit"+suffix)
 	if syncs {
 		b.ReportMetric(float64(f.syncs.Rounds)/n, "sync-rounds/commit"+suffix)
 		b.ReportMetric(float64(f.syncs.Files+f.syncs.Dirs)/n, "fsyncs/commit"+suffix)
 		b.ReportMetric(float64(f.syncs.Mkdirs)/n, "mkdirs/commit"+suffix)
 	}
+}
+
+// noBatch is a store without the objstore.BatchPutter capability (a
+// PutMany through it is one request after another, each counted as its
+// own round by the counting store it wraps) that keeps the
+// deferred-durability capabilities of the store it wraps, so on fs the
+// durability path is the same as with the batch.
+type noBatch struct{ objstore.Store }
+
+func (s noBatch) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
+	etag, _, err := objstore.PutDeferred(ctx, s.Store, key, data)
+	return etag, err
+}
+
+func (s noBatch) SyncDeferred(ctx context.Context, keys []string) error {
+	return objstore.SyncDeferred(ctx, s.Store, keys)
+}
+
+func (s noBatch) PutDeferredIntact(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, bool, error) {
+	return objstore.PutDeferredIntact(ctx, s.Store, key, data, cond)
+}
+
+func (s noBatch) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+	return objstore.PutAfterDeferred(ctx, s.Store, key, data, cond, deferred)
 }
 
 // benchStore is a store a commit benchmark runs on.

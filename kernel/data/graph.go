@@ -192,8 +192,14 @@ func (g *Graph) get(ctx context.Context, key string) ([]byte, error) {
 // putFragment stores new fragment bytes create-only. An ambiguous or lost
 // outcome is resolved by reading back: the key is fresh, so finding our
 // exact bytes there means our write landed. Inside materialize the write
-// may be deferred (putObject): its key joins the batch materialize syncs.
+// may be deferred (putObject): its key joins the batch materialize syncs;
+// in a collecting batch it is not written here but left to the kernel
+// (kernel.TableContent.New).
 func (g *Graph) putFragment(ctx context.Context, key string, b []byte) error {
+	if batch := batchOf(ctx); batch != nil && batch.collect {
+		batch.objects = append(batch.objects, kernel.NewObject{Key: key, Data: b})
+		return nil
+	}
 	deferred := false
 	err := g.retry(ctx, func() error {
 		var err error

@@ -20,6 +20,12 @@ import (
 type putBatch struct {
 	keys []string
 	bulk bool
+	// collect: the objects are not written here but handed to the kernel
+	// (kernel.TableContent.New), which writes them in one batch with the
+	// table version (kernel/write_batch.go). Only a small commit's
+	// (not bulk: its objects are few and small, held until the commit).
+	collect bool
+	objects []kernel.NewObject
 }
 
 type putBatchKey struct{}
@@ -30,11 +36,14 @@ func batchOf(ctx context.Context) *putBatch {
 	return b
 }
 
-// materialize writes the objects of table p.t's new version (fragments,
-// indexes) and returns its content; every object it wrote is durable when
-// it returns nil (one SyncDeferred for the batch).
+// materialize builds the objects of table p.t's new version (fragments,
+// indexes) and returns its content. A small commit's objects are left to
+// the kernel (content.New, written in one batch with the table version);
+// a bulk commit's are written here, and every one is durable when it
+// returns nil (one SyncDeferred for the batch).
 func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b builtTable) (kernel.TableContent, error) {
-	batch := &putBatch{bulk: p.changedRows() > WriteThroughRows}
+	bulk := p.changedRows() > WriteThroughRows
+	batch := &putBatch{bulk: bulk, collect: !bulk}
 	content, err := g.materializeObjects(context.WithValue(ctx, putBatchKey{}, batch), r, p, b)
 	if err != nil {
 		return kernel.TableContent{}, err
@@ -42,6 +51,7 @@ func (g *Graph) materialize(ctx context.Context, r *reader, p *tablePlan, b buil
 	if err := objstore.SyncDeferred(ctx, g.store, batch.keys); err != nil {
 		return kernel.TableContent{}, fmt.Errorf("make %d objects of %s durable: %w", len(batch.keys), p.t.Name, err)
 	}
+	content.New = batch.objects
 	return content, nil
 }
 

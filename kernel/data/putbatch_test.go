@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,7 +15,10 @@ import (
 
 // deferStore gives a sim store the DeferredPutter capability and records
 // every ordinary (durable) write made while a deferred key was not yet
-// synced: the kernel may reference a deferred object only after its sync.
+// synced: the kernel may reference a deferred object only after its sync,
+// except from a table version named per attempt (format 8), which is
+// garbage until a manifest pins it and may go out in one batch with the
+// objects it names (the manifest write syncs them first).
 type deferStore struct {
 	objstore.Store
 	failSync error
@@ -57,7 +61,7 @@ func (s *deferStore) SyncDeferred(ctx context.Context, keys []string) error {
 
 func (s *deferStore) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
 	s.mu.Lock()
-	if len(s.pending) > 0 {
+	if len(s.pending) > 0 && !(strings.Contains(key, "/tables/") && strings.Contains(key, "/a/")) {
 		s.early = append(s.early, key)
 	}
 	s.mu.Unlock()
@@ -75,9 +79,11 @@ func manyEdges(n int) []Row {
 
 // TestDeferredObjectsSyncedBeforeReferenced: a commit on a store that can
 // defer durability writes its fragments and index pages deferred and syncs
-// them all before any ordinary write (the sidecar, a table version, the
-// manifest), for a first version (index from scratch) and a later one
-// (incremental pages). Red without materialize's SyncDeferred.
+// them all before any ordinary write that references them durably (the
+// manifest; a format-7 sidecar or counter-named version), for a first
+// version (index from scratch) and a later one (incremental pages). Red
+// without materialize's SyncDeferred (bulk) or the publish's
+// objstore.PutAfterDeferred of the batch's keys (kernel/write_batch.go).
 func TestDeferredObjectsSyncedBeforeReferenced(t *testing.T) {
 	st := newDeferStore()
 	g := initGraph(t, st, Limits{})
@@ -87,7 +93,7 @@ func TestDeferredObjectsSyncedBeforeReferenced(t *testing.T) {
 		t.Fatal("no write was deferred")
 	}
 	if len(st.early) > 0 || len(st.pending) > 0 {
-		t.Fatalf("%d writes while deferred objects were unsynced (first %s); %d never synced", len(st.early), st.early[0], len(st.pending))
+		t.Fatalf("%d writes while deferred objects were unsynced (%v); %d never synced", len(st.early), st.early, len(st.pending))
 	}
 	if got := scanIDs(t, snap(t, g), "Knows"); len(got) == 0 {
 		t.Fatal("no Knows rows after the commit")

@@ -172,6 +172,17 @@ func (r *Run) lifeCycleEnded() {
 	r.life.mu.Unlock()
 }
 
+// lifeCycleOver counts the process's cycle op ended, once: when it
+// returns, or when the process crashes in it (Run.restart). A crashed
+// process's op returns only when the world stops, so counting returns
+// alone left the long form's phase (lifeCyclesAttempted) waiting for it
+// until its bound.
+func (p *Proc) lifeCycleOver() {
+	if p.lifeInCycle.Swap(false) {
+		p.run.lifeCycleEnded()
+	}
+}
+
 // genLifetime plans cycles cycles over lifeChangers changers (more when
 // one would exceed lifeMaxPerChanger); every other
 // actor's plan fills the same fault phase.
@@ -294,7 +305,8 @@ func genLifeSkewed(sh shape, life func(string, [2]time.Duration, func(*rand.Rand
 // a lost race) ends the cycle; the branch is deleted if it exists. The
 // person is acknowledged (must never vanish from main) once the merge is.
 func opLifeCycle(p *Proc, idx int, _ Op) error {
-	defer p.run.lifeCycleEnded()
+	p.lifeInCycle.Store(true)
+	defer p.lifeCycleOver()
 	if p.gen > 0 && !p.lifeResumed {
 		// A restarted changer first deletes every branch of its own
 		// earlier cycles still live (the restart resumes with the next op):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -39,6 +40,9 @@ type Proc struct {
 	// lifeResumed: a restarted changer already deleted the branch of the
 	// cycle its crash interrupted (lifetime.go).
 	lifeResumed bool
+	// lifeInCycle: a cycle op of this process began and was not yet
+	// counted ended (lifeCycleOver).
+	lifeInCycle atomic.Bool
 }
 
 // Graph returns the process's kernel handle.

@@ -288,6 +288,7 @@ func (r *Run) restart(a *sim.Actor) {
 	if !ok {
 		panic(fmt.Sprintf("workload: crash of unknown actor %d", a.ID()))
 	}
+	p.lifeCycleOver() // a cycle it crashed in has ended (lifetime.go)
 	delay := 200*time.Millisecond + time.Duration(a.Rand().Int64N(int64(3*time.Second)))
 	if p.svc != nil { // the process dies whole (service.go)
 		r.restartService(p, delay)

@@ -1,0 +1,206 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// NewObject is an object a TableContent names that its Build left for the
+// kernel to write (TableContent.New): a fragment or index page under a
+// fresh name that is never reused for other bytes.
+type NewObject struct {
+	Key  string
+	Data []byte
+}
+
+// The writes of a round before its publish are independent: a round's new
+// objects (TableContent.New) and, in format 8, its table versions named
+// per attempt are all garbage until the manifest pins them, and nothing
+// reads one before the publish. So they go out as one batch
+// (objstore.PutMany: concurrent requests on a store that can, e.g. S3; the
+// simulator's store issues them one after another, in order, so runs stay
+// deterministic), and the kernel still starts no goroutine. Each request's
+// outcome is settled on its own, as its single write would be: an
+// ambiguous or lost write is resolved by reading back, a retryable failure
+// is retried alone.
+
+// newObjectRequests returns the batch requests of every plan's new
+// objects, create-only, their durability deferred (objstore.DeferAll).
+func newObjectRequests(plans []plannedWrite) []objstore.PutRequest {
+	var reqs []objstore.PutRequest
+	for _, p := range plans {
+		for _, o := range p.content.New {
+			reqs = append(reqs, objstore.PutRequest{Key: o.Key, Data: o.Data, Cond: objstore.CreateOnly, Durability: objstore.DeferAll})
+		}
+	}
+	return reqs
+}
+
+// settleObject settles the batch outcome res of the new object req: done
+// if it succeeded; else (retrying a retryable failure alone) an object
+// already at the key with req's bytes is ours (written by an earlier
+// attempt or round: the name is fresh and never reused), other bytes are
+// ErrCorrupt. deferred reports that its durability may still be deferred
+// (its key must ride the publish's sync).
+func (g *Graph) settleObject(ctx context.Context, req objstore.PutRequest, res objstore.PutResult) (deferred bool, err error) {
+	first := true
+	err = g.withRetry(ctx, "write object", func() error {
+		if !first {
+			res = objstore.PutOne(ctx, g.store, req)
+		}
+		first = false
+		deferred = deferred || res.Deferred
+		if res.Err == nil || !(errors.Is(res.Err, objstore.ErrPreconditionFailed) || objstore.IsAmbiguous(res.Err)) {
+			return res.Err
+		}
+		obj, rerr := g.store.Get(ctx, req.Key)
+		switch {
+		case rerr == nil && string(obj.Data) == string(req.Data):
+			deferred = true // an earlier attempt's: it may have been deferred
+			return nil
+		case rerr == nil:
+			return fmt.Errorf("object %s exists with other bytes: %w", req.Key, ErrCorrupt)
+		case errors.Is(rerr, objstore.ErrNotFound):
+			return objstore.NewError(objstore.OpPut, req.Key, objstore.ErrTransient, fmt.Errorf("write did not land (%v); retrying", res.Err))
+		}
+		return rerr
+	})
+	if err != nil {
+		return false, fmt.Errorf("write object %s: %w", req.Key, err)
+	}
+	return deferred, nil
+}
+
+// writeNewObjects writes every plan's new objects as one batch and returns
+// the keys whose durability is deferred.
+func (g *Graph) writeNewObjects(ctx context.Context, plans []plannedWrite) ([]string, error) {
+	reqs := newObjectRequests(plans)
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	var keys []string
+	for i, res := range objstore.PutMany(ctx, g.store, reqs) {
+		deferred, err := g.settleObject(ctx, reqs[i], res)
+		if err != nil {
+			return nil, err
+		}
+		if deferred {
+			keys = append(keys, reqs[i].Key)
+		}
+	}
+	return keys, nil
+}
+
+// writeNewObjectsDurable is writeNewObjects for a write that references
+// its objects before its publish (a format-7 round's sidecar and table
+// versions, CommitTableVersion): the objects are durable when it returns
+// nil (one objstore.SyncDeferred for the batch).
+func (g *Graph) writeNewObjectsDurable(ctx context.Context, plans []plannedWrite) error {
+	keys, err := g.writeNewObjects(ctx, plans)
+	if err != nil {
+		return err
+	}
+	if err := objstore.SyncDeferred(ctx, g.store, keys); err != nil {
+		return fmt.Errorf("make %d new objects durable: %w", len(keys), err)
+	}
+	return nil
+}
+
+// namedVersion is one plan's table version named per attempt, encoded.
+type namedVersion struct {
+	tv   format.TableVersion
+	key  string
+	data []byte
+}
+
+// encodeNamed encodes p's version at its attempt key on b's fork.
+func (g *Graph) encodeNamed(b BranchRef, p plannedWrite) (namedVersion, error) {
+	tv := format.TableVersion{Table: p.table, Fork: b.incID, Version: p.version, Rows: p.content.Rows,
+		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata),
+		Attempt: p.attempt}
+	if len(tv.Fragments) == 0 {
+		tv.Fragments = nil
+	}
+	if p.pin != (TableRef{}) {
+		base := p.pin
+		tv.BasedOn = &base
+		tv.ContentPreserving = p.content.ContentPreserving
+	}
+	data, err := format.EncodeTableVersion(&tv, p.token)
+	if err != nil {
+		return namedVersion{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
+	}
+	return namedVersion{tv: tv, key: g.keys.TableAttempt(p.table, b.incID, p.attempt), data: data}, nil
+}
+
+// commitNamedBatch writes a format-8 round's new objects and its table
+// versions named per attempt in one batch (objstore.PutMany), settles each
+// outcome, and returns the table updates in plan order. Every key whose
+// durability was deferred joins req.deferred: the publish makes them
+// durable before the manifest that names them (objstore.PutAfterDeferred).
+// A version's key is fresh (a ULID minted for this round), so its write
+// cannot lose a race; an object of someone else there means the entropy
+// source repeats (ErrCorrupt).
+func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, plans []plannedWrite) ([]TableUpdate, error) {
+	b := req.branch
+	reqs := newObjectRequests(plans)
+	objects := len(reqs)
+	versions := make([]namedVersion, len(plans))
+	for i, p := range plans {
+		v, err := g.encodeNamed(b, p)
+		if err != nil {
+			return nil, err
+		}
+		versions[i] = v
+		reqs = append(reqs, objstore.PutRequest{Key: v.key, Data: v.data, Cond: objstore.CreateOnly, Durability: objstore.DeferName})
+	}
+	results := objstore.PutMany(ctx, g.store, reqs)
+	for i := range objects {
+		deferred, err := g.settleObject(ctx, reqs[i], results[i])
+		if err != nil {
+			return nil, err
+		}
+		if deferred {
+			req.deferred = append(req.deferred, reqs[i].Key)
+		}
+	}
+	updates := make([]TableUpdate, len(plans))
+	for i, v := range versions {
+		if err := g.settleNamed(ctx, req, v, results[objects+i]); err != nil {
+			return nil, err
+		}
+		g.tables.put(v.key, v.tv)
+		p := plans[i]
+		updates[i] = TableUpdate{Table: p.table, Fork: b.incID, Version: p.version, Rows: v.tv.Rows, Attempt: p.attempt}
+	}
+	return updates, nil
+}
+
+// settleNamed settles the batch outcome res of named version v as
+// putCreateOnlyDeferred would its write (read back by writer token; a
+// retryable failure is retried alone) and adds its key to req.deferred if
+// any attempt deferred it.
+func (g *Graph) settleNamed(ctx context.Context, req *publishReq, v namedVersion, res objstore.PutResult) error {
+	first, deferred := true, false
+	ours, err := g.createOnly(ctx, "commit table version", v.key, v.data, func() error {
+		if !first {
+			_, d, err := objstore.PutDeferredIntact(ctx, g.store, v.key, v.data, objstore.CreateOnly)
+			deferred = deferred || d
+			return err
+		}
+		first = false
+		deferred = deferred || res.Deferred
+		return res.Err
+	})
+	if deferred {
+		req.deferred = append(req.deferred, v.key)
+	}
+	if err == nil && !ours {
+		err = fmt.Errorf("commit table version %s: the attempt id is already taken (entropy source repeats?): %w", v.key, ErrCorrupt)
+	}
+	return err
+}
