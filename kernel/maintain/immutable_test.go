@@ -10,6 +10,8 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore/counting"
+	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
 // immutableGets counts, among GETs by key, those of objects named by a
@@ -65,5 +67,56 @@ func TestMaintainerRereadsNoImmutableObject(t *testing.T) {
 	}
 	if v3 == 0 {
 		t.Errorf("a fresh Maintainer read no named version: the control sees nothing")
+	}
+}
+
+// BenchmarkCollectWarmMaintainer: n live branches, each holding kept table
+// versions named per attempt; per iteration one new commit on main, then a
+// collection by the Maintainer that ran the earlier ones (warm: its cache
+// of immutable objects, docs/gc.md §7) and one by a fresh Maintainer
+// (cold), interleaved. It reports the requests of each
+// (warm-requests/collect, cold-requests/collect) and warm/cold; the warm
+// collection still lists every key and reads every manifest, so the ratio
+// falls as the kept set grows.
+func BenchmarkCollectWarmMaintainer(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("branches=%d", n), func(b *testing.B) {
+			cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
+			bg := newBenchGraph(b, cs)
+			bg.insert(b, id(0))
+			for i := 0; i < n; i++ {
+				f, err := bg.g.Kernel().CreateBranch(ctx, fmt.Sprintf("f%03d", i), bg.main)
+				if err != nil {
+					b.Fatal(err)
+				}
+				commitOn(b, bg.g, f, id(1+i))
+			}
+			bg.clock.Advance(time.Hour)
+			collect := func(m *maintain.Maintainer) uint64 {
+				before := cs.Counts().Requests()
+				rep, err := m.Collect(ctx, policy)
+				if err != nil || !rep.Complete {
+					b.Fatalf("collect: %+v %v", rep, err)
+				}
+				return cs.Counts().Requests() - before
+			}
+			collect(bg.m)
+			var warm, cold uint64
+			i := 0
+			for b.Loop() {
+				i++
+				bg.insert(b, id(n+i))
+				bg.clock.Advance(time.Hour)
+				warm += collect(bg.m)
+				fresh, err := maintain.New(cs, root, kernel.Env{Clock: bg.clock, Entropy: rand.NewChaCha8([32]byte{byte(i)})})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cold += collect(fresh)
+			}
+			b.ReportMetric(float64(warm)/float64(b.N), "warm-requests/collect")
+			b.ReportMetric(float64(cold)/float64(b.N), "cold-requests/collect")
+			b.ReportMetric(float64(warm)/float64(cold), "warm/cold")
+		})
 	}
 }
