@@ -123,16 +123,13 @@ func (g *Graph) retireSidecar(ctx context.Context, s *format.Sidecar) {
 	_ = g.withRetry(ctx, "delete sidecar", func() error { return g.store.Delete(ctx, key) }) // see above: the sweep is the fallback
 }
 
-// commitPlanned writes p's version create-only with the token the sidecar
-// names. Losing the create-only write (someone else's version, or a
-// recoverer's fence, took the number) is a *VersionMismatchError: refresh
-// and retry. The write's durability is deferred where the store can
-// (putCreateOnlyDeferred): its key joins req.deferred, which the publish
-// makes durable before its manifest (objstore.PutAfterDeferred).
-func (g *Graph) commitPlanned(ctx context.Context, req *publishReq, p plannedWrite) (TableUpdate, error) {
-	b := req.branch
+// plannedVersion is the table version p writes on b's fork: its content,
+// based on its pin (if any), named by its attempt in format 8 (zero for a
+// counter-named write).
+func plannedVersion(b BranchRef, p plannedWrite) format.TableVersion {
 	tv := format.TableVersion{Table: p.table, Fork: b.incID, Version: p.version, Rows: p.content.Rows,
-		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata)}
+		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata),
+		Attempt: p.attempt}
 	if len(tv.Fragments) == 0 {
 		tv.Fragments = nil
 	}
@@ -141,6 +138,18 @@ func (g *Graph) commitPlanned(ctx context.Context, req *publishReq, p plannedWri
 		tv.BasedOn = &base
 		tv.ContentPreserving = p.content.ContentPreserving
 	}
+	return tv
+}
+
+// commitPlanned writes p's version create-only with the token the sidecar
+// names. Losing the create-only write (someone else's version, or a
+// recoverer's fence, took the number) is a *VersionMismatchError: refresh
+// and retry. The write's durability is deferred where the store can
+// (putCreateOnlyDeferred): its key joins req.deferred, which the publish
+// makes durable before its manifest (objstore.PutAfterDeferred).
+func (g *Graph) commitPlanned(ctx context.Context, req *publishReq, p plannedWrite) (TableUpdate, error) {
+	b := req.branch
+	tv := plannedVersion(b, p)
 	data, err := format.EncodeTableVersion(&tv, p.token)
 	if err != nil {
 		return TableUpdate{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)

@@ -119,17 +119,7 @@ type namedVersion struct {
 
 // encodeNamed encodes p's version at its attempt key on b's fork.
 func (g *Graph) encodeNamed(b BranchRef, p plannedWrite) (namedVersion, error) {
-	tv := format.TableVersion{Table: p.table, Fork: b.incID, Version: p.version, Rows: p.content.Rows,
-		Fragments: append([]string(nil), p.content.Fragments...), Metadata: sortedMetadata(p.content.Metadata),
-		Attempt: p.attempt}
-	if len(tv.Fragments) == 0 {
-		tv.Fragments = nil
-	}
-	if p.pin != (TableRef{}) {
-		base := p.pin
-		tv.BasedOn = &base
-		tv.ContentPreserving = p.content.ContentPreserving
-	}
+	tv := plannedVersion(b, p)
 	data, err := format.EncodeTableVersion(&tv, p.token)
 	if err != nil {
 		return namedVersion{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)

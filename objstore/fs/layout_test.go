@@ -195,38 +195,9 @@ func TestListOrderProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		s := openLayout(t, dir, l)
-		keys := rapid.SliceOfNDistinct(key, 1, 30, rapid.ID[string]).Draw(t, "keys")
-		for _, k := range keys {
-			if _, err := s.Put(context.Background(), k, []byte(k), objstore.CreateOnly); err != nil {
-				t.Fatalf("put %q: %v", k, err)
-			}
-		}
-		slices.Sort(keys)
-		prefix := rapid.StringMatching(`([0-9ab]{1,2}(/(0123456789ab?)?[0-9ab]{0,2})?)?`).Draw(t, "prefix")
-		after := rapid.StringMatching(`[0-9ab/.]{0,5}`).Draw(t, "after")
-		limit := rapid.IntRange(1, 7).Draw(t, "limit")
-		var want []string
-		for _, k := range keys {
-			if strings.HasPrefix(k, prefix) && k > after {
-				want = append(want, k)
-			}
-		}
-		var got []string
-		for range len(keys) + 2 { // bounded: each page but the last adds >= 1 key
-			page, err := s.List(context.Background(), prefix, after, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, page.Keys...)
-			if !page.Truncated {
-				break
-			}
-			after = page.Keys[len(page.Keys)-1]
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("layout %d: list %q after pages = %q, want %q", l, prefix, got, want)
-		}
+		checkListOrder(t, openLayout(t, dir, l), l, key,
+			rapid.StringMatching(`([0-9ab]{1,2}(/(0123456789ab?)?[0-9ab]{0,2})?)?`),
+			rapid.StringMatching(`[0-9ab/.]{0,5}`))
 	})
 }
 
@@ -270,37 +241,45 @@ func TestListOrderPropertyULID(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		s := openLayout(t, dir, l)
-		keys := rapid.SliceOfNDistinct(key, 1, 30, rapid.ID[string]).Draw(t, "keys")
-		for _, k := range keys {
-			if _, err := s.Put(context.Background(), k, []byte(k), objstore.CreateOnly); err != nil {
-				t.Fatalf("put %q: %v", k, err)
-			}
-		}
-		slices.Sort(keys)
-		prefix := rapid.StringMatching(`(a/(0/)?|b/)?[07]?[0A]{0,3}[0AZ]{0,4}`).Draw(t, "prefix")
-		after := rapid.StringMatching(`([ab]/(0/)?)?[07]?[0A]{0,3}[0AZ]{0,4}[01AZ]{0,20}`).Draw(t, "after")
-		limit := rapid.IntRange(1, 7).Draw(t, "limit")
-		var want []string
-		for _, k := range keys {
-			if strings.HasPrefix(k, prefix) && k > after {
-				want = append(want, k)
-			}
-		}
-		var got []string
-		for range len(keys) + 2 { // bounded: each page but the last adds >= 1 key
-			page, err := s.List(context.Background(), prefix, after, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, page.Keys...)
-			if !page.Truncated {
-				break
-			}
-			after = page.Keys[len(page.Keys)-1]
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("layout %d: list %q after pages = %q, want %q", l, prefix, got, want)
-		}
+		checkListOrder(t, openLayout(t, dir, l), l, key,
+			rapid.StringMatching(`(a/(0/)?|b/)?[07]?[0A]{0,3}[0AZ]{0,4}`),
+			rapid.StringMatching(`([ab]/(0/)?)?[07]?[0A]{0,3}[0AZ]{0,4}[01AZ]{0,20}`))
 	})
+}
+
+// checkListOrder puts distinct keys drawn from key into s (layout l) and
+// checks that List, paged from a drawn prefix and startAfter with a drawn
+// page size, returns exactly the model's keys in byte order.
+func checkListOrder(t *rapid.T, s *Store, l layout, key, prefixGen, afterGen *rapid.Generator[string]) {
+	keys := rapid.SliceOfNDistinct(key, 1, 30, rapid.ID[string]).Draw(t, "keys")
+	for _, k := range keys {
+		if _, err := s.Put(context.Background(), k, []byte(k), objstore.CreateOnly); err != nil {
+			t.Fatalf("put %q: %v", k, err)
+		}
+	}
+	slices.Sort(keys)
+	prefix := prefixGen.Draw(t, "prefix")
+	after := afterGen.Draw(t, "after")
+	limit := rapid.IntRange(1, 7).Draw(t, "limit")
+	var want []string
+	for _, k := range keys {
+		if strings.HasPrefix(k, prefix) && k > after {
+			want = append(want, k)
+		}
+	}
+	var got []string
+	for range len(keys) + 2 { // bounded: each page but the last adds >= 1 key
+		page, err := s.List(context.Background(), prefix, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, page.Keys...)
+		if !page.Truncated {
+			break
+		}
+		after = page.Keys[len(page.Keys)-1]
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("layout %d: list %q after pages = %q, want %q", l, prefix, got, want)
+	}
 }
