@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 )
 
@@ -38,11 +39,10 @@ func BenchmarkSortChanges(b *testing.B) {
 	b.ReportMetric(prefix.Seconds()/stable.Seconds(), "ratio-sortChanges/stable")
 }
 
-// BenchmarkGatherPage gathers adjacency pages (1,024 rows of an edge
-// record in random order, as a bulk commit's sorted rows are) with gather
-// and with a record builder's per-value appends it replaced for string
-// columns, side by side (#28.2).
-func BenchmarkGatherPage(b *testing.B) {
+// benchEdgePage is an edge table, a record of 100,000 of its rows and an
+// adjacency page's worth (AdjPageRows) of them in random record order,
+// seeded; the caller releases rec.
+func benchEdgePage(b *testing.B) (*Table, arrow.Record, []rowSrc) {
 	tb, _ := catalogOf(b, "node P { }\nedge E: P -> P { since: int64? }").table("E")
 	rng := rand.New(rand.NewPCG(1, 2))
 	rows := make([]Row, 100_000)
@@ -51,11 +51,20 @@ func BenchmarkGatherPage(b *testing.B) {
 			To: fmt.Sprintf("p%07d", rng.IntN(150_000)), Props: map[string]any{"since": int64(1990 + i%35)}}
 	}
 	rec := buildRecord(tb, rows)
-	defer rec.Release()
 	page := make([]rowSrc, AdjPageRows)
 	for i := range page {
 		page[i] = rowSrc{rec, rng.IntN(len(rows))}
 	}
+	return tb, rec, page
+}
+
+// BenchmarkGatherPage gathers adjacency pages (1,024 rows of an edge
+// record in random order, as a bulk commit's sorted rows are) with gather
+// and with a record builder's per-value appends it replaced for string
+// columns, side by side (#28.2).
+func BenchmarkGatherPage(b *testing.B) {
+	tb, rec, page := benchEdgePage(b)
+	defer rec.Release()
 	var fast, builder time.Duration
 	for b.Loop() {
 		t0 := time.Now()
@@ -82,19 +91,8 @@ func BenchmarkGatherPage(b *testing.B) {
 // record first (encodeColumns of gather), side by side, before zstd (the
 // same for both) (#28.2).
 func BenchmarkEncodeRowsPage(b *testing.B) {
-	tb, _ := catalogOf(b, "node P { }\nedge E: P -> P { since: int64? }").table("E")
-	rng := rand.New(rand.NewPCG(1, 2))
-	rows := make([]Row, 100_000)
-	for i := range rows {
-		rows[i] = Row{ID: fmt.Sprintf("k%08d", i), From: fmt.Sprintf("p%07d", rng.IntN(150_000)),
-			To: fmt.Sprintf("p%07d", rng.IntN(150_000)), Props: map[string]any{"since": int64(1990 + i%35)}}
-	}
-	rec := buildRecord(tb, rows)
+	tb, rec, page := benchEdgePage(b)
 	defer rec.Release()
-	page := make([]rowSrc, AdjPageRows)
-	for i := range page {
-		page[i] = rowSrc{rec, rng.IntN(len(rows))}
-	}
 	slices.SortFunc(page, func(x, y rowSrc) int {
 		return compareKeyID(srcStr(x, colFrom), srcID(x), srcStr(y, colFrom), srcID(y))
 	})
