@@ -17,10 +17,7 @@ import (
 func TestEncodeKeyTable(t *testing.T) {
 	long := strings.Repeat("x", 450)
 	euro := strings.Repeat("€", 100) // 300 bytes of 3-byte runes
-	tests := []struct {
-		key  string
-		want []string
-	}{
+	tests := []encodeCase{
 		{"a", []string{"a.o"}},
 		{"a/b", []string{"a.d", "b.o"}},
 		{"a/b/c", []string{"a.d", "b.d", "c.o"}},
@@ -39,16 +36,7 @@ func TestEncodeKeyTable(t *testing.T) {
 		// bytes); then 200 is not a rune boundary: cut at 198.
 		{euro, append(slices.Repeat([]string{"€.c"}, 8), strings.Repeat("€", 66)+".c", strings.Repeat("€", 26)+".o")},
 	}
-	for _, tc := range tests {
-		got := layoutTrie1.encodeKey(tc.key)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("encodeKey(%.40q) = %.80q, want %.80q", tc.key, got, tc.want)
-		}
-		back, ok := decodeNames(got)
-		if !ok || back != tc.key {
-			t.Errorf("decodeNames(encodeKey(%.40q)) = %.40q, %v", tc.key, back, ok)
-		}
-	}
+	checkEncodeKeys(t, layoutTrie1, tests)
 }
 
 // The trie2 mapping cuts the trie part's first 12 bytes into 2-byte
@@ -57,10 +45,7 @@ func TestEncodeKeyTable(t *testing.T) {
 // one directory may mix widths; it is as reversible as trie1.
 func TestEncodeKeyTableTrie2(t *testing.T) {
 	long := strings.Repeat("x", 450)
-	tests := []struct {
-		key  string
-		want []string
-	}{
+	tests := []encodeCase{
 		{"a", []string{"a.o"}},
 		{"7", []string{"7.o"}},
 		{"ab", []string{"ab.o"}},
@@ -86,16 +71,7 @@ func TestEncodeKeyTableTrie2(t *testing.T) {
 		{strings.Repeat("5", 30), append(append(slices.Repeat([]string{"55.c"}, 6), slices.Repeat([]string{"5.c"}, 12)...), "555555.o")},
 		{long, append(slices.Repeat([]string{"xx.c"}, 12), strings.Repeat("x", 200)+".c", strings.Repeat("x", 200)+".c", strings.Repeat("x", 26)+".o")},
 	}
-	for _, tc := range tests {
-		got := layoutTrie2.encodeKey(tc.key)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("encodeKey(%.40q) = %.80q, want %.80q", tc.key, got, tc.want)
-		}
-		back, ok := decodeNames(got)
-		if !ok || back != tc.key {
-			t.Errorf("decodeNames(encodeKey(%.40q)) = %.40q, %v", tc.key, back, ok)
-		}
-	}
+	checkEncodeKeys(t, layoutTrie2, tests)
 }
 
 // The trie3 mapping is trie2's but for ULID-shaped final segments (26
@@ -106,10 +82,7 @@ func TestEncodeKeyTableTrie2(t *testing.T) {
 // digits, map as in trie2.
 func TestEncodeKeyTableTrie3(t *testing.T) {
 	ulidPath := []string{"01.c", "JG.c", "JF.c", "G.c", "R48VKRYADDJY7NRAJWJ.o"}
-	tests := []struct {
-		key  string
-		want []string
-	}{
+	tests := []encodeCase{
 		{"01JGJFGR48VKRYADDJY7NRAJWJ", ulidPath},
 		{"g/data/Person/01JGJFGR48VKRYADDJY7NRAJWJ", append([]string{"g.d", "data.d", "Person.d"}, ulidPath...)},
 		// A ULID as a non-final segment is a plain directory.
@@ -128,16 +101,7 @@ func TestEncodeKeyTableTrie3(t *testing.T) {
 			"0.c", "9.c", "5.c", "5.c", "1.c", "6.c", "1.c", "5.o"}},
 		{strings.Repeat("5", 26), append(append(slices.Repeat([]string{"55.c"}, 6), slices.Repeat([]string{"5.c"}, 12)...), "55.o")},
 	}
-	for _, tc := range tests {
-		got := layoutTrie3.encodeKey(tc.key)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("encodeKey(%.40q) = %.80q, want %.80q", tc.key, got, tc.want)
-		}
-		back, ok := decodeNames(got)
-		if !ok || back != tc.key {
-			t.Errorf("decodeNames(encodeKey(%.40q)) = %.40q, %v", tc.key, back, ok)
-		}
-	}
+	checkEncodeKeys(t, layoutTrie3, tests)
 }
 
 // Property: trie3 maps every segment that is not ULID-shaped exactly as
@@ -265,3 +229,25 @@ func checkTrieWidths(t *rapid.T, l layout, names []string) {
 // Printable ASCII incl. '.', plus 2-, 3- and 4-byte runes, so chunk cuts
 // land inside multi-byte runes.
 var rapidRanges = []*unicode.RangeTable{unicode.Latin, unicode.Han, unicode.Punct, unicode.So}
+
+// encodeCase is a key and the names a layout maps it to.
+type encodeCase struct {
+	key  string
+	want []string
+}
+
+// checkEncodeKeys checks that l maps each case's key to its names and
+// that decodeNames maps them back.
+func checkEncodeKeys(t *testing.T, l layout, tests []encodeCase) {
+	t.Helper()
+	for _, tc := range tests {
+		got := l.encodeKey(tc.key)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("encodeKey(%.40q) = %.80q, want %.80q", tc.key, got, tc.want)
+		}
+		back, ok := decodeNames(got)
+		if !ok || back != tc.key {
+			t.Errorf("decodeNames(encodeKey(%.40q)) = %.40q, %v", tc.key, back, ok)
+		}
+	}
+}
