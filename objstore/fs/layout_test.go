@@ -188,17 +188,9 @@ func TestOpenRefusesLayoutMarkedMeanwhile(t *testing.T) {
 // startAfter and page size.
 func TestListOrderProperty(t *testing.T) {
 	key := rapid.StringMatching(`[0-9ab]{1,3}(/(0123456789ab?)?[0-9ab][0-9ab.]{0,11}){0,2}`)
-	rapid.Check(t, func(t *rapid.T) {
-		l := rapid.SampledFrom(allLayouts).Draw(t, "layout")
-		dir, err := os.MkdirTemp("", "fs-listprop-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		checkListOrder(t, openLayout(t, dir, l), l, key,
-			rapid.StringMatching(`([0-9ab]{1,2}(/(0123456789ab?)?[0-9ab]{0,2})?)?`),
-			rapid.StringMatching(`[0-9ab/.]{0,5}`))
-	})
+	checkListOrder(t, key,
+		rapid.StringMatching(`([0-9ab]{1,2}(/(0123456789ab?)?[0-9ab]{0,2})?)?`),
+		rapid.StringMatching(`[0-9ab/.]{0,5}`))
 }
 
 // allLayouts are the layouts a property test draws from.
@@ -234,6 +226,16 @@ func TestListOrderPropertyULID(t *testing.T) {
 	key := rapid.Custom(func(t *rapid.T) string {
 		return rapid.SampledFrom([]string{"a/", "b/", "a/0/"}).Draw(t, "dir") + ulidish().Draw(t, "seg")
 	})
+	checkListOrder(t, key,
+		rapid.StringMatching(`(a/(0/)?|b/)?[07]?[0A]{0,3}[0AZ]{0,4}`),
+		rapid.StringMatching(`([ab]/(0/)?)?[07]?[0A]{0,3}[0AZ]{0,4}[01AZ]{0,20}`))
+}
+
+// checkListOrder checks, on a new store of a drawn layout, that after
+// puts of distinct keys drawn from key, List paged from a drawn prefix
+// and startAfter with a drawn page size returns exactly the model's keys
+// in byte order.
+func checkListOrder(t *testing.T, key, prefixGen, afterGen *rapid.Generator[string]) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := rapid.SampledFrom(allLayouts).Draw(t, "layout")
 		dir, err := os.MkdirTemp("", "fs-listprop-")
@@ -241,16 +243,12 @@ func TestListOrderPropertyULID(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		checkListOrder(t, openLayout(t, dir, l), l, key,
-			rapid.StringMatching(`(a/(0/)?|b/)?[07]?[0A]{0,3}[0AZ]{0,4}`),
-			rapid.StringMatching(`([ab]/(0/)?)?[07]?[0A]{0,3}[0AZ]{0,4}[01AZ]{0,20}`))
+		listOrderCase(t, openLayout(t, dir, l), l, key, prefixGen, afterGen)
 	})
 }
 
-// checkListOrder puts distinct keys drawn from key into s (layout l) and
-// checks that List, paged from a drawn prefix and startAfter with a drawn
-// page size, returns exactly the model's keys in byte order.
-func checkListOrder(t *rapid.T, s *Store, l layout, key, prefixGen, afterGen *rapid.Generator[string]) {
+// listOrderCase is one case of checkListOrder on store s of layout l.
+func listOrderCase(t *rapid.T, s *Store, l layout, key, prefixGen, afterGen *rapid.Generator[string]) {
 	keys := rapid.SliceOfNDistinct(key, 1, 30, rapid.ID[string]).Draw(t, "keys")
 	for _, k := range keys {
 		if _, err := s.Put(context.Background(), k, []byte(k), objstore.CreateOnly); err != nil {
