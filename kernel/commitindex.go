@@ -239,19 +239,37 @@ func (g *Graph) indexAfterPublish(ctx context.Context, head, l loaded) {
 // a collected merged-from manifest) makes the index incomplete.
 // Rebuilding an input's missing index recurses at most depth commits.
 func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *format.Manifest, depth int) (format.CommitIndex, error) {
+	return g.commitIndexFrom(head, next, reachSource{
+		reach:    func(l loaded) (lineage.Reach, bool, error) { return g.manifestReachDepth(ctx, l, depth) },
+		manifest: func(at format.ManifestRef) (loaded, bool, error) { return g.manifestIfAny(ctx, at) },
+	})
+}
+
+// reachSource is where commitIndexFrom gets its inputs: the reach of a
+// manifest (ok=false: not complete) and the manifest at a ref (found=false:
+// collected).
+type reachSource struct {
+	reach    func(l loaded) (lineage.Reach, bool, error)
+	manifest func(at format.ManifestRef) (loaded, bool, error)
+}
+
+// commitIndexFrom is commitIndexForDepth over src: the one place the
+// index of a new commit is computed, from the store (after a publish or in
+// a repair) or from the handle's caches alone (commitIndexCached).
+func (g *Graph) commitIndexFrom(head loaded, next *format.Manifest, src reachSource) (format.CommitIndex, error) {
 	at := format.ManifestRef{Branch: next.Branch.Name, Incarnation: next.Branch.Incarnation, Version: next.Version}
 	x := format.CommitIndex{ID: next.Commit.ID, At: at}
-	prev, ok, err := g.manifestReachDepth(ctx, head, depth)
+	prev, ok, err := src.reach(head)
 	if err != nil || !ok {
 		return x, err
 	}
 	var merged *lineage.Reach
 	if mf := next.Commit.MergedFrom; mf != nil && !plant.Enabled(plant.ReachDropsMerge) {
-		ml, found, err := g.manifestIfAny(ctx, *mf)
+		ml, found, err := src.manifest(*mf)
 		if err != nil || !found {
 			return x, err
 		}
-		r, ok, err := g.manifestReachDepth(ctx, ml, depth)
+		r, ok, err := src.reach(ml)
 		if err != nil || !ok {
 			return x, err
 		}
@@ -264,6 +282,41 @@ func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *form
 	return r.Index(), nil
 }
 
+// errNotCached is commitIndexCached's source failing: an input is not in
+// the handle's caches, so the index is built after the publish instead.
+var errNotCached = errors.New("kernel: commit index input not cached")
+
+// commitIndexCached builds the index of next's commit (on head) from the
+// handle's caches alone, with no request: ok=false when an input is not
+// there (a verified index of head's commit or of the merged parent's, or
+// the merged-from manifest). It gives what commitIndexForDepth would,
+// since both compute it in commitIndexFrom from the same verified inputs.
+func (g *Graph) commitIndexCached(head loaded, next *format.Manifest) (format.CommitIndex, bool) {
+	x, err := g.commitIndexFrom(head, next, reachSource{
+		reach: func(l loaded) (lineage.Reach, bool, error) {
+			if isLegacy(l) {
+				return lineage.Reach{}, false, nil
+			}
+			x, ok := g.indexes.get(l.m.Head.String())
+			if !ok {
+				return lineage.Reach{}, false, errNotCached
+			}
+			if !x.Complete {
+				return lineage.Reach{}, false, nil
+			}
+			return lineage.FromIndex(x).ForManifest(l.ref()), true, nil
+		},
+		manifest: func(at format.ManifestRef) (loaded, bool, error) {
+			l, ok := g.manifests.get(g.keys.Manifest(at.Branch, at.Incarnation, at.Version))
+			if !ok || isV3(l) {
+				return loaded{}, false, errNotCached
+			}
+			return l, true, nil
+		},
+	})
+	return x, err == nil
+}
+
 // writeCommitIndex writes x (an unconditional overwrite: every writer of
 // it, the publisher after its manifest or a repairer, writes the same
 // location). An ambiguous outcome is read back (house rule 3): our bytes
@@ -273,13 +326,9 @@ func (g *Graph) commitIndexForDepth(ctx context.Context, head loaded, next *form
 // two): an index is never authoritative, so a crash may lose it (repairIndex
 // rebuilds it) but never tears it.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
-	tok, err := g.token()
+	data, err := g.encodeCommitIndex(x)
 	if err != nil {
 		return err
-	}
-	data, err := format.EncodeCommitIndex(x, tok)
-	if err != nil {
-		panic(fmt.Sprintf("kernel: invariant broken: invalid commit index for %s: %v", x.ID, err))
 	}
 	key := g.keys.CommitIndex(x.ID)
 	err = g.withRetry(ctx, "write commit index", func() error {
@@ -302,4 +351,17 @@ func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) err
 		return fmt.Errorf("write commit index %s: %w", key, err)
 	}
 	return nil
+}
+
+// encodeCommitIndex encodes x under a fresh writer token.
+func (g *Graph) encodeCommitIndex(x *format.CommitIndex) ([]byte, error) {
+	tok, err := g.token()
+	if err != nil {
+		return nil, err
+	}
+	data, err := format.EncodeCommitIndex(x, tok)
+	if err != nil {
+		panic(fmt.Sprintf("kernel: invariant broken: invalid commit index for %s: %v", x.ID, err))
+	}
+	return data, nil
 }

@@ -262,10 +262,10 @@ func TestColdLookupCostIsFlat(t *testing.T) {
 // another commit then took: a cold handle must not take that commit for
 // the orphan, so every lookup of the orphan id is ErrNotFound. Without the
 // verification against the manifest, SnapshotAtCommit would return the
-// other commit's snapshot (the planted bug trust-commit-index). Since
-// issue #32 a publish writes its index after its manifest, so no attempt
-// leaves one; builds before wrote it first, so graphs may still hold them:
-// the test writes one as such a build did.
+// other commit's snapshot (the planted bug trust-commit-index). A publish
+// sends its index in one batch with its manifest (kernel publishWrite),
+// so an attempt that loses the slot and then fails, or crashes, leaves
+// one; the test writes one as such an attempt does.
 func TestStaleCommitIndexMisplacesNothing(t *testing.T) {
 	store := sim.New(sim.Config{Seed: 1})
 	g := mustInit(t, store, 1)
@@ -321,4 +321,43 @@ func orphanIndex(t *testing.T, store *sim.Store, landed kernel.Commit) kernel.Co
 	}
 	t.Fatalf("no orphan index at %s v%d among %v", landed.Branch, landed.ManifestVersion, page.Keys)
 	return kernel.CommitID{}
+}
+
+// TestRiddenIndexFollowsTheRetry: a publish sends its commit's index in
+// one batch with its manifest (publishWrite), so an attempt that loses the
+// slot race leaves an index naming the slot another commit took. The
+// retry that lands must leave the index naming its own slot: a cold
+// handle then finds the commit through its index (a verified one, not a
+// repair) at the version it landed at. Red if a landed retry relies on
+// the index the lost attempt wrote.
+func TestRiddenIndexFollowsTheRetry(t *testing.T) {
+	cs := counting.New(sim.New(sim.Config{Seed: 1}))
+	g := mustInit(t, cs, 1)
+	main := mustBranch(t, g, "main")
+	commitTable(t, g, main, "a", "1") // g's view is current, its head's index cached
+	other, err := kernel.Open(ctx, cs, root, kernel.Options{Env: testEnv(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := commitTable(t, other, mustBranch(t, other, "main"), "a", "2") // the slot g's view points at
+	cs.Reset()
+	landed := commitTable(t, g, main, "a", "3")
+	if landed.ManifestVersion != taken.ManifestVersion+1 {
+		t.Fatalf("landed at v%d, want v%d (after the commit that took v%d)", landed.ManifestVersion, taken.ManifestVersion+1, taken.ManifestVersion)
+	}
+	keys := format.NewKeys(root)
+	if n := cs.CountWhere(objstore.OpPut, keys.CommitIndex(landed.ID)); n != 2 {
+		t.Fatalf("%d writes of the landed commit's index, want 2 (one riding the lost attempt's manifest, one after the retry)", n)
+	}
+	obj, err := cs.Get(ctx, keys.CommitIndex(landed.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := format.DecodeCommitIndex(obj.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.At.Version != landed.ManifestVersion || !x.Complete {
+		t.Fatalf("index names v%d (complete %v), want the landed v%d, complete", x.At.Version, x.Complete, landed.ManifestVersion)
+	}
 }

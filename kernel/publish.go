@@ -289,14 +289,14 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		return refused(err)
 	}
 	key := g.keys.Manifest(req.branch.name, req.branch.inc, next.Version)
-	_, err = objstore.PutAfterDeferred(ctx, g.store, key, mustEncodeManifest(&next, req.token), objstore.CreateOnly, req.deferred)
+	index, err := g.publishWrite(ctx, req, key, head, &next)
 	switch {
 	case err == nil:
 		l := loaded{m: next, token: req.token}
 		g.manifests.put(key, l)
 		g.noteCommit(l)
 		g.views.note(l)
-		g.indexAfterPublish(ctx, head, l)
+		g.indexRodePublish(ctx, head, l, index)
 		return true, commitOf(l), nil
 	case objstore.IsAmbiguous(err):
 		if plant.Enabled(plant.IgnoreLostAck) { // planted bug: the ambiguous write is taken for a failed one, never read back
@@ -317,6 +317,59 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		return false, Commit{}, err
 	}
 	return true, Commit{}, err
+}
+
+// riddenIndex is what publishWrite did with the new commit's index.
+type riddenIndex struct {
+	x       format.CommitIndex
+	built   bool  // built from the handle's caches and sent with the manifest
+	written error // its write's outcome (built only)
+}
+
+// publishWrite is the attempt's one conditional write: the manifest next
+// at key, create-only, durable only after the objects in req.deferred
+// are. When the new commit's index can be built from the handle's caches
+// with no request (commitIndexCached) it goes out in the same batch
+// (objstore.PutMany), so it adds no sequential request to the commit
+// (issue #32: one round on S3 for both). The index is listed first: on a
+// store without the batch capability (the simulator's) it is written
+// before the manifest, the order a concurrent batch may also take, so a
+// crash between them leaves an index naming a slot its commit never took,
+// which verifiedIndex finds stale and the collector deletes once its
+// commit settles unreached (gc.KeepCommitIndex). An index write never
+// decides the publish: only the manifest's result is returned.
+func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, head loaded, next *format.Manifest) (riddenIndex, error) {
+	manifest := objstore.PutRequest{Key: key, Data: mustEncodeManifest(next, req.token), Cond: objstore.CreateOnly, After: req.deferred}
+	var ri riddenIndex
+	if next.Commit != nil && next.Commit.ID == next.Head {
+		ri.x, ri.built = g.commitIndexCached(head, next)
+	}
+	if !ri.built {
+		return ri, objstore.PutOne(ctx, g.store, manifest).Err
+	}
+	data, err := g.encodeCommitIndex(&ri.x)
+	if err != nil {
+		return riddenIndex{}, err
+	}
+	index := objstore.PutRequest{Key: g.keys.CommitIndex(ri.x.ID), Data: data, Cond: objstore.Unconditional, Durability: objstore.DeferName}
+	res := objstore.PutMany(ctx, g.store, []objstore.PutRequest{index, manifest})
+	ri.written = res[0].Err
+	return ri, res[1].Err
+}
+
+// indexRodePublish finishes the index of l's commit, just published on
+// head: cached when its write rode the manifest and succeeded, else
+// written now (storeIndex: the write failed or its outcome is unknown;
+// indexAfterPublish: it could not be built from the caches).
+func (g *Graph) indexRodePublish(ctx context.Context, head, l loaded, ri riddenIndex) {
+	switch {
+	case ri.built && ri.written == nil:
+		g.indexes.put(ri.x.ID.String(), ri.x)
+	case ri.built:
+		g.storeIndex(ctx, ri.x)
+	default:
+		g.indexAfterPublish(ctx, head, l)
+	}
 }
 
 // checkGrace enforces the grace rule right before a manifest write: a

@@ -9,6 +9,9 @@ import (
 // errDeferAllCond rejects a DeferAll request that is not create-only.
 var errDeferAllCond = errors.New("a DeferAll write must be create-only")
 
+// errAfterDeferred rejects a request with After keys that is not DurableNow.
+var errAfterDeferred = errors.New("a write after deferred keys must be DurableNow")
+
 // Durability says when the object of a batched write (PutRequest) must be
 // durable: the single-object call it stands for.
 type Durability uint8
@@ -31,6 +34,10 @@ type PutRequest struct {
 	Data       []byte
 	Cond       Condition // DeferAll requires CreateOnly
 	Durability Durability
+	// After, with DurableNow only, makes the request PutAfterDeferred:
+	// no part of it is durable before the objects deferred under these
+	// keys are.
+	After []string
 }
 
 // PutResult is the outcome of one PutRequest: what its single-object call
@@ -70,11 +77,14 @@ func PutMany(ctx context.Context, st Store, reqs []PutRequest) []PutResult {
 	return out
 }
 
-// PutOne is r's single-object call on st: Put, PutDeferredIntact or
-// PutDeferred (each falling back to a durable Put on a store without the
-// capability).
+// PutOne is r's single-object call on st: Put (PutAfterDeferred with
+// After keys), PutDeferredIntact or PutDeferred (each falling back to a
+// durable Put on a store without the capability).
 func PutOne(ctx context.Context, st Store, r PutRequest) PutResult {
 	var res PutResult
+	if len(r.After) > 0 && r.Durability != DurableNow {
+		return PutResult{Err: NewError(OpPut, r.Key, ErrRejected, errAfterDeferred)}
+	}
 	switch r.Durability {
 	case DeferName:
 		res.ETag, res.Deferred, res.Err = PutDeferredIntact(ctx, st, r.Key, r.Data, r.Cond)
@@ -84,7 +94,7 @@ func PutOne(ctx context.Context, st Store, r PutRequest) PutResult {
 		}
 		res.ETag, res.Deferred, res.Err = PutDeferred(ctx, st, r.Key, r.Data)
 	default:
-		res.ETag, res.Err = st.Put(ctx, r.Key, r.Data, r.Cond)
+		res.ETag, res.Err = PutAfterDeferred(ctx, st, r.Key, r.Data, r.Cond, r.After)
 	}
 	return res
 }

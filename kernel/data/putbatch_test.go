@@ -18,7 +18,9 @@ import (
 // synced: the kernel may reference a deferred object only after its sync,
 // except from a table version named per attempt (format 8), which is
 // garbage until a manifest pins it and may go out in one batch with the
-// objects it names (the manifest write syncs them first).
+// objects it names (the manifest write syncs them first), and except a
+// commit index, which names manifests and commits, never a table object,
+// and rides the manifest's batch (kernel publishWrite).
 type deferStore struct {
 	objstore.Store
 	failSync error
@@ -61,7 +63,7 @@ func (s *deferStore) SyncDeferred(ctx context.Context, keys []string) error {
 
 func (s *deferStore) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
 	s.mu.Lock()
-	if len(s.pending) > 0 && !(strings.Contains(key, "/tables/") && strings.Contains(key, "/a/")) {
+	if len(s.pending) > 0 && !(strings.Contains(key, "/tables/") && strings.Contains(key, "/a/")) && !strings.Contains(key, "/index/commits/") {
 		s.early = append(s.early, key)
 	}
 	s.mu.Unlock()
