@@ -119,12 +119,14 @@ type publishReq struct {
 // not retried). Losing the race retries with jittered backoff; exhausting
 // the budget returns *ContentionError. An uncontended publish costs one
 // LIST, two GETs (the head manifest and its commit index, often cached)
-// and two PUTs (the manifest, then the new commit's index), whatever the
+// and two PUTs (the manifest and the new commit's index), whatever the
 // history depth; none of the reads on a handle whose view is current.
-// The commit index is written after the manifest (indexAfterPublish): it
-// adds no request in front of the publish, and a crash between the two
-// leaves a published commit without an index, which the next handle that
-// needs it rebuilds from the manifests (repairIndex).
+// The commit index goes out in one batch with the manifest when the
+// handle's caches hold its inputs (publishWrite), else after it
+// (indexAfterPublish): it never adds a sequential request in front of the
+// publish. A crash or failed write that skips it leaves a published
+// commit without an index, which the next handle that needs it rebuilds
+// from the manifests (repairIndex).
 // Updates must name versions committed with CommitTableVersion (or pins of
 // another branch being adopted); Publish does not re-read them.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {

@@ -101,7 +101,9 @@ func (l *syncLedger) String() string {
 // table version 1 (the fragment deferred, the version named per attempt,
 // format 8, intact-deferred: one data fsync), manifest 2 (the fragment's
 // and version's syncs ride its temp file's round), commit index 1 (never
-// synced). Format 7's counter-named write paid 8 (a sidecar PUT 2 and
+// synced; since it rides the manifest's batch its round overlaps the
+// manifest's, though SyncStats counts each request's rounds as if alone).
+// Format 7's counter-named write paid 8 (a sidecar PUT 2 and
 // DELETE 1, and the fragment's own sync round before its version). A raw
 // durable create-only Put is 2.
 const fsCommitRounds = 4

@@ -52,4 +52,35 @@ func testPutMany(t *testing.T, s objstore.Store) {
 	if err := objstore.SyncDeferred(ctx, s, keys); err != nil {
 		t.Fatalf("SyncDeferred of the batch's deferred keys: %v", err)
 	}
+	testPutManyAfter(t, s)
+}
+
+// testPutManyAfter: a request with After keys is PutAfterDeferred (it
+// lands whole once the deferred object is made durable), batched with an
+// independent write; After on a request that is not DurableNow is refused
+// (ErrRejected) and writes nothing.
+func testPutManyAfter(t *testing.T, s objstore.Store) {
+	ctx := t.Context()
+	d := objstore.PutOne(ctx, s, objstore.PutRequest{Key: "batch/after/obj", Data: []byte("o"), Cond: objstore.CreateOnly, Durability: objstore.DeferAll})
+	if d.Err != nil {
+		t.Fatalf("deferred write: %v", d.Err)
+	}
+	var after []string
+	if d.Deferred {
+		after = []string{"batch/after/obj"}
+	}
+	reqs := []objstore.PutRequest{
+		{Key: "batch/after/aid", Data: []byte("i"), Cond: objstore.Unconditional, Durability: objstore.DeferName},
+		{Key: "batch/after/manifest", Data: []byte("m"), Cond: objstore.CreateOnly, After: after},
+		{Key: "batch/after/bad", Data: []byte("b"), Cond: objstore.CreateOnly, Durability: objstore.DeferName, After: []string{"batch/after/obj"}},
+	}
+	res := objstore.PutMany(ctx, s, reqs)
+	for i := range 2 {
+		if res[i].Err != nil {
+			t.Fatalf("request %d (%s): %v", i, reqs[i].Key, res[i].Err)
+		}
+		wantObject(t, s, reqs[i].Key, reqs[i].Data, res[i].ETag)
+	}
+	wantErr(t, res[2].Err, objstore.ErrRejected, objstore.OpPut, "batch/after/bad")
+	wantMissing(t, s, "batch/after/bad")
 }
