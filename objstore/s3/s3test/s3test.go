@@ -277,9 +277,13 @@ func launch(bin string) (*Server, error) {
 		logs:     newTail(32 << 10),
 	}
 	s.client = newClient(s.endpoint)
+	// --keep-alive: versitygw closes every connection after one response
+	// unless told otherwise (Connection: close), so every request would
+	// dial a new TCP connection; S3 keeps them alive and the SDK reuses
+	// them (TestServerKeepsConnectionsAlive).
 	s.cmd = exec.Command(bin,
 		"--access", AccessKey, "--secret", SecretKey, "--region", Region,
-		"--port", addr, "--quiet", "posix", dir)
+		"--port", addr, "--keep-alive", "--quiet", "posix", dir)
 	s.cmd.Env = serverEnv()
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	// The child gets SIGKILL when the thread that started it dies; the

@@ -1,15 +1,23 @@
 package s3test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/graphkernel/graphkernel/objstore"
+	s3store "github.com/graphkernel/graphkernel/objstore/s3"
 )
 
 // TestStartStop: a private server listens on 127.0.0.1 only, serves a
@@ -102,5 +110,33 @@ func TestTailKeepsEnd(t *testing.T) {
 	w.Write([]byte("cdef"))
 	if got := w.String(); got != "cdef" {
 		t.Errorf("tail = %q, want %q", got, "cdef")
+	}
+}
+
+// TestServerKeepsConnectionsAlive: the server keeps connections alive, as
+// S3 does, so an SDK client sends request after request on one TCP
+// connection. Red without --keep-alive (versitygw then answers
+// "Connection: close" and every request dials: 20 here), which made every
+// benchmark on this server pay a TCP dial per request.
+func TestServerKeepsConnectionsAlive(t *testing.T) {
+	s := Shared(t)
+	var dials atomic.Int64
+	client := awss3.New(s.Client().Options(), func(o *awss3.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			d := &net.Dialer{}
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return d.DialContext(ctx, network, addr)
+			}
+		})
+	})
+	store := s3store.New(client, s.NewBucket(t), "")
+	for i := range 20 {
+		if _, err := store.Put(t.Context(), fmt.Sprintf("k/%02d", i), []byte("v"), objstore.CreateOnly); err != nil {
+			t.Fatalf("Put %d: %v", i, err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("20 sequential Puts dialed %d connections, want 1 (kept alive)", n)
 	}
 }
