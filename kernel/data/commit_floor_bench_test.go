@@ -29,9 +29,10 @@ import (
 // the local versitygw server (skipped with GRAPHKERNEL_S3_OPTOUT=1).
 //
 // Each iteration also steps a second store of the same kind without the
-// batch capability (noBatch: the fragment and the table version, which
-// the first store's objstore.BatchPutter issues concurrently, go out one
-// after another: the request structure before batching), interleaved
+// batch capability (noBatch: the fragment and the table version, and the
+// commit index and the manifest, which the first store's
+// objstore.BatchPutter issues concurrently, go out one after another: the
+// request structure before batching), interleaved
 // with the first so that the machine's load falls on both alike; its
 // figures carry the suffix -seq.
 //
