@@ -206,7 +206,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	c, err := s.unlinkLocked(root, key)
 	release()
 	if c != nil {
-		prune(c)
+		prune(c, s.durable)
 		c.close()
 	}
 	return wrapErr(op, key, err)
