@@ -99,14 +99,29 @@ func (l *syncLedger) String() string {
 // fsCommitRounds bounds the sync rounds of a one-row data-plane commit on
 // fs (docs/perf.md, "fs commit accounting"): the batch of fragment and
 // table version 1 (the fragment deferred, the version named per attempt,
-// format 8, intact-deferred: one data fsync), manifest 2 (the fragment's
-// and version's syncs ride its temp file's round), commit index 1 (never
-// synced; since it rides the manifest's batch its round overlaps the
-// manifest's, though SyncStats counts each request's rounds as if alone).
-// Format 7's counter-named write paid 8 (a sidecar PUT 2 and
-// DELETE 1, and the fragment's own sync round before its version). A raw
-// durable create-only Put is 2.
+// format 8, intact-deferred: one data fsync), the batch of commit index
+// and manifest 3 (the manifest 2: the fragment's and version's syncs
+// ride its temp file's round; the commit index, intact-deferred and never
+// synced, 1, concurrently). Format 7's counter-named write paid 8 (a
+// sidecar PUT 2 and DELETE 1, and the fragment's own sync round before its
+// version). A raw durable create-only Put is 2.
 const fsCommitRounds = 4
+
+// fsCommitFiles is the file fsyncs of that commit: the version's temp
+// file before its link, the commit index's and the manifest's temp files,
+// and the fragment's and the version's object files in the manifest's
+// first round.
+const fsCommitFiles = 5
+
+// fsCommitDirs is the directory fsyncs of that commit in the steady state
+// on one Store, besides the parent of each directory the commit made: the
+// fragment's and the version's leaf directories (each holds a new entry)
+// and the manifest's. Every other directory on the deferred keys' paths
+// (15 more, and the root) the Store already knows durable (objstore/fs
+// durableDirs: it fsynced their parents in an earlier commit, and they
+// have the identity they had then); before that cache every commit
+// fsynced them all, 18 directories in the manifest's batch.
+const fsCommitDirs = 3
 
 // fsCommitMkdirs bounds the directories a steady-state one-row commit
 // makes on a trie3 root (every new fs root): the fragment, the table
@@ -122,8 +137,10 @@ const fsCommitMkdirs = 1
 // (a warm handle whose view is current, as BenchmarkCommitFloor commits);
 // the figures are docs/perf.md's "fs commit accounting". The counts are
 // exact (the store counts them): a commit must wait for exactly
-// fsCommitRounds rounds, make no directory for its ULID-named fragment,
-// table version and commit index, and at most fsCommitMkdirs in all.
+// fsCommitRounds rounds, fsync exactly fsCommitFiles files and
+// fsCommitDirs directories plus one per directory it made, make no
+// directory for its ULID-named fragment, table version and commit index,
+// and at most fsCommitMkdirs in all.
 func TestFsCommitSyncAccounting(t *testing.T) {
 	st, err := fs.Open(t.TempDir())
 	must(t, err)
@@ -143,6 +160,9 @@ func TestFsCommitSyncAccounting(t *testing.T) {
 		total := l.total()
 		if total.Rounds != fsCommitRounds {
 			t.Errorf("commit %d waited for %d sync rounds, want %d", i, total.Rounds, fsCommitRounds)
+		}
+		if wantDirs := fsCommitDirs + total.Mkdirs; total.Files != fsCommitFiles || total.Dirs != wantDirs {
+			t.Errorf("commit %d fsynced %d files and %d directories, want %d and %d", i, total.Files, total.Dirs, fsCommitFiles, wantDirs)
 		}
 		if total.Mkdirs > fsCommitMkdirs {
 			t.Errorf("commit %d made %d directories, want at most %d", i, total.Mkdirs, fsCommitMkdirs)

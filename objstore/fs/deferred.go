@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -44,15 +45,21 @@ func (s *Store) PutDeferredIntact(ctx context.Context, key string, data []byte, 
 	return etag, !s.noSync, err
 }
 
-// SyncDeferred fsyncs each key's object file and every directory on its
-// path (each directory once), syncWorkers at a time. It walks the tree of
-// those paths once, depth first (every directory opened once below its
-// parent, never following a symlink), rather than walking from the root
-// for each file and directory: a batch's keys share most of their path.
-// Any failure (a missing key included: it was deferred, so it must exist)
-// is an ErrTransient error naming the first failing key in key order (a
-// file's failure before a directory's); none of the batch may then be
-// assumed durable.
+// SyncDeferred makes the keys' objects durable: it fsyncs each key's
+// object file and the directory holding it, and the parent of every
+// directory on their paths that this Store does not know durable
+// (durableDirs: a directory whose parent it fsynced before, with the
+// identity it still has, and all of its ancestors too), each directory
+// once, syncWorkers at a time. On a Store's first sync that is every
+// directory on the paths and the root; in the steady state of a commit,
+// the leaf directories alone. It walks the tree of those paths once,
+// depth first (every directory opened once below its parent, never
+// following a symlink), rather than walking from the root for each file
+// and directory: a batch's keys share most of their path. Any failure (a
+// missing key included: it was deferred, so it must exist) is an
+// ErrTransient error naming the first failing key in key order (a file's
+// failure before a directory's); none of the batch may then be assumed
+// durable, and the Store learns nothing from it.
 func (s *Store) SyncDeferred(ctx context.Context, keys []string) error {
 	if s.noSync || len(keys) == 0 {
 		return nil
@@ -73,7 +80,7 @@ func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTar
 		return err
 	}
 	defer unix.Close(root)
-	run := &syncRun{ctx: ctx, next: make(chan syncJob)}
+	run := &syncRun{ctx: ctx, durable: s.durable, next: make(chan syncJob)}
 	var wg sync.WaitGroup
 	for range syncWorkers {
 		wg.Add(1)
@@ -97,12 +104,17 @@ func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTar
 	for i := range extra {
 		run.next <- syncJob{fd: extra[i].fd, extra: &extra[i]}
 	}
+	epoch := s.durable.epoch()
+	tree.known = true // the anchor: its own entry is not the store's
 	run.visit(root, tree)
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && tree.sync {
 		run.next <- syncJob{fd: root, node: tree}
 	}
 	close(run.next)
 	wg.Wait()
+	if run.err == nil && run.extraErr == nil && ctx.Err() == nil {
+		s.durable.record(epoch, run.dirs)
+	}
 	if run.err == nil && run.extraErr == nil && ctx.Err() != nil {
 		return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient, fmt.Errorf("sync deferred write: %w", ctx.Err()))
 	}
@@ -122,6 +134,18 @@ type syncNode struct {
 	key  string
 	rank int
 	kids []*syncNode // sorted by name
+	// path is a directory's names below the root joined by "/"
+	// (durableDirs' key).
+	path string
+	// Set by the walk: id (idOK: the file system reports it) is the
+	// identity of the directory it opened; known, that this Store knows
+	// it and its ancestors durable (so its parent need not be fsynced
+	// for it); sync, that it must be fsynced (it holds a file of the
+	// batch or a directory not known durable).
+	id    dirID
+	idOK  bool
+	known bool
+	sync  bool
 }
 
 // syncTree builds the tree of the keys' paths below the root.
@@ -145,6 +169,7 @@ func (s *Store) syncTree(keys []string) (*syncNode, error) {
 				if !kid.file {
 					dirs++
 					kid.rank = len(keys) + dirs
+					kid.path = strings.Join(names[:i+1], "/")
 				}
 				index[n][name] = kid
 				n.kids = append(n.kids, kid)
@@ -176,6 +201,8 @@ type syncJob struct {
 // syncRun is one SyncDeferred walk: its job queue and its first failure.
 type syncRun struct {
 	ctx      context.Context
+	durable  *durableDirs
+	dirs     []*syncNode // every directory the walk opened
 	next     chan syncJob
 	mu       sync.Mutex
 	err      *syncFailure
@@ -210,8 +237,12 @@ func (r *syncRun) failNode(n *syncNode, err error) {
 }
 
 // visit opens each child of directory n (open as fd) without following a
-// symlink and queues its fsync: a directory after its own children, which
-// are opened through it.
+// symlink and queues the fsyncs the batch needs below n: every file; a
+// directory after its own children, which are opened through it, if it
+// holds a file or a directory not known durable (n.sync is set likewise
+// for n's caller). A directory is known durable if durableDirs has it with
+// the identity just read from the open descriptor and its parent is known
+// durable.
 func (r *syncRun) visit(fd int, n *syncNode) {
 	for _, kid := range n.kids {
 		if r.ctx.Err() != nil {
@@ -223,6 +254,7 @@ func (r *syncRun) visit(fd int, n *syncNode) {
 				r.failNode(kid, fmt.Errorf("open %q: %w", kid.key, err))
 				continue
 			}
+			n.sync = true
 			r.next <- syncJob{fd: f, close: true, node: kid}
 			continue
 		}
@@ -231,7 +263,17 @@ func (r *syncRun) visit(fd int, n *syncNode) {
 			r.failNode(kid, err)
 			continue
 		}
+		kid.id, kid.idOK = dirIdentity(d)
+		kid.known = n.known && kid.idOK && r.durable.known(kid.path, kid.id)
+		if !kid.known {
+			n.sync = true
+		}
+		r.dirs = append(r.dirs, kid)
 		r.visit(d, kid)
+		if !kid.sync {
+			unix.Close(d)
+			continue
+		}
 		r.next <- syncJob{fd: d, close: true, node: kid}
 	}
 }

@@ -211,13 +211,15 @@ func mkdirDurable(parent int, name string, sync bool) error {
 }
 
 // prune removes the now-empty directories of c, deepest first, and stops at
-// the first that is not empty (or any other failure). Best effort: an empty
-// directory left behind is invisible to every operation. A concurrent Put
-// that loses its parent to prune sees ENOENT and walks again.
-func prune(c *chain) {
+// the first that is not empty (or any other failure), and makes durable
+// forget each it removed. Best effort: an empty directory left behind is
+// invisible to every operation. A concurrent Put that loses its parent to
+// prune sees ENOENT and walks again.
+func prune(c *chain, durable *durableDirs) {
 	for i := len(c.names) - 1; i >= 0; i-- {
 		if err := unix.Unlinkat(c.dirFd(i), c.names[i], unix.AT_REMOVEDIR); err != nil {
 			return
 		}
+		durable.drop(c.names[:i+1])
 	}
 }

@@ -125,9 +125,23 @@
 //     and PutDeferredIntact only its temp file (after a crash its object
 //     is absent or whole); SyncDeferred, or PutAfterDeferred in the round
 //     of its own temp file and before it places its name, fsyncs such
-//     objects and every directory on their paths. SyncStats counts the
-//     fsyncs, rounds and mkdirs. A failed fsync after the name was placed returns an
-//     ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
+//     objects, the directories holding them, and the parent of every
+//     directory on their paths that the Store does not know durable. A
+//     Store knows a directory durable once it fsynced its parent after
+//     opening it there, with every directory above it known durable, for
+//     as long as the directory it opens at that path has the identity it
+//     had then: device, inode number, birth time (statx) and, where the
+//     file system reports one (FS_IOC_GETVERSION: ext4), the inode's
+//     generation, so a directory removed and made again, by anyone, is
+//     synced again. The cache is per Store (copies share it), at most
+//     4096 directories (the oldest forgotten first: an fsync more, never
+//     less safety), forgets what the Store's own Delete prunes, and holds
+//     nothing where the file system reports no birth time (then every
+//     directory on the paths and the root are fsynced, every time). So a
+//     Store's first sync fsyncs every directory on the paths and the
+//     root, and a steady-state commit the leaf directories alone.
+//     SyncStats counts the fsyncs, rounds and mkdirs. A failed fsync
+//     after the name was placed returns an ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
 //     every fsync and keeps every other rule; it exists to build large
 //     benchmark fixtures and is not durable across an OS crash.
 //   - Crash safety: a writer killed at any point leaves the old object or
@@ -175,6 +189,14 @@
 //     parent: its object is durable once that writer's sync is, or by
 //     the file system's ordered metadata journal (ext4 and XFS commit the
 //     earlier mkdir first), not by this store's own fsyncs.
+//   - A directory another process renames away and back (this store
+//     never renames a directory) keeps its identity, so a Store that
+//     knew it durable keeps trusting an entry the rename replaced; and
+//     on a file system that reports no inode generation, a directory
+//     another process removes and makes again with the freed inode
+//     number in the same birth-time tick is taken for the old one. Its
+//     entry is then durable as in the bullet above (the other writer's
+//     sync, or the ordered journal), not by this store's fsyncs.
 //   - Lock files (at most 1024) and empty directories a racing Delete
 //     failed to prune are never removed; both are invisible.
 //   - Linux only (openat, linkat, flock via golang.org/x/sys/unix).

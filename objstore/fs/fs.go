@@ -28,6 +28,10 @@ type Store struct {
 	hook func(point string)
 	// stats counts fsyncs (SyncStats); shared by copies of the Store.
 	stats *syncCounters
+	// durable is the directories this Store knows durable, which
+	// SyncDeferred need not sync again (nil with NoSync); shared by
+	// copies of the Store.
+	durable *durableDirs
 }
 
 // Crash points a test can stop a writer at, and rendezvous points in a
@@ -89,7 +93,11 @@ func OpenWith(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	return &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}}, nil
+	s := &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}}
+	if !opts.NoSync {
+		s.durable = newDurableDirs(durableDirsLimit)
+	}
+	return s, nil
 }
 
 // ErrLegacyLayout is returned by Open for a root that holds objects in the

@@ -76,7 +76,9 @@ func pathOf(s *Store, key string) []string {
 // publish (docs/invariants.md): by the time PutAfterDeferred places its
 // name (the earliest moment the name can become durable), every object
 // PutDeferred or PutDeferredIntact wrote under the deferred keys has been
-// fsynced with every directory on its path, so a crash can never keep a
+// fsynced with every directory on its path (a fresh Store knows no
+// directory durable; TestDeferredSyncSkipsDurableDirectories checks the
+// steady state), so a crash can never keep a
 // manifest naming an object it lost; and it does so in the round of its
 // own temp file (2 rounds in all, like a Put). Red if the deferred sync is
 // skipped or comes after the name is placed.

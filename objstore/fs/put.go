@@ -30,9 +30,11 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 var _ objstore.DeferredPublisher = (*Store)(nil)
 
 // PutAfterDeferred is Put that first makes the deferred keys durable
-// (objstore.DeferredPublisher): their object files and every directory on
-// their paths are fsynced in the same round as this write's temp file
-// (SyncDeferred's walk plus the temp), before the new name is placed, so
+// (objstore.DeferredPublisher): their object files, the directories
+// holding them and every directory on their paths not known durable are
+// synced as SyncDeferred syncs them, in the same round as this write's
+// temp file (SyncDeferred's walk plus the temp), before the new name is
+// placed, so
 // the write waits for two rounds like a Put and its name can never be
 // durable before the deferred objects are. A failure to sync a deferred
 // key is an ErrTransient naming it, returned before anything is placed.
@@ -206,7 +208,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	c, err := s.unlinkLocked(root, key)
 	release()
 	if c != nil {
-		prune(c)
+		prune(c, s.durable)
 		c.close()
 	}
 	return wrapErr(op, key, err)
