@@ -36,6 +36,14 @@ var (
 	ErrAmbiguous = errors.New("objstore: outcome ambiguous")
 )
 
+// ErrCorruptObject is a cause, never a Kind: a read of an object whose
+// stored bytes fail the backend's own integrity check (fs: a file whose
+// header or checksum is wrong, as a crash leaves an object written with
+// PutDeferred and never synced, or as damage leaves any). Its Kind is
+// ErrRejected: a retry reads the same bytes. A caller that may treat an
+// object it never made durable as absent tells it apart with errors.Is.
+var ErrCorruptObject = errors.New("objstore: stored object fails its integrity check")
+
 // Op names the store operation an error came from.
 type Op string
 

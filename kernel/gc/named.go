@@ -41,3 +41,24 @@ func NamedVersion(m *Marks, t TableKey) (k TableKey, needRead bool) {
 	}
 	return t, m.anyForkTables[t.Table]
 }
+
+// UnreadableNamedIsGarbage decides a version named per attempt whose bytes
+// fail their integrity check or decode as corrupt: true when no mark names
+// it (no kept manifest or sidecar plan pins it, and no AnyFork mark holds
+// its number, which nobody can read), so it is an attempt that never
+// published. A writer makes such a version durable only in its manifest's
+// write (objstore.PutAfterDeferred, docs/invariants.md S11), so a crash
+// before that may tear it, and only then; it is then judged by its
+// attempt's age alone (KeepTableVersion with the number unknown) and
+// marks nothing: whatever it names was never published through it. A
+// marked one is a kept version damaged: false, and the collection fails
+// loudly.
+func UnreadableNamedIsGarbage(m *Marks, t TableKey) bool {
+	if t.Attempt == (format.ID{}) {
+		return false
+	}
+	if _, pinned := m.named[namedKey{Table: t.Table, Fork: t.Fork, Attempt: t.Attempt}]; pinned {
+		return false
+	}
+	return !m.TableMarked(t)
+}

@@ -45,3 +45,36 @@ func TestNamedVersionReadsOnlyWhatMarksCannotDecide(t *testing.T) {
 		t.Error("empty marks asked for a read")
 	}
 }
+
+// TestUnreadableNamedIsGarbage: an unreadable version named per attempt
+// is an attempt that never published exactly when no mark names it; a
+// pinned one (root manifest or sidecar plan) or a counter-named one is
+// damage to kept data, never garbage.
+func TestUnreadableNamedIsGarbage(t *testing.T) {
+	live := fork(0)
+	pinnedAt, _ := ulid.ParseStrict(oldULID(9))
+	planAt, _ := ulid.ParseStrict(oldULID(8))
+	tornAt, _ := ulid.ParseStrict(oldULID(7))
+	m, err := Mark([]RootManifest{{Key: "k", Fork: live, Pins: []format.TablePin{{Name: "t", Fork: live, Version: 5, Attempt: pinnedAt}}}},
+		[]AnyFork{{Table: "s", Version: 4}}, []TableKey{{Table: "p", Fork: live, Version: 7, Attempt: planAt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		in   TableKey
+		want bool
+	}{
+		{"pinned by a root manifest (number unknown to the caller)", TableKey{Table: "t", Fork: live, Attempt: pinnedAt}, false},
+		{"pinned by a root manifest (number from the pin)", TableKey{Table: "t", Fork: live, Version: 5, Attempt: pinnedAt}, false},
+		{"named by a sidecar's plan", TableKey{Table: "p", Fork: live, Attempt: planAt}, false},
+		{"counter-named, unmarked", TableKey{Table: "t", Fork: live, Version: 3}, false},
+		{"unpinned", TableKey{Table: "t", Fork: live, Attempt: tornAt}, true},
+		{"unpinned, a sidecar names its table by number", TableKey{Table: "s", Fork: live, Attempt: tornAt}, true},
+	}
+	for _, c := range cases {
+		if got := UnreadableNamedIsGarbage(m, c.in); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

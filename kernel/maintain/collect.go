@@ -13,6 +13,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // Bounds of one collection.
@@ -49,6 +50,13 @@ type Report struct {
 	// MergeBases counts the manifests kept as possible merge bases of
 	// live branch pairs (rule 3b) that no other rule kept.
 	MergeBases int
+	// UnreadableVersions counts table versions named per attempt, pinned
+	// by nothing kept, whose bytes failed their check or decode (an
+	// attempt a crash tore before its manifest's write made it durable;
+	// gc.UnreadableNamedIsGarbage): judged by their attempt's age alone
+	// (kept while young, then deleted), marking nothing. A kept version
+	// that is unreadable fails the collection instead.
+	UnreadableVersions int
 	// MergeBasesUnknown counts live heads whose reach could not be read
 	// (no complete commit index: a pre-index or migrated history), and
 	// live pairs whose merge base needed such a reach or a manifest
@@ -689,6 +697,10 @@ func (c *collection) attemptVersion(ctx context.Context, key string, tk gc.Table
 		return tk, nil
 	}
 	tv, found, err := c.tableVersion(ctx, key, true)
+	if unreadable(err) && gc.UnreadableNamedIsGarbage(c.marks, tk) {
+		c.rep.UnreadableVersions++
+		return tk, nil // its number unknown: no mark can hold it
+	}
 	if err != nil || !found {
 		return gc.TableKey{}, err
 	}
@@ -699,9 +711,20 @@ func (c *collection) attemptVersion(ctx context.Context, key string, tk gc.Table
 	return tk, nil
 }
 
+// unreadable reports a read whose stored bytes failed the store's
+// integrity check or decoded as corrupt (not a read that failed: those
+// are errors whatever was read).
+func unreadable(err error) bool {
+	return errors.Is(err, objstore.ErrCorruptObject) || errors.Is(err, format.ErrCorrupt)
+}
+
 // markVersion marks the fragments a kept table version names.
 func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey) error {
 	tv, found, err := c.tableVersion(ctx, key, tk.Attempt != (format.ID{}))
+	if unreadable(err) && gc.UnreadableNamedIsGarbage(c.marks, tk) {
+		c.rep.UnreadableVersions++
+		return nil // kept while young, naming nothing it could publish
+	}
 	if err != nil || !found {
 		return err // gone meanwhile: a concurrent collection deleted it
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -68,5 +70,98 @@ func TestCollectNamedVersionGraceRule(t *testing.T) {
 	}
 	if name, err := f.reopenRead(f.head(main)); err != nil || name != "v1" {
 		t.Fatalf("main after the collection: %q %v, want p00 named v1", name, err)
+	}
+}
+
+// TestCollectTornUnpublishedVersion: a named version is made durable only
+// by its manifest's write (objstore.PutAfterDeferred), so an OS crash
+// before that may leave it torn: its bytes fail their check. Pinned by
+// nothing kept, it is an attempt that never published
+// (gc.UnreadableNamedIsGarbage): a collection keeps it while its attempt
+// is young, marking nothing, and deletes it after, never failing on it
+// (red without: every collection fails with ErrCorrupt). A pinned version
+// that is unreadable is damage to kept data: the collection fails loudly.
+func TestCollectTornUnpublishedVersion(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 2)
+	st := f.store.Store.(*sim.Store)
+	attempts := func() map[string]bool {
+		out := map[string]bool{}
+		for _, k := range st.Keys(root + "/tables/") {
+			if strings.Contains(k, "/a/") {
+				out[k] = true
+			}
+		}
+		return out
+	}
+	before := attempts()
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
+		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := crashing.Begin(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
+		t.Fatalf("crashing commit: %v", err)
+	}
+	var torn []string
+	for k := range attempts() {
+		if !before[k] {
+			torn = append(torn, k)
+		}
+	}
+	s, err := f.g.Kernel().SnapshotAt(ctx, main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, ok := s.Table("Person")
+	if len(torn) != 1 || !ok || pin.Attempt == (format.ID{}) {
+		t.Fatalf("unpublished named versions %v, head's Person pin %+v: the test sees nothing", torn, pin)
+	}
+	kept := format.NewKeys(root).TableAttempt("Person", pin.Fork, pin.Attempt)
+	tear := func(key string) {
+		obj, err := st.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Put(ctx, key, obj.Data[:len(obj.Data)/2], objstore.Unconditional); err != nil {
+			t.Fatal(err)
+		}
+	}
+	present := func(key string) bool {
+		_, err := st.Get(ctx, key)
+		if err != nil && !errors.Is(err, objstore.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	tear(torn[0])
+	policy := maintain.Policy{Policy: gc.Policy{KeepLast: 100, Grace: time.Minute, SkewMargin: time.Minute}}
+	if rep := f.collect(policy); rep.UnreadableVersions != 1 || !present(torn[0]) {
+		t.Fatalf("within the settle time: report %+v, torn version present %v; want it counted unreadable and kept", rep, present(torn[0]))
+	}
+	f.clock.Advance(10 * time.Minute)
+	if rep := f.collect(policy); present(torn[0]) || rep.TableVersions.Deleted != 1 {
+		t.Fatalf("past the settle time: report %+v, torn version present %v; want it deleted", rep, present(torn[0]))
+	}
+	if name, err := f.reopenRead(f.head(main)); err != nil || name != "v1" {
+		t.Fatalf("main after the collections: %q %v, want p00 named v1", name, err)
+	}
+	tear(kept)
+	fresh, err := maintain.New(f.store, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{6})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Collect(ctx, policy); !errors.Is(err, format.ErrCorrupt) { // fresh: f.m holds the bytes it read before
+		t.Fatalf("collection over a torn pinned version: %v; want ErrCorrupt", err)
 	}
 }

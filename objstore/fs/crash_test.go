@@ -193,8 +193,8 @@ func TestCorruptObjectDetected(t *testing.T) {
 				t.Fatal(err)
 			}
 			obj, err := s.Get(context.Background(), "k")
-			if !errors.Is(err, errCorrupt) || !errors.Is(err, objstore.ErrRejected) || objstore.IsRetryable(err) {
-				t.Fatalf("get = %q, %v; want a final corrupt-object error (ErrRejected)", obj.Data, err)
+			if !errors.Is(err, objstore.ErrCorruptObject) || !errors.Is(err, objstore.ErrRejected) || objstore.IsRetryable(err) {
+				t.Fatalf("get = %q, %v; want a final corrupt-object error (ErrRejected, cause ErrCorruptObject)", obj.Data, err)
 			}
 			if !tc.header {
 				return

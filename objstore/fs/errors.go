@@ -13,8 +13,9 @@ import (
 // belongs. The store never follows such an entry.
 var errNotStorable = errors.New("fs: path component is a symlink or foreign file; refusing to follow")
 
-// errCorrupt is the cause when an object file fails its header or checksum.
-var errCorrupt = errors.New("fs: corrupt object file")
+// errCorrupt is the cause when an object file fails its header or checksum
+// (objstore.ErrCorruptObject).
+var errCorrupt = fmt.Errorf("fs: corrupt object file: %w", objstore.ErrCorruptObject)
 
 // kindOf maps an OS error to the objstore kind a caller branches on.
 //
