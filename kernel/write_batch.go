@@ -131,7 +131,8 @@ func (g *Graph) encodeNamed(b BranchRef, p plannedWrite) (namedVersion, error) {
 // versions named per attempt in one batch (objstore.PutMany), settles each
 // outcome, and returns the table updates in plan order. Every key whose
 // durability was deferred joins req.deferred: the publish makes them
-// durable before the manifest that names them (objstore.PutAfterDeferred).
+// durable before the manifest that names them (objstore.PutAfterDeferred);
+// the versions' data is deferred too (settleNamed).
 // A version's key is fresh (a ULID minted for this round), so its write
 // cannot lose a race; an object of someone else there means the entropy
 // source repeats (ErrCorrupt).
@@ -146,7 +147,7 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, plans []p
 			return nil, err
 		}
 		versions[i] = v
-		reqs = append(reqs, objstore.PutRequest{Key: v.key, Data: v.data, Cond: objstore.CreateOnly, Durability: objstore.DeferName})
+		reqs = append(reqs, objstore.PutRequest{Key: v.key, Data: v.data, Cond: objstore.CreateOnly, Durability: objstore.DeferAll})
 	}
 	results := objstore.PutMany(ctx, g.store, reqs)
 	for i := range objects {
@@ -173,12 +174,18 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, plans []p
 // settleNamed settles the batch outcome res of named version v as
 // putCreateOnlyDeferred would its write (read back by writer token; a
 // retryable failure is retried alone) and adds its key to req.deferred if
-// any attempt deferred it.
+// any attempt deferred it. Unlike a counter-named version, which recovery
+// reads and so is written intact (objstore.PutDeferredIntact), a named
+// version is written objstore.PutDeferred, data and name deferred alike
+// (on fs no fsync before the publish's): nothing reads it before the
+// manifest that pins it, whose write makes it durable first, so only an
+// attempt that never published can be torn by a crash, which the
+// collector judges as garbage (gc.UnreadableNamedIsGarbage).
 func (g *Graph) settleNamed(ctx context.Context, req *publishReq, v namedVersion, res objstore.PutResult) error {
 	first, deferred := true, false
 	ours, err := g.createOnly(ctx, "commit table version", v.key, v.data, func() error {
 		if !first {
-			_, d, err := objstore.PutDeferredIntact(ctx, g.store, v.key, v.data, objstore.CreateOnly)
+			_, d, err := objstore.PutDeferred(ctx, g.store, v.key, v.data)
 			deferred = deferred || d
 			return err
 		}

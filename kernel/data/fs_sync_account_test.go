@@ -98,20 +98,22 @@ func (l *syncLedger) String() string {
 
 // fsCommitRounds bounds the sync rounds of a one-row data-plane commit on
 // fs (docs/perf.md, "fs commit accounting"): the batch of fragment and
-// table version 1 (the fragment deferred, the version named per attempt,
-// format 8, intact-deferred: one data fsync), the batch of commit index
-// and manifest 3 (the manifest 2: the fragment's and version's syncs
-// ride its temp file's round; the commit index, intact-deferred and never
-// synced, 1, concurrently). Format 7's counter-named write paid 8 (a
-// sidecar PUT 2 and DELETE 1, and the fragment's own sync round before its
-// version). A raw durable create-only Put is 2.
-const fsCommitRounds = 4
+// table version none (both deferred whole, objstore.PutDeferred: the
+// version named per attempt, format 8, is read by nothing before the
+// manifest that pins it; before, it was intact-deferred, one data fsync),
+// the batch of commit index and manifest 3 (the manifest 2: the
+// fragment's and version's syncs ride its temp file's round; the commit
+// index, intact-deferred and never synced, 1, concurrently). Format 7's
+// counter-named write paid 8 (a sidecar PUT 2 and DELETE 1, and the
+// fragment's own sync round before its version). A raw durable
+// create-only Put is 2.
+const fsCommitRounds = 3
 
-// fsCommitFiles is the file fsyncs of that commit: the version's temp
-// file before its link, the commit index's and the manifest's temp files,
-// and the fragment's and the version's object files in the manifest's
-// first round.
-const fsCommitFiles = 5
+// fsCommitFiles is the file fsyncs of that commit: the commit index's and
+// the manifest's temp files, and the fragment's and the version's object
+// files in the manifest's first round (5 while the version was also
+// fsynced before its link).
+const fsCommitFiles = 4
 
 // fsCommitDirs is the directory fsyncs of that commit in the steady state
 // on one Store, besides the parent of each directory the commit made: the
