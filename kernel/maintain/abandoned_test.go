@@ -1,14 +1,9 @@
 package maintain_test
 
 import (
-	"errors"
-	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/graphkernel/graphkernel/kernel"
-	"github.com/graphkernel/graphkernel/kernel/data"
-	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 )
@@ -29,23 +24,7 @@ func TestMaintainResolvesAbandonedSidecars(t *testing.T) {
 	main := f.branch("main")
 	f.seed(main, 1)
 	feat := f.fork("feat", main)
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: true, // a format-7 write: sidecar first
-		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := crashing.Begin(ctx, feat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
-		t.Fatalf("crashing commit: %v", err)
-	}
+	f.crashBeforePublish(feat, true)
 	if err := f.g.Kernel().DeleteBranch(ctx, "feat"); err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,31 @@ func (f *fixture) commit(b kernel.BranchRef, do func(tx *data.Txn) error) kernel
 	return c
 }
 
+// crashBeforePublish inserts one Person row on b through a handle that
+// crashes right before its publish (failpoint.BeforePublish): the write's
+// objects, its table version (named per attempt, or counter-named with a
+// sidecar first when counter: a format-7 write) and nothing published.
+func (f *fixture) crashBeforePublish(b kernel.BranchRef, counter bool) {
+	f.t.Helper()
+	fps := failpoint.NewSet()
+	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: counter,
+		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	tx, err := crashing.Begin(ctx, b)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
+		f.t.Fatalf("crashing commit: %v", err)
+	}
+}
+
 func person(id, name string) data.Row { return data.Row{ID: id, Props: map[string]any{"name": name}} }
 
 // seed inserts 20 people, then renames p00 n times (each a new fragment).
@@ -430,23 +455,7 @@ func TestCollectKeepsWhatAPendingSidecarNeeds(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 1)
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
-		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := crashing.Begin(ctx, main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
-		t.Fatalf("crashing commit: %v", err)
-	}
+	f.crashBeforePublish(main, false)
 	for i := 0; i < 6; i++ { // within the recovery lease: no heal-first resolves the sidecar
 		tx, err := f.g.Begin(ctx, main)
 		if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
-	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -232,23 +231,7 @@ func TestCollectRecoveryRecordsAfterRetention(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 0)
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: true, // a format-7 write: sidecar first
-		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := crashing.Begin(ctx, main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
-		t.Fatalf("crashing commit: %v", err)
-	}
+	f.crashBeforePublish(main, true)
 	f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person("later", "x")) }) // moves the pin: a roll-back
 	f.clock.Advance(time.Minute)
 	f.reopen() // the sweep rolls the crashed write back: plan + audit

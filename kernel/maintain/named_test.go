@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
-	"github.com/graphkernel/graphkernel/kernel/data"
-	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
@@ -27,23 +25,7 @@ func TestCollectNamedVersionGraceRule(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 2)
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
-		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := crashing.Begin(ctx, main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
-		t.Fatalf("crashing commit: %v", err)
-	}
+	f.crashBeforePublish(main, false)
 	attempts := func() []string {
 		var out []string
 		for _, k := range f.store.Store.(*sim.Store).Keys(root + "/tables/") {
@@ -96,23 +78,7 @@ func TestCollectTornUnpublishedVersion(t *testing.T) {
 		return out
 	}
 	before := attempts()
-	fps := failpoint.NewSet()
-	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{
-		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := crashing.Begin(ctx, main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Insert("Person", person("crashed", "c")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "crasher"}); !errors.Is(err, failpoint.ErrCrashed) {
-		t.Fatalf("crashing commit: %v", err)
-	}
+	f.crashBeforePublish(main, false)
 	var torn []string
 	for k := range attempts() {
 		if !before[k] {
