@@ -1,0 +1,40 @@
+//go:build simplant
+
+package main
+
+import (
+	"testing"
+
+	"github.com/graphkernel/graphkernel/internal/plant"
+)
+
+// procsPlantCaught runs -procs -workload schema with planted bug name in
+// every process (simrun passes -plant to the processes it starts) and
+// checks that the run fails with a violation of kind want.
+func procsPlantCaught(t *testing.T, name, want string) {
+	t.Cleanup(func() { _ = plant.Enable() }) // -plant switched it on in this process too
+	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "4", "-workload", "schema", "-plant", name, "-duration", "5s", "-json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (violations):\n%s%s", code, out, errs)
+	}
+	kinds, _ := decode(t, out)["violation_kinds"].(map[string]any)
+	if n, _ := kinds[want].(float64); n <= 0 {
+		t.Fatalf("no %s violation with %s planted:\n%s", want, name, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestProcsSchemaPlantStaleSchemaValidate: with the schema gate removed
+// (a write validated under one schema lands under another), real writer
+// processes' commits land under a schema they were not staged under:
+// schema-stale-commit.
+func TestProcsSchemaPlantStaleSchemaValidate(t *testing.T) {
+	procsPlantCaught(t, plant.StaleSchemaValidate, "schema-stale-commit")
+}
+
+// TestProcsSchemaPlantRenameAsDrop: with renames turned into a drop and
+// an add, the values acknowledged writes gave their nodes are gone under
+// the property's (or the type's) new name: schema-rename.
+func TestProcsSchemaPlantRenameAsDrop(t *testing.T) {
+	procsPlantCaught(t, plant.RenameAsDrop, "schema-rename")
+}
