@@ -112,7 +112,9 @@ func opName(op string) string {
 // returned; every write landed under the schema it was staged under.
 func schemaChain(g check.Graph, calls map[string]*schemaCall) []check.Violation {
 	var vs []check.Violation
-	bad := func(kind, f string, a ...any) { vs = append(vs, check.Violation{Check: kind, Detail: fmt.Sprintf(f, a...)}) }
+	bad := func(kind, f string, a ...any) {
+		vs = append(vs, check.Violation{Check: kind, Detail: fmt.Sprintf(f, a...)})
+	}
 	for _, inc := range g.Incarnations {
 		if !strings.HasPrefix(inc.Key, "main#") {
 			continue
@@ -167,7 +169,9 @@ func (r *procRun) schemaRows(calls map[string]*schemaCall, tags []string) []chec
 		return []check.Violation{{Check: "rows", Detail: err.Error()}}
 	}
 	var vs []check.Violation
-	bad := func(kind, f string, a ...any) { vs = append(vs, check.Violation{Check: kind, Detail: fmt.Sprintf(f, a...)}) }
+	bad := func(kind, f string, a ...any) {
+		vs = append(vs, check.Violation{Check: kind, Detail: fmt.Sprintf(f, a...)})
+	}
 	wrote := map[string]bool{}
 	for _, tag := range tags {
 		call := calls[tag]
