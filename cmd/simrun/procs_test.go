@@ -130,7 +130,7 @@ func TestProcsSchemaFS(t *testing.T) {
 	if m["violations"].(float64) != 0 || !strings.HasPrefix(m["verify"].(string), "clean") {
 		t.Fatalf("violations %v, verify %v\n%s", m["violations"], m["verify"], out)
 	}
-	for _, k := range []string{"kills", "commits", "schema_changes", "type_renames", "prop_renames", "stale_refused"} {
+	for _, k := range []string{"kills", "commits", "writes", "schema_changes", "type_renames", "prop_renames", "stale_refused"} {
 		if v, _ := m[k].(float64); v <= 0 {
 			t.Errorf("%s = %v, want > 0\n%s", k, m[k], out)
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,12 +69,13 @@ func (r *procRun) checkSchema(c *config, segs []*segment, s *Summary) []check.Vi
 				s.PropRenames++
 			}
 		case call.outcome() == model.OK:
-			s.Commits++
+			s.Writes++
 		case call.ret != nil && call.ret.Class == classSchema && call.invoke.Op == "":
 			s.StaleRefused++
 		}
 		vs = append(vs, typedRefusal(tag, call)...)
 	}
+	s.Commits = s.Writes + s.SchemaChanges
 	vs = append(vs, r.schemaRows(calls, tags)...)
 	return append(vs, r.verify(noCollection, s)...)
 }
@@ -195,20 +198,20 @@ func (r *procRun) schemaRows(calls map[string]*schemaCall, tags []string) []chec
 			bad("partial-commit", "write %s: node on main %v, edge on main %v, edge written %v", tag, hasNode, hasEdge, call.invoke.Edge)
 		}
 	}
-	for id := range head.values { //detlint:ordered a violation's order only
+	for _, id := range slices.Sorted(maps.Keys(head.values)) {
 		if !wrote[id] && !strings.HasPrefix(id, "s") {
 			bad("unknown-row", "node %s on main's head was never written", id)
 		}
 	}
 	out := map[string]int{}
-	for id, from := range head.edges { //detlint:ordered counts
+	for _, id := range slices.Sorted(maps.Keys(head.edges)) {
 		if !wrote[id] {
 			bad("unknown-row", "edge %s on main's head was never written", id)
 		}
-		out[from]++
+		out[head.edges[id]]++
 	}
-	for from, n := range out { //detlint:ordered a violation's order only
-		if !head.names.card.Allows(uint64(n)) {
+	for _, from := range slices.Sorted(maps.Keys(out)) {
+		if n := out[from]; !head.names.card.Allows(uint64(n)) {
 			bad("schema-card", "%s %s has %d %s edges, outside @card(%s)", head.names.node, from, n, head.names.edge, head.names.card)
 		}
 	}
