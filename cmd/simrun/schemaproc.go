@@ -423,11 +423,15 @@ func (p *schemaProc) change(ctx context.Context) error {
 	if err == nil && ch.Commit.ID == (kernel.CommitID{}) {
 		err, out = fmt.Errorf("%s: an empty plan published nothing", op), model.Failed
 	}
-	to := ""
-	if out == model.OK {
-		to = ch.To
+	sum := "" // acknowledged: the schema it published; refused for its schema: the one the error says it expected
+	var sce *kernel.SchemaChangedError
+	switch {
+	case out == model.OK:
+		sum = ch.To
+	case errors.As(err, &sce):
+		sum = sce.Expected
 	}
-	return p.outcome(tag, err, out, to)
+	return p.outcome(tag, err, out, sum)
 }
 
 // initSchemaGraph creates the schema workload's graph (data plane) and
