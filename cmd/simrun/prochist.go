@@ -62,8 +62,10 @@ type histRecord struct {
 	Op string `json:"op,omitempty"`
 	// Class is a failed call's error class (classSchema, ...).
 	Class string `json:"class,omitempty"`
-	// Edge marks a write that staged an edge beside its node.
-	Edge bool `json:"edge,omitempty"`
+	// Edge marks a write that staged an edge beside its node; EdgeIn,
+	// an edge from a seeded person to it (else from it to the person).
+	Edge   bool `json:"edge,omitempty"`
+	EdgeIn bool `json:"in,omitempty"`
 }
 
 // Record kinds.

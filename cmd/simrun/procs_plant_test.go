@@ -13,7 +13,7 @@ import (
 // checks that the run fails with a violation of kind want.
 func procsPlantCaught(t *testing.T, name, want string) {
 	t.Cleanup(func() { _ = plant.Enable() }) // -plant switched it on in this process too
-	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "4", "-workload", "schema", "-plant", name, "-duration", "5s", "-json")
+	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "6", "-workload", "schema", "-plant", name, "-duration", "8s", "-json")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (violations):\n%s%s", code, out, errs)
 	}
@@ -37,4 +37,12 @@ func TestProcsSchemaPlantStaleSchemaValidate(t *testing.T) {
 // the property's (or the type's) new name: schema-rename.
 func TestProcsSchemaPlantRenameAsDrop(t *testing.T) {
 	procsPlantCaught(t, plant.RenameAsDrop, "schema-rename")
+}
+
+// TestProcsSchemaPlantCardTightenUnchecked: with a tightened @card not
+// checked against the live edges, a changer's tightening lands while a
+// hub has more out-edges than the new bound: the changer's read of the
+// snapshot it published finds them (schema-card).
+func TestProcsSchemaPlantCardTightenUnchecked(t *testing.T) {
+	procsPlantCaught(t, plant.CardTightenUnchecked, "schema-card")
 }

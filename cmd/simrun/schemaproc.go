@@ -27,9 +27,13 @@ import (
 // workload makes (a property rename v <-> w keeping its data, a rename of
 // both types, Person <-> Human and Knows <-> Links, keeping their tables,
 // a tightening or loosening of Knows' @card) and add and drop nullable
-// properties, each written for the schema it read (ExpectSchema); writers
-// stage a node (with its value under the value property's current name)
-// and, every other time, an edge from it to a seeded person, under the
+// properties, each written for the schema it read (ExpectSchema), and
+// after an acknowledged tightening read the snapshot it published back
+// (every seeded person's out-degree within the new @card); writers stage
+// a node (with its value under the value property's current name) and,
+// two times in three, an edge from it to a seeded person or from one of
+// two hub people to it (so hubs pass a tightened bound, and tightenings
+// are refused by the data, or a write by the @card in force), under the
 // names of the schema their transaction began under, wait a little (so
 // that schema changes land inside their transactions), and commit; a
 // commit refused with *kernel.SchemaChangedError is retried once more as a
@@ -47,7 +51,9 @@ import (
 // transaction was staged under (schema-stale-commit: the gate
 // stale-schema-validate removes); a refused commit's error is the typed,
 // retryable *kernel.SchemaChangedError naming the schema it was staged
-// under, or a store or contention error (schema-untyped-error otherwise);
+// under, a store or contention error, a hub's edge refused by the @card
+// in force (data.ErrCardinality) or a schema change refused by the data
+// (schema-untyped-error otherwise);
 // every acknowledged writer's rows are on main's head under the final
 // schema's names, the node's value where the property's final name says
 // (schema-rename: the rename-as-drop plant loses it), a definitely failed
@@ -60,8 +66,8 @@ const (
 	schemaSeeds        = 8     // seeded people, the writers' edge targets
 	schemaMaxExtra     = 6     // nullable properties the changers add, at most at once
 	schemaStageMax     = 200 * time.Millisecond
-	schemaChangeMin    = 100 * time.Millisecond // changer pause: uniform in [min, min+span)
-	schemaChangeSpan   = 400 * time.Millisecond
+	schemaChangeMin    = 200 * time.Millisecond // changer pause: uniform in [min, min+span)
+	schemaChangeSpan   = 600 * time.Millisecond
 	schemaWriteTries   = 2 // attempts of one write refused with SchemaChangedError
 )
 
@@ -70,6 +76,10 @@ const (
 const schemaProcSchema = `node Person { tag: string  v: int64? }
 edge Knows: Person -> Person @card(0..3) {}
 `
+
+// recCardViolation is the schema workload's record of a tightened @card
+// a changer found violated in the snapshot its change published.
+const recCardViolation = "card-violation"
 
 // Roles of the schema workload.
 const (
@@ -101,6 +111,7 @@ const (
 	classStore      = "store"          // an ambiguous or transient store outcome
 	classContention = "contention"     // *kernel.ContentionError: retryable
 	classRefused    = "refused"        // a schema change the data or the planner refused (typed)
+	classCard       = "card"           // data.ErrCardinality: a write beyond the @card in force (typed)
 	classOther      = "other"          // anything else
 )
 
@@ -275,6 +286,8 @@ func classOf(err error) string {
 		return classContention
 	case errors.Is(err, data.ErrSchemaRefused) || errors.Is(err, schema.ErrIncompatibleChange):
 		return classRefused
+	case errors.Is(err, data.ErrCardinality):
+		return classCard
 	}
 	return classOther
 }
@@ -299,12 +312,28 @@ func (p *schemaProc) outcome(tag string, err error, out model.Outcome, schemaSum
 	return p.record(r)
 }
 
-// write commits one node (and, every other time, an edge from it to a
-// seeded person) on main, retrying once as a fresh transaction when the
-// schema changed under the first.
+// Edges a write stages beside its node.
+const (
+	edgeNone = iota
+	edgeOut  // from the new node to a seeded person: out-degree 1
+	edgeIn   // from a hub (a seeded person) to the new node: the hub's out-degree grows to the @card bound
+)
+
+// schemaHubs are the seeded people the writers' edgeIn edges start at
+// (the first ones): few, so that their out-degree passes a tightened
+// @card's bound soon after a loosening, and a tightening then has
+// something to refuse.
+const schemaHubs = 2
+
+// write commits one node (and, two times in three, an edge between it
+// and a seeded person, either way) on main, retrying once as a fresh
+// transaction when the schema changed under the first.
 func (p *schemaProc) write(ctx context.Context) error {
-	edge := p.rng.IntN(2) == 0
+	edge := p.rng.IntN(3)
 	seed := schemaSeed(p.rng.IntN(schemaSeeds))
+	if edge == edgeIn {
+		seed = schemaSeed(p.rng.IntN(schemaHubs))
+	}
 	for try := 0; try < schemaWriteTries && !p.stop(); try++ {
 		pause := time.Duration(p.rng.Int64N(int64(schemaStageMax)))
 		retry, err := p.writeOnce(ctx, edge, seed, pause)
@@ -319,7 +348,7 @@ func (p *schemaProc) write(ctx context.Context) error {
 // refused with *kernel.SchemaChangedError (retry under the new schema).
 // Errors before the call record nothing; the returned error is a history
 // write failure only.
-func (p *schemaProc) writeOnce(ctx context.Context, edge bool, seed string, pause time.Duration) (bool, error) {
+func (p *schemaProc) writeOnce(ctx context.Context, edge int, seed string, pause time.Duration) (bool, error) {
 	main, err := p.g.Branch(ctx, "main")
 	if err != nil {
 		p.unexpected("branch", err)
@@ -340,15 +369,19 @@ func (p *schemaProc) writeOnce(ctx context.Context, edge bool, seed string, paus
 		tx.Discard()
 		return false, p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("stage %s under its own schema: %v", tag, err)})
 	}
-	if edge {
-		if err := tx.Insert(nm.edge, data.Row{ID: "e-" + tag, From: "n-" + tag, To: seed}); err != nil {
+	if edge != edgeNone {
+		e := data.Row{ID: "e-" + tag, From: "n-" + tag, To: seed}
+		if edge == edgeIn {
+			e.From, e.To = e.To, e.From
+		}
+		if err := tx.Insert(nm.edge, e); err != nil {
 			tx.Discard()
 			return false, p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("stage %s's edge under its own schema: %v", tag, err)})
 		}
 	}
 	staged := tx.Base().SchemaHash()
 	time.Sleep(pause) // real time: a schema change may land inside the transaction
-	if err := p.record(histRecord{Kind: recInvoke, Tag: tag, Key: check.IncarnationKey("main", main.Incarnation()), Schema: staged, Edge: edge}); err != nil {
+	if err := p.record(histRecord{Kind: recInvoke, Tag: tag, Key: check.IncarnationKey("main", main.Incarnation()), Schema: staged, Edge: edge != edgeNone, EdgeIn: edge == edgeIn}); err != nil {
 		return false, err
 	}
 	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: fmt.Sprintf("p%d", p.wc.id), Message: check.MessageFor(tag)})
@@ -380,10 +413,11 @@ func (p *schemaProc) change(ctx context.Context) error {
 	if !ok {
 		return p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("main's head has a schema not of the workload's shape:\n%s", snap.Schema())})
 	}
-	kinds := []string{opRenameProp, opRenameType, opTighten}
+	card := opTighten
 	if nm.card == schema.Card(0, 1) {
-		kinds[2] = opLoosen
+		card = opLoosen
 	}
+	kinds := []string{opRenameProp, opRenameType, card, card}
 	if len(nm.extra) < schemaMaxExtra {
 		kinds = append(kinds, opAddProp, opAddProp)
 	}
@@ -422,6 +456,11 @@ func (p *schemaProc) change(ctx context.Context) error {
 	out := workload.SchemaOutcome(err)
 	if err == nil && ch.Commit.ID == (kernel.CommitID{}) {
 		err, out = fmt.Errorf("%s: an empty plan published nothing", op), model.Failed
+	}
+	if out == model.OK && op == opTighten {
+		if err := p.checkCard(ctx, tag, ch.Commit.ID); err != nil {
+			return err
+		}
 	}
 	sum := "" // acknowledged: the schema it published; refused for its schema: the one the error says it expected
 	var sce *kernel.SchemaChangedError
@@ -471,4 +510,35 @@ func initSchemaGraph(ctx context.Context, st objstore.Store, root string) error 
 	}
 	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "simrun", Message: "seed the schema workload's people"})
 	return err
+}
+
+// checkCard reads the snapshot an acknowledged tightening published and
+// records a schema-card violation for every seeded person whose out-degree
+// is outside the new @card: the change must have checked the live edges
+// (the card-tighten-unchecked plant does not). A read that fails checks
+// nothing.
+func (p *schemaProc) checkCard(ctx context.Context, tag string, id kernel.CommitID) error {
+	snap, err := p.g.SnapshotAtCommit(ctx, id)
+	if err != nil {
+		p.unexpected("tighten: snapshot", err)
+		return nil
+	}
+	nm, ok := schemaNamesOf(snap.Schema())
+	if !ok {
+		return nil // the chain check reports a schema of another shape
+	}
+	for i := range schemaSeeds {
+		edges, err := snap.Out(ctx, nm.edge, schemaSeed(i))
+		if err != nil {
+			p.unexpected("tighten: out", err)
+			return nil
+		}
+		if !nm.card.Allows(uint64(len(edges))) {
+			if err := p.record(histRecord{Kind: recCardViolation, Err: fmt.Sprintf("after tightening %s: %s %s has %d %s edges, outside @card(%s)",
+				tag, nm.node, schemaSeed(i), len(edges), nm.edge, nm.card)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -51,6 +51,8 @@ func (r *procRun) checkSchema(c *config, segs []*segment, s *Summary) []check.Vi
 				if call, ok := calls[rec.Tag]; ok {
 					call.ret = &sg.recs[i]
 				}
+			case recCardViolation:
+				vs = append(vs, check.Violation{Check: "schema-card", Detail: fmt.Sprintf("%s: %s", sg.name, rec.Err)})
 			}
 		}
 	}
@@ -97,6 +99,8 @@ func typedRefusal(tag string, call *schemaCall) []check.Violation {
 		return nil
 	case cl == classRefused && call.invoke.Op != "":
 		return nil
+	case cl == classCard && call.invoke.EdgeIn:
+		return nil // a seeded person's out-degree at the @card's bound
 	}
 	return []check.Violation{{Check: "schema-untyped-error", Detail: fmt.Sprintf(
 		"%s (%s, %s): refused with an error of class %q, not a typed retryable one: %s", tag, call.seg, opName(call.invoke.Op), call.ret.Class, call.ret.Err)}}
