@@ -66,6 +66,9 @@ type histRecord struct {
 	// an edge from a seeded person to it (else from it to the person).
 	Edge   bool `json:"edge,omitempty"`
 	EdgeIn bool `json:"in,omitempty"`
+	// Trim is, on the invoke of a changer's trim (a write deleting hub
+	// edges beyond the first before a tightening), the edges it deletes.
+	Trim []string `json:"trim,omitempty"`
 }
 
 // Record kinds.

@@ -27,8 +27,10 @@ import (
 // workload makes (a property rename v <-> w keeping its data, a rename of
 // both types, Person <-> Human and Knows <-> Links, keeping their tables,
 // a tightening or loosening of Knows' @card) and add and drop nullable
-// properties, each written for the schema it read (ExpectSchema), and
-// after an acknowledged tightening read the snapshot it published back
+// properties, each written for the schema it read (ExpectSchema), trim
+// the hubs' edges to one each before a tightening (a write deleting
+// them), and after an acknowledged tightening read the snapshot it
+// published back
 // (every seeded person's out-degree within the new @card); writers stage
 // a node (with its value under the value property's current name) and,
 // two times in three, an edge from it to a seeded person or from one of
@@ -112,6 +114,7 @@ const (
 	classContention = "contention"     // *kernel.ContentionError: retryable
 	classRefused    = "refused"        // a schema change the data or the planner refused (typed)
 	classCard       = "card"           // data.ErrCardinality: a write beyond the @card in force (typed)
+	classConflict   = "conflict"       // a trim's deletes lost to a concurrent write or trim (typed)
 	classOther      = "other"          // anything else
 )
 
@@ -288,6 +291,8 @@ func classOf(err error) string {
 		return classRefused
 	case errors.Is(err, data.ErrCardinality):
 		return classCard
+	case errors.Is(err, kernel.ErrVersionMismatch) || errors.Is(err, data.ErrIDMissing):
+		return classConflict
 	}
 	return classOther
 }
@@ -425,6 +430,11 @@ func (p *schemaProc) change(ctx context.Context) error {
 		kinds = append(kinds, opDropProp)
 	}
 	op := kinds[p.rng.IntN(len(kinds))]
+	if op == opTighten {
+		if err := p.trim(ctx, main); err != nil {
+			return err
+		}
+	}
 	tag := p.tag()
 	var opts data.SchemaOptions
 	switch op {
@@ -541,4 +551,53 @@ func (p *schemaProc) checkCard(ctx context.Context, tag string, id kernel.Commit
 		}
 	}
 	return nil
+}
+
+// trim deletes every hub's out-edges but the first, in one transaction
+// recorded like a write (its Trim lists the edges), so that the
+// tightening after it can hold. A trim with nothing to delete, or that
+// cannot read, records nothing.
+func (p *schemaProc) trim(ctx context.Context, main kernel.BranchRef) error {
+	tx, err := p.g.Begin(ctx, main)
+	if err != nil {
+		p.unexpected("trim: begin", err)
+		return nil
+	}
+	var ids []string
+	for i := range schemaHubs {
+		nm, ok := schemaNamesOf(tx.Schema()) // the base pinned by the first read
+		if !ok {
+			tx.Discard()
+			return nil
+		}
+		edges, err := tx.Out(ctx, nm.edge, schemaSeed(i))
+		if err != nil {
+			tx.Discard()
+			p.unexpected("trim: out", err)
+			return nil
+		}
+		for _, e := range edges[min(1, len(edges)):] {
+			ids = append(ids, e.ID)
+		}
+	}
+	nm, _ := schemaNamesOf(tx.Schema())
+	if len(ids) == 0 {
+		tx.Discard()
+		return nil
+	}
+	if err := tx.Delete(nm.edge, ids...); err != nil {
+		tx.Discard()
+		return p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("stage a trim of %v under its own schema: %v", ids, err)})
+	}
+	tag := p.tag()
+	if err := p.record(histRecord{Kind: recInvoke, Tag: tag, Key: check.IncarnationKey("main", main.Incarnation()), Schema: tx.Base().SchemaHash(), Trim: ids}); err != nil {
+		return err
+	}
+	_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: fmt.Sprintf("p%d", p.wc.id), Message: check.MessageFor(tag)})
+	refusedFor := ""
+	var sce *kernel.SchemaChangedError
+	if errors.As(err, &sce) {
+		refusedFor = sce.Expected
+	}
+	return p.outcome(tag, err, workload.SchemaOutcome(err), refusedFor)
 }

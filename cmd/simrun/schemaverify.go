@@ -101,6 +101,8 @@ func typedRefusal(tag string, call *schemaCall) []check.Violation {
 		return nil
 	case cl == classCard && call.invoke.EdgeIn:
 		return nil // a seeded person's out-degree at the @card's bound
+	case cl == classConflict && len(call.invoke.Trim) > 0:
+		return nil // a trim's deletes lost to a concurrent write or trim
 	}
 	return []check.Violation{{Check: "schema-untyped-error", Detail: fmt.Sprintf(
 		"%s (%s, %s): refused with an error of class %q, not a typed retryable one: %s", tag, call.seg, opName(call.invoke.Op), call.ret.Class, call.ret.Err)}}
@@ -179,10 +181,19 @@ func (r *procRun) schemaRows(calls map[string]*schemaCall, tags []string) []chec
 	bad := func(kind, f string, a ...any) {
 		vs = append(vs, check.Violation{Check: kind, Detail: fmt.Sprintf(f, a...)})
 	}
+	trims := map[string][]*schemaCall{} // edge id -> the trims deleting it
+	for _, tag := range tags {
+		for _, id := range calls[tag].invoke.Trim {
+			trims[id] = append(trims[id], calls[tag])
+		}
+	}
+	trimmed := func(edge string, want func(model.Outcome) bool) bool {
+		return slices.ContainsFunc(trims[edge], func(c *schemaCall) bool { return want(c.outcome()) })
+	}
 	wrote := map[string]bool{}
 	for _, tag := range tags {
 		call := calls[tag]
-		if call.invoke.Op != "" {
+		if call.invoke.Op != "" || len(call.invoke.Trim) > 0 {
 			continue
 		}
 		node, edge := "n-"+tag, "e-"+tag
@@ -198,8 +209,12 @@ func (r *procRun) schemaRows(calls map[string]*schemaCall, tags []string) []chec
 		if hasNode && v != schemaValue(tag) {
 			bad("schema-rename", "node %s: %s.%s = %v, want %d (written under %.12s)", node, head.names.node, head.names.value, v, schemaValue(tag), call.invoke.Schema)
 		}
-		if hasEdge && !call.invoke.Edge || call.invoke.Edge && hasNode != hasEdge {
+		gone := call.invoke.Edge && hasNode && !hasEdge && trimmed(edge, func(o model.Outcome) bool { return o != model.Failed })
+		if hasEdge && !call.invoke.Edge || call.invoke.Edge && hasNode != hasEdge && !gone {
 			bad("partial-commit", "write %s: node on main %v, edge on main %v, edge written %v", tag, hasNode, hasEdge, call.invoke.Edge)
+		}
+		if hasEdge && trimmed(edge, func(o model.Outcome) bool { return o == model.OK }) {
+			bad("trimmed-edge-visible", "edge %s of write %s was deleted by an acknowledged trim, yet it is on main's head", edge, tag)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(head.values)) {
