@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -60,6 +61,11 @@ type config struct {
 	writer      writerConfig
 	statusEvery time.Duration // -status-every: status lines without a terminal
 }
+
+// procsWorkloads are the workloads the process harness (-procs) runs:
+// mix (the default: the writers of writer.go), maint (maintproc.go) and
+// schema (schemaproc.go).
+var procsWorkloads = []string{"mix", maintWorkload, schemaProcWorkload}
 
 // recoveryChecksDefault turns on the sidecar and audit checkers by default
 // (the recovery issue's sweep has landed; -recovery-checks=false turns them
@@ -167,6 +173,8 @@ func (c *config) resolve() error {
 		return fmt.Errorf("-procs cannot be combined with -rerun or -case")
 	case c.procs == 0 && c.store == "s3test":
 		return fmt.Errorf("-store s3test needs -procs")
+	case c.procs > 0 && !slices.Contains(procsWorkloads, c.workload):
+		return fmt.Errorf("workload %q runs on the simulator only: -procs runs %s", c.workload, strings.Join(procsWorkloads, ", "))
 	}
 	return nil
 }
@@ -191,6 +199,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if c.writerMode && c.writer.workload == maintWorkload {
 		return maintMain(c, stdin, stderr)
+	}
+	if c.writerMode && c.writer.workload == schemaProcWorkload {
+		return schemaMain(c, stdin, stderr)
 	}
 	if c.writerMode {
 		return writerMain(c, stdin, stderr)
@@ -235,6 +246,7 @@ func printList(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintf(w, "with -procs (real processes): %s (mix: the default writers)\n", strings.Join(procsWorkloads, ", "))
 	fmt.Fprintf(w, "fault profiles: %s\n", strings.Join(sim.ProfileNames(), ", "))
 	fmt.Fprintf(w, "planted bugs (need -tags simplant; built: %t): %s\n", plant.Built, strings.Join(plant.All(), ", "))
 }

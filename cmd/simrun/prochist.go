@@ -52,6 +52,23 @@ type histRecord struct {
 	// Group is, on an ok record of the maintenance workload's group
 	// writer, the size of the group its commit was published in.
 	Group int `json:"group,omitempty"`
+	// The schema workload (schemaproc.go) only. Schema is, on an invoke,
+	// the schema (sha256 hex) the transaction was staged under or the
+	// schema change written for; on an acknowledged schema change, the
+	// schema it published; on a refusal with *kernel.SchemaChangedError,
+	// the schema the error says the call expected.
+	Schema string `json:"schema,omitempty"`
+	// Op is a schema change's kind (opRenameProp, ...); empty for a write.
+	Op string `json:"op,omitempty"`
+	// Class is a failed call's error class (classSchema, ...).
+	Class string `json:"class,omitempty"`
+	// Edge marks a write that staged an edge beside its node; EdgeIn,
+	// an edge from a seeded person to it (else from it to the person).
+	Edge   bool `json:"edge,omitempty"`
+	EdgeIn bool `json:"in,omitempty"`
+	// Trim is, on the invoke of a changer's trim (a write deleting hub
+	// edges beyond the first before a tightening), the edges it deletes.
+	Trim []string `json:"trim,omitempty"`
 }
 
 // Record kinds.

@@ -162,9 +162,12 @@ func runProcs(c *config, stdout, stderr io.Writer) (*Summary, error) {
 func (r *procRun) initGraph() error {
 	var err error
 	for a := 0; a < finalAttempts; a++ {
-		if r.workload() == maintWorkload {
+		switch r.workload() {
+		case maintWorkload:
 			err = initMaintGraph(context.Background(), r.ps.st, r.root)
-		} else {
+		case schemaProcWorkload:
+			err = initSchemaGraph(context.Background(), r.ps.st, r.root)
+		default:
 			_, err = kernel.Init(context.Background(), r.ps.st, r.root, workload.SchemaContract, kernel.Options{Env: kernel.SystemEnv()})
 		}
 		if err == nil || errors.Is(err, kernel.ErrGraphExists) {
@@ -187,6 +190,9 @@ func (r *procRun) spawn(id, seg int, seed uint64) (*child, error) {
 		"-writer-id", strconv.Itoa(id), "-writer-seg", strconv.Itoa(seg),
 		"-writer-seed", strconv.FormatUint(seed, 10), "-writer-hist", filepath.Join(r.dir, name+".jsonl"),
 		"-writer-faults=" + strconv.FormatBool(r.c.procFaults), "-writer-workload", r.workload()}
+	if r.c.plant != "" {
+		args = append(args, "-plant", r.c.plant) // the planted bug in every process, not only the checker
+	}
 	ch.cmd = exec.Command(r.exe, args...)
 	ch.cmd.Env = append(os.Environ(), r.ps.env...)
 	ch.cmd.Stdout, ch.cmd.Stderr = logf, logf
@@ -352,6 +358,11 @@ func (r *procRun) check(c *config) *Summary {
 		vs = append(vs, r.checkMaint(segs, s)...)
 		return r.finish(c, s, vs)
 	}
+	if r.workload() == schemaProcWorkload {
+		s.Workload = schemaProcWorkload
+		vs = append(vs, r.checkSchema(c, segs, s)...)
+		return r.finish(c, s, vs)
+	}
 	h, hvs := buildHistory(segs)
 	vs = append(vs, hvs...)
 	vs = append(vs, r.storeChecks(c, h, s)...)
@@ -382,14 +393,21 @@ func (r *procRun) finish(c *config, s *Summary, vs []check.Violation) *Summary {
 // storeChecks runs the structural checkers on the final store, turning a
 // store the inspector cannot read into a violation. It sets s.Recoveries to
 // the operations recovery audited.
-func (r *procRun) storeChecks(c *config, h *check.History, s *Summary) (vs []check.Violation) {
+func (r *procRun) storeChecks(c *config, h *check.History, s *Summary) []check.Violation {
+	_, vs := r.storeChecksGraph(c, h, s)
+	return vs
+}
+
+// storeChecksGraph is storeChecks, returning the graph it loaded too.
+func (r *procRun) storeChecksGraph(c *config, h *check.History, s *Summary) (g check.Graph, vs []check.Violation) {
 	defer func() {
 		if x := recover(); x != nil {
 			vs = append(vs, check.Violation{Check: "inspect", Detail: fmt.Sprint(x)})
 		}
 	}()
 	in := workload.StoreInspector(r.ps.st)
-	g, gvs := check.LoadGraph(in, r.root)
+	var gvs []check.Violation
+	g, gvs = check.LoadGraph(in, r.root)
 	vs = append(vs, gvs...)
 	vs = append(vs, check.CheckChains(g)...)
 	vs = append(vs, check.CheckForks(g)...)
@@ -401,7 +419,7 @@ func (r *procRun) storeChecks(c *config, h *check.History, s *Summary) (vs []che
 		vs = append(vs, check.CheckNoSidecars(in, r.root)...)
 		vs = append(vs, check.CheckAudits(in, r.root, audited)...)
 	}
-	return vs
+	return g, vs
 }
 
 // auditedOps lists the operation ids with a recovery audit record.

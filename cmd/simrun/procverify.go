@@ -18,11 +18,12 @@ import (
 // nothing: every manifest must be present.
 const noCollection = 1 << 30
 
-// workload is the run's process workload: maintWorkload, or "" for the
-// default writers.
+// workload is the run's process workload: maintWorkload,
+// schemaProcWorkload, or "" for the default writers.
 func (r *procRun) workload() string {
-	if r.c.workload == maintWorkload {
-		return maintWorkload
+	switch r.c.workload {
+	case maintWorkload, schemaProcWorkload:
+		return r.c.workload
 	}
 	return ""
 }

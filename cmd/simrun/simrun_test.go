@@ -150,6 +150,7 @@ func TestUsageErrors(t *testing.T) {
 		{"-procs", "2"},
 		{"-store", "s3test"},
 		{"-procs", "-1", "-store", "fs:/tmp/x"},
+		{"-procs", "2", "-store", "fs:/tmp/x", "-workload", "data"}, // no process version
 		{"extra"},
 	}
 	if !plant.Built {

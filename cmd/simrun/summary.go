@@ -87,6 +87,15 @@ type Summary struct {
 	// were published in a group of more than one member (group commit,
 	// data.GroupOptions), each checked on main like any insert.
 	GroupedCommits int `json:"grouped_commits,omitempty"`
+	// The schema workload (-procs -workload schema) only: acknowledged
+	// writes (Commits less SchemaChanges), type renames and property
+	// renames (of SchemaChanges), and writes refused with
+	// *kernel.SchemaChangedError because a schema change landed inside
+	// their transaction (each retried once, as a fresh one).
+	Writes       int `json:"writes,omitempty"`
+	TypeRenames  int `json:"type_renames,omitempty"`
+	PropRenames  int `json:"prop_renames,omitempty"`
+	StaleRefused int `json:"stale_refused,omitempty"`
 }
 
 // summarize adds up the outcomes. trace_hash is set only for a single seed.
@@ -222,6 +231,9 @@ func writeProcsTable(w io.Writer, s *Summary) {
 	if s.Workload == maintWorkload {
 		row("maintenance", fmt.Sprintf("%d collections deleted %d objects; %d pinned snapshots read back; feed: %d inserts, %d gaps; %d schema changes; %d grouped commits",
 			s.Collections, s.CollectDeleted, s.PinReads, s.FeedChanges, s.FeedGaps, s.SchemaChanges, s.GroupedCommits))
+	} else if s.Workload == schemaProcWorkload {
+		row("schema changes", fmt.Sprintf("%d acknowledged (%d type renames, %d property renames) beside %d acknowledged writes; %d writes refused with SchemaChangedError (staged under a schema since changed)",
+			s.SchemaChanges, s.TypeRenames, s.PropRenames, s.Writes, s.StaleRefused))
 	} else {
 		row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	}
