@@ -219,7 +219,7 @@ func (w *lister) open(dir entry) (int, error) {
 	if dir.kids.fd >= 0 {
 		return openDir(dir.kids.fd, dir.child.name())
 	}
-	c, err := walk(w.root, dir.path(), noCreate, false, nil)
+	c, err := resolve(w.root, dir.path(), noCreate, false, nil)
 	if err != nil {
 		return -1, err
 	}
