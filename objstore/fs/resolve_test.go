@@ -22,10 +22,11 @@ type dirOpens struct {
 	walk, oneShot, oneShotOK atomic.Int64
 }
 
-// countDirOpens counts directory opens until the test ends; with
-// noOneShot, openat2 reports ENOSYS (as a kernel before 5.6 does), so
-// every resolve falls back to the walk.
-func countDirOpens(t *testing.T, noOneShot bool) *dirOpens {
+// countDirOpens counts directory opens until the test ends; with a
+// refusal, openat2 reports it instead of opening (ENOSYS as a kernel
+// before 5.6 does, EPERM as a seccomp filter may), so every resolve falls
+// back to the walk.
+func countDirOpens(t *testing.T, refusal error) *dirOpens {
 	t.Helper()
 	c := &dirOpens{}
 	oldAt, old2 := openatDir, openat2
@@ -35,8 +36,8 @@ func countDirOpens(t *testing.T, noOneShot bool) *dirOpens {
 	}
 	openat2 = func(dir int, path string, how *unix.OpenHow) (int, error) {
 		c.oneShot.Add(1)
-		if noOneShot {
-			return -1, unix.ENOSYS
+		if refusal != nil {
+			return -1, refusal
 		}
 		fd, err := old2(dir, path, how)
 		if err == nil {
@@ -96,7 +97,7 @@ func TestOneShotOpenRefusesSymlinkAndForeignFile(t *testing.T) {
 		{name: "foreign-leaf", path: "f.d", key: "f/x"},
 		{name: "foreign-above", path: "g.d", key: "g/h/x"},
 	}
-	run := func(t *testing.T, p plant, noOneShot bool) (map[string]string, int64) {
+	run := func(t *testing.T, p plant, refusal error) (map[string]string, int64) {
 		s := openT(t)
 		var etag string
 		if p.real != "" {
@@ -113,7 +114,7 @@ func TestOneShotOpenRefusesSymlinkAndForeignFile(t *testing.T) {
 		} else if err := os.WriteFile(at, []byte("foreign"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c := countDirOpens(t, noOneShot)
+		c := countDirOpens(t, refusal)
 		got := map[string]string{}
 		for op, err := range attackOps(s, p.key, etag) {
 			if !errors.Is(err, objstore.ErrInvalidKey) {
@@ -130,11 +131,11 @@ func TestOneShotOpenRefusesSymlinkAndForeignFile(t *testing.T) {
 	}
 	for _, p := range plants {
 		t.Run(p.name, func(t *testing.T) {
-			oneShot, tries := run(t, p, false)
+			oneShot, tries := run(t, p, nil)
 			if tries == 0 {
 				t.Fatal("the one-shot open was never tried")
 			}
-			walked, _ := run(t, p, true)
+			walked, _ := run(t, p, unix.ENOSYS)
 			for op, o := range walked {
 				if oneShot[op] != o {
 					t.Errorf("%s: one-shot %q, walk %q", op, oneShot[op], o)
@@ -150,18 +151,19 @@ func TestOneShotOpenRefusesSymlinkAndForeignFile(t *testing.T) {
 // of a script that makes directories, writes into present ones under
 // every condition, reads present and missing keys, syncs deferred keys,
 // lists (with no held directories, so List resolves from the root),
-// deletes and meets a symlink and a foreign file. The ENOSYS is
-// remembered (openat2 is tried once). The directories opened are
+// deletes and meets a symlink and a foreign file; and likewise with
+// openat2 reporting EPERM (a seccomp filter). The ENOSYS is remembered
+// (openat2 is tried once). The directories opened are
 // counted: a Put into present directories opens the temp directory and
 // its leaf in one call, not one per level; a Get, the leaf alone.
 func TestOneShotFallbackIdentical(t *testing.T) {
 	const deep = "a/b/c/d/k1"
-	script := func(t *testing.T, noOneShot bool) ([]string, *dirOpens, [2]int64) {
+	script := func(t *testing.T, refusal error) ([]string, *dirOpens, [2]int64) {
 		defer func(n int) { maxHeldDirs = n }(maxHeldDirs)
 		maxHeldDirs = 0
 		ctx := context.Background()
 		s := openT(t)
-		c := countDirOpens(t, noOneShot)
+		c := countDirOpens(t, refusal)
 		var log []string
 		etags := map[string]string{}
 		step := func(name string, f func() (string, error)) {
@@ -242,39 +244,54 @@ func TestOneShotFallbackIdentical(t *testing.T) {
 		step("list with planted", list("a/"))
 		return log, c, [2]int64{perPut[0]*10 + perPut[1], perGet[0]*10 + perGet[1]}
 	}
-	var oneShot, walked []string
-	var c1, c2 *dirOpens
-	var n1, n2 [2]int64
+	var oneShot []string
+	var c1 *dirOpens
+	var n1 [2]int64
 	// Subtests, so that each one's counting hooks are gone when it ends.
-	t.Run("one-shot", func(t *testing.T) { oneShot, c1, n1 = script(t, false) })
-	t.Run("walk", func(t *testing.T) { walked, c2, n2 = script(t, true) })
-	if !slices.Equal(oneShot, walked) {
-		for i := range max(len(oneShot), len(walked)) {
-			var a, b string
-			if i < len(oneShot) {
-				a = oneShot[i]
-			}
-			if i < len(walked) {
-				b = walked[i]
-			}
-			if a != b {
-				t.Errorf("step %d:\none-shot %s\nwalk     %s", i, a, b)
-			}
-		}
-	}
+	t.Run("one-shot", func(t *testing.T) { oneShot, c1, n1 = script(t, nil) })
 	if c1.oneShotOK.Load() == 0 {
 		t.Fatal("the one-shot open never succeeded")
-	}
-	if got := c2.oneShot.Load(); got != 1 {
-		t.Errorf("openat2 tried %d times after ENOSYS, want once", got)
 	}
 	// walk opens*10 + openat2 calls: a Put opens .tmp then its leaf in one
 	// call (1*10+1), or .tmp and 4 levels; a Get its leaf in one call or 4.
 	if n1 != [2]int64{11, 1} {
 		t.Errorf("one-shot: put into present dirs %d, get %d (walk opens*10 + openat2 calls), want 11, 1", n1[0], n1[1])
 	}
-	if n2 != [2]int64{50, 40} {
-		t.Errorf("fallback: put into present dirs %d, get %d (walk opens*10 + openat2 calls), want 50, 40", n2[0], n2[1])
+	for _, tc := range []struct {
+		refusal error
+		// tries is how often openat2 is tried: once after ENOSYS (it is
+		// remembered), per resolve after EPERM (which a permission check
+		// may also answer, so each resolve asks and walks).
+		tries  func(oneShotTries int64) int64
+		putGet [2]int64
+	}{
+		{unix.ENOSYS, func(int64) int64 { return 1 }, [2]int64{50, 40}},
+		{unix.EPERM, func(n int64) int64 { return n }, [2]int64{51, 41}},
+	} {
+		t.Run(tc.refusal.Error(), func(t *testing.T) {
+			walked, c2, n2 := script(t, tc.refusal)
+			if !slices.Equal(oneShot, walked) {
+				for i := range max(len(oneShot), len(walked)) {
+					var a, b string
+					if i < len(oneShot) {
+						a = oneShot[i]
+					}
+					if i < len(walked) {
+						b = walked[i]
+					}
+					if a != b {
+						t.Errorf("step %d:\none-shot %s\nwalk     %s", i, a, b)
+					}
+				}
+			}
+			if got, want := c2.oneShot.Load(), tc.tries(c1.oneShot.Load()); got != want {
+				t.Errorf("openat2 tried %d times, want %d", got, want)
+			}
+			if n2 != tc.putGet {
+				t.Errorf("fallback: put into present dirs %d, get %d (walk opens*10 + openat2 calls), want %d, %d", n2[0], n2[1], tc.putGet[0], tc.putGet[1])
+			}
+			t.Logf("directory opens over the script: one-shot %d walk + %d openat2, fallback %d walk + %d openat2",
+				c1.walk.Load(), c1.oneShot.Load(), c2.walk.Load(), c2.oneShot.Load())
+		})
 	}
-	t.Logf("directory opens over the script: one-shot %d walk + %d openat2, fallback %d walk", c1.walk.Load(), c1.oneShot.Load(), c2.walk.Load())
 }
