@@ -177,6 +177,8 @@ var openat2 = unix.Openat2
 
 // noOpenat2 is set once openat2 reported ENOSYS (a kernel before 5.6, or a
 // seccomp filter that answers so): every later resolve walks at once.
+// EPERM (another seccomp filter's answer, but also a permission check's)
+// is not remembered: each resolve asks again, then walks.
 var noOpenat2 atomic.Bool
 
 // openBeneath opens the directory the names spell below root in one
