@@ -3,6 +3,8 @@ package fs
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,10 +35,14 @@ func (s *Store) openRoot() (int, error) {
 	return fd, nil
 }
 
+// openatDir is unix.Openat for openDir; a test counts the directories
+// opened through it.
+var openatDir = unix.Openat
+
 // openDir opens the directory name inside parent without following a
 // symlink in its place.
 func openDir(parent int, name string) (int, error) {
-	fd, err := unix.Openat(parent, name, dirFlags, 0)
+	fd, err := openatDir(parent, name, dirFlags, 0)
 	if err != nil {
 		return -1, fmt.Errorf("open dir %q: %w", name, refuseLinks(err))
 	}
@@ -158,6 +164,57 @@ func walk(root int, dirs []string, create createMode, full bool, stats *syncCoun
 		c.fds = append(c.fds, fd)
 	}
 	return c, nil
+}
+
+// resolveFlags is how openBeneath resolves a key's directory path in one
+// openat2(2): no symlink anywhere on it (not even a magic link), and
+// nothing outside the root.
+const resolveFlags = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
+
+// openat2 is unix.Openat2; a test replaces it (to count the calls, or to
+// make it report ENOSYS as a kernel before 5.6 or a seccomp filter does).
+var openat2 = unix.Openat2
+
+// noOpenat2 is set once openat2 reported ENOSYS (a kernel before 5.6, or a
+// seccomp filter that answers so): every later resolve walks at once.
+// EPERM (another seccomp filter's answer, but also a permission check's)
+// is not remembered: each resolve asks again, then walks.
+var noOpenat2 atomic.Bool
+
+// openBeneath opens the directory the names spell below root in one
+// openat2(2), with the flags walk opens each component with and
+// resolveFlags: the kernel refuses a symlink at any component (ELOOP)
+// and a non-directory (ENOTDIR), as walk's O_NOFOLLOW|O_DIRECTORY on each
+// component do. ok is false on any failure, and the caller then walks:
+// the walk makes what is missing (ENOENT) under its durability rules and
+// gives a refused path (ELOOP, ENOTDIR, EXDEV, EACCES, ...) its exact
+// error, so the one-shot open only ever stands in for a walk that would
+// have found every directory present.
+func openBeneath(root int, names []string) (fd int, ok bool) {
+	if len(names) == 0 || noOpenat2.Load() {
+		return -1, false
+	}
+	how := unix.OpenHow{Flags: uint64(dirFlags), Resolve: resolveFlags}
+	fd, err := openat2(root, strings.Join(names, "/"), &how)
+	if err != nil {
+		if errors.Is(err, unix.ENOSYS) {
+			noOpenat2.Store(true)
+		}
+		return -1, false
+	}
+	return fd, true
+}
+
+// resolve opens the directories dirs spell below root as walk does, in one
+// openat2 when every one of them is present (openBeneath): the chain then
+// holds the leaf alone, with no level made (walk's chain when it found
+// every directory present, but never full: a caller that needs every
+// level open, prune's, calls walk). Otherwise it walks.
+func resolve(root int, dirs []string, create createMode, full bool, stats *syncCounters) (*chain, error) {
+	if fd, ok := openBeneath(root, dirs); ok {
+		return &chain{root: root, fds: []int{fd}, names: dirs}, nil
+	}
+	return walk(root, dirs, create, full, stats)
 }
 
 // openChild opens directory name inside parent, first making it (durably

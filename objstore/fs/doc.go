@@ -149,11 +149,20 @@
 //     invisible to Get, Head and List; SweepTemp reclaims it. A CRC-32C over
 //     the data catches a file damaged behind the store's back.
 //   - Confinement: keys are validated (objstore.ValidateKey) before any
-//     I/O, and every path is walked from the root with openat(2) and
-//     O_NOFOLLOW, one component at a time, so no key reaches outside the
-//     root even through a symlink planted inside it. Such a symlink yields
-//     ErrInvalidKey; rename/unlink act on the symlink itself, never on its
-//     target.
+//     I/O, and every path is resolved from the root without following a
+//     symlink, so no key reaches outside the root even through a symlink
+//     planted inside it. A key's directories are opened in one
+//     openat2(2) with RESOLVE_NO_SYMLINKS and RESOLVE_BENEATH (Linux 5.6
+//     and later) when all of them exist (Get, Head, Put, and List past
+//     its held directories; Delete, which prunes, always walks);
+//     otherwise (one missing, a symlink or foreign file in the way,
+//     openat2 refused or absent) they are walked with openat(2) and
+//     O_NOFOLLOW, one component at a time, which makes what is missing
+//     and gives every refusal its error. A symlink or foreign file in the
+//     way yields ErrInvalidKey; rename/unlink act on the symlink itself,
+//     never on its target. (The one-shot open reads only the leaf
+//     directory, so a directory above it needs search permission alone
+//     where the walk would also need read permission.)
 //   - List returns keys in byte-wise key order (not file-name order), is
 //     paginated by startAfter/limit, and opens only directories whose key
 //     range can match the prefix and startAfter.
@@ -199,5 +208,6 @@
 //     sync, or the ordered journal), not by this store's fsyncs.
 //   - Lock files (at most 1024) and empty directories a racing Delete
 //     failed to prune are never removed; both are invisible.
-//   - Linux only (openat, linkat, flock via golang.org/x/sys/unix).
+//   - Linux only (openat, linkat, flock via golang.org/x/sys/unix;
+//     openat2 where the kernel has it).
 package fs

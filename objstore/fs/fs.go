@@ -267,7 +267,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 // readKey opens key's object file below root and reads it.
 func readKey(root int, l layout, key string, wantData bool) (header, []byte, error) {
 	names := l.encodeKey(key)
-	c, err := walk(root, names[:len(names)-1], noCreate, false, nil)
+	c, err := resolve(root, names[:len(names)-1], noCreate, false, nil)
 	if err != nil {
 		return header{}, nil, err
 	}

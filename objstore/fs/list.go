@@ -55,7 +55,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) 
 // maxHeldDirs bounds the directory descriptors one List keeps open to
 // open their subdirectories without walking from the root again; past it a
 // directory's descriptor is closed once read and its subdirectories are
-// reached by a walk from the root. A head lookup holds about one per level
+// reached from the root (resolve). A head lookup holds about one per level
 // of its path. A variable only so tests can force the walk.
 var maxHeldDirs = 64
 
@@ -207,7 +207,7 @@ func (w *lister) expand(dir entry) error {
 // open opens the directory of a frontier entry without following a
 // symlink: the root afresh (its own read offset, the caller's root fd may
 // be read again), a child of a held directory relative to it, any other
-// directory by a walk from the root.
+// directory from the root (resolve: one openat2, or a walk).
 func (w *lister) open(dir entry) (int, error) {
 	if dir.kids == nil {
 		fd, err := unix.Openat(w.root, ".", dirFlags, 0)
@@ -219,7 +219,7 @@ func (w *lister) open(dir entry) (int, error) {
 	if dir.kids.fd >= 0 {
 		return openDir(dir.kids.fd, dir.child.name())
 	}
-	c, err := walk(w.root, dir.path(), noCreate, false, nil)
+	c, err := resolve(w.root, dir.path(), noCreate, false, nil)
 	if err != nil {
 		return -1, err
 	}

@@ -159,7 +159,7 @@ func placeRename(src source, dir int, name string) error {
 func (s *Store) publish(root int, names []string, src source, place placeFunc) error {
 	dirs, final := names[:len(names)-1], names[len(names)-1]
 	for attempt := 0; attempt < publishAttempts; attempt++ {
-		c, err := walk(root, dirs, s.createMode(), s.createMode() == createDeferred, s.stats)
+		c, err := resolve(root, dirs, s.createMode(), s.createMode() == createDeferred, s.stats)
 		if errors.Is(err, unix.ENOENT) {
 			continue
 		}
