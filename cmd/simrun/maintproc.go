@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -106,65 +104,14 @@ const (
 
 // maintProc is one process of the maintenance workload.
 type maintProc struct {
-	wc     writerConfig
-	hw     *histWriter
-	stop   func() bool
-	rng    *rand.Rand
-	g      *data.Graph
-	m      *maintain.Maintainer
-	faults func() [4]int64
-	n      int
+	procBase
+	g *data.Graph
+	m *maintain.Maintainer
 }
 
 // maintMain is one process of the maintenance workload.
 func maintMain(c *config, stdin io.Reader, stderr io.Writer) int {
-	wc := c.writer
-	hw, err := createHist(wc.hist)
-	if err != nil {
-		fmt.Fprintln(stderr, "simrun maint:", err)
-		return 2
-	}
-	defer hw.close()
-	inner, err := openStore(c.store)
-	if err != nil {
-		fmt.Fprintln(stderr, "simrun maint:", err)
-		return 2
-	}
-	st, faults := wrapFaults(inner, wc)
-	var stop atomic.Bool
-	go func() { _, _ = io.Copy(io.Discard, stdin); stop.Store(true) }()
-	p := &maintProc{wc: wc, hw: hw, faults: faults, stop: stop.Load,
-		rng: rand.New(rand.NewPCG(wc.seed, uint64(wc.id)<<32|uint64(wc.seg)))}
-	if err := p.open(st); err != nil {
-		fmt.Fprintln(stderr, "simrun maint:", err)
-		return 1
-	}
-	if err := p.run(); err != nil {
-		fmt.Fprintln(stderr, "simrun maint:", err)
-		return 1
-	}
-	return 0
-}
-
-func (p *maintProc) faultCounts() *[4]int64 {
-	if p.faults == nil {
-		return nil
-	}
-	f := p.faults()
-	return &f
-}
-
-// record appends one record, stamped with the time and fault counts.
-func (p *maintProc) record(r histRecord) error {
-	r.Time, r.Faults = monoNow(), p.faultCounts()
-	return p.hw.append(r)
-}
-
-// unexpected records an error no correct kernel returns under store faults.
-func (p *maintProc) unexpected(what string, err error) {
-	if errors.Is(err, kernel.ErrCorrupt) || errors.Is(err, kernel.ErrUnsupportedFormat) {
-		_ = p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("%s: %v", what, err)})
-	}
+	return procMain("maint", c, stdin, stderr, func(b procBase) workloadProc { return &maintProc{procBase: b} })
 }
 
 // open opens the graph read-write (the open runs recovery), retrying.

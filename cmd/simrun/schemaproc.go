@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math/rand/v2"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
@@ -175,60 +173,13 @@ func schemaSeed(i int) string { return fmt.Sprintf("s%d", i) }
 
 // schemaProc is one process of the schema workload.
 type schemaProc struct {
-	wc     writerConfig
-	hw     *histWriter
-	stop   func() bool
-	rng    *rand.Rand
-	g      *data.Graph
-	faults func() [4]int64
-	n      int
+	procBase
+	g *data.Graph
 }
 
 // schemaMain is one process of the schema workload.
 func schemaMain(c *config, stdin io.Reader, stderr io.Writer) int {
-	wc := c.writer
-	hw, err := createHist(wc.hist)
-	if err != nil {
-		fmt.Fprintln(stderr, "simrun schema:", err)
-		return 2
-	}
-	defer hw.close()
-	inner, err := openStore(c.store)
-	if err != nil {
-		fmt.Fprintln(stderr, "simrun schema:", err)
-		return 2
-	}
-	st, faults := wrapFaults(inner, wc)
-	var stop atomic.Bool
-	go func() { _, _ = io.Copy(io.Discard, stdin); stop.Store(true) }()
-	p := &schemaProc{wc: wc, hw: hw, faults: faults, stop: stop.Load,
-		rng: rand.New(rand.NewPCG(wc.seed, uint64(wc.id)<<32|uint64(wc.seg)))}
-	if err := p.open(st); err != nil {
-		fmt.Fprintln(stderr, "simrun schema:", err)
-		return 1
-	}
-	if err := p.run(); err != nil {
-		fmt.Fprintln(stderr, "simrun schema:", err)
-		return 1
-	}
-	return 0
-}
-
-// record appends one record, stamped with the time and fault counts.
-func (p *schemaProc) record(r histRecord) error {
-	r.Time = monoNow()
-	if p.faults != nil {
-		f := p.faults()
-		r.Faults = &f
-	}
-	return p.hw.append(r)
-}
-
-// unexpected records an error no correct kernel returns under store faults.
-func (p *schemaProc) unexpected(what string, err error) {
-	if errors.Is(err, kernel.ErrCorrupt) || errors.Is(err, kernel.ErrUnsupportedFormat) {
-		_ = p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("%s: %v", what, err)})
-	}
+	return procMain("schema", c, stdin, stderr, func(b procBase) workloadProc { return &schemaProc{procBase: b} })
 }
 
 // open opens the graph read-write (the open runs recovery), retrying.

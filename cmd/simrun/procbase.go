@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// procBase is what a process of a -procs workload with its own process
+// type (maint, schema) holds besides its graph: what the parent told it,
+// its history file, the parent's stop signal, its seeded choices, the
+// fault counts of its store and the count of its operations.
+type procBase struct {
+	wc     writerConfig
+	hw     *histWriter
+	stop   func() bool
+	rng    *rand.Rand
+	faults func() [4]int64
+	n      int
+}
+
+// workloadProc is one process of a -procs workload: it opens the graph
+// on the store (the open runs recovery), then runs until stop.
+type workloadProc interface {
+	open(st objstore.Store) error
+	run() error
+}
+
+// procMain runs one process of workload name: it creates the history
+// file, opens the store (with the writer's faults), stops when the
+// parent closes stdin, and runs the process newProc makes. It returns
+// the process's exit status: 2 for a setup failure, 1 for a run that
+// failed.
+func procMain(name string, c *config, stdin io.Reader, stderr io.Writer, newProc func(procBase) workloadProc) int {
+	wc := c.writer
+	hw, err := createHist(wc.hist)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun %s: %v\n", name, err)
+		return 2
+	}
+	defer hw.close()
+	inner, err := openStore(c.store)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun %s: %v\n", name, err)
+		return 2
+	}
+	st, faults := wrapFaults(inner, wc)
+	var stop atomic.Bool
+	go func() { _, _ = io.Copy(io.Discard, stdin); stop.Store(true) }()
+	p := newProc(procBase{wc: wc, hw: hw, faults: faults, stop: stop.Load,
+		rng: rand.New(rand.NewPCG(wc.seed, uint64(wc.id)<<32|uint64(wc.seg)))})
+	if err := p.open(st); err != nil {
+		fmt.Fprintf(stderr, "simrun %s: %v\n", name, err)
+		return 1
+	}
+	if err := p.run(); err != nil {
+		fmt.Fprintf(stderr, "simrun %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// record appends one record, stamped with the time and fault counts.
+func (p *procBase) record(r histRecord) error {
+	r.Time = monoNow()
+	if p.faults != nil {
+		f := p.faults()
+		r.Faults = &f
+	}
+	return p.hw.append(r)
+}
+
+// unexpected records an error no correct kernel returns under store faults.
+func (p *procBase) unexpected(what string, err error) {
+	if errors.Is(err, kernel.ErrCorrupt) || errors.Is(err, kernel.ErrUnsupportedFormat) {
+		_ = p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("%s: %v", what, err)})
+	}
+}
