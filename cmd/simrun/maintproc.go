@@ -318,14 +318,8 @@ func (p *maintProc) maintainLoop() error {
 // acknowledged, main's final schema must have it; failed definitely, it
 // must not.
 func (p *maintProc) addProperty(ctx context.Context) error {
-	main, err := p.g.Branch(ctx, "main")
-	if err != nil {
-		p.unexpected("branch", err)
-		return nil
-	}
-	snap, err := p.g.SnapshotAt(ctx, main)
-	if err != nil {
-		p.unexpected("schema snapshot", err)
+	main, snap, ok := p.mainHead(ctx, p.g)
+	if !ok {
 		return nil
 	}
 	prop := fmt.Sprintf("x%d_%d_%d", p.wc.id, p.wc.seg, p.n+1)
@@ -339,7 +333,7 @@ func (p *maintProc) addProperty(ctx context.Context) error {
 	}
 	// Written for the schema read: a target built on a stale read would
 	// drop what a concurrent change added, so a moved schema refuses it.
-	_, err = p.g.ApplySchema(ctx, main, target, kernel.LineageIntent{Actor: fmt.Sprintf("p%d", p.wc.id), Message: "add " + prop},
+	_, err := p.g.ApplySchema(ctx, main, target, kernel.LineageIntent{Actor: fmt.Sprintf("p%d", p.wc.id), Message: "add " + prop},
 		data.SchemaOptions{ExpectSchema: snap.Kernel().SchemaHash()})
 	return p.outcomeAs(prop, err, workload.SchemaOutcome(err))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -80,4 +82,21 @@ func (p *procBase) unexpected(what string, err error) {
 	if errors.Is(err, kernel.ErrCorrupt) || errors.Is(err, kernel.ErrUnsupportedFormat) {
 		_ = p.record(histRecord{Kind: recViolation, Err: fmt.Sprintf("%s: %v", what, err)})
 	}
+}
+
+// mainHead returns main and a snapshot of its head on g; ok=false after
+// recording an error no correct kernel returns (unexpected), else after
+// a store fault the caller skips its operation for.
+func (p *procBase) mainHead(ctx context.Context, g *data.Graph) (kernel.BranchRef, *data.Snapshot, bool) {
+	main, err := g.Branch(ctx, "main")
+	if err != nil {
+		p.unexpected("branch", err)
+		return kernel.BranchRef{}, nil, false
+	}
+	snap, err := g.SnapshotAt(ctx, main)
+	if err != nil {
+		p.unexpected("schema snapshot", err)
+		return kernel.BranchRef{}, nil, false
+	}
+	return main, snap, true
 }

@@ -356,14 +356,8 @@ func (p *schemaProc) writeOnce(ctx context.Context, edge int, seed string, pause
 // change applies one schema change to main, written for the schema it
 // read: a seeded choice among the workload's changes that apply.
 func (p *schemaProc) change(ctx context.Context) error {
-	main, err := p.g.Branch(ctx, "main")
-	if err != nil {
-		p.unexpected("branch", err)
-		return nil
-	}
-	snap, err := p.g.SnapshotAt(ctx, main)
-	if err != nil {
-		p.unexpected("schema snapshot", err)
+	main, snap, ok := p.mainHead(ctx, p.g)
+	if !ok {
 		return nil
 	}
 	nm, ok := schemaNamesOf(snap.Schema())
