@@ -105,6 +105,19 @@ func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTar
 		run.next <- syncJob{fd: extra[i].fd, extra: &extra[i]}
 	}
 	epoch := s.durable.epoch()
+	anchors := run.openKnownLeaves(root, tree)
+	for _, a := range anchors {
+		if ctx.Err() != nil {
+			unix.Close(a.fd)
+			continue
+		}
+		run.visit(a.fd, a)
+		if !a.sync {
+			unix.Close(a.fd)
+			continue
+		}
+		run.next <- syncJob{fd: a.fd, close: true, node: a}
+	}
 	tree.known = true // the anchor: its own entry is not the store's
 	run.visit(root, tree)
 	if ctx.Err() == nil && tree.sync {
@@ -112,6 +125,10 @@ func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTar
 	}
 	close(run.next)
 	wg.Wait()
+	if s.stats != nil {
+		s.stats.fastLeaves.Add(uint64(len(anchors)))
+		s.stats.walkedDirs.Add(uint64(len(run.dirs)))
+	}
 	if run.err == nil && run.extraErr == nil && ctx.Err() == nil {
 		s.durable.record(epoch, run.dirs)
 	}
@@ -146,6 +163,16 @@ type syncNode struct {
 	idOK  bool
 	known bool
 	sync  bool
+	// Set by openKnownLeaves: leaf, that the directory holds a file of
+	// the batch; fast, that it is a leaf the Store knows durable, opened
+	// in one openat2 from the root as fd with the identity it is known
+	// by, so it and every directory above it are known durable without
+	// opening them; covered, that it is fast or holds no file and every
+	// directory below it is covered (no walk needs to open it).
+	leaf    bool
+	fast    bool
+	covered bool
+	fd      int
 }
 
 // syncTree builds the tree of the keys' paths below the root.
@@ -166,7 +193,9 @@ func (s *Store) syncTree(keys []string) (*syncNode, error) {
 			kid, ok := index[n][name]
 			if !ok {
 				kid = &syncNode{name: name, file: i == len(names)-1, key: key, rank: k}
-				if !kid.file {
+				if kid.file {
+					n.leaf = true
+				} else {
 					dirs++
 					kid.rank = len(keys) + dirs
 					kid.path = strings.Join(names[:i+1], "/")
@@ -236,17 +265,69 @@ func (r *syncRun) failNode(n *syncNode, err error) {
 	}
 }
 
+// openKnownLeaves is the steady state's fast path: it opens each leaf
+// directory of the tree below root (one that holds a file of the batch)
+// that the Store knows durable in one openat2 from the root, without
+// following a symlink anywhere on the path or leaving the root
+// (openBeneathPath, as a request resolves its leaf), and reads its
+// identity. A leaf that has the identity the Store knows it by is fast:
+// it, and every directory above it, is known durable without opening
+// them. Every directory on its path was durable (with its entry) when the
+// Store recorded the leaf (durableDirs.record records a directory only
+// with all of its ancestors durable), and none can have been replaced
+// since: a directory is removed only once empty, so replacing one above
+// the leaf would remove the leaf first, which then could not have its old
+// identity, and this store never renames a directory (one renamed away
+// and back is trusted by the walk too). Any miss (the leaf not known, a
+// new identity or none, openat2 refused or absent, a symlink or foreign
+// file on the path) leaves the leaf to the walk, which opens it and its
+// ancestors one at a time and gives a refusal its exact error. It marks
+// the fast leaves and the directories covered by them (which the walk
+// then skips) and returns the fast leaves in tree order, each open as
+// its fd: the anchors the caller walks below (visit) and fsyncs. Nothing
+// it learns is recorded in durableDirs: a fast leaf is known already.
+func (r *syncRun) openKnownLeaves(root int, tree *syncNode) []*syncNode {
+	var fast []*syncNode
+	var mark func(n *syncNode) bool
+	mark = func(n *syncNode) bool {
+		if n.leaf && n != tree && r.ctx.Err() == nil && r.durable.cached(n.path) {
+			if fd, ok := openBeneathPath(root, n.path); ok {
+				if id, idOK := dirIdentity(fd); idOK && r.durable.known(n.path, id) {
+					n.fast, n.known, n.id, n.idOK, n.fd = true, true, id, true, fd
+					fast = append(fast, n)
+				} else {
+					unix.Close(fd)
+				}
+			}
+		}
+		covered := !n.leaf
+		for _, kid := range n.kids {
+			if !kid.file && !mark(kid) {
+				covered = false
+			}
+		}
+		n.covered = n.fast || covered
+		return n.covered
+	}
+	mark(tree)
+	return fast
+}
+
 // visit opens each child of directory n (open as fd) without following a
 // symlink and queues the fsyncs the batch needs below n: every file; a
 // directory after its own children, which are opened through it, if it
 // holds a file or a directory not known durable (n.sync is set likewise
 // for n's caller). A directory is known durable if durableDirs has it with
 // the identity just read from the open descriptor and its parent is known
-// durable.
+// durable. A covered child (openKnownLeaves) is known durable and left
+// alone: the fast leaves at and below it are the caller's anchors.
 func (r *syncRun) visit(fd int, n *syncNode) {
 	for _, kid := range n.kids {
 		if r.ctx.Err() != nil {
 			return
+		}
+		if kid.covered {
+			continue
 		}
 		if kid.file {
 			f, err := unix.Openat(fd, kid.name, fileFlags, 0)

@@ -191,11 +191,20 @@ var noOpenat2 atomic.Bool
 // error, so the one-shot open only ever stands in for a walk that would
 // have found every directory present.
 func openBeneath(root int, names []string) (fd int, ok bool) {
-	if len(names) == 0 || noOpenat2.Load() {
+	if len(names) == 0 {
+		return -1, false
+	}
+	return openBeneathPath(root, strings.Join(names, "/"))
+}
+
+// openBeneathPath is openBeneath of the names joined by "/" (path, not
+// empty).
+func openBeneathPath(root int, path string) (fd int, ok bool) {
+	if noOpenat2.Load() {
 		return -1, false
 	}
 	how := unix.OpenHow{Flags: uint64(dirFlags), Resolve: resolveFlags}
-	fd, err := openat2(root, strings.Join(names, "/"), &how)
+	fd, err := openat2(root, path, &how)
 	if err != nil {
 		if errors.Is(err, unix.ENOSYS) {
 			noOpenat2.Store(true)

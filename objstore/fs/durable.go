@@ -106,6 +106,18 @@ func (d *durableDirs) known(path string, id dirID) bool {
 	return ok && got == id
 }
 
+// cached reports whether the directory at path is known durable with
+// some identity (openKnownLeaves then opens it to compare).
+func (d *durableDirs) cached(path string) bool {
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.ids[path]
+	return ok
+}
+
 // record enters the directories of a sync that succeeded, every one of
 // them durable by then (its parent fsynced after the sync opened it, or
 // already known), unless this Store removed a directory since epoch.

@@ -221,13 +221,21 @@ func modelCommits(n int) []modelCommit {
 	return out
 }
 
+// modelCost is a manifest write's SyncStats, with the leaf directories
+// its deferred sync took on the fast path and the directories its walk
+// opened (syncCounters.fastLeaves, walkedDirs).
+type modelCost struct {
+	SyncStats
+	fast, walked uint64
+}
+
 // runModelCommits writes the commits on s, checking each manifest
-// against the crash model, and returns each manifest write's SyncStats
+// against the crash model, and returns each manifest write's cost
 // (PutAfterDeferred: the deferred keys' sync, its temp file, its name).
-func runModelCommits(t *testing.T, s *Store, m *durModel, commits []modelCommit, after func(i int)) []SyncStats {
+func runModelCommits(t *testing.T, s *Store, m *durModel, commits []modelCommit, after func(i int)) []modelCost {
 	t.Helper()
 	ctx := context.Background()
-	costs := make([]SyncStats, len(commits))
+	costs := make([]modelCost, len(commits))
 	for i, c := range commits {
 		if _, err := s.PutDeferred(ctx, c.frag, []byte("fragment")); err != nil {
 			t.Fatal(err)
@@ -235,9 +243,9 @@ func runModelCommits(t *testing.T, s *Store, m *durModel, commits []modelCommit,
 		if _, _, err := s.PutDeferredIntact(ctx, c.version, []byte("version"), objstore.CreateOnly); err != nil {
 			t.Fatal(err)
 		}
-		before := s.SyncStats()
+		before, fast, walked := s.SyncStats(), s.stats.fastLeaves.Load(), s.stats.walkedDirs.Load()
 		putAfterDeferredModeled(t, s, m, c.manifest, []string{c.frag, c.version})
-		costs[i] = s.SyncStats().Sub(before)
+		costs[i] = modelCost{s.SyncStats().Sub(before), s.stats.fastLeaves.Load() - fast, s.stats.walkedDirs.Load() - walked}
 		if after != nil {
 			after(i)
 		}
@@ -269,7 +277,9 @@ func fullPathDirs(s *Store, keys ...string) uint64 {
 // in the crash model every object a placed manifest names is durable,
 // counting what earlier commits made durable: red if the leaf directory
 // of a deferred file or the parent of a directory not known durable is
-// skipped.
+// skipped. A steady-state commit takes the fast path for both leaves
+// (openKnownLeaves: each opened in one openat2, none walked); a commit
+// in a new window walks both paths (its leaves are new).
 func TestDeferredSyncSkipsDurableDirectories(t *testing.T) {
 	s := openT(t)
 	m := recordDurability(t, s)
@@ -289,8 +299,16 @@ func TestDeferredSyncSkipsDurableDirectories(t *testing.T) {
 		default:
 			want = SyncStats{Files: 3, Dirs: 3 + d.Mkdirs, Rounds: 2, Mkdirs: d.Mkdirs}
 		}
-		if d != want {
-			t.Errorf("commit %d (new window %v): %+v, want %+v", i, c.newWindow, d, want)
+		if d.SyncStats != want {
+			t.Errorf("commit %d (new window %v): %+v, want %+v", i, c.newWindow, d.SyncStats, want)
+		}
+		wantFast, wantWalked := uint64(2), uint64(0)
+		if i == 0 || c.newWindow {
+			wantFast, wantWalked = 0, fullPathDirs(s, c.frag, c.version)-1
+		}
+		if d.fast != wantFast || d.walked != wantWalked {
+			t.Errorf("commit %d (new window %v): %d leaves on the fast path, %d directories walked; want %d, %d",
+				i, c.newWindow, d.fast, d.walked, wantFast, wantWalked)
 		}
 	}
 	t.Logf("24 publishes fsynced %d directories; syncing every directory on the paths: %d", total, full)
@@ -314,6 +332,12 @@ func TestDeferredSyncSkipsDurableDirectories(t *testing.T) {
 //   - this Store's Delete prunes it: the prune forgets it (red without
 //     durableDirs.drop: the size check) and the next sync fsyncs the
 //     parent again.
+//
+// Before the change a sync of a key below x.d takes the fast path
+// (openKnownLeaves: x.d known, opened in one openat2); after it, x.d has
+// a new identity (or is forgotten) and the sync walks: the first two
+// ways are red if the fast path trusts a known path without comparing
+// the identity it opened.
 func TestDeferredSyncAgainAfterDirectoryRecreated(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []string{"another store", "another process, coarse birth times", "this store's delete"} {
@@ -354,6 +378,13 @@ func TestDeferredSyncAgainAfterDirectoryRecreated(t *testing.T) {
 			old := idOf()
 			if !s.durable.known("g.d/x.d", old) || s.durable.size() != 2 {
 				t.Fatalf("after the sync the store knows %d directories, x.d %v; want g.d and x.d", s.durable.size(), s.durable.known("g.d/x.d", old))
+			}
+			fast := s.stats.fastLeaves.Load()
+			if err := s.SyncDeferred(ctx, []string{"g/x/k0"}); err != nil {
+				t.Fatal(err)
+			}
+			if n := s.stats.fastLeaves.Load() - fast; n != 1 {
+				t.Fatalf("a steady-state sync below x.d took %d leaves on the fast path, want 1", n)
 			}
 			switch tc {
 			case "another store":
@@ -404,8 +435,12 @@ func TestDeferredSyncAgainAfterDirectoryRecreated(t *testing.T) {
 				t.Fatal(err)
 			}
 			synced := recordFsyncs(t)
+			fast = s.stats.fastLeaves.Load()
 			if err := s.SyncDeferred(ctx, []string{"g/x/k1"}); err != nil {
 				t.Fatal(err)
+			}
+			if n := s.stats.fastLeaves.Load() - fast; n != 0 {
+				t.Errorf("the sync below the new x.d took %d leaves on the fast path, want 0", n)
 			}
 			if what := m.now().lost(t, s, "g/x/k1"); what != "" {
 				t.Errorf("a crash after the sync loses %s of g/x/k1", what)
@@ -434,7 +469,13 @@ func TestDurableDirsEvictionKeepsCorrectness(t *testing.T) {
 			t.Fatalf("commit %d: the cache holds %d directories, limit %d", i, n, limit)
 		}
 	})
-	extra := 0
+	extra, fast := 0, uint64(0)
+	for _, d := range costs {
+		fast += d.fast
+	}
+	if fast == 0 {
+		t.Errorf("no commit took the fast path: the eviction is not exercised against it")
+	}
 	for i, c := range commits[1:] {
 		steady := uint64(3)
 		if c.newWindow {
@@ -452,13 +493,41 @@ func TestDurableDirsEvictionKeepsCorrectness(t *testing.T) {
 // TestDeferredSyncWithoutBirthTimeSyncsEveryDirectory: where the file
 // system reports no birth time nothing is cached, and every sync fsyncs
 // every directory on the keys' paths and the root, as before the cache:
-// red if a directory without an identity is trusted.
+// red if a directory without an identity is trusted. Also where the
+// birth times vanish after the Store cached the paths (a leaf known, but
+// opened without an identity): the fast path refuses the leaf (red if it
+// trusts a leaf without an identity) and the walk, trusting nothing,
+// fsyncs everything.
 func TestDeferredSyncWithoutBirthTimeSyncsEveryDirectory(t *testing.T) {
+	for _, cachedFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cached first %v", cachedFirst), func(t *testing.T) {
+			testDeferredSyncWithoutBirthTime(t, cachedFirst)
+		})
+	}
+}
+
+func testDeferredSyncWithoutBirthTime(t *testing.T, cachedFirst bool) {
 	ctx := context.Background()
+	s := openT(t)
+	var cached int
+	if cachedFirst {
+		for _, k := range []string{"g/R/adj/T/01ABC", "g/R/adj/T/01ABD"} {
+			if _, err := s.PutDeferred(ctx, k, []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SyncDeferred(ctx, []string{k}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cached = s.durable.size(); cached == 0 || s.stats.fastLeaves.Load() != 1 {
+			t.Fatalf("with birth times the store knows %d directories and took %d leaves on the fast path, want some and 1",
+				cached, s.stats.fastLeaves.Load())
+		}
+	}
 	old := dirIdentity
 	dirIdentity = func(int) (dirID, bool) { return dirID{}, false }
 	t.Cleanup(func() { dirIdentity = old })
-	s := openT(t)
+	fast := s.stats.fastLeaves.Load()
 	for i := range 3 {
 		k := fmt.Sprintf("g/R/adj/T/01AB%d", i)
 		if _, err := s.PutDeferred(ctx, k, []byte("v")); err != nil {
@@ -472,8 +541,11 @@ func TestDeferredSyncWithoutBirthTimeSyncsEveryDirectory(t *testing.T) {
 			t.Errorf("sync %d fsynced %d directories, want every one on the path and the root, %d", i, d.Dirs, want)
 		}
 	}
-	if n := s.durable.size(); n != 0 {
-		t.Errorf("cached %d directories without birth times", n)
+	if n := s.durable.size(); n != cached {
+		t.Errorf("cached %d directories without birth times, want the %d known before", n, cached)
+	}
+	if n := s.stats.fastLeaves.Load() - fast; n != 0 {
+		t.Errorf("took %d leaves on the fast path without birth times", n)
 	}
 }
 
@@ -482,8 +554,11 @@ func TestDeferredSyncWithoutBirthTimeSyncsEveryDirectory(t *testing.T) {
 // sync's round) records nothing, since what it opened may be what was
 // removed (then a directory made again in its place could take its inode
 // number, and, where no generation is reported, its identity); the next
-// sync syncs the whole path again and records it. Red without the
-// removals check in durableDirs.record.
+// sync syncs the whole path again and records it. Likewise a sync that
+// takes the fast path for one leaf (x.d) and walks to a new one (y.d)
+// while this Store prunes: it records nothing (y.d stays unknown, and
+// the next sync below it fsyncs g.d again). Red without the removals
+// check in durableDirs.record.
 func TestDeferredSyncRacingOwnPruneRecordsNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
@@ -493,9 +568,10 @@ func TestDeferredSyncRacingOwnPruneRecordsNothing(t *testing.T) {
 	}
 	old := fsyncFd
 	var deleting atomic.Bool
+	pruneKey := "h/y"
 	fsyncFd = func(fd int) error {
 		if deleting.CompareAndSwap(false, true) { // once (the Delete's own fsync comes here too)
-			if err := s.Delete(ctx, "h/y"); err != nil {
+			if err := s.Delete(ctx, pruneKey); err != nil {
 				t.Error(err)
 			}
 		}
@@ -517,5 +593,28 @@ func TestDeferredSyncRacingOwnPruneRecordsNothing(t *testing.T) {
 	}
 	if d := s.SyncStats().Sub(before); d.Dirs != 3 || s.durable.size() != 2 {
 		t.Errorf("the next sync fsynced %d directories and knows %d, want 3 (x.d, g.d, the root) and 2", d.Dirs, s.durable.size())
+	}
+
+	mustPut(t, s, "h/y", "pruned with h.d", objstore.CreateOnly)
+	if _, err := s.PutDeferred(ctx, "g/y/b", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	deleting.Store(false)
+	fast := s.stats.fastLeaves.Load()
+	if err := s.SyncDeferred(ctx, []string{"g/x/a", "g/y/b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Root(), "h.d")); !os.IsNotExist(err) {
+		t.Fatalf("h.d not pruned during the second sync: %v", err)
+	}
+	if n := s.stats.fastLeaves.Load() - fast; n != 1 || s.durable.size() != 2 {
+		t.Errorf("a sync racing this store's prune took %d leaves on the fast path and knows %d directories, want 1 (x.d) and 2 (y.d not recorded)", n, s.durable.size())
+	}
+	before = s.SyncStats()
+	if err := s.SyncDeferred(ctx, []string{"g/y/b"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.SyncStats().Sub(before); d.Dirs != 2 || s.durable.size() != 3 {
+		t.Errorf("the next sync below y.d fsynced %d directories and knows %d, want 2 (y.d, g.d) and 3", d.Dirs, s.durable.size())
 	}
 }

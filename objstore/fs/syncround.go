@@ -25,8 +25,13 @@ func (s SyncStats) Sub(o SyncStats) SyncStats {
 	return SyncStats{Files: s.Files - o.Files, Dirs: s.Dirs - o.Dirs, Rounds: s.Rounds - o.Rounds, Mkdirs: s.Mkdirs - o.Mkdirs}
 }
 
-// syncCounters backs SyncStats; copies of a Store share it.
-type syncCounters struct{ files, dirs, rounds, mkdirs atomic.Uint64 }
+// syncCounters backs SyncStats; copies of a Store share it. fastLeaves
+// and walkedDirs (tests) count the leaf directories a deferred sync took
+// on its fast path (openKnownLeaves) and the directories its walk opened.
+type syncCounters struct {
+	files, dirs, rounds, mkdirs atomic.Uint64
+	fastLeaves, walkedDirs      atomic.Uint64
+}
 
 // SyncStats returns the counts so far (zero on a NoSync store).
 func (s *Store) SyncStats() SyncStats {
