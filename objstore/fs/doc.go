@@ -139,7 +139,22 @@
 //     nothing where the file system reports no birth time (then every
 //     directory on the paths and the root are fsynced, every time). So a
 //     Store's first sync fsyncs every directory on the paths and the
-//     root, and a steady-state commit the leaf directories alone.
+//     root, and a steady-state commit the leaf directories alone. In
+//     the steady state the sync does not walk either: a leaf directory
+//     (one holding a key's file) the Store knows durable is opened in
+//     one openat2(2) from the root, with the flags a request resolves
+//     with (below), and when it has the identity the Store knows it by,
+//     it and every directory above it are known durable, none of them
+//     opened: each was durable when the Store recorded the leaf (it
+//     records a directory only with all above it durable), and none can
+//     have been replaced since, as replacing one means removing it,
+//     which needs the leaf removed first (a removed leaf cannot come
+//     back with its identity), or renaming it, which this store never
+//     does (see Not guaranteed). Any miss (the leaf not known, another
+//     identity or none, openat2 refused or absent, a symlink or foreign
+//     file on the path) walks that leaf's path as above, and the walk
+//     gives a refusal its error; what the fast path opens is never
+//     entered in the cache. It fsyncs exactly what the walk would.
 //     SyncStats counts the fsyncs, rounds and mkdirs. A failed fsync
 //     after the name was placed returns an ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
 //     every fsync and keeps every other rule; it exists to build large
@@ -153,8 +168,9 @@
 //     symlink, so no key reaches outside the root even through a symlink
 //     planted inside it. A key's directories are opened in one
 //     openat2(2) with RESOLVE_NO_SYMLINKS and RESOLVE_BENEATH (Linux 5.6
-//     and later) when all of them exist (Get, Head, Put, and List past
-//     its held directories; Delete, which prunes, always walks);
+//     and later) when all of them exist (Get, Head, Put, List past its
+//     held directories, and SyncDeferred's leaf directories known
+//     durable; Delete, which prunes, always walks);
 //     otherwise (one missing, a symlink or foreign file in the way,
 //     openat2 refused or absent) they are walked with openat(2) and
 //     O_NOFOLLOW, one component at a time, which makes what is missing
@@ -205,7 +221,15 @@
 //     another process removes and makes again with the freed inode
 //     number in the same birth-time tick is taken for the old one. Its
 //     entry is then durable as in the bullet above (the other writer's
-//     sync, or the ordered journal), not by this store's fsyncs.
+//     sync, or the ordered journal), not by this store's fsyncs. The
+//     deferred sync's fast path extends that trust from a leaf to the
+//     directories above it: if another process renames a directory
+//     above a known leaf (or mounts one) and puts another in its place
+//     holding the same leaf, a sync that finds the leaf with its old
+//     identity fsyncs none of the directories above it, whose entries
+//     are then durable only as in the bullet above. A directory the
+//     store removes is always empty, so only a rename or a mount moves a
+//     leaf under another parent.
 //   - Lock files (at most 1024) and empty directories a racing Delete
 //     failed to prune are never removed; both are invisible.
 //   - Linux only (openat, linkat, flock via golang.org/x/sys/unix;
