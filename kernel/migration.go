@@ -63,8 +63,17 @@ var migrations = []registeredMigration{
 	{From: migrationV4ToV5From, To: format.FormatV5, Name: "v4->v5 paged fragment infos: nothing rewritten"},
 	{From: migrationV5ToV6From, To: format.FormatV6, Name: "v5->v6 id index delta: nothing rewritten"},
 	{From: migrationV6ToV7From, To: format.FormatV7, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
-	{From: migrationV7ToV8From, To: format.CurrentFormat, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
+	{From: migrationV7ToV8From, To: format.FormatV8, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
+	{From: migrationV8ToV9From, To: format.CurrentFormat, Name: "v8->v9 small fragments embedded in their table version: nothing rewritten"},
 }
+
+// migrationV8ToV9From is the source stamp of the v8->v9 step (a table
+// version may embed small fragments: metadata data.embed.<name> holds the
+// fragment's stored bytes and no object exists; docs/format.md "v8->v9").
+// It rewrites nothing: format 9 readers read format-8 versions, whose
+// fragments are all objects, as they are, and a branch's next publish
+// stamps 9. Like v4->v5 it has no planning code.
+const migrationV8ToV9From = format.FormatV8
 
 // migrationV7ToV8From is the source stamp of the v7->v8 step (table
 // versions named per write attempt, pinned by name; docs/format.md

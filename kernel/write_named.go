@@ -34,7 +34,7 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 	if err != nil {
 		return Commit{}, err
 	}
-	if head.m.FormatStamp < format.CurrentFormat {
+	if head.m.FormatStamp < format.FormatV8 {
 		if err := g.sweepBeforeNamed(ctx, b); err != nil {
 			return Commit{}, err
 		}

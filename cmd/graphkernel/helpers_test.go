@@ -35,6 +35,11 @@ type fixture struct {
 	spec  string
 	clock *kernel.ManualClock
 	env   kernel.Env
+	// objects makes initGraph's handle write every fragment as an object
+	// (data.Options.EmbedFragments -1), for tests that damage or collect
+	// fragment objects; otherwise a small fragment rides its table
+	// version (format 9).
+	objects bool
 }
 
 // backends are the stores every subcommand is tested on.
@@ -103,7 +108,11 @@ func (f *fixture) initGraph() *data.Graph {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	g, err := data.Init(context.Background(), f.store, testRoot, s, data.Options{Kernel: kernel.Options{Env: f.env}})
+	opts := data.Options{Kernel: kernel.Options{Env: f.env}}
+	if f.objects {
+		opts.EmbedFragments = -1
+	}
+	g, err := data.Init(context.Background(), f.store, testRoot, s, opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ func TestMaintain(t *testing.T) {
 	for _, be := range backends {
 		t.Run(be, func(t *testing.T) {
 			f := newFixture(t, be)
+			f.objects = true // fragment objects to collect
 			f.manyCommits(12)
 			f.clock.Advance(2 * time.Hour) // past grace + skew margin
 			var m maintainJSON

@@ -225,6 +225,7 @@ func TestVerifyNamesEachDamage(t *testing.T) {
 			}
 			t.Run(be+"/"+c.name, func(t *testing.T) {
 				f := newFixture(t, be)
+				f.objects = true // damages fragment objects
 				k := f.damageKeys(f.buildGraph())
 				c.apply(f, k)
 				before := f.store.Counts()

@@ -57,7 +57,7 @@ func (v *verifier) streamRows(ctx context.Context, p format.TablePin, edge bool,
 	t := v.tableIn(ctx, v.curSchema, p.Name)
 	for _, f := range infos {
 		key := v.fragKey(p.Name, f.Name)
-		b, ok := v.getBounded(ctx, key, maxFragmentBytes)
+		b, ok := v.fragmentBytes(ctx, key, f)
 		if !ok {
 			continue
 		}

@@ -757,6 +757,10 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 		md[kv.Key] = kv.Value
 	}
 	v.checkAdjacency(ctx, key, p.Name, md)
+	infos, err = data.WithEmbedded(tv, infos)
+	if err != nil {
+		return nil, &Problem{key, RuleDecode, err.Error()}
+	}
 	return infos, nil
 }
 
@@ -826,7 +830,7 @@ func (v *verifier) checkFragment(ctx context.Context, table string, f data.Fragm
 	}
 	v.seenFrag[key] = true
 	v.rep.Fragments++
-	b, ok := v.getBounded(ctx, key, maxFragmentBytes)
+	b, ok := v.fragmentBytes(ctx, key, f)
 	if !ok {
 		return
 	}
@@ -846,6 +850,15 @@ func (v *verifier) checkFragment(ctx context.Context, table string, f data.Fragm
 	defer rec.Release()
 	v.fragmentRows(key, f, idColumn(rec, 0))
 	v.sums.fragment(key, rec, t.Edge)
+}
+
+// fragmentBytes returns the stored bytes of fragment f at key: embedded in
+// its table version (format 9: no object), else read (bounded).
+func (v *verifier) fragmentBytes(ctx context.Context, key string, f data.FragmentInfo) ([]byte, bool) {
+	if b := f.Embedded(); b != nil {
+		return b, true
+	}
+	return v.getBounded(ctx, key, maxFragmentBytes)
 }
 
 // fragKey is the key of fragment name of table ("" if name is no ULID).

@@ -678,6 +678,12 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 	t := p.t
 	infos := make([]FragmentInfo, 0, len(b.frags))
 	var rows uint64
+	embedded := 0 // stored bytes of the kept fragments the version embeds
+	for _, f := range b.frags {
+		if f.keep != nil {
+			embedded += len(f.keep.embed)
+		}
+	}
 	for _, f := range b.frags {
 		if f.keep != nil {
 			infos = append(infos, *f.keep)
@@ -692,7 +698,10 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 		if err != nil {
 			return kernel.TableContent{}, err
 		}
-		if err := g.putFragment(ctx, g.keys.Data(t.Storage, id), data); err != nil {
+		if g.embedFits(embedded, len(data)) {
+			info.embed = data // rides the table version: no object (embed.go)
+			embedded += len(data)
+		} else if err := g.putFragment(ctx, g.keys.Data(t.Storage, id), data); err != nil {
 			return kernel.TableContent{}, err
 		}
 		info.Name = id.String()

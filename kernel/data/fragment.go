@@ -35,6 +35,10 @@ type FragmentInfo struct {
 	// Stats are per-property column statistics for pruning
 	// filtered scans; absent in fragments written before they existed.
 	Stats []ColumnStats `json:"stats,omitempty"`
+	// embed holds the stored bytes of a fragment its table version embeds
+	// (format 9, embed.go): it has no object. Never part of the info's
+	// JSON: the version's data.embed.<name> metadata carries it.
+	embed []byte
 }
 
 // mayContain reports whether id is within the fragment's id range.

@@ -171,9 +171,15 @@ func (r *reader) loadFragChunk(ctx context.Context, v *tableView, c int) error {
 	if err != nil {
 		return err
 	}
-	copy(v.frags[v.pageAt[c]:], infos)
+	got := v.frags[v.pageAt[c] : v.pageAt[c]+len(infos)]
+	copy(got, infos)
 	copy(v.stats[v.pageAt[c]:], stats)
+	v.embedsSeen += attachEmbeds(got, v.embeds)
 	v.pageLoaded[c] = true
+	v.chunksLoaded++
+	if v.chunksLoaded == len(v.paged) && v.embedsSeen != len(v.embeds) {
+		return fmt.Errorf("table %s: its version embeds a fragment it does not list: %w", v.t.Name, format.ErrCorrupt)
+	}
 	return nil
 }
 
@@ -351,6 +357,7 @@ func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentIn
 	if len(infos) <= c.g.inlineFragments() {
 		return tableContent(infos, rows), nil
 	}
+	embedded := infos
 	reuse := map[string]int{} // first fragment name -> head chunk
 	if head != nil {
 		for i := range head.paged {
@@ -373,7 +380,9 @@ func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentIn
 	if err != nil {
 		panic(fmt.Sprintf("data: marshal fragment chunk refs: %v", err))
 	}
-	return kernel.TableContent{Rows: rows, Metadata: map[string]string{metaKeyFormat: dataFormatValue, metaFragsKey: string(b)}}, nil
+	md := map[string]string{metaKeyFormat: dataFormatValue, metaFragsKey: string(b)}
+	addEmbeds(md, embedded)
+	return kernel.TableContent{Rows: rows, Metadata: md}, nil
 }
 
 // cutFrags returns how many of infos the next chunk takes: up to the

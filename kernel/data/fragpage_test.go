@@ -106,6 +106,7 @@ func splitIDs(s string) []string {
 // fragment chunk (the one whose id range holds the id) and one fragment,
 // not the other chunks; a cold Out reads no fragment chunk at all.
 func TestPagedGetReadsOnlyTheChunkHoldingTheID(t *testing.T) {
+	objectFragments(t)
 	cs, g := stairGraph(t, 12, 4, 3, 1<<30)
 	for _, id := range []string{"p00000", "p00150", "p00221"} {
 		cold := openGraph(t, cs, 8)

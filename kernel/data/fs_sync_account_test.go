@@ -110,20 +110,21 @@ func (l *syncLedger) String() string {
 const fsCommitRounds = 3
 
 // fsCommitFiles is the file fsyncs of that commit: the commit index's and
-// the manifest's temp files, and the fragment's and the version's object
-// files in the manifest's first round (5 while the version was also
+// the manifest's temp files, and the version's object file in the
+// manifest's first round (the one-row fragment rides the version, format
+// 9: 4 while it was an object of its own, 5 while the version was also
 // fsynced before its link).
-const fsCommitFiles = 4
+const fsCommitFiles = 3
 
 // fsCommitDirs is the directory fsyncs of that commit in the steady state
 // on one Store, besides the parent of each directory the commit made: the
-// fragment's and the version's leaf directories (each holds a new entry)
-// and the manifest's. Every other directory on the deferred keys' paths
+// version's leaf directory (it holds a new entry) and the manifest's (3
+// while the fragment was an object: its leaf directory too). Every other directory on the deferred keys' paths
 // (15 more, and the root) the Store already knows durable (objstore/fs
 // durableDirs: it fsynced their parents in an earlier commit, and they
 // have the identity they had then); before that cache every commit
 // fsynced them all, 18 directories in the manifest's batch.
-const fsCommitDirs = 3
+const fsCommitDirs = 2
 
 // fsCommitMkdirs bounds the directories a steady-state one-row commit
 // makes on a trie3 root (every new fs root): the fragment, the table

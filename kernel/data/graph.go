@@ -42,6 +42,11 @@ type Options struct {
 	// DefaultInlineFragments; a negative value pages every version
 	// holding a fragment (tests and the simulator).
 	InlineFragments int
+	// EmbedFragments, if negative, makes every fragment this handle writes
+	// an object of its own; otherwise a new fragment of at most
+	// MaxEmbeddedFragmentBytes rides its table version while the version
+	// embeds at most MaxEmbeddedBytes (format 9; docs/format.md, "v8->v9").
+	EmbedFragments int
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -62,6 +67,7 @@ type Graph struct {
 	group  *grouper // group commit (group.go)
 	codec  Codec
 	inline int // Options.InlineFragments
+	embed  int // Options.EmbedFragments
 	// fragChunkMax bounds the infos of a fragment chunk written (0:
 	// FragChunkInfos); set only by tests, to cut many small chunks.
 	fragChunkMax int
@@ -111,7 +117,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), inline: opts.InlineFragments, catalogs: map[string]*catalog{},
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), inline: opts.InlineFragments, embed: opts.EmbedFragments, catalogs: map[string]*catalog{},
 		group: newGrouper(opts.Group, opts.Limits.withDefaults())}, kopts
 }
 

@@ -54,7 +54,21 @@ func paging(g *Graph) *Graph {
 	if testPaged || *pagedAll {
 		g.inline, g.fragChunkMax = 1, 2
 	}
+	if testObjectFragments {
+		g.embed = -1
+	}
 	return g
+}
+
+// testObjectFragments is set by tests about fragment objects
+// (objectFragments): the helpers' handles embed no fragment (embed.go).
+var testObjectFragments bool
+
+// objectFragments makes the helpers open handles that write every
+// fragment as an object until the test ends.
+func objectFragments(t testing.TB) {
+	testObjectFragments = true
+	t.Cleanup(func() { testObjectFragments = false })
 }
 
 // pagedHandles makes the helpers open paging handles until the test ends.
@@ -336,6 +350,7 @@ func TestCommitEffects(t *testing.T) {
 // TestUpdatesNeverChangeFiles pins the copy-on-write rule: no fragment file
 // is ever rewritten or deleted by an update, upsert or delete.
 func TestUpdatesNeverChangeFiles(t *testing.T) {
+	objectFragments(t)
 	store := sim.New(sim.Config{Seed: 1})
 	g := initGraph(t, store, Limits{})
 	seedGraph(t, g)

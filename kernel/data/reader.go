@@ -36,6 +36,7 @@ func tableContent(infos []FragmentInfo, rows uint64) kernel.TableContent {
 		}
 		md[metaFragPrefix+f.Name] = string(b)
 	}
+	addEmbeds(md, infos)
 	return kernel.TableContent{Fragments: names, Rows: rows, Metadata: md}
 }
 
@@ -140,13 +141,21 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 	if err != nil || (paged && (len(tv.Fragments) > 0 || md[metaKeyFormat] != dataFormatValue || hasInlineInfo(md))) {
 		return nil, fmt.Errorf("table %s version %d: %v (paged and inline, or another data format): %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
+	embeds, err := parseEmbeds(md)
+	if err != nil {
+		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+	}
 	var v *tableView
 	if paged {
 		v = pagedView(t, refs, tv.Rows)
+		v.embeds = embeds
 	} else {
 		infos, stats, err := fragmentInfos(t, tv)
 		if err != nil {
 			return nil, err
+		}
+		if attachEmbeds(infos, embeds) != len(embeds) {
+			return nil, fmt.Errorf("table %s version %d: embeds a fragment it does not list: %w", tv.Table, tv.Version, format.ErrCorrupt)
 		}
 		v = newTableView(t, infos, tv.Rows)
 		v.stats = stats
@@ -190,8 +199,12 @@ func (r *reader) load(ctx context.Context, v *tableView, i int) error {
 	return nil
 }
 
-// fetch GETs and decodes one fragment.
+// fetch GETs and decodes one fragment (an embedded one from its bytes in
+// the table version: no request).
 func (r *reader) fetch(ctx context.Context, t *Table, info FragmentInfo) (arrow.Record, error) {
+	if info.embed != nil {
+		return DecodeFragment(t, info, info.embed)
+	}
 	id, err := ulid.ParseStrict(info.Name)
 	if err != nil {
 		return nil, corruptFragment(info.Name, "name is not a ULID")

@@ -53,7 +53,7 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) (rounds []string, re
 // TestCommitRequestBudget is the exact request gate of issue #32: a
 // one-row insert (Begin, Insert, Commit) and a one-row update into a
 // 1,000-row table, on a warm handle whose view of the branch is current,
-// make exactly these 4 requests, in this order: no head discovery (Begin
+// make exactly these requests, in this order: no head discovery (Begin
 // floats on the handle's view, base.go; the commit, its write round and
 // its publish build on it), no table-HEAD LIST and no sidecar (format 8:
 // the table version is named per write attempt, so nothing before the
@@ -61,25 +61,48 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) (rounds []string, re
 // GET (what the previous commit wrote is cached as it was written,
 // writethrough.go) and no index page or chunk (the inserted id rides the
 // table version's id delta, iddelta.go; a fold every MaxIDDelta inserts
-// is TestIDDeltaRidesTheVersion's). They go out in exactly these 2
-// sequential rounds: the fragment and the table version are independent
-// (both garbage until the manifest pins them), so they are one batch
-// (objstore.PutMany; kernel/write_batch.go), concurrent on a store that
-// can (S3); the new commit's index, built from the handle's caches, rides
-// the manifest's batch (kernel publishWrite): never authoritative, it
-// needs nothing the manifest makes durable.
+// is TestIDDeltaRidesTheVersion's). The insert's new fragment is small, so
+// it rides its table version (format 9, embed.go): 3 requests, the
+// physical floor of the issue (the data, the table version, the
+// publish), the data inside the version and the commit index beside the
+// manifest. The update rewrites the fragment holding the row (1,000 rows,
+// past MaxEmbeddedFragmentBytes): an object, 4 requests. They go out in
+// exactly these 2 sequential rounds: the fragment and the table version
+// are independent (both garbage until the manifest pins them), so they
+// are one batch (objstore.PutMany; kernel/write_batch.go), concurrent on
+// a store that can (S3); the new commit's index, built from the handle's
+// caches, rides the manifest's batch (kernel publishWrite): never
+// authoritative, it needs nothing the manifest makes durable.
+// With embedding off (the control) the insert is 4 requests again.
 func TestCommitRequestBudget(t *testing.T) {
-	want := []string{
-		// the row, and its table version named per attempt
-		// (R/tables/<table>/<fork>/a/<ulid>, create-only, cannot collide):
-		// one batch
-		"put fragment + put table-version",
-		// the lineage aid (stale until the manifest lands; repaired if a
-		// crash or a failed write skips it) and the publish, at view+1 (no
-		// head discovery: Begin floats on the view): one batch
-		"put commit-index + put manifest",
+	// the lineage aid (stale until the manifest lands; repaired if a
+	// crash or a failed write skips it) and the publish, at view+1 (no
+	// head discovery: Begin floats on the view): one batch
+	const publish = "put commit-index + put manifest"
+	cases := []struct {
+		name    string
+		embed   bool
+		insert  []string // the row's table version named per attempt (create-only, cannot collide), then the publish
+		inserts int
+		update  []string
+		updates int
+	}{
+		{"embedded", true, []string{"put table-version", publish}, 3, []string{"put fragment + put table-version", publish}, 4},
+		{"objects", false, []string{"put fragment + put table-version", publish}, 4, []string{"put fragment + put table-version", publish}, 4},
 	}
-	const wantRequests = 4
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.embed {
+				objectFragments(t)
+			}
+			commitBudget(t, c.insert, c.inserts, c.update, c.updates)
+		})
+	}
+}
+
+// commitBudget checks TestCommitRequestBudget's one-row inserts and
+// updates against the rounds and request counts wanted.
+func commitBudget(t *testing.T, insert []string, inserts int, update []string, updates int) {
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	g := initGraph(t, cs, Limits{})
 	seedGraph(t, g)
@@ -100,7 +123,7 @@ func TestCommitRequestBudget(t *testing.T) {
 			must(t, err)
 		}
 	}
-	check := func(what string, got []string, requests int) {
+	check := func(what string, got []string, requests int, want []string, wantRequests int) {
 		t.Helper()
 		t.Logf("%s: %d requests in %d rounds: %s", what, requests, len(got), strings.Join(got, ", ")) // go test -v prints the sequence
 		if strings.Join(got, ", ") != strings.Join(want, ", ") || requests != wantRequests {
@@ -109,8 +132,8 @@ func TestCommitRequestBudget(t *testing.T) {
 	}
 	for i := range 4 {
 		rounds, requests := requestLog(t, cs, one(func(tx *Txn) error { return tx.Insert("Person", person(fmt.Sprintf("budget-%d", i), "n")) }))
-		check(fmt.Sprintf("one-row insert %d", i), rounds, requests)
+		check(fmt.Sprintf("one-row insert %d", i), rounds, requests, insert, inserts)
 		rounds, requests = requestLog(t, cs, one(func(tx *Txn) error { return tx.Update("Person", person(fmt.Sprintf("bulk-%05d", 100*i), "u")) }))
-		check(fmt.Sprintf("one-row update %d", i), rounds, requests)
+		check(fmt.Sprintf("one-row update %d", i), rounds, requests, update, updates)
 	}
 }

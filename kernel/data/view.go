@@ -26,6 +26,11 @@ type tableView struct {
 	paged      []fragChunkRef
 	pageAt     []int
 	pageLoaded []bool
+	// embeds are the fragments the version embeds, by name (embed.go); a
+	// paged view attaches them to infos as their chunks load, counting
+	// them (embedsSeen) until every chunk is loaded (chunksLoaded).
+	embeds                   map[string][]byte
+	embedsSeen, chunksLoaded int
 
 	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
 	hasAdj bool        // the version has an adjacency index

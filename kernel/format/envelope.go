@@ -22,7 +22,11 @@ import (
 // (R/tables/<table>/<fork>/a/<ulid>, pinned by name; docs/format.md,
 // "v7->v8"): a format-7 binary would not find such a version under its
 // counter key, so it refuses stamp 8.
-const CurrentFormat uint16 = 8
+// Format 9 embeds small fragments in their table version (metadata
+// data.embed.<name>: the fragment's stored bytes, no object;
+// docs/format.md, "v8->v9"): a format-8 binary would look for such a
+// fragment's object and report it reclaimed, so it refuses stamp 9.
+const CurrentFormat uint16 = 9
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

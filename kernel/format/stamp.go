@@ -32,8 +32,15 @@ const FormatV6 uint16 = 6
 // incarnation's sidecars (docs/format.md, "v7->v8").
 const FormatV7 uint16 = 7
 
+// FormatV8 is format 7 plus table versions named per write attempt
+// (R/tables/<table>/<fork>/a/<ulid>, pinned by name, no sidecar), with
+// every fragment an object of its own. Its objects have format 9's
+// layout: they are read as they are, never rewritten; the next publish of
+// a branch stamps 9 (docs/format.md, "v8->v9").
+const FormatV8 uint16 = 8
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 to 8).
+// recovery layout of the current format (formats 4 to 9).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat

@@ -48,13 +48,25 @@ type fixture struct {
 	m     *maintain.Maintainer
 	// inline is data.Options.InlineFragments of every handle (0: default).
 	inline int
+	// embed is data.Options.EmbedFragments of every handle (0: default;
+	// -1: every fragment an object, newObjectsFixture).
+	embed int
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, 0) }
 
+// newObjectsFixture is newFixture whose handles embed no fragment in its
+// table version (format 9): every fragment is an object, for tests about
+// collecting fragment objects.
+func newObjectsFixture(t *testing.T) *fixture { return newFixtureEmbed(t, 0, -1) }
+
 // newFixtureWith is newFixture whose handles list at most inline
 // fragment infos inline (0: the default), paging the rest.
-func newFixtureWith(t *testing.T, inline int) *fixture {
+func newFixtureWith(t *testing.T, inline int) *fixture { return newFixtureEmbed(t, inline, 0) }
+
+// newFixtureEmbed is newFixtureWith whose handles take embed as
+// data.Options.EmbedFragments.
+func newFixtureEmbed(t *testing.T, inline, embed int) *fixture {
 	t.Helper()
 	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	env := func(seed byte) kernel.Env {
@@ -65,7 +77,7 @@ func newFixtureWith(t *testing.T, inline int) *fixture {
 		t.Fatal(err)
 	}
 	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
-	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline})
+	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, EmbedFragments: embed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +85,7 @@ func newFixtureWith(t *testing.T, inline int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline}
+	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline, embed: embed}
 }
 
 var policy = maintain.Policy{Policy: gc.Policy{KeepLast: 3, Grace: time.Minute, SkewMargin: time.Minute}}
@@ -124,7 +136,7 @@ func (f *fixture) crashBeforePublish(b kernel.BranchRef, counter bool) {
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
 	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: counter,
-		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}})
+		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}, EmbedFragments: f.embed})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -192,7 +204,7 @@ func (f *fixture) readAll(c kernel.CommitID) (string, error) {
 // reopen returns a fresh read-write handle (empty caches).
 func (f *fixture) reopen() *data.Graph {
 	f.t.Helper()
-	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline})
+	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, EmbedFragments: f.embed})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -217,7 +229,7 @@ func (f *fixture) collect(p maintain.Policy) maintain.Report {
 // cleanly at the boundary, writes go on, and a second collection deletes
 // nothing.
 func TestCollectKeepsRetentionAndReclaimsTheRest(t *testing.T) {
-	f := newFixture(t)
+	f := newObjectsFixture(t) // fragment objects to reclaim (none embedded)
 	main := f.branch("main")
 	cs := f.seed(main, 12)
 	f.clock.Advance(10 * time.Minute)

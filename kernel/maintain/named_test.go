@@ -22,7 +22,7 @@ import (
 // could still publish it), one past it deletes it with the fragment it
 // alone names, while every pinned named version stays and reads whole.
 func TestCollectNamedVersionGraceRule(t *testing.T) {
-	f := newFixture(t)
+	f := newObjectsFixture(t) // the unpublished version's fragment is an object to delete
 	main := f.branch("main")
 	f.seed(main, 2)
 	f.crashBeforePublish(main, false)

@@ -95,7 +95,7 @@ func (f *fixture) changes(main kernel.BranchRef, n int, edge *int) {
 // less than the backlog's, so the first runs are cut short.
 func boundedHistory(t *testing.T, k int) progressRun {
 	t.Helper()
-	f := newFixture(t)
+	f := newObjectsFixture(t) // every category, fragment objects included, has garbage
 	main := f.branch("main")
 	f.seed(main, 0)
 	edge := 0
