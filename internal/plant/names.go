@@ -125,6 +125,11 @@ const (
 	// infos skips the last fragment chunk whose id range holds the id, so
 	// rows listed there read as absent.
 	PageSkip = "page-skip"
+	// EmbedCarryDrop: a table version that keeps a fragment embedded in
+	// the version before it (format 9) lists the fragment but drops its
+	// embedded bytes, as if only new fragments were embedded, so the
+	// fragment has neither bytes nor an object.
+	EmbedCarryDrop = "embed-carry-drop"
 )
 
 // PackageOnly lists, sorted, the planted bugs caught by package tests
@@ -139,7 +144,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop}
 	sort.Strings(names)
 	return names
 }

@@ -686,7 +686,11 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 	}
 	for _, f := range b.frags {
 		if f.keep != nil {
-			infos = append(infos, *f.keep)
+			kept := *f.keep
+			if plant.Enabled(plant.EmbedCarryDrop) { // planted bug: only new fragments keep their embedded bytes
+				kept.embed = nil
+			}
+			infos = append(infos, kept)
 			rows += f.keep.Rows
 			continue
 		}
