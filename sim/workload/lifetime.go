@@ -473,8 +473,19 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 	return p.lifeDelete(interrupted)
 }
 
+// lifeDelete deletes cycle branch name, retrying a failure after a pause
+// (doubling, bounded, as lifeMerge's), at most lifeMergeAttempts times in
+// all. Before, four immediate attempts could all meet one burst of
+// injected faults (the publish failpoint) and leave the branch live for
+// good (cycle-branch-left), and with it, by rule 3b (docs/gc.md), main's
+// history since its fork kept as merge bases by every later collection.
 func (p *Proc) lifeDelete(name string) error {
-	for attempt := 0; attempt < 4; attempt++ {
+	for attempt := 0; attempt < lifeMergeAttempts; attempt++ {
+		if attempt > 0 {
+			if err := p.h.Sleep(min(lifeMergePause<<(attempt-1), lifeMergePauseMax)); err != nil {
+				return err
+			}
+		}
 		err := p.g.DeleteBranch(p.Ctx(), name)
 		if err == nil || errors.Is(err, kernel.ErrBranchNotFound) && attempt > 0 {
 			p.run.life.deleted.Add(1)
