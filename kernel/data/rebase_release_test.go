@@ -90,7 +90,7 @@ func TestGroupRebaseFailureKeepsMemberRecords(t *testing.T) {
 	s.match = "/data/Person/"
 	out := runQueue(t, g, txns)
 	for i, o := range out {
-		if o.err != nil || o.info.Size != 0 {
+		if o.err != nil || o.info != (GroupInfo{Position: 0, Size: 1}) || o.c.ID == out[1-i].c.ID {
 			t.Fatalf("member %d: info %+v err %v, want its own commit (the group failed)", i, o.info, o.err)
 		}
 	}
