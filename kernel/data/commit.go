@@ -79,6 +79,11 @@ type builtAt struct {
 	on      kernel.TableRef
 	b       builtTable
 	content *kernel.TableContent
+	// unbuilt: a rebase validated the table on on and released its old
+	// build, but the rebuild failed; b holds nothing, and the next content
+	// call rebuilds (the kernel calls Build again after a refusal on its
+	// view, e.g. a fragment reclaimed: ErrReclaimed).
+	unbuilt bool
 }
 
 // commit validates on the handle's view of the branch (kernel
@@ -604,8 +609,8 @@ func (c *committer) writes(ctx context.Context) []kernel.TableWrite {
 // is reloaded, re-validated and rebuilt; a strict one is stale.
 func (c *committer) content(ctx context.Context, name string, on kernel.TableRef) (kernel.TableContent, error) {
 	b := c.built[name]
-	if b.on != on {
-		if c.plans[name].strict {
+	if b.on != on || b.unbuilt {
+		if c.plans[name].strict && b.on != on {
 			// Only a compaction in between: the same rows, rebuild on it.
 			ok, err := c.t.g.k.PinSatisfied(ctx, c.t.cat.store(name), b.on.Version, on)
 			if err != nil {
@@ -664,7 +669,13 @@ func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef)
 		return err
 	}
 	c.plans[name] = plans[name]
+	// The old build is released before the rebuild (never both held), and
+	// forgotten: if the rebuild fails, neither a later Build nor the
+	// committer's release may release its records again (a staged record
+	// gather shared would drop to zero references while the transaction,
+	// or a group's member, still holds it).
 	c.built[name].b.release()
+	c.built[name] = builtAt{on: on, unbuilt: true}
 	return c.build(ctx, name, on)
 }
 
