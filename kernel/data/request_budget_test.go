@@ -66,17 +66,19 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) (rounds []string, re
 // (both garbage until the manifest pins them), so they are one batch
 // (objstore.PutMany; kernel/write_batch.go), concurrent on a store that
 // can (S3); the new commit's index, built from the handle's caches, rides
-// the manifest's batch (kernel publishWrite): never authoritative, it
-// needs nothing the manifest makes durable.
+// the manifest's batch (kernel publishWrite): a deferred create the
+// manifest names in After (on fs its sync rides the manifest's first
+// round; on S3 the two go out at once), never a request of its own
+// round.
 func TestCommitRequestBudget(t *testing.T) {
 	want := []string{
 		// the row, and its table version named per attempt
 		// (R/tables/<table>/<fork>/a/<ulid>, create-only, cannot collide):
 		// one batch
 		"put fragment + put table-version",
-		// the lineage aid (stale until the manifest lands; repaired if a
-		// crash or a failed write skips it) and the publish, at view+1 (no
-		// head discovery: Begin floats on the view): one batch
+		// the lineage aid (stale until the manifest lands, durable with it;
+		// repaired if a crash or a failed write skips it) and the publish,
+		// at view+1 (no head discovery: Begin floats on the view): one batch
 		"put commit-index + put manifest",
 	}
 	const wantRequests = 4
