@@ -61,7 +61,7 @@ func (s *refusedRideStore) PutDeferredIntact(ctx context.Context, key string, b 
 // index durable before the manifest's name is placed: kernel
 // publishWrite), but an index write that fails never fails the publish:
 // the failed request's key is dropped from the manifest's After
-// (objstore.SettledAfter), the publish lands at once, and its commit is
+// (objstore.PutRequest.After), the publish lands at once, and its commit is
 // found by a cold handle without the index. Red if the failed index's key
 // stays in After: on fs the manifest's sync of a key that was never
 // written fails, every attempt, and the publish with it.

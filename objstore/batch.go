@@ -65,20 +65,20 @@ type PutResult struct {
 // caller's to resolve by reading back); the requests have no order among
 // them but one: a request whose After names the Key of an earlier request
 // of the batch is durable no earlier than that request's object, and
-// goes on without the key if that request failed (PutRequest.After;
-// SettledAfter). One's failure neither stops nor undoes another. It
-// returns one result per request, in request order, and only when every
-// request has finished. A caller puts in one batch only writes that are
-// independent but for After: nothing reads or references one before all
-// have succeeded.
+// goes on without the key if that request failed (PutRequest.After).
+// One's failure neither stops nor undoes another. It returns one result
+// per request, in request order, and only when every request has
+// finished. A caller puts in one batch only writes that are independent
+// but for After: nothing reads or references one before all have
+// succeeded.
 type BatchPutter interface {
 	PutMany(ctx context.Context, reqs []PutRequest) []PutResult
 }
 
 // PutMany writes reqs through st's BatchPutter, or, when st has none, one
 // request after another in order (PutOne each, its After settled by the
-// requests before it: SettledAfter): on such a store (the simulator's
-// among them) a batch is sequential and deterministic.
+// requests before it, as PutRequest.After says): on such a store (the
+// simulator's among them) a batch is sequential and deterministic.
 func PutMany(ctx context.Context, st Store, reqs []PutRequest) []PutResult {
 	if b, ok := st.(BatchPutter); ok {
 		return b.PutMany(ctx, reqs)
@@ -86,7 +86,7 @@ func PutMany(ctx context.Context, st Store, reqs []PutRequest) []PutResult {
 	deps := batchDeps(reqs)
 	out := make([]PutResult, len(reqs))
 	for i, r := range reqs {
-		r.After = SettledAfter(reqs, out, i, deps[i])
+		r.After = settledAfter(reqs, out, i, deps[i])
 		out[i] = PutOne(ctx, st, r)
 	}
 	return out
@@ -114,12 +114,12 @@ func batchDeps(reqs []PutRequest) [][]int {
 	return deps
 }
 
-// SettledAfter is request i's After once its earlier requests of the
+// settledAfter is request i's After once its earlier requests of the
 // batch that it names (deps, indices into reqs, all finished: out holds
 // their results) are settled: a key of theirs is dropped unless one of
 // its requests succeeded with its object deferred (PutResult.Deferred).
 // A request that is not DurableNow keeps its After (PutOne refuses it).
-func SettledAfter(reqs []PutRequest, out []PutResult, i int, deps []int) []string {
+func settledAfter(reqs []PutRequest, out []PutResult, i int, deps []int) []string {
 	r := reqs[i]
 	if len(deps) == 0 {
 		return r.After
@@ -163,10 +163,10 @@ func PutOne(ctx context.Context, st Store, r PutRequest) PutResult {
 // PutConcurrently is a BatchPutter's PutMany for a store whose requests
 // may run in parallel: every request is PutOne on st, at most workers
 // (at least 1) at a time, a request whose After names an earlier request
-// of the batch only once that request has finished (its After settled:
-// SettledAfter), and it returns when all have finished. A backend
-// (never the kernel, which starts no goroutines) implements PutMany with
-// it.
+// of the batch only once that request has finished (its After settled
+// as PutRequest.After says), and it returns when all have finished. A
+// backend (never the kernel, which starts no goroutines) implements
+// PutMany with it.
 func PutConcurrently(ctx context.Context, st Store, reqs []PutRequest, workers int) []PutResult {
 	return PutBatch(reqs, workers, func(r PutRequest, after func() []string) PutResult {
 		if len(r.After) > 0 && r.Durability == DurableNow {
@@ -180,9 +180,9 @@ func PutConcurrently(ctx context.Context, st Store, reqs []PutRequest, workers i
 // 1) at a time, in request order as far as it starts them, and returns
 // their results in request order when all have finished. put's after
 // waits until every earlier request of the batch that r.After names has
-// finished and returns r.After settled (SettledAfter); a put that calls
-// it only when it needs its dependencies durable (fs: at its sync round)
-// overlaps the rest of its work with theirs. It never deadlocks: a
+// finished and returns r.After settled as PutRequest.After says; a put
+// that calls it only when it needs its dependencies durable (fs: at its
+// sync round) overlaps the rest of its work with theirs. It never deadlocks: a
 // request's dependencies were all started before it.
 func PutBatch(reqs []PutRequest, workers int, put func(r PutRequest, after func() []string) PutResult) []PutResult {
 	deps := batchDeps(reqs)
@@ -197,7 +197,7 @@ func PutBatch(reqs []PutRequest, workers int, put func(r PutRequest, after func(
 			for _, j := range deps[i] {
 				<-done[j]
 			}
-			return SettledAfter(reqs, out, i, deps[i])
+			return settledAfter(reqs, out, i, deps[i])
 		})
 	}
 	if len(reqs) == 1 || workers <= 1 {

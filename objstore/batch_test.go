@@ -120,10 +120,10 @@ func TestPutConcurrentlyAfterWaits(t *testing.T) {
 
 // TestPutManyAfterDropsFailed: a key of After whose request of the batch
 // failed, or wrote an object durable when it succeeded (not deferred), is
-// dropped from the dependent's After (SettledAfter), in the sequential
+// dropped from the dependent's After (settledAfter), in the sequential
 // fallback (PutMany on a store without BatchPutter) and the concurrent
 // path alike; a key the batch does not write, and a request not
-// DurableNow, keep theirs. Red if SettledAfter keeps a failed key: the
+// DurableNow, keep theirs. Red if settledAfter keeps a failed key: the
 // dependent's write fails on the key never written.
 func TestPutManyAfterDropsFailed(t *testing.T) {
 	reqs := []PutRequest{

@@ -17,7 +17,7 @@ var _ objstore.BatchPutter = (*Store)(nil)
 // whose After names an earlier request of the batch (objstore.PutRequest)
 // writes its temp file at once and waits for that request only before
 // its first sync round, which then syncs that request's object with its
-// temp file (objstore.SettledAfter: not if that request failed).
+// temp file (objstore.PutRequest.After: not if that request failed).
 // SyncStats counts each request's rounds as if alone.
 func (s *Store) PutMany(ctx context.Context, reqs []objstore.PutRequest) []objstore.PutResult {
 	return objstore.PutBatch(reqs, syncWorkers, func(r objstore.PutRequest, after func() []string) objstore.PutResult {
