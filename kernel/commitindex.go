@@ -26,7 +26,13 @@ const indexCacheEntries = 1 << 16
 // verifiedIndex returns the index of commit id once the manifest it names
 // shows that commit; ok=false when there is none, or it is stale (it names
 // a slot the commit did not land at: a publish attempt that lost its race
-// and never wrote again). A corrupt index is an error, never a guess.
+// and never wrote again), or the store reports it torn
+// (objstore.ErrCorruptObject: a publish attempt's index is written wholly
+// deferred and made durable only by its manifest's placement, so an
+// attempt whose manifest never landed may leave one a crash tore; the
+// lookup then walks the manifests, as for a missing one, and a repair
+// overwrites it). An index the store returned intact that does not decode
+// is an error (ErrCorrupt), never a guess.
 func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitIndex, bool, error) {
 	if x, ok := g.indexes.get(id.String()); ok {
 		return x, true, nil
@@ -34,7 +40,7 @@ func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitI
 	key := g.keys.CommitIndex(id)
 	var obj objstore.Object
 	err := g.withRetry(ctx, "read commit index", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
-	if errors.Is(err, objstore.ErrNotFound) {
+	if errors.Is(err, objstore.ErrNotFound) || errors.Is(err, objstore.ErrCorruptObject) {
 		return format.CommitIndex{}, false, nil
 	}
 	if err != nil {

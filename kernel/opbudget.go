@@ -141,7 +141,10 @@ func (s budgetedStore) PutAfterDeferred(ctx context.Context, key string, data []
 
 // PutMany charges one request per request (a request past the budget is
 // not issued: its result is the *RequestBudgetError) and passes the rest
-// through objstore.PutMany to the inner store as one batch.
+// through objstore.PutMany to the inner store as one batch. The budget
+// only shrinks, so no issued request follows one past it: an issued
+// request's After names only earlier requests the inner batch has
+// (objstore.PutRequest), and its ordering holds there.
 func (s budgetedStore) PutMany(ctx context.Context, reqs []objstore.PutRequest) []objstore.PutResult {
 	out := make([]objstore.PutResult, len(reqs))
 	var issue []objstore.PutRequest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -106,6 +107,12 @@ type publishReq struct {
 	// durable first (objstore.PutAfterDeferred), so no durable manifest
 	// ever names a version a crash can lose.
 	deferred []string
+	// indexSent, shared by every copy of the request (a Write publishes
+	// one request per round), is set once an attempt has sent the new
+	// commit's index (publishWrite): from then on the key may hold an
+	// earlier attempt's index, so the index is overwritten, never
+	// created. nil (a request not built by newPublishReq) counts as set.
+	indexSent *bool
 
 	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
@@ -172,7 +179,7 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 	}
 	return publishReq{branch: b, updates: append([]lineage.Update(nil), updates...), exp: append([]lineage.Expectation(nil), exp...),
 		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok, staged: intent.ReadSince,
-		expectSchema: intent.ExpectSchema, newSchema: intent.NewSchema}, nil
+		expectSchema: intent.ExpectSchema, newSchema: intent.NewSchema, indexSent: new(bool)}, nil
 }
 
 // publish runs the bounded attempt loop of one request. Every exit with an
@@ -333,13 +340,27 @@ type riddenIndex struct {
 // are. When the new commit's index can be built from the handle's caches
 // with no request (commitIndexCached) it goes out in the same batch
 // (objstore.PutMany), so it adds no sequential request to the commit
-// (issue #32: one round on S3 for both). The index is listed first: on a
-// store without the batch capability (the simulator's) it is written
-// before the manifest, the order a concurrent batch may also take, so a
-// crash between them leaves an index naming a slot its commit never took,
-// which verifiedIndex finds stale and the collector deletes once its
-// commit settles unreached (gc.KeepCommitIndex). An index write never
-// decides the publish: only the manifest's result is returned.
+// (issue #32: one round on S3 for both), and the manifest names its key
+// in After: a placed manifest implies its commit's index, if its write
+// succeeded, is durable and whole (on fs the index's file and directory
+// ride the manifest's first sync round; a failed index write is dropped
+// from After and never fails the manifest). So the index costs only a
+// deferred create on the commit's critical path: the request's first
+// index write is create-only and wholly deferred (objstore.DeferAll: on
+// fs no lock, no fsync of its own); a later attempt's may find an
+// earlier attempt's index under the key and overwrites it
+// (Unconditional, objstore.DeferName), its rename made durable by the
+// same sync. An attempt that loses its slot leaves a DeferAll index no
+// manifest synced, which a crash may tear: verifiedIndex takes a torn
+// index (objstore.ErrCorruptObject) for an absent one.
+//
+// The index is listed first: on a store without the batch capability
+// (the simulator's) it is written before the manifest, the order a
+// concurrent batch may also take, so a crash between them leaves an
+// index naming a slot its commit never took, which verifiedIndex finds
+// stale and the collector deletes once its commit settles unreached
+// (gc.KeepCommitIndex). An index write never decides the publish: only
+// the manifest's result is returned.
 func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, head loaded, next *format.Manifest) (riddenIndex, error) {
 	manifest := objstore.PutRequest{Key: key, Data: mustEncodeManifest(next, req.token), Cond: objstore.CreateOnly, After: req.deferred}
 	var ri riddenIndex
@@ -353,7 +374,13 @@ func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, h
 	if err != nil {
 		return riddenIndex{}, err
 	}
-	index := objstore.PutRequest{Key: g.keys.CommitIndex(ri.x.ID), Data: data, Cond: objstore.Unconditional, Durability: objstore.DeferName}
+	index := objstore.PutRequest{Key: g.keys.CommitIndex(ri.x.ID), Data: data, Cond: objstore.CreateOnly, Durability: objstore.DeferAll}
+	if req.indexSent == nil || *req.indexSent {
+		index.Cond, index.Durability = objstore.Unconditional, objstore.DeferName
+	} else {
+		*req.indexSent = true
+	}
+	manifest.After = append(slices.Clip(req.deferred), index.Key)
 	res := objstore.PutMany(ctx, g.store, []objstore.PutRequest{index, manifest})
 	ri.written = res[0].Err
 	return ri, res[1].Err

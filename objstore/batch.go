@@ -36,7 +36,15 @@ type PutRequest struct {
 	Durability Durability
 	// After, with DurableNow only, makes the request PutAfterDeferred:
 	// no part of it is durable before the objects deferred under these
-	// keys are.
+	// keys are. In a batch (PutMany), a key of After that is the Key of
+	// an earlier request of the same batch names that request's object:
+	// a crash never keeps this request's write and loses or tears the
+	// object of that request if it succeeded. A store that defers
+	// durability makes this request wait for that one (on fs only its
+	// sync round waits); a key whose request failed, or whose object was
+	// not deferred (durable when it succeeded), is dropped from After:
+	// the request goes on without it, so an aid's failure never fails
+	// the request that names it.
 	After []string
 }
 
@@ -55,26 +63,79 @@ type PutResult struct {
 // instead of one each). Each request is exactly its single-object call,
 // with that call's semantics and errors (an ambiguous outcome is the
 // caller's to resolve by reading back); the requests have no order among
-// them, and one's failure neither stops nor undoes another. It returns one
-// result per request, in request order, and only when every request has
-// finished. A caller puts in one batch only writes that are independent:
-// nothing reads or references one before all have succeeded.
+// them but one: a request whose After names the Key of an earlier request
+// of the batch is durable no earlier than that request's object, and
+// goes on without the key if that request failed (PutRequest.After).
+// One's failure neither stops nor undoes another. It returns one result
+// per request, in request order, and only when every request has
+// finished. A caller puts in one batch only writes that are independent
+// but for After: nothing reads or references one before all have
+// succeeded.
 type BatchPutter interface {
 	PutMany(ctx context.Context, reqs []PutRequest) []PutResult
 }
 
 // PutMany writes reqs through st's BatchPutter, or, when st has none, one
-// request after another in order (PutOne each): on such a store (the
+// request after another in order (PutOne each, its After settled by the
+// requests before it, as PutRequest.After says): on such a store (the
 // simulator's among them) a batch is sequential and deterministic.
 func PutMany(ctx context.Context, st Store, reqs []PutRequest) []PutResult {
 	if b, ok := st.(BatchPutter); ok {
 		return b.PutMany(ctx, reqs)
 	}
+	deps := batchDeps(reqs)
 	out := make([]PutResult, len(reqs))
 	for i, r := range reqs {
+		r.After = settledAfter(reqs, out, i, deps[i])
 		out[i] = PutOne(ctx, st, r)
 	}
 	return out
+}
+
+// batchDeps returns, per request of reqs, the indices of the earlier
+// requests whose Key its After names (none for a request that is not
+// DurableNow: PutOne refuses its After whatever it names).
+func batchDeps(reqs []PutRequest) [][]int {
+	deps := make([][]int, len(reqs))
+	var at map[string][]int
+	for i, r := range reqs {
+		if r.Durability == DurableNow {
+			for _, k := range r.After {
+				deps[i] = append(deps[i], at[k]...)
+			}
+		}
+		if i+1 < len(reqs) {
+			if at == nil {
+				at = map[string][]int{}
+			}
+			at[r.Key] = append(at[r.Key], i)
+		}
+	}
+	return deps
+}
+
+// settledAfter is request i's After once its earlier requests of the
+// batch that it names (deps, indices into reqs, all finished: out holds
+// their results) are settled: a key of theirs is dropped unless one of
+// its requests succeeded with its object deferred (PutResult.Deferred).
+// A request that is not DurableNow keeps its After (PutOne refuses it).
+func settledAfter(reqs []PutRequest, out []PutResult, i int, deps []int) []string {
+	r := reqs[i]
+	if len(deps) == 0 {
+		return r.After
+	}
+	keep := map[string]bool{}
+	for _, j := range deps {
+		k := reqs[j].Key
+		keep[k] = keep[k] || (out[j].Err == nil && out[j].Deferred)
+	}
+	after := make([]string, 0, len(r.After))
+	for _, k := range r.After {
+		if ok, named := keep[k]; !named || ok {
+			after = append(after, k)
+		}
+	}
+	return after
 }
 
 // PutOne is r's single-object call on st: Put (PutAfterDeferred with
@@ -101,14 +162,47 @@ func PutOne(ctx context.Context, st Store, r PutRequest) PutResult {
 
 // PutConcurrently is a BatchPutter's PutMany for a store whose requests
 // may run in parallel: every request is PutOne on st, at most workers
-// (at least 1) at a time, and it returns when all have finished. A backend
-// (never the kernel, which starts no goroutines) implements PutMany with
-// it.
+// (at least 1) at a time, a request whose After names an earlier request
+// of the batch only once that request has finished (its After settled
+// as PutRequest.After says), and it returns when all have finished. A
+// backend (never the kernel, which starts no goroutines) implements
+// PutMany with it.
 func PutConcurrently(ctx context.Context, st Store, reqs []PutRequest, workers int) []PutResult {
+	return PutBatch(reqs, workers, func(r PutRequest, after func() []string) PutResult {
+		if len(r.After) > 0 && r.Durability == DurableNow {
+			r.After = after()
+		}
+		return PutOne(ctx, st, r)
+	})
+}
+
+// PutBatch runs put once per request of reqs, at most workers (at least
+// 1) at a time, in request order as far as it starts them, and returns
+// their results in request order when all have finished. put's after
+// waits until every earlier request of the batch that r.After names has
+// finished and returns r.After settled as PutRequest.After says; a put
+// that calls it only when it needs its dependencies durable (fs: at its
+// sync round) overlaps the rest of its work with theirs. It never deadlocks: a
+// request's dependencies were all started before it.
+func PutBatch(reqs []PutRequest, workers int, put func(r PutRequest, after func() []string) PutResult) []PutResult {
+	deps := batchDeps(reqs)
 	out := make([]PutResult, len(reqs))
+	done := make([]chan struct{}, len(reqs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	run := func(i int) {
+		defer close(done[i])
+		out[i] = put(reqs[i], func() []string {
+			for _, j := range deps[i] {
+				<-done[j]
+			}
+			return settledAfter(reqs, out, i, deps[i])
+		})
+	}
 	if len(reqs) == 1 || workers <= 1 {
-		for i, r := range reqs {
-			out[i] = PutOne(ctx, st, r)
+		for i := range reqs {
+			run(i)
 		}
 		return out
 	}
@@ -119,7 +213,7 @@ func PutConcurrently(ctx context.Context, st Store, reqs []PutRequest, workers i
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				out[i] = PutOne(ctx, st, reqs[i])
+				run(i)
 			}
 		}()
 	}

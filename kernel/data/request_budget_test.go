@@ -71,8 +71,10 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) (rounds []string, re
 // are independent (both garbage until the manifest pins them), so they
 // are one batch (objstore.PutMany; kernel/write_batch.go), concurrent on
 // a store that can (S3); the new commit's index, built from the handle's
-// caches, rides the manifest's batch (kernel publishWrite): never
-// authoritative, it needs nothing the manifest makes durable.
+// caches, rides the manifest's batch (kernel publishWrite): a deferred
+// create the manifest names in After (on fs its sync rides the manifest's
+// first round; on S3 the two go out at once), never a request of its own
+// round.
 // With embedding off (the control) the insert is 4 requests again.
 func TestCommitRequestBudget(t *testing.T) {
 	// the lineage aid (stale until the manifest lands; repaired if a

@@ -377,6 +377,11 @@ func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (line
 		return lineage.Reach{}, false, err
 	}
 	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(mf.Head))
+	if errors.Is(err, objstore.ErrCorruptObject) {
+		// Torn by a crash (a publish writes its index wholly deferred):
+		// an aid, so unknown, as one that does not decode.
+		return lineage.Reach{}, false, fmt.Errorf("%v: %v: %w", at, err, gc.ErrReachUnknown)
+	}
 	if err != nil {
 		return lineage.Reach{}, false, err
 	}

@@ -29,6 +29,16 @@ type hookStore struct {
 	objstore.Store
 	match string
 	hook  func()
+	// torn, if set, is every key whose reads fail as the fs store's do
+	// for a file a crash tore (objstore.ErrCorruptObject).
+	torn func(key string) bool
+}
+
+func (s *hookStore) Get(ctx context.Context, key string) (objstore.Object, error) {
+	if s.torn != nil && s.torn(key) {
+		return objstore.Object{}, objstore.NewError(objstore.OpGet, key, objstore.ErrRejected, fmt.Errorf("torn: %w", objstore.ErrCorruptObject))
+	}
+	return s.Store.Get(ctx, key)
 }
 
 func (s *hookStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
@@ -699,6 +709,29 @@ func TestCollectWithoutCommitIndexes(t *testing.T) {
 		if name, err := f.readAll(c.ID); err != nil || name != fmt.Sprint("v", 3+i) {
 			t.Fatalf("retained commit %d: %q %v", i, name, err)
 		}
+	}
+}
+
+// TestCollectTornCommitIndexes: a publish attempt's commit index is
+// written wholly deferred, made durable by its manifest's sync only if
+// that attempt lands, so an OS crash can tear one; a later attempt's or a
+// repair's overwrite of it is not synced either, so even a published
+// commit's index may read torn (objstore.ErrCorruptObject) after a
+// crash. The collector counts such a head's merge bases unknown, as for
+// a missing index, and completes (red without readReach's rule: every
+// collection fails on the torn read).
+func TestCollectTornCommitIndexes(t *testing.T) {
+	f := newFixture(t)
+	main := f.branch("main")
+	f.seed(main, 6)
+	if _, err := f.g.Kernel().CreateBranch(ctx, "feat", main); err != nil {
+		t.Fatal(err)
+	}
+	f.store.torn = func(key string) bool { return strings.HasPrefix(key, root+"/index/commits/") }
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(policy)
+	if rep.MergeBasesUnknown != 2 || rep.MergeBases != 0 {
+		t.Fatalf("merge bases kept %d, unknown %d; want 0 and 2 (main and feat)", rep.MergeBases, rep.MergeBasesUnknown)
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore"
@@ -156,5 +158,107 @@ func TestPutDeferredIntactSyncsDataNotName(t *testing.T) {
 	}
 	if d := s.SyncStats().Sub(before); d.Dirs != 0 || d.Rounds != 2 || d.Files != 2 {
 		t.Errorf("sync stats of two intact-deferred writes = %+v, want 2 files in 2 rounds, no directory", d)
+	}
+}
+
+// placements returns the events before each occurrence of e, in order.
+func (l *syncLog) placements(e string) []map[string]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]bool
+	for i, x := range l.events {
+		if x == e {
+			seen := map[string]bool{}
+			for _, y := range l.events[:i] {
+				seen[y] = true
+			}
+			out = append(out, seen)
+		}
+	}
+	return out
+}
+
+// TestPutManyAfterSyncsBatchedAidBeforePlacing is the fs durability rule
+// of a publish whose commit index rides its manifest (kernel
+// publishWrite, docs/invariants.md S11): in one PutMany, the manifest
+// names the index's key in After, so by the time the manifest's name is
+// placed the index's object file and every directory on its path (a fresh
+// Store knows none durable) have been fsynced, with the objects deferred
+// before the batch, in the manifest's first round; the index's own write
+// is wholly deferred (a DeferAll create: no round of its own) or, on a
+// later attempt, an intact-deferred overwrite (DeferName: its temp file's
+// round) whose rename the manifest's sync makes durable. The manifest's
+// temp file is written concurrently; only its sync round waits for the
+// index (the index's write here dawdles after its temp file, so a
+// manifest that did not wait would find it missing). Red if fs PutMany's
+// dependent does not wait for the index, or does not sync it.
+func TestPutManyAfterSyncsBatchedAidBeforePlacing(t *testing.T) {
+	ctx := context.Background()
+	const index, fragment = "g/index/commits/01JGJFGR48XEKVHR5ZSPHN8PKH", "g/data/T/01JGJFGR48XEKVHR5ZSPHN8PKJ"
+	for _, tc := range []struct {
+		name       string
+		cond       objstore.Condition
+		durability objstore.Durability
+		rounds     uint64
+	}{
+		{"create", objstore.CreateOnly, objstore.DeferAll, 2},
+		{"overwrite", objstore.Unconditional, objstore.DeferName, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openT(t)
+			if _, err := s.PutDeferred(ctx, fragment, []byte("fragment")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.cond.Kind != objstore.CondCreateOnly { // an earlier attempt's index, never synced
+				if _, err := s.PutDeferred(ctx, index, []byte("old index")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l := recordSyncLog(t, s)
+			record := s.hook
+			var dawdled atomic.Bool
+			s.hook = func(point string) {
+				record(point)
+				if point == pointTempWritten && !dawdled.Swap(true) { // the first temp written is the index's
+					for range 10000 {
+						runtime.Gosched()
+					}
+				}
+			}
+			before := s.SyncStats()
+			manifest := "g/branches/main/18446744073709551613"
+			res := s.PutMany(ctx, []objstore.PutRequest{
+				{Key: index, Data: []byte("index"), Cond: tc.cond, Durability: tc.durability},
+				{Key: manifest, Data: []byte("manifest"), Cond: objstore.CreateOnly, After: []string{fragment, index}},
+			})
+			for i, r := range res {
+				if r.Err != nil {
+					t.Fatalf("request %d: %v", i, r.Err)
+				}
+			}
+			placed := l.placements("@" + pointPlaced)
+			if len(placed) != 2 {
+				t.Fatalf("%d names placed, want 2 (the index, then the manifest; events %q)", len(placed), l.events)
+			}
+			indexPlaced, manifestPlaced := placed[0], placed[1]
+			for _, p := range pathOf(s, fragment) {
+				if !manifestPlaced[p] {
+					t.Errorf("%s: %s not fsynced before the manifest's name was placed", fragment, strings.TrimPrefix(p, s.root))
+				}
+			}
+			for _, p := range pathOf(s, index) { // synced after the index's name was placed: its link or rename is durable
+				if !manifestPlaced[p] || indexPlaced[p] {
+					t.Errorf("%s: %s not fsynced between the index's placement and the manifest's", index, strings.TrimPrefix(p, s.root))
+				}
+			}
+			if d := s.SyncStats().Sub(before); d.Rounds != tc.rounds {
+				t.Errorf("the batch waited %d sync rounds, want %d (the manifest's two, the index's own %d)", d.Rounds, tc.rounds, tc.rounds-2)
+			}
+			for key, want := range map[string]string{index: "index", manifest: "manifest"} {
+				if got := string(mustGet(t, s, key).Data); got != want {
+					t.Fatalf("%s = %q, want %q", key, got, want)
+				}
+			}
+		})
 	}
 }

@@ -39,12 +39,15 @@ var _ objstore.DeferredPublisher = (*Store)(nil)
 // durable before the deferred objects are. A failure to sync a deferred
 // key is an ErrTransient naming it, returned before anything is placed.
 func (s *Store) PutAfterDeferred(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
-	return s.put(ctx, key, data, cond, deferred)
+	return s.put(ctx, key, data, cond, func() []string { return deferred })
 }
 
-// put is Put whose temp file is fsynced in one round with deferred's
-// objects (syncDeferred).
-func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.Condition, deferred []string) (string, error) {
+// put is Put whose temp file is fsynced in one round with the objects of
+// the deferred keys after returns (syncDeferred). after (nil: none) is
+// called once the temp file is written, right before that round: in a
+// batch (PutMany) it waits for the requests of the batch the write names,
+// so only the sync round waits for them.
+func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.Condition, after func() []string) (string, error) {
 	const op = objstore.OpPut
 	root, err := s.begin(ctx, op, key)
 	if err != nil {
@@ -69,6 +72,10 @@ func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.
 	// to every operation and SweepTemp removes it.
 	defer unix.Unlinkat(tmpDir, tmp, 0)
 	temp := []syncTarget{{fd: int(f.Fd()), what: "temp"}}
+	var deferred []string
+	if after != nil {
+		deferred = after()
+	}
 	if len(deferred) > 0 && !s.noSync {
 		err = s.syncDeferred(ctx, deferred, temp)
 	} else {

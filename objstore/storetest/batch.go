@@ -53,6 +53,7 @@ func testPutMany(t *testing.T, s objstore.Store) {
 		t.Fatalf("SyncDeferred of the batch's deferred keys: %v", err)
 	}
 	testPutManyAfter(t, s)
+	testPutManyAfterInBatch(t, s)
 }
 
 // testPutManyAfter: a request with After keys is PutAfterDeferred (it
@@ -83,4 +84,30 @@ func testPutManyAfter(t *testing.T, s objstore.Store) {
 	}
 	wantErr(t, res[2].Err, objstore.ErrRejected, objstore.OpPut, "batch/after/bad")
 	wantMissing(t, s, "batch/after/bad")
+}
+
+// testPutManyAfterInBatch: a request whose After names an earlier request
+// of the same batch (objstore.PutRequest.After; a publish's manifest
+// naming the commit index it carries) lands once that request has, and
+// both read back whole; a dependency that fails is dropped from After, so
+// the request that names it still lands (red on a store that defers
+// durability, fs, if the failed key is kept: the store cannot make an
+// object that was never written durable).
+func testPutManyAfterInBatch(t *testing.T, s objstore.Store) {
+	ctx := t.Context()
+	reqs := []objstore.PutRequest{
+		{Key: "batch/within/aid", Data: []byte("aid"), Cond: objstore.CreateOnly, Durability: objstore.DeferAll},
+		{Key: "batch/within/refused", Data: []byte("x"), Cond: objstore.Unconditional, Durability: objstore.DeferAll},
+		{Key: "batch/within/manifest", Data: []byte("m"), Cond: objstore.CreateOnly, After: []string{"batch/within/aid"}},
+		{Key: "batch/within/other", Data: []byte("o"), Cond: objstore.CreateOnly, After: []string{"batch/within/refused", "batch/within/aid"}},
+	}
+	res := objstore.PutMany(ctx, s, reqs)
+	wantErr(t, res[1].Err, objstore.ErrRejected, objstore.OpPut, "batch/within/refused") // DeferAll is create-only
+	wantMissing(t, s, "batch/within/refused")
+	for _, i := range []int{0, 2, 3} {
+		if res[i].Err != nil {
+			t.Fatalf("request %d (%s): %v", i, reqs[i].Key, res[i].Err)
+		}
+		wantObject(t, s, reqs[i].Key, reqs[i].Data, res[i].ETag)
+	}
 }
