@@ -3,6 +3,7 @@ package data
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -70,13 +71,18 @@ func addEmbeds(md map[string]string, infos []FragmentInfo) {
 // names a fragment of the version is checked once its infos are known
 // (attachEmbeds).
 func parseEmbeds(md map[string]string) (map[string][]byte, error) {
+	var keys []string
+	for k := range md { //detlint:ordered collects keys, sorted below
+		if strings.HasPrefix(k, metaEmbedPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // the first bad embed in key order is the one named
 	var out map[string][]byte
 	total := 0
-	for k, v := range md { //detlint:ordered fills a map; errors name no key order
-		name, ok := strings.CutPrefix(k, metaEmbedPrefix)
-		if !ok {
-			continue
-		}
+	for _, k := range keys {
+		v := md[k]
+		name := strings.TrimPrefix(k, metaEmbedPrefix)
 		if _, err := ulid.ParseStrict(name); err != nil {
 			return nil, fmt.Errorf("embedded fragment %q: name is not a ULID", name)
 		}
