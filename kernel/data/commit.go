@@ -727,6 +727,11 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 	if rows != b.rows {
 		panic(fmt.Sprintf("data: content of %s has %d rows, build counted %d", t.Name, rows, b.rows))
 	}
+	// Kept fragments come from one version (within the bound) and new ones
+	// are embedded only within it, so no reader refuses what is written.
+	if n := embeddedBytes(infos); n > MaxEmbeddedBytes {
+		panic(fmt.Sprintf("data: content of %s embeds %d bytes, more than %d", t.Name, n, MaxEmbeddedBytes))
+	}
 	content, err := adjWriter{g: g, r: r}.fragContent(ctx, t, infos, rows, p.head)
 	if err != nil {
 		return kernel.TableContent{}, err
