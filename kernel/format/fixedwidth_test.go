@@ -175,3 +175,38 @@ func TestDecodeRejectsVariableWidthCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeTableVersionIsMarshalOfTheVersion: EncodeTableVersion takes
+// the payload from TableVersion.MarshalJSON directly (no second
+// compaction pass by json.Marshal); the bytes must be exactly what
+// json.Marshal of the version gives, HTML-escaped characters, non-ASCII
+// text and long embedded values included, so no stored version changes.
+func TestEncodeTableVersionIsMarshalOfTheVersion(t *testing.T) {
+	long := strings.Repeat("QUJD", 3000) // base64-like, as an embedded fragment
+	cases := []TableVersion{
+		{Table: "Person", Fork: ID{1}, Version: 1, Rows: 0},
+		{Table: "Person", Fork: ID{1}, Version: 7, Rows: 3, Fragments: []string{"f1", "f2"},
+			Metadata: []KV{{Key: "a<b>&c", Value: "<script>&amp;\u2028é"}, {Key: "data.embed.X", Value: long}},
+			BasedOn: &TableRef{Fork: ID{1}, Version: 6}, ContentPreserving: true, Attempt: ID{9}},
+	}
+	for i, tv := range cases {
+		want, err := json.Marshal(tv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := EncodeTableVersion(&tv, Token{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := DecodeEnvelope(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(e.Payload, want) {
+			t.Fatalf("case %d: payload\n%s\nwant\n%s", i, e.Payload, want)
+		}
+		if _, _, err := DecodeTableVersion(b); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+	}
+}
