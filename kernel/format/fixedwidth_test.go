@@ -187,7 +187,7 @@ func TestEncodeTableVersionIsMarshalOfTheVersion(t *testing.T) {
 		{Table: "Person", Fork: ID{1}, Version: 1, Rows: 0},
 		{Table: "Person", Fork: ID{1}, Version: 7, Rows: 3, Fragments: []string{"f1", "f2"},
 			Metadata: []KV{{Key: "a<b>&c", Value: "<script>&amp;\u2028é"}, {Key: "data.embed.X", Value: long}},
-			BasedOn: &TableRef{Fork: ID{1}, Version: 6}, ContentPreserving: true, Attempt: ID{9}},
+			BasedOn:  &TableRef{Fork: ID{1}, Version: 6}, ContentPreserving: true, Attempt: ID{9}},
 	}
 	for i, tv := range cases {
 		want, err := json.Marshal(tv)
