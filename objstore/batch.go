@@ -83,13 +83,7 @@ func PutMany(ctx context.Context, st Store, reqs []PutRequest) []PutResult {
 	if b, ok := st.(BatchPutter); ok {
 		return b.PutMany(ctx, reqs)
 	}
-	deps := batchDeps(reqs)
-	out := make([]PutResult, len(reqs))
-	for i, r := range reqs {
-		r.After = settledAfter(reqs, out, i, deps[i])
-		out[i] = PutOne(ctx, st, r)
-	}
-	return out
+	return PutConcurrently(ctx, st, reqs, 1) // one worker: in order, no goroutine
 }
 
 // batchDeps returns, per request of reqs, the indices of the earlier
