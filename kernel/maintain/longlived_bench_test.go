@@ -1,0 +1,83 @@
+package maintain_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore/counting"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// llGraph is a bench graph with the simulator's small reach bounds, so
+// main's commit indexes fold as they do in the lifetime soak.
+func llGraph(b *testing.B, cs *counting.Store, entries, folds int) *benchGraph {
+	b.Helper()
+	s, err := schema.Parse([]byte("node Person { name: string }\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	g, err := data.Init(ctx, cs, root, s, data.Options{Kernel: kernel.Options{
+		Env: kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{1})}, Grace: time.Minute,
+		ReachEntries: entries, ReachFolds: folds}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := maintain.New(cs, root, kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{2})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	main, err := g.Kernel().Branch(ctx, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &benchGraph{g: g, m: m, store: cs, clock: clock, main: main}
+}
+
+// BenchmarkLongLivedBranch: one branch forked from main at the start and
+// left live, beside n branch-per-change cycles on main (bpcCycle) with a
+// collection every 100 cycles; reports the last collection's requests and
+// merge-base keeps and the keys after it, at n = 100, 1000, 3000.
+func BenchmarkLongLivedBranch(b *testing.B) {
+	for _, n := range []int{100, 1000, 3000} {
+		b.Run(fmt.Sprintf("cycles=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
+				bg := llGraph(b, cs, 4, 2)
+				bg.insert(b, id(0))
+				long, err := bg.g.Kernel().CreateBranch(ctx, "long", bg.main)
+				if err != nil {
+					b.Fatal(err)
+				}
+				commitOn(b, bg.g, long, "long-0")
+				var rep maintain.Report
+				var req uint64
+				var dur time.Duration
+				for i := 0; i < n; i++ {
+					bpcCycle(b, bg, i)
+					if (i+1)%100 == 0 {
+						r0, t0 := cs.Counts().Requests(), time.Now()
+						if rep, err = bg.m.Collect(ctx, bpcPolicy); err != nil {
+							b.Fatalf("collection after %d cycles: %+v %v", i+1, rep, err)
+						}
+						req, dur = cs.Counts().Requests()-r0, time.Since(t0)
+					}
+				}
+				b.ReportMetric(float64(req), "collect-requests")
+				b.ReportMetric(float64(dur.Microseconds()), "collect-us")
+				b.ReportMetric(float64(rep.MergeBases), "merge-bases")
+				b.ReportMetric(float64(rep.TableVersions.Kept), "tv-kept")
+				b.ReportMetric(float64(countKeys(b, cs)), "keys")
+				if _, err := bg.g.Merge(ctx, long, bg.main, kernel.LineageIntent{Actor: "b", Message: "merge long"}, data.MergeOptions{}); err != nil {
+					b.Fatalf("merge of the long-lived branch: %v", err)
+				}
+			}
+		})
+	}
+}
