@@ -94,6 +94,7 @@ type collection struct {
 	marks   *gc.Marks
 	known   *gc.Known
 	groups  []incGroup
+	listed  map[string]bool // every manifest key listManifests saw
 	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
 	reaches []lineage.Reach      // the reach of every live head whose commit index is complete
 	// reachOf caches the collector's verified reach loads (rule 3b), and
@@ -136,7 +137,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return Report{}, err
 	}
 	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
-		reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
+		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -237,23 +238,39 @@ func (c *collection) listManifests(ctx context.Context) error {
 			}
 			g := &c.groups[len(c.groups)-1]
 			g.keys, g.versions = append(g.keys, key), append(g.versions, v)
+			c.listed[key] = true
 		}
 		return nil
 	})
 }
 
 // manifest GETs and decodes one listed manifest; found=false when a
-// concurrent collection deleted it since the listing.
+// concurrent collection deleted it since the listing. A manifest key is
+// written create-only and never rewritten (an incarnation number is never
+// reused, docs/gc.md rule 1a), so a key this run listed is read through
+// the Maintainer's immutable cache: a hit for one a concurrent collection
+// deleted since keeps more, never less (immutable.go).
 func (c *collection) manifest(ctx context.Context, key string) (format.Manifest, bool, error) {
+	decode := func(b []byte) (format.Manifest, error) {
+		mf, _, err := format.DecodeManifest(b)
+		if err != nil {
+			return mf, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
+		}
+		return mf, nil
+	}
+	if c.listed[key] {
+		mf, found, err := readImmutable(ctx, c.m, key, decode)
+		if err != nil || !found {
+			return format.Manifest{}, false, err
+		}
+		return mf, true, nil
+	}
 	b, found, err := c.m.get(ctx, key)
 	if err != nil || !found {
 		return format.Manifest{}, false, err
 	}
-	mf, _, err := format.DecodeManifest(b)
-	if err != nil {
-		return format.Manifest{}, false, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
-	}
-	return mf, true, nil
+	mf, err := decode(b)
+	return mf, err == nil, err
 }
 
 // loadIncarnation reads g's head and its protected manifests, records the
@@ -364,11 +381,23 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 	if l, ok := c.reachOf[at]; ok {
 		return l.r, l.found, l.err
 	}
+	if r, ok := c.m.immut.getReach(at); ok && c.listedRef(at) && c.listedRef(r.HeadAt) {
+		c.reachOf[at] = reachLoad{r: r, found: true}
+		return r, true, nil
+	}
 	r, found, err := c.readReach(ctx, at)
 	if err == nil || errors.Is(err, gc.ErrReachUnknown) {
 		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
 	}
+	if err == nil && found {
+		c.m.immut.putReach(r)
+	}
 	return r, found, err
+}
+
+// listedRef reports whether this run listed the manifest at.
+func (c *collection) listedRef(at format.ManifestRef) bool {
+	return c.listed[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)]
 }
 
 func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
@@ -746,21 +775,22 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 // attempt (named) is immutable, so it may come from the Maintainer's
 // cache. found=false when a concurrent collection deleted it.
 func (c *collection) tableVersion(ctx context.Context, key string, named bool) (tv format.TableVersion, found bool, err error) {
-	decode := func(b []byte) (err error) {
-		if tv, _, err = format.DecodeTableVersion(b); err != nil {
-			return fmt.Errorf("table version %s: %w", key, err)
+	decode := func(b []byte) (format.TableVersion, error) {
+		tv, _, err := format.DecodeTableVersion(b)
+		if err != nil {
+			return tv, fmt.Errorf("table version %s: %w", key, err)
 		}
-		return nil
+		return tv, nil
 	}
 	if named {
-		found, err = c.m.readImmutable(ctx, key, decode)
-		return tv, found, err
+		return readImmutable(ctx, c.m, key, decode)
 	}
 	b, found, err := c.m.get(ctx, key)
 	if err != nil || !found {
 		return tv, found, err
 	}
-	return tv, true, decode(b)
+	tv, err = decode(b)
+	return tv, true, err
 }
 
 // markFragmentChunks marks a paged table version's fragment chunks (in
@@ -778,12 +808,12 @@ func (c *collection) markFragmentChunks(ctx context.Context, tv format.TableVers
 		if err != nil {
 			return fmt.Errorf("fragment chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
 		}
-		var infos []data.FragmentInfo
-		found, err := c.m.readImmutable(ctx, c.m.keys.Adjacency(tv.Table, id), func(b []byte) (err error) {
-			if infos, err = data.FragmentChunkInfos(tv.Table, b); err != nil {
-				return fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
+		infos, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(tv.Table, id), func(b []byte) ([]data.FragmentInfo, error) {
+			infos, err := data.FragmentChunkInfos(tv.Table, b)
+			if err != nil {
+				return nil, fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
 			}
-			return nil
+			return infos, nil
 		})
 		if err != nil || !found {
 			return err // gone: its version is being collected concurrently
@@ -814,12 +844,12 @@ func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) 
 		if err != nil {
 			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
 		}
-		var pages []string
-		found, err := c.m.readImmutable(ctx, c.m.keys.Adjacency(tv.Table, id), func(b []byte) (err error) {
-			if pages, err = data.AdjacencyChunkPages(b); err != nil {
-				return fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
+		pages, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(tv.Table, id), func(b []byte) ([]string, error) {
+			pages, err := data.AdjacencyChunkPages(b)
+			if err != nil {
+				return nil, fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
 			}
-			return nil
+			return pages, nil
 		})
 		if err != nil || !found {
 			return err // gone: its version is being collected concurrently

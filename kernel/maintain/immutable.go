@@ -3,20 +3,23 @@ package maintain
 import (
 	"context"
 	"sync"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
 
 // maxImmutableBytes bounds the bytes a Maintainer keeps of immutable
 // objects it read (immutableCache).
 const maxImmutableBytes = 32 << 20
 
-// immutableCache keeps the bytes of objects a Maintainer's collections read
-// and decoded whose keys are never rewritten: a table version named per
-// attempt (R/tables/<t>/<fork>/a/<ulid>) and an index chunk
-// (R/adj/<t>/<ulid>). Each is named by a fresh ULID and written create-only
-// (a retry writes the same bytes), so the bytes at such a key are the only
-// bytes ever there, and a Maintainer's next collection marks from here:
-// its marking reads only what was written since (docs/gc.md §7,
-// capacity). A hit for a key deleted since is harmless: marking what a
+// immutableCache keeps the decoded values of objects a Maintainer's
+// collections read whose keys are never rewritten: a table version named
+// per attempt (R/tables/<t>/<fork>/a/<ulid>), an index chunk
+// (R/adj/<t>/<ulid>) and a manifest the run listed (a manifest key is
+// written create-only and an incarnation number is never reused), and
+// rule 3b's verified reaches (reaches). Each key holds the only bytes ever
+// there, so a Maintainer's next collection loads and marks from here: it
+// reads and decodes only what was written since (docs/gc.md §7, capacity). A hit for a key deleted since is harmless: marking what a
 // gone object names keeps more, never less; the keep decisions come from
 // the run's own listings, never from here.
 //
@@ -29,10 +32,22 @@ type immutableCache struct {
 	byKey map[string]immutableEntry
 	bytes int
 	run   uint64 // the newest collection begun
+	// reaches holds verified manifest reaches (rule 3b's loads, see
+	// cachedReach), at most maxCachedReaches, aged like byKey.
+	reaches map[format.ManifestRef]reachEntry
+}
+
+// maxCachedReaches bounds the verified reaches a Maintainer keeps.
+const maxCachedReaches = 1 << 16
+
+type reachEntry struct {
+	r   lineage.Reach
+	run uint64
 }
 
 type immutableEntry struct {
-	data []byte
+	val  any    // the object's decoded value
+	size int    // its bytes in the store
 	run  uint64 // the newest collection that used it
 }
 
@@ -50,13 +65,44 @@ func (c *immutableCache) endRun() {
 	defer c.mu.Unlock()
 	for k, e := range c.byKey { //detlint:ordered deletes only: the order reaches nothing
 		if e.run+1 < c.run {
-			c.bytes -= len(e.data)
+			c.bytes -= e.size
 			delete(c.byKey, k)
+		}
+	}
+	for k, e := range c.reaches { //detlint:ordered deletes only: the order reaches nothing
+		if e.run+1 < c.run {
+			delete(c.reaches, k)
 		}
 	}
 }
 
-func (c *immutableCache) get(key string) ([]byte, bool) {
+// getReach returns the verified reach of the manifest at, if a collection
+// of this Maintainer verified it before.
+func (c *immutableCache) getReach(at format.ManifestRef) (lineage.Reach, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.reaches[at]
+	if ok {
+		e.run = c.run
+		c.reaches[at] = e
+	}
+	return e.r, ok
+}
+
+// putReach remembers a verified reach (skipped past maxCachedReaches).
+func (c *immutableCache) putReach(r lineage.Reach) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.reaches[r.At]; ok || len(c.reaches) >= maxCachedReaches {
+		return
+	}
+	if c.reaches == nil {
+		c.reaches = map[format.ManifestRef]reachEntry{}
+	}
+	c.reaches[r.At] = reachEntry{r: r, run: c.run}
+}
+
+func (c *immutableCache) get(key string) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byKey[key]
@@ -64,39 +110,44 @@ func (c *immutableCache) get(key string) ([]byte, bool) {
 		e.run = c.run
 		c.byKey[key] = e
 	}
-	return e.data, ok
+	return e.val, ok
 }
 
-func (c *immutableCache) put(key string, b []byte) {
+// put keeps val, decoded from size bytes, under key.
+func (c *immutableCache) put(key string, val any, size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; ok || c.bytes+len(b) > maxImmutableBytes {
+	if _, ok := c.byKey[key]; ok || c.bytes+size > maxImmutableBytes {
 		return
 	}
 	if c.byKey == nil {
 		c.byKey = map[string]immutableEntry{}
 	}
-	c.byKey[key] = immutableEntry{data: append([]byte(nil), b...), run: c.run}
-	c.bytes += len(b)
+	c.byKey[key] = immutableEntry{val: val, size: size, run: c.run}
+	c.bytes += size
 }
 
 // readImmutable reads the object at key, which must be one immutableCache
-// may hold, and hands its bytes to decode: from the cache when a
-// collection of this Maintainer read it before, else from the store (then
-// cached once decode accepts it, so corrupt bytes are never kept).
+// may hold, and returns what decode makes of its bytes: the value a
+// collection of this Maintainer decoded before, else decode of the
+// store's bytes (then cached once decode accepts them, so corrupt bytes
+// are never kept; the value counts its bytes against maxImmutableBytes).
+// Callers must not modify the value: it is shared with later collections.
 // found=false when it is not in the store (a concurrent collection
 // deleted it).
-func (m *Maintainer) readImmutable(ctx context.Context, key string, decode func([]byte) error) (found bool, err error) {
-	if b, ok := m.immut.get(key); ok {
-		return true, decode(b)
+func readImmutable[T any](ctx context.Context, m *Maintainer, key string, decode func([]byte) (T, error)) (v T, found bool, err error) {
+	if cached, ok := m.immut.get(key); ok {
+		if v, ok := cached.(T); ok {
+			return v, true, nil
+		}
 	}
 	b, found, err := m.get(ctx, key)
 	if err != nil || !found {
-		return false, err
+		return v, false, err
 	}
-	if err := decode(b); err != nil {
-		return true, err
+	if v, err = decode(b); err != nil {
+		return v, true, err
 	}
-	m.immut.put(key, b)
-	return true, nil
+	m.immut.put(key, v, len(b))
+	return v, true, nil
 }

@@ -16,8 +16,8 @@ import (
 func TestImmutableCacheBounds(t *testing.T) {
 	var c immutableCache
 	c.beginRun()
-	c.put("a", []byte("1"))
-	c.put("b", []byte("2"))
+	c.put("a", "1", 1)
+	c.put("b", "2", 1)
 	c.endRun()
 	c.beginRun()
 	if _, ok := c.get("a"); !ok {
@@ -32,7 +32,7 @@ func TestImmutableCacheBounds(t *testing.T) {
 	if c.bytes != 1 {
 		t.Errorf("bytes = %d after dropping b, want 1", c.bytes)
 	}
-	c.put("big", make([]byte, maxImmutableBytes))
+	c.put("big", "big", maxImmutableBytes)
 	if _, ok := c.get("big"); ok || c.bytes != 1 {
 		t.Errorf("an insert past the bound was kept (bytes %d)", c.bytes)
 	}
@@ -45,7 +45,7 @@ func TestImmutableCacheBounds(t *testing.T) {
 	m := &Maintainer{store: st}
 	refuse := errors.New("corrupt")
 	for i := 0; i < 2; i++ {
-		if _, err := m.readImmutable(ctx, "k", func([]byte) error { return refuse }); !errors.Is(err, refuse) {
+		if _, _, err := readImmutable(ctx, m, "k", func([]byte) (string, error) { return "", refuse }); !errors.Is(err, refuse) {
 			t.Fatalf("read %d: err = %v, want the decode's", i, err)
 		}
 		if _, ok := m.immut.get("k"); ok {
