@@ -94,7 +94,7 @@ type collection struct {
 	marks   *gc.Marks
 	known   *gc.Known
 	groups  []incGroup
-	listed  map[string]bool // every manifest key listManifests saw
+	listed  map[string]bool      // every manifest key listManifests saw
 	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
 	reaches []lineage.Reach      // the reach of every live head whose commit index is complete
 	// reachOf caches the collector's verified reach loads (rule 3b), and
