@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -50,6 +52,33 @@ func TestImmutableCacheBounds(t *testing.T) {
 		}
 		if _, ok := m.immut.get("k"); ok {
 			t.Fatalf("read %d: bytes the decode refused were cached", i)
+		}
+	}
+}
+
+// TestCachedLoadsNeedTheRunsListing: a reach or manifest an earlier
+// collection cached is used only for a manifest this run listed; one the
+// run did not list (collected since by another collector) is read from
+// the store, where it is gone, so a merge base needing it is counted
+// unknown instead of kept from memory.
+func TestCachedLoadsNeedTheRunsListing(t *testing.T) {
+	ctx := context.Background()
+	m := &Maintainer{store: sim.New(sim.Config{Seed: 1}), keys: format.NewKeys("g")}
+	at := format.ManifestRef{Branch: "main", Incarnation: 1, Version: 5}
+	key := m.keys.Manifest(at.Branch, at.Incarnation, at.Version)
+	m.immut.beginRun()
+	m.immut.putReach(lineage.Reach{At: at, HeadAt: at, Gen: 6})
+	m.immut.put(key, format.Manifest{Version: 5}, 100)
+	for _, listed := range []bool{false, true} {
+		c := &collection{m: m, listed: map[string]bool{key: listed},
+			reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}}
+		_, found, err := c.reachAt(ctx, at)
+		if err != nil || found != listed {
+			t.Errorf("listed %v: reach found %v, err %v; want found %v", listed, found, err, listed)
+		}
+		_, found, err = c.manifest(ctx, key)
+		if err != nil || found != listed {
+			t.Errorf("listed %v: manifest found %v, err %v; want found %v", listed, found, err, listed)
 		}
 	}
 }
