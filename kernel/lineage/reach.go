@@ -184,6 +184,22 @@ func mergeEntries(a, b []format.ReachEntry) []format.ReachEntry {
 	return out
 }
 
+// insertEntries is mergeEntries(dst, src) built in dst, which the caller
+// owns: each of src (few, sorted) is placed by binary search, so merging
+// a fold's few entries into a side's many costs O(log n) compares, not
+// O(n) (the collector's open-all search expands thousands of folds).
+func insertEntries(dst, src []format.ReachEntry) []format.ReachEntry {
+	for _, e := range src {
+		i, found := slices.BinarySearchFunc(dst, e, compareEntryInc)
+		if found {
+			dst[i] = higher(dst[i], e)
+			continue
+		}
+		dst = slices.Insert(dst, i, e)
+	}
+	return dst
+}
+
 func higher(a, b format.ReachEntry) format.ReachEntry {
 	if b.Version > a.Version {
 		return b

@@ -120,12 +120,17 @@ type side struct {
 	// a fold's own position lies in the side's reach, and so does every
 	// earlier version of its incarnation.
 	foldAt []format.ReachEntry
+	// named holds the folds in folds, expanded or missing (not outside):
+	// each is opened once per side.
+	named map[format.ReachEntry]bool
 }
 
 func newSide(r Reach) *side {
-	x := &side{known: r.Explicit, folds: slices.Clone(r.Folds), parent: map[format.ManifestRef]format.ReachEntry{}}
+	x := &side{known: slices.Clone(r.Explicit), folds: slices.Clone(r.Folds), parent: map[format.ManifestRef]format.ReachEntry{},
+		named: map[format.ReachEntry]bool{}}
 	for _, f := range r.Folds {
 		x.parent[f.ManifestRef] = r.Entry()
+		x.named[f] = true
 	}
 	x.foldAt = mergeEntries(nil, r.Folds)
 	return x
@@ -198,15 +203,16 @@ func (s *search) expand(a, b *side) error {
 			x.missing = append(x.missing, q)
 			continue
 		}
-		x.known = mergeEntries(x.known, r.Explicit)
+		x.known = insertEntries(x.known, r.Explicit)
 		x.expanded = append(x.expanded, q)
 		for _, f := range r.Folds {
 			// Each fold is opened once per side. (A fold below an
 			// expanded one of its incarnation is not dropped: the
 			// expanded one may reach it only through that very fold.)
-			if !slices.Contains(x.expanded, f) && !slices.Contains(x.folds, f) && !slices.Contains(x.missing, f) {
+			if !x.named[f] {
+				x.named[f] = true
 				x.folds = append(x.folds, f)
-				x.foldAt = mergeEntries(x.foldAt, []format.ReachEntry{f})
+				x.foldAt = insertEntries(x.foldAt, []format.ReachEntry{f})
 				if _, ok := x.parent[f.ManifestRef]; !ok {
 					x.parent[f.ManifestRef] = q
 				}
@@ -223,6 +229,7 @@ func setOutside(y, x *side) {
 			return false
 		}
 		y.outside = append(y.outside, f)
+		delete(y.named, f)
 		return true
 	})
 }

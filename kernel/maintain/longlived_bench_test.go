@@ -42,20 +42,30 @@ func llGraph(b *testing.B, cs *counting.Store, entries, folds int) *benchGraph {
 
 // BenchmarkLongLivedBranch: one branch forked from main at the start and
 // left live, beside n branch-per-change cycles on main (bpcCycle) with a
-// collection every 100 cycles; reports the last collection's requests and
-// merge-base keeps and the keys after it, at n = 100, 1000, 3000.
+// collection every 100 cycles, on the simulator's reach bounds (4/2);
+// reports the last collection's requests, time, merge-base keeps and kept
+// table versions, and the keys after it, at n = 100, 1000, 3000, and a
+// control without the long-lived branch at 3000; then the long-lived
+// branch must merge into main.
 func BenchmarkLongLivedBranch(b *testing.B) {
-	for _, n := range []int{100, 1000, 3000} {
-		b.Run(fmt.Sprintf("cycles=%d", n), func(b *testing.B) {
+	for _, tc := range []struct {
+		n    int
+		long bool
+	}{{100, true}, {1000, true}, {3000, true}, {3000, false}} {
+		n := tc.n
+		b.Run(fmt.Sprintf("cycles=%d/long=%v", n, tc.long), func(b *testing.B) {
 			for b.Loop() {
 				cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
 				bg := llGraph(b, cs, 4, 2)
 				bg.insert(b, id(0))
-				long, err := bg.g.Kernel().CreateBranch(ctx, "long", bg.main)
-				if err != nil {
-					b.Fatal(err)
+				var long kernel.BranchRef
+				var err error
+				if tc.long {
+					if long, err = bg.g.Kernel().CreateBranch(ctx, "long", bg.main); err != nil {
+						b.Fatal(err)
+					}
+					commitOn(b, bg.g, long, "long-0")
 				}
-				commitOn(b, bg.g, long, "long-0")
 				var rep maintain.Report
 				var req uint64
 				var dur time.Duration
@@ -74,6 +84,9 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 				b.ReportMetric(float64(rep.MergeBases), "merge-bases")
 				b.ReportMetric(float64(rep.TableVersions.Kept), "tv-kept")
 				b.ReportMetric(float64(countKeys(b, cs)), "keys")
+				if !tc.long {
+					continue
+				}
 				if _, err := bg.g.Merge(ctx, long, bg.main, kernel.LineageIntent{Actor: "b", Message: "merge long"}, data.MergeOptions{}); err != nil {
 					b.Fatalf("merge of the long-lived branch: %v", err)
 				}
