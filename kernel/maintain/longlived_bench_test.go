@@ -1,6 +1,7 @@
 package maintain_test
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -12,6 +13,11 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+var (
+	llEntries = flag.Int("longlived.entries", 4, "BenchmarkLongLivedBranch: ReachEntries (the simulator's 4; the default is 64)")
+	llFolds   = flag.Int("longlived.folds", 2, "BenchmarkLongLivedBranch: ReachFolds (the simulator's 2; the default is 8)")
 )
 
 // llGraph is a bench graph with the simulator's small reach bounds, so
@@ -56,7 +62,7 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 		b.Run(fmt.Sprintf("cycles=%d/long=%v", n, tc.long), func(b *testing.B) {
 			for b.Loop() {
 				cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
-				bg := llGraph(b, cs, 4, 2)
+				bg := llGraph(b, cs, *llEntries, *llFolds)
 				bg.insert(b, id(0))
 				var long kernel.BranchRef
 				var err error
