@@ -51,8 +51,9 @@ func llGraph(b *testing.B, cs *counting.Store, entries, folds int) *benchGraph {
 // collection every 100 cycles, on the simulator's reach bounds (4/2);
 // reports the last collection's requests, time, merge-base keeps and kept
 // table versions, and the keys after it, at n = 100, 1000, 3000, and a
-// control without the long-lived branch at 3000; then the long-lived
-// branch must merge into main.
+// control without the long-lived branch at 3000; then the requests of a
+// cold handle's MergeBase(long-lived, main), and the long-lived branch
+// must merge into main.
 func BenchmarkLongLivedBranch(b *testing.B) {
 	for _, tc := range []struct {
 		n    int
@@ -93,6 +94,12 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 				if !tc.long {
 					continue
 				}
+				cold := bg.reopen(b, cs)
+				r0 := cs.Counts().Requests()
+				if _, err := cold.g.Kernel().MergeBase(ctx, long, bg.main); err != nil {
+					b.Fatalf("cold merge base of the long-lived branch: %v", err)
+				}
+				b.ReportMetric(float64(cs.Counts().Requests()-r0), "cold-mergebase-requests")
 				if _, err := bg.g.Merge(ctx, long, bg.main, kernel.LineageIntent{Actor: "b", Message: "merge long"}, data.MergeOptions{}); err != nil {
 					b.Fatalf("merge of the long-lived branch: %v", err)
 				}
