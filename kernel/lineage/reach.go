@@ -184,11 +184,17 @@ func mergeEntries(a, b []format.ReachEntry) []format.ReachEntry {
 	return out
 }
 
+// insertMax is the most entries insertEntries places one by one.
+const insertMax = 8
+
 // insertEntries is mergeEntries(dst, src) built in dst, which the caller
 // owns: each of src (few, sorted) is placed by binary search, so merging
 // a fold's few entries into a side's many costs O(log n) compares, not
 // O(n) (the collector's open-all search expands thousands of folds).
 func insertEntries(dst, src []format.ReachEntry) []format.ReachEntry {
+	if len(src) > insertMax {
+		return mergeEntries(dst, src) // many: one linear merge beats len(src) shifts
+	}
 	for _, e := range src {
 		i, found := slices.BinarySearchFunc(dst, e, compareEntryInc)
 		if found {

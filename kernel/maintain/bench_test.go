@@ -341,7 +341,7 @@ func dirBytes(b *testing.B, dir string) int64 {
 // merged before it, and the collection decodes one per candidate.
 func BenchmarkCollectMergeBases(b *testing.B) {
 	var base float64
-	for _, n := range []int{10, 100} {
+	for _, n := range []int{10, 100, 300} {
 		b.Run(fmt.Sprintf("branches=%d", n), func(b *testing.B) {
 			cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
 			bg := newBenchGraph(b, cs)
