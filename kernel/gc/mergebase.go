@@ -34,6 +34,20 @@ type BaseKeep struct {
 	Exact bool
 }
 
+// PairMemo remembers, across collections, which manifests one live pair's
+// merge-base search loaded (MergeBaseKeep). The search is a pure function
+// of the two heads (immutable manifests) and of its loads, which are
+// verified reaches of immutable manifests: replaying its list gives the
+// same keep as running it again, provided every manifest on the list is
+// still there (a memo must answer ok only then; one gone means the pair
+// must be searched again, to count it unknown).
+type PairMemo interface {
+	// Pair returns the manifests the search of heads a and b loaded.
+	Pair(a, b format.ManifestRef) (loaded []format.ManifestRef, ok bool)
+	// SetPair records them (a search whose every load was readable).
+	SetPair(a, b format.ManifestRef, loaded []format.ManifestRef)
+}
+
 // MergeBaseKeep returns what rule 3b keeps (docs/gc.md): for every pair of
 // live heads, every manifest lineage.ReachMergeBase loads to answer the
 // pair's merge base — the folds it expands, the candidates it accepts
@@ -42,10 +56,13 @@ type BaseKeep struct {
 // reads exactly those, so after the collection it answers as before.
 // load is the collector's verified loader (ErrReachUnknown for a manifest
 // without a readable reach); an error other than a pair's unknown or
-// missing reach is returned as is.
-func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader) (BaseKeep, error) {
+// missing reach is returned as is. memo (nil: none) replays a pair
+// searched before with the same heads instead of searching it again, so
+// a collection searches only the pairs whose heads moved.
+func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader, memo PairMemo) (BaseKeep, error) {
 	kept := map[format.ManifestRef]bool{}
 	work := 0
+	var pair []format.ManifestRef // the current pair's loads
 	rec := func(at format.ManifestRef) (lineage.Reach, bool, error) {
 		if work++; work > maxBaseChecks {
 			return lineage.Reach{}, false, errTooMuch
@@ -53,6 +70,7 @@ func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader) (BaseKeep, e
 		r, found, err := load(at)
 		if err == nil && found {
 			kept[r.At], kept[r.HeadAt] = true, true
+			pair = append(pair, r.At, r.HeadAt)
 		}
 		return r, found, err
 	}
@@ -65,20 +83,41 @@ func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader) (BaseKeep, e
 			if work++; work > maxBaseChecks {
 				return fallback(heads, kept), nil
 			}
+			a, b := heads[i].At, heads[j].At
+			if memo != nil {
+				if loaded, ok := memo.Pair(a, b); ok {
+					for _, at := range loaded {
+						kept[at] = true
+					}
+					continue
+				}
+			}
+			pair = pair[:0]
 			_, err := lineage.ReachMergeBaseOpenAll(heads[i], heads[j], rec)
 			switch {
 			case errors.Is(err, errTooMuch):
 				return fallback(heads, kept), nil
 			case err == nil, errors.Is(err, lineage.ErrNoCommonAncestor):
+				if memo != nil {
+					memo.SetPair(a, b, sortedRefs(setOf(pair)))
+				}
 			case errors.Is(err, ErrReachUnknown), errors.Is(err, lineage.ErrReachMissing), errors.Is(err, lineage.ErrReachTooDeep):
 				out.Unknown++
 			default:
-				return BaseKeep{}, fmt.Errorf("merge base of live heads %v and %v: %w", heads[i].At, heads[j].At, err)
+				return BaseKeep{}, fmt.Errorf("merge base of live heads %v and %v: %w", a, b, err)
 			}
 		}
 	}
 	out.Keep = sortedRefs(kept)
 	return out, nil
+}
+
+func setOf(refs []format.ManifestRef) map[format.ManifestRef]bool {
+	s := make(map[format.ManifestRef]bool, len(refs))
+	for _, r := range refs {
+		s[r] = true
+	}
+	return s
 }
 
 var errTooMuch = errors.New("gc: merge-base work past MaxBaseChecks")

@@ -154,7 +154,7 @@ func TestMergeBaseKeepKeepsWhatMergeBaseNeeds(t *testing.T) {
 			for range rapid.IntRange(1, 30).Draw(t, "steps") {
 				h.step(t)
 			}
-			res, err := MergeBaseKeep(h.liveHeads(), h.load)
+			res, err := MergeBaseKeep(h.liveHeads(), h.load, nil)
 			if err != nil || !res.Exact {
 				t.Fatalf("MergeBaseKeep: %+v %v", res, err)
 			}
@@ -178,7 +178,7 @@ func TestMergeBaseKeepFallsBackWhenTooLarge(t *testing.T) {
 	h.commit(0, 3, &src)
 	defer func(n int) { maxBaseChecks = n }(maxBaseChecks)
 	maxBaseChecks = 0
-	res, err := MergeBaseKeep(h.liveHeads(), h.load)
+	res, err := MergeBaseKeep(h.liveHeads(), h.load, nil)
 	if err != nil || res.Exact {
 		t.Fatalf("over the bound: %+v %v, want inexact", res, err)
 	}
@@ -202,7 +202,7 @@ func TestMergeBaseKeepBranchPerChange(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHistory(lineage.Limits{Entries: rapid.IntRange(2, 6).Draw(t, "entries"), Folds: rapid.IntRange(2, 4).Draw(t, "folds")})
 		collect := func(when string) {
-			res, err := MergeBaseKeep(h.liveHeads(), h.load)
+			res, err := MergeBaseKeep(h.liveHeads(), h.load, nil)
 			if err != nil || !res.Exact || res.Unknown != 0 {
 				t.Fatalf("%s: MergeBaseKeep: %+v %v", when, res, err)
 			}
@@ -229,4 +229,61 @@ func TestMergeBaseKeepBranchPerChange(t *testing.T) {
 		}
 		h.checkPairs(t, "fresh change")
 	})
+}
+
+// mapMemo is a PairMemo over a map; it answers only while every manifest
+// on a pair's list is uncollected in h.
+type mapMemo struct {
+	h     *history
+	pairs map[[2]format.ManifestRef][]format.ManifestRef
+	hits  int
+}
+
+func (m *mapMemo) Pair(a, b format.ManifestRef) ([]format.ManifestRef, bool) {
+	loaded, ok := m.pairs[[2]format.ManifestRef{a, b}]
+	for _, at := range loaded {
+		if m.h.collected[at] {
+			return nil, false
+		}
+	}
+	if ok {
+		m.hits++
+	}
+	return loaded, ok
+}
+
+func (m *mapMemo) SetPair(a, b format.ManifestRef, loaded []format.ManifestRef) {
+	m.pairs[[2]format.ManifestRef{a, b}] = loaded
+}
+
+// TestMergeBaseKeepMemoReplaysTheSearch (rapid): over random histories
+// and collections, MergeBaseKeep with a memo kept across rounds keeps
+// exactly what it keeps without one, and counts the same unknown pairs.
+func TestMergeBaseKeepMemoReplaysTheSearch(t *testing.T) {
+	hits := 0
+	rapid.Check(t, func(t *rapid.T) {
+		h := newHistory(lineage.Limits{Entries: rapid.IntRange(2, 5).Draw(t, "entries"), Folds: 2})
+		memo := &mapMemo{h: h, pairs: map[[2]format.ManifestRef][]format.ManifestRef{}}
+		for round := range rapid.IntRange(1, 5).Draw(t, "rounds") {
+			for range rapid.IntRange(0, 12).Draw(t, "steps") {
+				h.step(t)
+			}
+			want, err := MergeBaseKeep(h.liveHeads(), h.load, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := MergeBaseKeep(h.liveHeads(), h.load, memo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Keep, want.Keep) || got.Unknown != want.Unknown || got.Exact != want.Exact {
+				t.Fatalf("round %d: with the memo %+v, without %+v", round, got, want)
+			}
+			h.collect(want.Keep, rapid.IntRange(0, 3).Draw(t, "recent"), false)
+		}
+		hits += memo.hits
+	})
+	if hits == 0 {
+		t.Error("no pair was ever replayed from the memo")
+	}
 }

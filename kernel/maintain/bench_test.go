@@ -2,6 +2,7 @@ package maintain_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -329,6 +330,8 @@ func dirBytes(b *testing.B, dir string) int64 {
 	return n
 }
 
+var mergeBasesMoving = flag.Bool("mergebases.moving", false, "BenchmarkCollectMergeBases: commit on main before each measured collection")
+
 // BenchmarkCollectMergeBases: the cost of a collection (store requests)
 // with n live branches, each forked from main, given one commit and
 // merged into main, while main moves on (and as many deleted branches
@@ -338,7 +341,10 @@ func dirBytes(b *testing.B, dir string) int64 {
 // grow with the branches; requests-per-branch staying flat from 10 to 100
 // (ratio-per-branch/10) says it is linear, not quadratic, in them. CPU
 // time grows faster: each commit index's reach names every incarnation
-// merged before it, and the collection decodes one per candidate.
+// merged before it, and the collection decodes one per candidate. A
+// Maintainer replays the searches of pairs whose heads did not move
+// (gc.PairMemo); with -mergebases.moving main commits before each
+// measured collection, so main's pairs are searched again.
 func BenchmarkCollectMergeBases(b *testing.B) {
 	var base float64
 	for _, n := range []int{10, 100, 300} {
@@ -370,7 +376,14 @@ func BenchmarkCollectMergeBases(b *testing.B) {
 				b.Fatalf("first collection: %+v %v", rep, err)
 			}
 			var reqs uint64
+			var moved int
 			for b.Loop() {
+				if *mergeBasesMoving {
+					b.StopTimer()
+					moved++
+					bg.insert(b, fmt.Sprintf("moved%06d", moved)) // main's head moves: its n pairs are searched again
+					b.StartTimer()
+				}
 				before := cs.Counts().Requests()
 				rep, err = bg.m.Collect(ctx, policy)
 				if err != nil {

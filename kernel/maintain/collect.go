@@ -88,15 +88,17 @@ type incGroup struct {
 
 // collection is one run's loaded state.
 type collection struct {
-	m       *Maintainer
-	p       gc.Policy
-	now     time.Time
-	marks   *gc.Marks
-	known   *gc.Known
-	groups  []incGroup
-	listed  map[string]bool      // every manifest key listManifests saw
-	floors  map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
-	reaches []lineage.Reach      // the reach of every live head whose commit index is complete
+	m      *Maintainer
+	p      gc.Policy
+	now    time.Time
+	marks  *gc.Marks
+	known  *gc.Known
+	groups []incGroup
+	listed map[string]bool // every manifest key listManifests saw
+	// listedAt is listed by location.
+	listedAt map[format.ManifestRef]bool
+	floors   map[gc.IncKey]uint64 // per incarnation, the lowest base_manifest of a pending sidecar
+	reaches  []lineage.Reach      // the reach of every live head whose commit index is complete
 	// reachOf caches the collector's verified reach loads (rule 3b), and
 	// seen the manifests they decoded.
 	reachOf   map[format.ManifestRef]reachLoad
@@ -137,7 +139,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return Report{}, err
 	}
 	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
-		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
+		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, listedAt: map[format.ManifestRef]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -239,6 +241,7 @@ func (c *collection) listManifests(ctx context.Context) error {
 			g := &c.groups[len(c.groups)-1]
 			g.keys, g.versions = append(g.keys, key), append(g.versions, v)
 			c.listed[key] = true
+			c.listedAt[format.ManifestRef{Branch: segs[0], Incarnation: inc, Version: v}] = true
 		}
 		return nil
 	})
@@ -397,7 +400,7 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 
 // listedRef reports whether this run listed the manifest at.
 func (c *collection) listedRef(at format.ManifestRef) bool {
-	return c.listed[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)]
+	return c.listedAt[at]
 }
 
 func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
@@ -470,7 +473,7 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	if plant.Enabled(plant.GCNoMergeBase) { // planted bug: rule 3b skipped
 		return nil, nil
 	}
-	res, err := gc.MergeBaseKeep(c.reaches, func(at format.ManifestRef) (lineage.Reach, bool, error) { return c.reachAt(ctx, at) })
+	res, err := gc.MergeBaseKeep(c.reaches, func(at format.ManifestRef) (lineage.Reach, bool, error) { return c.reachAt(ctx, at) }, pairMemo{c})
 	if err != nil {
 		return nil, err
 	}
@@ -493,6 +496,28 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	}
 	c.rep.MergeBases = len(out)
 	return out, nil
+}
+
+// pairMemo is the collection's gc.PairMemo: the Maintainer's cache of
+// each live pair's merge-base loads, replayed only when this run listed
+// every manifest on the pair's list (one gone since: search it again).
+type pairMemo struct{ c *collection }
+
+func (p pairMemo) Pair(a, b format.ManifestRef) ([]format.ManifestRef, bool) {
+	loaded, ok := p.c.m.immut.getPair(a, b)
+	if !ok {
+		return nil, false
+	}
+	for _, at := range loaded {
+		if !p.c.listedRef(at) {
+			return nil, false
+		}
+	}
+	return loaded, true
+}
+
+func (p pairMemo) SetPair(a, b format.ManifestRef, loaded []format.ManifestRef) {
+	p.c.m.immut.putPair(a, b, loaded)
 }
 
 // timeOf is a manifest's time for retention: its commit's, or for a

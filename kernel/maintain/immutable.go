@@ -17,7 +17,7 @@ const maxImmutableBytes = 32 << 20
 // per attempt (R/tables/<t>/<fork>/a/<ulid>), an index chunk
 // (R/adj/<t>/<ulid>) and a manifest the run listed (a manifest key is
 // written create-only and an incarnation number is never reused), and
-// rule 3b's verified reaches (reaches). Each key holds the only bytes ever
+// rule 3b's verified reaches (reaches) and per-pair loads (pairs). Each key holds the only bytes ever
 // there, so a Maintainer's next collection loads and marks from here: it
 // reads and decodes only what was written since (docs/gc.md §7, capacity). A hit for a key deleted since is harmless: marking what a
 // gone object names keeps more, never less; the keep decisions come from
@@ -35,6 +35,18 @@ type immutableCache struct {
 	// reaches holds verified manifest reaches (rule 3b's loads, see
 	// cachedReach), at most maxCachedReaches, aged like byKey.
 	reaches map[format.ManifestRef]reachEntry
+	// pairs holds, per pair of live heads, what its merge-base search
+	// loaded (gc.PairMemo), at most maxCachedPairs, aged like byKey.
+	pairs map[[2]format.ManifestRef]pairEntry
+}
+
+// maxCachedPairs bounds the live pairs whose merge-base loads a
+// Maintainer remembers.
+const maxCachedPairs = 1 << 18
+
+type pairEntry struct {
+	loaded []format.ManifestRef
+	run    uint64
 }
 
 // maxCachedReaches bounds the verified reaches a Maintainer keeps.
@@ -74,6 +86,38 @@ func (c *immutableCache) endRun() {
 			delete(c.reaches, k)
 		}
 	}
+	for k, e := range c.pairs { //detlint:ordered deletes only: the order reaches nothing
+		if e.run+1 < c.run {
+			delete(c.pairs, k)
+		}
+	}
+}
+
+// getPair returns what the merge-base search of heads a and b loaded in
+// an earlier collection of this Maintainer.
+func (c *immutableCache) getPair(a, b format.ManifestRef) ([]format.ManifestRef, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pairs[[2]format.ManifestRef{a, b}]
+	if ok {
+		e.run = c.run
+		c.pairs[[2]format.ManifestRef{a, b}] = e
+	}
+	return e.loaded, ok
+}
+
+// putPair remembers a pair's loads (skipped past maxCachedPairs).
+func (c *immutableCache) putPair(a, b format.ManifestRef, loaded []format.ManifestRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := [2]format.ManifestRef{a, b}
+	if _, ok := c.pairs[k]; ok || len(c.pairs) >= maxCachedPairs {
+		return
+	}
+	if c.pairs == nil {
+		c.pairs = map[[2]format.ManifestRef]pairEntry{}
+	}
+	c.pairs[k] = pairEntry{loaded: loaded, run: c.run}
 }
 
 // getReach returns the verified reach of the manifest at, if a collection

@@ -56,8 +56,9 @@ func TestImmutableCacheBounds(t *testing.T) {
 	}
 }
 
-// TestCachedLoadsNeedTheRunsListing: a reach or manifest an earlier
-// collection cached is used only for a manifest this run listed; one the
+// TestCachedLoadsNeedTheRunsListing: a reach, manifest or pair's
+// merge-base loads an earlier collection cached is used only when this
+// run listed the manifest (every manifest on the pair's list); one the
 // run did not list (collected since by another collector) is read from
 // the store, where it is gone, so a merge base needing it is counted
 // unknown instead of kept from memory.
@@ -70,7 +71,7 @@ func TestCachedLoadsNeedTheRunsListing(t *testing.T) {
 	m.immut.putReach(lineage.Reach{At: at, HeadAt: at, Gen: 6})
 	m.immut.put(key, format.Manifest{Version: 5}, 100)
 	for _, listed := range []bool{false, true} {
-		c := &collection{m: m, listed: map[string]bool{key: listed},
+		c := &collection{m: m, listed: map[string]bool{key: listed}, listedAt: map[format.ManifestRef]bool{at: listed},
 			reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}}
 		_, found, err := c.reachAt(ctx, at)
 		if err != nil || found != listed {
@@ -79,6 +80,12 @@ func TestCachedLoadsNeedTheRunsListing(t *testing.T) {
 		_, found, err = c.manifest(ctx, key)
 		if err != nil || found != listed {
 			t.Errorf("listed %v: manifest found %v, err %v; want found %v", listed, found, err, listed)
+		}
+		head := format.ManifestRef{Branch: "f", Incarnation: 1, Version: 2}
+		c.listedAt[head] = true
+		pairMemo{c}.SetPair(head, head, []format.ManifestRef{head, at})
+		if _, ok := (pairMemo{c}).Pair(head, head); ok != listed {
+			t.Errorf("listed %v: a pair whose loads include it replayed %v", listed, ok)
 		}
 	}
 }
