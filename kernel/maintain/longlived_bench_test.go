@@ -51,16 +51,18 @@ func llGraph(b *testing.B, cs *counting.Store, entries, folds int) *benchGraph {
 // collection every 100 cycles, on the simulator's reach bounds (4/2);
 // reports the last collection's requests, time, merge-base keeps and kept
 // table versions, and the keys after it, at n = 100, 1000, 3000, and a
-// control without the long-lived branch at 3000; then the requests of a
+// control without the long-lived branch at 3000, and at 3000 a long-lived
+// branch that merges main into itself before each collection (sync); then
+// the requests of a
 // cold handle's MergeBase(long-lived, main), and the long-lived branch
 // must merge into main.
 func BenchmarkLongLivedBranch(b *testing.B) {
 	for _, tc := range []struct {
-		n    int
-		long bool
-	}{{100, true}, {1000, true}, {3000, true}, {3000, false}} {
+		n          int
+		long, sync bool
+	}{{100, true, false}, {1000, true, false}, {3000, true, false}, {3000, false, false}, {3000, true, true}} {
 		n := tc.n
-		b.Run(fmt.Sprintf("cycles=%d/long=%v", n, tc.long), func(b *testing.B) {
+		b.Run(fmt.Sprintf("cycles=%d/long=%v/sync=%v", n, tc.long, tc.sync), func(b *testing.B) {
 			for b.Loop() {
 				cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
 				bg := llGraph(b, cs, *llEntries, *llFolds)
@@ -79,6 +81,11 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 				for i := 0; i < n; i++ {
 					bpcCycle(b, bg, i)
 					if (i+1)%100 == 0 {
+						if tc.sync { // the long-lived branch takes main in before each collection
+							if _, err := bg.g.Merge(ctx, bg.main, long, kernel.LineageIntent{Actor: "b", Message: "sync"}, data.MergeOptions{}); err != nil {
+								b.Fatalf("sync after %d cycles: %v", i+1, err)
+							}
+						}
 						r0, t0 := cs.Counts().Requests(), time.Now()
 						if rep, err = bg.m.Collect(ctx, bpcPolicy); err != nil {
 							b.Fatalf("collection after %d cycles: %+v %v", i+1, rep, err)
