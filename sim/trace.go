@@ -72,7 +72,13 @@ func (t *tracer) call(actor int, c *objsim.Call) {
 	t.str(c.Cond.ETag)
 	t.uint(uint64(c.Size))
 	t.int(int64(c.Latency))
+	for _, k := range c.Keys { // a batched delete only: other calls hash as before
+		t.str(k)
+	}
 	t.end(func() string {
+		if len(c.Keys) > 0 {
+			return fmt.Sprintf("  call #%d actor=%d %s %q (+%d keys) lat=%v", c.Seq, actor, c.Op, c.Key, len(c.Keys)-1, c.Latency)
+		}
 		return fmt.Sprintf("  call #%d actor=%d %s %q cond=%d/%s size=%d lat=%v",
 			c.Seq, actor, c.Op, c.Key, c.Cond.Kind, c.Cond.ETag, c.Size, c.Latency)
 	})

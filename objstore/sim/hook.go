@@ -14,8 +14,12 @@ type Call struct {
 	Seq uint64
 	// Op is the operation.
 	Op objstore.Op
-	// Key is the key, or the prefix for List.
+	// Key is the key, or the prefix for List; for a batched delete
+	// (DeleteMany) its first key.
 	Key string
+	// Keys, for a batched delete only, are all its keys (one request:
+	// one latency, one fault decision, every key deleted together).
+	Keys []string
 	// Cond is the Put condition (zero for other operations).
 	Cond objstore.Condition
 	// Size is the request payload in bytes (Put only).

@@ -169,6 +169,53 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return err
 }
 
+var _ objstore.BatchDeleter = (*Store)(nil)
+
+// DeleteMany implements objstore.BatchDeleter as one call (Call.Keys): one
+// latency and one fault decision for the whole request, as S3's
+// DeleteObjects is one round trip. A transient fault fails every key; a
+// lost acknowledgement deletes them all and reports each ambiguous. An
+// invalid key fails alone; more than objstore.MaxDeleteBatch keys fail
+// every key. The hook sees the call applied when any key existed.
+func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
+	errs := make([]error, len(keys))
+	if len(keys) > objstore.MaxDeleteBatch {
+		for i, k := range keys {
+			errs[i] = objstore.NewError(objstore.OpDelete, k, objstore.ErrRejected,
+				fmt.Errorf("sim: %d keys in one batched delete, at most %d", len(keys), objstore.MaxDeleteBatch))
+		}
+		return errs
+	}
+	var valid []string
+	var at []int
+	for i, k := range keys {
+		if errs[i] = objstore.ValidateKey(objstore.OpDelete, k); errs[i] == nil {
+			valid, at = append(valid, k), append(at, i)
+		}
+	}
+	if len(valid) == 0 {
+		return errs
+	}
+	_, err := run(ctx, s, Call{Op: objstore.OpDelete, Key: valid[0], Keys: valid}, func() (struct{}, bool, error) {
+		applied := false
+		for _, k := range valid {
+			if _, ok := s.objects[k]; !ok {
+				continue
+			}
+			delete(s.objects, k)
+			if !s.keys.remove(k) {
+				panic(fmt.Sprintf("sim: key %q in objects but not in index", k))
+			}
+			applied = true
+		}
+		return struct{}{}, applied, nil
+	})
+	for _, i := range at {
+		errs[i] = err
+	}
+	return errs
+}
+
 // run drives one validated call: issue (seq, latency), BeforeCall, execute
 // under the lock (count, context check, fault decision, effect), AfterCall.
 // effect runs with s.mu held and reports whether the store changed.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"bytes"
 	"testing"
 
@@ -59,6 +60,44 @@ func testDeleteMissing(t *testing.T, s objstore.Store) {
 		}
 	}
 	wantObject(t, s, "dir/child", []byte("y"), "")
+}
+
+// testDeleteMany: objstore.DeleteMany (the store's batched delete, or
+// one Delete per key) deletes every key it names, a missing one is nil,
+// and it touches nothing else; past objstore.MaxDeleteBatch keys it is
+// split into several requests.
+func testDeleteMany(t *testing.T, s objstore.Store) {
+	var keys []string
+	for i := range 5 {
+		k := fmt.Sprintf("many/k%d", i)
+		mustPut(t, s, k, []byte{byte(i)}, objstore.CreateOnly)
+		keys = append(keys, k)
+	}
+	mustPut(t, s, "many/stay", []byte("s"), objstore.CreateOnly)
+	errs := objstore.DeleteMany(t.Context(), s, append(keys, "many/absent"))
+	if len(errs) != len(keys)+1 {
+		t.Fatalf("DeleteMany returned %d results for %d keys", len(errs), len(keys)+1)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("DeleteMany key %d: %v, want nil", i, err)
+		}
+	}
+	for _, k := range keys {
+		wantMissing(t, s, k)
+	}
+	wantObject(t, s, "many/stay", []byte("s"), "")
+	big := make([]string, objstore.MaxDeleteBatch+3)
+	for i := range big {
+		big[i] = fmt.Sprintf("many/big%05d", i)
+	}
+	mustPut(t, s, big[len(big)-1], []byte("b"), objstore.CreateOnly)
+	for i, err := range objstore.DeleteMany(t.Context(), s, big) {
+		if err != nil {
+			t.Fatalf("DeleteMany of %d keys, key %d: %v", len(big), i, err)
+		}
+	}
+	wantMissing(t, s, big[len(big)-1])
 }
 
 // testDeleteThenRecreate: a deleted key is gone from Get, Head and List,

@@ -61,6 +61,7 @@ func cases(opts RunOptions) []testCase {
 		{"PutGetHead", func(t *testing.T, s objstore.Store) { testPutGetHead(t, s, ks.putGetHead) }},
 		{"MissingIsNotFound", testMissingIsNotFound},
 		{"DeleteMissingIsNil", testDeleteMissing},
+		{"DeleteMany", testDeleteMany},
 		{"DeleteThenRecreate", testDeleteThenRecreate},
 		{"CreateOnlyOnExisting", testCreateOnlyExisting},
 		{"IfMatch", testIfMatch},

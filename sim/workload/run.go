@@ -352,16 +352,30 @@ type sidecarLife struct {
 
 // observe follows sidecar writes and deletes (key layout R/sidecars/<opID>).
 func (r *Run) observe(actor int, c *objsim.Call, applied bool, _ error) {
-	prefix := format.NewKeys(r.Root).SidecarPrefix()
-	if !applied || !strings.HasPrefix(c.Key, prefix) {
+	if !applied {
 		return
 	}
-	op := strings.SplitN(strings.TrimPrefix(c.Key, prefix), "/", 2)[0]
+	if len(c.Keys) == 0 {
+		r.observeKey(actor, c.Op, c.Key)
+		return
+	}
+	for _, k := range c.Keys { // a batched delete: as if each key's (a key that was absent counts as removed, as a Delete of it would)
+		r.observeKey(actor, c.Op, k)
+	}
+}
+
+// observeKey follows one key's write or delete.
+func (r *Run) observeKey(actor int, o objstore.Op, key string) {
+	prefix := format.NewKeys(r.Root).SidecarPrefix()
+	if !strings.HasPrefix(key, prefix) {
+		return
+	}
+	op := strings.SplitN(strings.TrimPrefix(key, prefix), "/", 2)[0]
 	life, ok := r.sidecars[op]
 	if !ok {
 		life = sidecarLife{writer: -1, remover: -1}
 	}
-	switch c.Op {
+	switch o {
 	case objstore.OpPut:
 		if life.writer < 0 {
 			life.writer = actor
