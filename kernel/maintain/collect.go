@@ -118,6 +118,9 @@ type collection struct {
 	catBudget     int
 	garbageTables []string
 	resume        map[string]string
+	// perKey and lastBatch time the last batched delete (batchSize).
+	perKey    time.Duration
+	lastBatch int
 }
 
 // Collect deletes what no retained state can reach (docs/gc.md): it loads
@@ -936,6 +939,15 @@ func (c *collection) sweepLeases(ctx context.Context) (bool, error) {
 func (c *collection) sweep(ctx context.Context, prefix string, n *Counts, keep func(key string) bool) (bool, error) {
 	done := true
 	err := c.m.listFrom(ctx, prefix, c.resume[prefix], maxListPages, func(keys []string) error {
+		var garbage []string // deleted together (deleteBatch), at the latest at the page's end or before stopping
+		flush := func() error {
+			if err := c.deleteBatch(ctx, garbage); err != nil {
+				return err
+			}
+			n.Deleted += len(garbage)
+			garbage = garbage[:0]
+			return nil
+		}
 		for _, key := range keys {
 			if keep(key) {
 				n.Kept++
@@ -943,15 +955,20 @@ func (c *collection) sweep(ctx context.Context, prefix string, n *Counts, keep f
 				continue
 			}
 			if done = c.spend(); !done {
+				if err := flush(); err != nil {
+					return err
+				}
 				return errShareSpent // a later pass resumes at key
 			}
-			if err := c.m.del(ctx, key); err != nil {
-				return err
+			garbage = append(garbage, key)
+			c.resume[prefix] = key // a flush deletes it before any return but an error's
+			if len(garbage) >= c.batchSize() {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
-			n.Deleted++
-			c.resume[prefix] = key
 		}
-		return nil
+		return flush()
 	})
 	if errors.Is(err, errShareSpent) {
 		err = nil

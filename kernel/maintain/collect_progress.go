@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // The progress rule of a bounded collection (docs/gc.md §7): once the
@@ -86,14 +87,48 @@ const maxSweepPasses = 8
 // later pass resumes where the first stopped.
 func (c *collection) deleteTables(ctx context.Context) (bool, error) {
 	for len(c.garbageTables) > 0 {
-		if !c.spend() {
-			return false, nil
+		want, n := min(len(c.garbageTables), c.batchSize()), 0
+		for n < want && c.spend() {
+			n++
 		}
-		if err := c.m.del(ctx, c.garbageTables[0]); err != nil {
+		if err := c.deleteBatch(ctx, c.garbageTables[:n]); err != nil {
 			return false, err
 		}
-		c.garbageTables = c.garbageTables[1:]
-		c.rep.TableVersions.Deleted++
+		c.garbageTables = c.garbageTables[n:]
+		c.rep.TableVersions.Deleted += n
+		if n < want {
+			return false, nil // the share is spent
+		}
 	}
 	return true, nil
+}
+
+// batchSize is how many garbage keys the next deleteBatch may take: one
+// until a batch was timed, then what the category's time share left
+// allows at the last batch's time per key, at most twice the last batch
+// and objstore.MaxDeleteBatch. So a run stays within each share about as
+// closely as with one delete a request, on a store whose batched delete
+// is one round trip (S3, the simulator) and on one that deletes key by
+// key alike.
+func (c *collection) batchSize() int {
+	if c.lastBatch == 0 || c.perKey <= 0 {
+		return 1
+	}
+	left := c.catUntil.Sub(c.m.now())
+	n := int(min(int64(left/c.perKey), int64(objstore.MaxDeleteBatch)))
+	return max(1, min(n, 2*c.lastBatch))
+}
+
+// deleteBatch deletes keys (independent garbage, objstore.DeleteMany) and
+// times it for batchSize.
+func (c *collection) deleteBatch(ctx context.Context, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	start := c.m.now()
+	if err := c.m.delMany(ctx, keys); err != nil {
+		return err
+	}
+	c.perKey, c.lastBatch = c.m.now().Sub(start)/time.Duration(len(keys)), len(keys)
+	return nil
 }

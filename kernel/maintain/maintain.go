@@ -140,6 +140,32 @@ func (m *Maintainer) del(ctx context.Context, key string) error {
 	return fmt.Errorf("maintain: delete %s: %d attempts: %w", key, maxAttempts, last)
 }
 
+// delMany deletes keys, which are independent (no order among them), in
+// batched requests where the store has them (objstore.DeleteMany), each
+// key tried again like del: a retryable or ambiguous failure is deleted
+// again (a delete is idempotent), up to maxAttempts in all.
+func (m *Maintainer) delMany(ctx context.Context, keys []string) error {
+	var last error
+	for i := 0; i < maxAttempts && len(keys) > 0; i++ {
+		errs := objstore.DeleteMany(ctx, m.store, keys)
+		var again []string
+		for j, err := range errs {
+			switch {
+			case err == nil:
+			case !retryable(err) && !errors.Is(err, objstore.ErrAmbiguous):
+				return fmt.Errorf("maintain: delete %s: %w", keys[j], err)
+			default:
+				again, last = append(again, keys[j]), err
+			}
+		}
+		keys = again
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("maintain: delete %s (and %d more): %d attempts: %w", keys[0], len(keys)-1, maxAttempts, last)
+	}
+	return nil
+}
+
 // ErrTooLarge: a collection met more state than its bounds allow; it
 // deleted nothing it could not justify and may be retried with larger
 // bounds.
