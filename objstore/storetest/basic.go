@@ -1,8 +1,8 @@
 package storetest
 
 import (
-	"fmt"
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore"
