@@ -111,11 +111,13 @@ func (c *collection) deleteTables(ctx context.Context) (bool, error) {
 // is one round trip (S3, the simulator) and on one that deletes key by
 // key alike.
 func (c *collection) batchSize() int {
-	if c.lastBatch == 0 || c.perKey <= 0 {
+	if c.lastBatch == 0 {
 		return 1
 	}
-	left := c.catUntil.Sub(c.m.now())
-	n := int(min(int64(left/c.perKey), int64(objstore.MaxDeleteBatch)))
+	n := objstore.MaxDeleteBatch
+	if c.perKey > 0 { // else no time passed: as fast as it can grow
+		n = int(min(int64(c.catUntil.Sub(c.m.now())/c.perKey), int64(n)))
+	}
 	return max(1, min(n, 2*c.lastBatch))
 }
 
