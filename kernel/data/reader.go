@@ -25,7 +25,8 @@ const (
 
 // tableContent is the kernel content of a table version with these
 // fragments, in order.
-func tableContent(infos []FragmentInfo, rows uint64) kernel.TableContent {
+// memo is nil or the handle's (memo.go).
+func tableContent(infos []FragmentInfo, rows uint64, memo *codecMemo) kernel.TableContent {
 	md := map[string]string{metaKeyFormat: dataFormatValue}
 	names := make([]string, len(infos))
 	for i, f := range infos {
@@ -36,14 +37,15 @@ func tableContent(infos []FragmentInfo, rows uint64) kernel.TableContent {
 		}
 		md[metaFragPrefix+f.Name] = string(b)
 	}
-	addEmbeds(md, infos)
+	addEmbeds(md, infos, memo)
 	return kernel.TableContent{Fragments: names, Rows: rows, Metadata: md}
 }
 
 // fragmentInfos reads the fragment list of a table version and checks it
 // describes the version exactly: one info per fragment, none extra, sane
-// ranges, and row counts that add up.
-func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStats, error) {
+// ranges, and row counts that add up. memo is nil or the handle's
+// (memo.go): an info it parsed before is not parsed again.
+func fragmentInfos(t *Table, tv kernel.TableVersion, memo *codecMemo) ([]FragmentInfo, []fragStats, error) {
 	bad := func(f string, a ...any) error {
 		return fmt.Errorf("table %s version %d: %s: %w", tv.Table, tv.Version, fmt.Sprintf(f, a...), format.ErrCorrupt)
 	}
@@ -62,6 +64,15 @@ func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStat
 		if !ok {
 			return nil, nil, bad("fragment %s has no info", name)
 		}
+		if m, ok := memo.info(t, raw); ok { // raw parsed, sane and its stats checked before
+			infos[i], stats[i] = m.info, m.stats
+			infos[i].Name = name
+			if _, err := ulid.ParseStrict(name); err != nil {
+				return nil, nil, bad("fragment %s info %+v is not sane", name, infos[i])
+			}
+			rows += m.info.Rows
+			continue
+		}
 		if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
 			return nil, nil, bad("fragment %s info: %v", name, err)
 		}
@@ -75,6 +86,7 @@ func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStat
 			return nil, nil, bad("fragment %s: %v", name, err)
 		}
 		stats[i] = st
+		memo.putInfo(t, raw, memoInfo{f, st})
 		rows += f.Rows
 	}
 	frags := 0
@@ -141,7 +153,7 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 	if err != nil || (paged && (len(tv.Fragments) > 0 || md[metaKeyFormat] != dataFormatValue || hasInlineInfo(md))) {
 		return nil, fmt.Errorf("table %s version %d: %v (paged and inline, or another data format): %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
-	embeds, err := parseEmbeds(md)
+	embeds, err := parseEmbeds(md, r.g.memo)
 	if err != nil {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
@@ -150,7 +162,7 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 		v = pagedView(t, refs, tv.Rows)
 		v.embeds = embeds
 	} else {
-		infos, stats, err := fragmentInfos(t, tv)
+		infos, stats, err := fragmentInfos(t, tv, r.g.memo)
 		if err != nil {
 			return nil, err
 		}
