@@ -49,7 +49,7 @@ func parseIDDelta(md map[string]string) ([]string, error) {
 			return nil, fmt.Errorf("id delta: ids not strictly ascending at %d", i)
 		}
 	}
-	if b, _ := json.Marshal(ids); string(b) != raw {
+	if b := appendStrings(make([]byte, 0, len(raw)), ids); string(b) != raw { // json.Marshal(ids) (jsonenc.go)
 		return nil, fmt.Errorf("id delta is not in canonical form")
 	}
 	return ids, nil

@@ -29,13 +29,11 @@ const (
 func tableContent(infos []FragmentInfo, rows uint64, memo *codecMemo) kernel.TableContent {
 	md := map[string]string{metaKeyFormat: dataFormatValue}
 	names := make([]string, len(infos))
-	for i, f := range infos {
-		names[i] = f.Name
-		b, err := json.Marshal(f)
-		if err != nil {
-			panic(fmt.Sprintf("data: marshal fragment info: %v", err))
-		}
-		md[metaFragPrefix+f.Name] = string(b)
+	var buf []byte
+	for i := range infos {
+		names[i] = infos[i].Name
+		buf = appendFragmentInfo(buf[:0], &infos[i]) // json.Marshal(infos[i]) (jsonenc.go)
+		md[metaFragPrefix+infos[i].Name] = string(buf)
 	}
 	addEmbeds(md, infos, memo)
 	return kernel.TableContent{Fragments: names, Rows: rows, Metadata: md}

@@ -58,6 +58,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// AppendJSONString appends s as a JSON string, byte for byte what
+// json.Marshal emits for it (HTML-safe escapes; see appendString). The
+// data plane encodes the JSON it keeps in table-version metadata with it.
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
+
 // plainJSON marks the bytes encoding/json copies into a string as they
 // are: printable ASCII but for ", \, <, > and &.
 var plainJSON = func() (t [256]bool) {
