@@ -50,7 +50,7 @@ func withMeta(tv kernel.TableVersion, key, value string) kernel.TableVersion {
 func TestCodecMemoAnswersAsTheParse(t *testing.T) {
 	g, tb, tv := memoVersion(t)
 	memo := newCodecMemo()
-	want, wantStats, err := fragmentInfos(tb, tv, nil)
+	want, wantStats, err := fragmentInfos(tb, tv, nil, nil)
 	must(t, err)
 	md := map[string]string{}
 	for _, kv := range tv.Metadata {
@@ -62,7 +62,7 @@ func TestCodecMemoAnswersAsTheParse(t *testing.T) {
 		t.Fatalf("fixture: %d fragments, %d embedded; want several, some embedded", len(want), len(wantEmbeds))
 	}
 	for pass := 0; pass < 2; pass++ {
-		got, gotStats, err := fragmentInfos(tb, tv, memo)
+		got, gotStats, err := fragmentInfos(tb, tv, nil, memo)
 		must(t, err)
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotStats, wantStats) {
 			t.Fatalf("pass %d: memo infos %+v stats %v, parse %+v %v", pass, got, gotStats, want, wantStats)
@@ -102,7 +102,7 @@ func TestCodecMemoAnswersAsTheParse(t *testing.T) {
 func TestCodecMemoStillRefuses(t *testing.T) {
 	g, tb, tv := memoVersion(t)
 	memo := newCodecMemo()
-	if _, _, err := fragmentInfos(tb, tv, memo); err != nil {
+	if _, _, err := fragmentInfos(tb, tv, nil, memo); err != nil {
 		t.Fatal(err)
 	}
 	name := tv.Fragments[0]
@@ -124,7 +124,7 @@ func TestCodecMemoStillRefuses(t *testing.T) {
 	}
 	bad.Metadata = md
 	for _, m := range []*codecMemo{nil, memo} {
-		if _, _, err := fragmentInfos(tb, bad, m); !errors.Is(err, format.ErrCorrupt) || !strings.Contains(err.Error(), "not sane") {
+		if _, _, err := fragmentInfos(tb, bad, nil, m); !errors.Is(err, format.ErrCorrupt) || !strings.Contains(err.Error(), "not sane") {
 			t.Fatalf("remembered info under a bad name (memo %v): %v, want a not-sane ErrCorrupt", m != nil, err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestCodecMemoStillRefuses(t *testing.T) {
 	co, err := cat.table("Company")
 	must(t, err)
 	for _, m := range []*codecMemo{nil, memo} {
-		if _, _, err := fragmentInfos(co, tv, m); !errors.Is(err, format.ErrCorrupt) {
+		if _, _, err := fragmentInfos(co, tv, nil, m); !errors.Is(err, format.ErrCorrupt) {
 			t.Fatalf("Person's infos read as Company's (memo %v): %v, want ErrCorrupt", m != nil, err)
 		}
 	}
@@ -143,7 +143,7 @@ func TestCodecMemoStillRefuses(t *testing.T) {
 	n := len(memo.infos)
 	corrupt := withMeta(tv, metaFragPrefix+name, strings.Replace(raw, `"rows":`, `"rows":0,"x":`, 1))
 	for range 2 {
-		if _, _, err := fragmentInfos(tb, corrupt, memo); !errors.Is(err, format.ErrCorrupt) {
+		if _, _, err := fragmentInfos(tb, corrupt, nil, memo); !errors.Is(err, format.ErrCorrupt) {
 			t.Fatalf("corrupt info: %v, want ErrCorrupt", err)
 		}
 	}

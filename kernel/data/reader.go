@@ -43,13 +43,17 @@ func tableContent(infos []FragmentInfo, rows uint64, memo *codecMemo) kernel.Tab
 // describes the version exactly: one info per fragment, none extra, sane
 // ranges, and row counts that add up. memo is nil or the handle's
 // (memo.go): an info it parsed before is not parsed again.
-func fragmentInfos(t *Table, tv kernel.TableVersion, memo *codecMemo) ([]FragmentInfo, []fragStats, error) {
+//
+// md is tv's metadata as a map (nil: built here from tv).
+func fragmentInfos(t *Table, tv kernel.TableVersion, md map[string]string, memo *codecMemo) ([]FragmentInfo, []fragStats, error) {
 	bad := func(f string, a ...any) error {
 		return fmt.Errorf("table %s version %d: %s: %w", tv.Table, tv.Version, fmt.Sprintf(f, a...), format.ErrCorrupt)
 	}
-	md := map[string]string{}
-	for _, kv := range tv.Metadata {
-		md[kv.Key] = kv.Value
+	if md == nil {
+		md = map[string]string{}
+		for _, kv := range tv.Metadata {
+			md[kv.Key] = kv.Value
+		}
 	}
 	if len(tv.Fragments) > 0 && md[metaKeyFormat] != dataFormatValue {
 		return nil, nil, bad("data format %q, want %q", md[metaKeyFormat], dataFormatValue)
@@ -160,7 +164,7 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 		v = pagedView(t, refs, tv.Rows)
 		v.embeds = embeds
 	} else {
-		infos, stats, err := fragmentInfos(t, tv, r.g.memo)
+		infos, stats, err := fragmentInfos(t, tv, md, r.g.memo)
 		if err != nil {
 			return nil, err
 		}
