@@ -3,9 +3,10 @@ package data
 import (
 	"encoding/base64"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
@@ -64,13 +65,16 @@ func TestCodecMemoAnswersAsTheParse(t *testing.T) {
 	for pass := 0; pass < 2; pass++ {
 		got, gotStats, err := fragmentInfos(tb, tv, nil, memo)
 		must(t, err)
-		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotStats, wantStats) {
-			t.Fatalf("pass %d: memo infos %+v stats %v, parse %+v %v", pass, got, gotStats, want, wantStats)
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(FragmentInfo{})); d != "" {
+			t.Fatalf("pass %d: memo infos differ from the parse (-parse +memo):\n%s", pass, d)
+		}
+		if d := cmp.Diff(wantStats, gotStats); d != "" {
+			t.Fatalf("pass %d: memo stats differ from the parse (-parse +memo):\n%s", pass, d)
 		}
 		embeds, err := parseEmbeds(md, memo)
 		must(t, err)
-		if !reflect.DeepEqual(embeds, wantEmbeds) {
-			t.Fatalf("pass %d: memo embeds differ from the parse", pass)
+		if d := cmp.Diff(wantEmbeds, embeds); d != "" {
+			t.Fatalf("pass %d: memo embeds differ from the parse (-parse +memo):\n%s", pass, d)
 		}
 		attachEmbeds(got, embeds)
 		out := map[string]string{}
