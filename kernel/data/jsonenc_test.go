@@ -3,9 +3,13 @@ package data
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // jsonHostile are strings needing every escape encoding/json makes.
@@ -90,5 +94,77 @@ func TestIDDeltaRefusesNonCanonical(t *testing.T) {
 		if _, err := parseIDDelta(map[string]string{metaIDDeltaKey: raw}); err == nil {
 			t.Fatalf("non-canonical delta %s accepted", raw)
 		}
+	}
+}
+
+// parseIDDeltaGeneral is parseIDDelta without the plain-list fast path
+// (plainStrings): json.Unmarshal and the canonical re-encoding, always.
+func parseIDDeltaGeneral(raw string) ([]string, error) {
+	var ids []string
+	if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 || len(ids) > MaxIDDelta || deltaBytes(ids) > MaxIDDeltaBytes {
+		return nil, errors.New("bounds")
+	}
+	for i, id := range ids {
+		if idProblem(id) != "" || (i > 0 && id <= ids[i-1]) {
+			return nil, errors.New("ids")
+		}
+	}
+	if b, _ := json.Marshal(ids); string(b) != raw {
+		return nil, errors.New("not canonical")
+	}
+	return ids, nil
+}
+
+// TestIDDeltaPlainPathIsTheGeneralOne: parseIDDelta's fast path for a
+// plain canonical list accepts exactly what json.Unmarshal plus the
+// canonical check accept, with the same ids, on canonical lists of
+// random (plain and escaped) ids and on mutations of them (a byte
+// dropped, doubled or replaced by a quote, comma, backslash, space,
+// bracket, HTML character or non-ASCII byte).
+func TestIDDeltaPlainPathIsTheGeneralOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	plainSeen := 0
+	check := func(raw string) {
+		t.Helper()
+		got, gerr := parseIDDelta(map[string]string{metaIDDeltaKey: raw})
+		want, werr := parseIDDeltaGeneral(raw)
+		if (gerr == nil) != (werr == nil) || cmp.Diff(want, got) != "" {
+			t.Fatalf("delta %q: fast %q %v, general %q %v", raw, got, gerr, want, werr)
+		}
+		if _, plain := plainStrings(raw); plain && gerr == nil {
+			plainSeen++
+		}
+	}
+	for range 20000 {
+		n := 1 + r.IntN(5)
+		var ids []string
+		for range n {
+			ids = append(ids, jsonStr(r))
+		}
+		slices.Sort(ids)
+		raw, _ := json.Marshal(ids)
+		check(string(raw))
+		for range 3 {
+			b := []byte(string(raw))
+			i := r.IntN(len(b))
+			switch r.IntN(3) {
+			case 0:
+				b = append(b[:i], b[i+1:]...)
+			case 1:
+				b = append(b[:i+1], b[i:]...)
+			default:
+				b[i] = `",\ []{}<>&`[r.IntN(11)]
+				if r.IntN(4) == 0 {
+					b[i] = 0x80 + byte(r.IntN(0x80))
+				}
+			}
+			check(string(b))
+		}
+	}
+	if plainSeen < 1000 {
+		t.Fatalf("only %d accepted plain lists: the fast path is not exercised", plainSeen)
 	}
 }
