@@ -60,3 +60,115 @@ func appendStrings(b []byte, ss []string) []byte {
 	}
 	return append(b, ']')
 }
+
+// parsePlainInfo decodes info JSON raw when it is exactly what
+// appendFragmentInfo emits for some info without escapes (every string
+// printable ASCII needing none): it parses that form and keeps the result
+// only if re-encoding it gives raw byte for byte, so what it returns is
+// what json.Unmarshal returns for raw. ok=false: raw is anything else, for
+// json.Unmarshal.
+func parsePlainInfo(raw string) (f FragmentInfo, ok bool) {
+	p := plainParser{s: raw, ok: true}
+	p.lit(`{"rows":`)
+	f.Rows = p.uint()
+	p.lit(`,"bytes":`)
+	f.Bytes = p.uint()
+	p.lit(`,"crc32c":`)
+	crc := p.uint()
+	f.CRC32C = uint32(crc)
+	p.lit(`,"min":`)
+	f.MinID = p.str()
+	p.lit(`,"max":`)
+	f.MaxID = p.str()
+	if p.ok && p.peek(`,"stats":[`) {
+		p.lit(`,"stats":[`)
+		for p.ok {
+			var cs ColumnStats
+			p.lit(`{"col":`)
+			cs.Column = p.str()
+			p.lit(`,"nulls":`)
+			cs.Nulls = p.uint()
+			if p.ok && p.peek(`,"lo":`) {
+				p.lit(`,"lo":`)
+				lo := p.str()
+				cs.Lo = &lo
+			}
+			if p.ok && p.peek(`,"hi":`) {
+				p.lit(`,"hi":`)
+				hi := p.str()
+				cs.Hi = &hi
+			}
+			p.lit(`}`)
+			f.Stats = append(f.Stats, cs)
+			if !p.ok || !p.peek(`,`) {
+				break
+			}
+			p.lit(`,`)
+		}
+		p.lit(`]`)
+	}
+	p.lit(`}`)
+	if !p.ok || p.i != len(raw) || crc > 0xffffffff || string(appendFragmentInfo(make([]byte, 0, len(raw)), &f)) != raw {
+		return FragmentInfo{}, false
+	}
+	return f, true
+}
+
+// plainParser reads the escape-free canonical JSON parsePlainInfo accepts;
+// ok turns false at the first byte out of that form.
+type plainParser struct {
+	s  string
+	i  int
+	ok bool
+}
+
+func (p *plainParser) peek(lit string) bool {
+	return len(p.s)-p.i >= len(lit) && p.s[p.i:p.i+len(lit)] == lit
+}
+
+func (p *plainParser) lit(lit string) {
+	if !p.ok || !p.peek(lit) {
+		p.ok = false
+		return
+	}
+	p.i += len(lit)
+}
+
+// uint reads a decimal of at most 20 digits (a wider or overflowing one
+// fails the re-encoding check).
+func (p *plainParser) uint() uint64 {
+	var v uint64
+	j := p.i
+	for j < len(p.s) && j-p.i < 20 && p.s[j] >= '0' && p.s[j] <= '9' {
+		v = v*10 + uint64(p.s[j]-'0')
+		j++
+	}
+	if j == p.i {
+		p.ok = false
+	}
+	p.i = j
+	return v
+}
+
+// str reads a string whose bytes need no escape.
+func (p *plainParser) str() string {
+	if !p.ok || p.i >= len(p.s) || p.s[p.i] != '"' {
+		p.ok = false
+		return ""
+	}
+	j := p.i + 1
+	for j < len(p.s) && p.s[j] != '"' {
+		if c := p.s[j]; c < 0x20 || c >= 0x80 || c == '\\' || c == '<' || c == '>' || c == '&' {
+			p.ok = false
+			return ""
+		}
+		j++
+	}
+	if j == len(p.s) {
+		p.ok = false
+		return ""
+	}
+	out := p.s[p.i+1 : j]
+	p.i = j + 1
+	return out
+}

@@ -168,3 +168,93 @@ func TestIDDeltaPlainPathIsTheGeneralOne(t *testing.T) {
 		t.Fatalf("only %d accepted plain lists: the fast path is not exercised", plainSeen)
 	}
 }
+
+// TestPlainInfoParseIsUnmarshal: parsePlainInfo returns, whenever it
+// accepts, exactly what json.Unmarshal decodes, and accepts the canonical
+// encoding of every info whose strings are ASCII needing no escape; on
+// random infos
+// and on mutations of their encodings (a byte dropped, doubled or
+// replaced), and on json.Marshal's own output for hostile strings (which
+// it must leave to json.Unmarshal when escaped).
+func TestPlainInfoParseIsUnmarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	str := func() string { // mostly plain: ids, column names, stat bounds
+		if r.IntN(5) == 0 {
+			return jsonStr(r)
+		}
+		b := make([]byte, r.IntN(20))
+		for i := range b {
+			b[i] = byte(0x20 + r.IntN(0x60))
+		}
+		return string(b)
+	}
+	accepted := 0
+	check := func(raw string, mustAccept bool) {
+		t.Helper()
+		got, ok := parsePlainInfo(raw)
+		if !ok {
+			if mustAccept {
+				t.Fatalf("plain canonical info %s refused", raw)
+			}
+			return
+		}
+		accepted++
+		var want FragmentInfo
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatalf("%s accepted, json.Unmarshal: %v", raw, err)
+		}
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(FragmentInfo{})); d != "" {
+			t.Fatalf("%s (-Unmarshal +plain):\n%s", raw, d)
+		}
+	}
+	for range 20000 {
+		f := FragmentInfo{Rows: jsonU64(r), Bytes: jsonU64(r), CRC32C: r.Uint32(), MinID: str(), MaxID: str()}
+		for range r.IntN(4) {
+			cs := ColumnStats{Column: str(), Nulls: jsonU64(r)}
+			if r.IntN(2) == 0 {
+				lo := str()
+				cs.Lo = &lo
+			}
+			if r.IntN(2) == 0 {
+				hi := str()
+				cs.Hi = &hi
+			}
+			f.Stats = append(f.Stats, cs)
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := !bytes.ContainsRune(b, '\\')
+		for _, c := range b {
+			plain = plain && c >= 0x20 && c < 0x80
+		}
+		check(string(b), plain)
+		for range 3 {
+			m := []byte(string(b))
+			i := r.IntN(len(m))
+			switch r.IntN(3) {
+			case 0:
+				m = append(m[:i], m[i+1:]...)
+			case 1:
+				m = append(m[:i+1], m[i:]...)
+			default:
+				m[i] = `",\ []{}:0-9a<>&`[r.IntN(16)]
+				if r.IntN(4) == 0 {
+					m[i] = 0x80 + byte(r.IntN(0x80))
+				}
+			}
+			check(string(m), false)
+		}
+	}
+	for _, raw := range []string{`{"rows":1,"bytes":2,"crc32c":3,"min":"a","max":"b","stats":[]}`, `{"rows":01,"bytes":2,"crc32c":3,"min":"a","max":"b"}`,
+		`{"rows":1,"bytes":2,"crc32c":4294967296,"min":"a","max":"b"}`, `{"rows":18446744073709551616,"bytes":2,"crc32c":3,"min":"a","max":"b"}`,
+		`{"rows":1,"bytes":2,"crc32c":3,"min":"a","max":"b"} `, `{"bytes":2,"rows":1,"crc32c":3,"min":"a","max":"b"}`} {
+		if _, ok := parsePlainInfo(raw); ok {
+			t.Fatalf("non-canonical %s accepted", raw)
+		}
+	}
+	if accepted < 2000 {
+		t.Fatalf("only %d infos accepted: the plain path is not exercised", accepted)
+	}
+}

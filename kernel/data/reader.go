@@ -75,7 +75,9 @@ func fragmentInfos(t *Table, tv kernel.TableVersion, md map[string]string, memo 
 			rows += m.info.Rows
 			continue
 		}
-		if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
+		if pf, ok := parsePlainInfo(raw); ok { // what json.Unmarshal decodes (jsonenc.go)
+			infos[i] = pf
+		} else if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
 			return nil, nil, bad("fragment %s info: %v", name, err)
 		}
 		infos[i].Name = name
