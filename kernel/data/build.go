@@ -180,7 +180,7 @@ func gather(t *Table, rows []rowSrc) arrow.Record {
 
 // gatherCopy is gather copying the values into a new record.
 func gatherCopy(t *Table, rows []rowSrc) arrow.Record {
-	cols := make([]arrow.Array, len(t.arrow.Fields()))
+	cols := make([]arrow.Array, t.arrow.NumFields())
 	for c, f := range t.arrow.Fields() {
 		if kindOf(t, c) == schema.String {
 			cols[c] = gatherStrings(rows, c)

@@ -41,8 +41,8 @@ func checkColumns(t *Table, rec arrow.Record) (err error) {
 			err = fmt.Errorf("malformed column buffers: %v", r)
 		}
 	}()
-	if int(rec.NumCols()) != len(t.arrow.Fields()) {
-		return fmt.Errorf("%d columns, want %d", rec.NumCols(), len(t.arrow.Fields()))
+	if int(rec.NumCols()) != t.arrow.NumFields() {
+		return fmt.Errorf("%d columns, want %d", rec.NumCols(), t.arrow.NumFields())
 	}
 	n := int(rec.NumRows())
 	for c, f := range t.arrow.Fields() {

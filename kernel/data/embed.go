@@ -56,11 +56,11 @@ func embeddedBytes(infos []FragmentInfo) int {
 }
 
 // addEmbeds records in md the bytes of every fragment of infos that is
-// embedded.
-func addEmbeds(md map[string]string, infos []FragmentInfo) {
+// embedded (memo: nil or the handle's).
+func addEmbeds(md map[string]string, infos []FragmentInfo, memo *codecMemo) {
 	for _, f := range infos {
 		if f.embed != nil {
-			md[metaEmbedPrefix+f.Name] = base64.StdEncoding.EncodeToString(f.embed)
+			md[metaEmbedPrefix+f.Name] = memo.encodeEmbed(f.embed)
 		}
 	}
 }
@@ -69,8 +69,8 @@ func addEmbeds(md map[string]string, infos []FragmentInfo) {
 // name: every name a ULID, every value strict standard base64 of 1 to
 // MaxEmbeddedFragmentBytes bytes, MaxEmbeddedBytes in all. Whether each
 // names a fragment of the version is checked once its infos are known
-// (attachEmbeds).
-func parseEmbeds(md map[string]string) (map[string][]byte, error) {
+// (attachEmbeds). memo is nil or the handle's (memo.go).
+func parseEmbeds(md map[string]string, memo *codecMemo) (map[string][]byte, error) {
 	var keys []string
 	for k := range md { //detlint:ordered collects keys, sorted below
 		if strings.HasPrefix(k, metaEmbedPrefix) {
@@ -89,7 +89,7 @@ func parseEmbeds(md map[string]string) (map[string][]byte, error) {
 		if base64.StdEncoding.DecodedLen(len(v)) > MaxEmbeddedFragmentBytes+2 {
 			return nil, fmt.Errorf("embedded fragment %s: %d base64 bytes, more than %d stored bytes", name, len(v), MaxEmbeddedFragmentBytes)
 		}
-		b, err := base64.StdEncoding.Strict().DecodeString(v)
+		b, err := memo.decodeEmbed(v)
 		if err != nil || len(b) == 0 || len(b) > MaxEmbeddedFragmentBytes {
 			return nil, fmt.Errorf("embedded fragment %s: not 1..%d bytes of standard base64 (%v)", name, MaxEmbeddedFragmentBytes, err)
 		}
@@ -127,7 +127,7 @@ func EmbeddedFragments(tv kernel.TableVersion) (map[string][]byte, error) {
 	for _, kv := range tv.Metadata {
 		md[kv.Key] = kv.Value
 	}
-	e, err := parseEmbeds(md)
+	e, err := parseEmbeds(md, nil)
 	if err != nil {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}

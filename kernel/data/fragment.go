@@ -83,16 +83,23 @@ func EncodeFragmentWith(t *Table, rec arrow.Record, c Codec) ([]byte, FragmentIn
 	return buf, info, nil
 }
 
+// ipcFileHint is the room an Arrow IPC file of one record batch takes
+// beyond its buffers (magic, schema, message headers, footer) for a table
+// of a few dozen columns.
+const ipcFileHint = 4096
+
 // encodeIPC writes rec as one deterministic Arrow IPC file (see
 // EncodeFragment) without judging its rows.
 func encodeIPC(t *Table, rec arrow.Record) ([]byte, error) {
-	var w seekBuffer
+	disk := t.toDisk(rec) // storage column names (schema evolution)
+	defer disk.Release()
+	// Sized for the file up front (its buffers, padding, schema and
+	// footer), so the writer's many small writes do not regrow it.
+	w := seekBuffer{buf: make([]byte, 0, ipcFileHint+int(cachedBytes(disk, 0))*9/8)}
 	fw, err := ipc.NewFileWriter(&w, ipc.WithSchema(t.disk), ipc.WithAllocator(goAlloc))
 	if err != nil {
 		return nil, err
 	}
-	disk := t.toDisk(rec) // storage column names (schema evolution)
-	defer disk.Release()
 	if err := fw.Write(disk); err != nil {
 		return nil, err
 	}

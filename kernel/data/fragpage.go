@@ -355,7 +355,7 @@ func checkFragChunk(table string, ref fragChunkRef, b []byte) ([]FragmentInfo, e
 // ref every chunk of head (nil: none) whose infos it repeats exactly.
 func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentInfo, rows uint64, head *tableView) (kernel.TableContent, error) {
 	if len(infos) <= c.g.inlineFragments() {
-		return tableContent(infos, rows), nil
+		return tableContent(infos, rows, c.g.memo), nil
 	}
 	embedded := infos
 	reuse := map[string]int{} // first fragment name -> head chunk
@@ -381,7 +381,7 @@ func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentIn
 		panic(fmt.Sprintf("data: marshal fragment chunk refs: %v", err))
 	}
 	md := map[string]string{metaKeyFormat: dataFormatValue, metaFragsKey: string(b)}
-	addEmbeds(md, embedded)
+	addEmbeds(md, embedded, c.g.memo)
 	return kernel.TableContent{Rows: rows, Metadata: md}, nil
 }
 

@@ -30,7 +30,7 @@ func BenchmarkTableVersionSize(b *testing.B) {
 				c, err := adjWriter{g: g, r: newReader(g, nil)}.fragContent(ctx, t, infos, uint64(rows), nil)
 				must(b, err)
 				paged = encodedTV(b, c)
-				inline = encodedTV(b, tableContent(infos, uint64(rows)))
+				inline = encodedTV(b, tableContent(infos, uint64(rows), nil))
 				refs, _, err := parseFragRefs(c.Metadata, uint64(rows))
 				must(b, err)
 				chunks = len(refs)

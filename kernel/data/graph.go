@@ -64,7 +64,8 @@ type Graph struct {
 	ent    *lockedReader
 	limits Limits
 	cache  *fragCache
-	group  *grouper // group commit (group.go)
+	memo   *codecMemo // remembered info and embed codings (memo.go)
+	group  *grouper   // group commit (group.go)
 	codec  Codec
 	inline int // Options.InlineFragments
 	embed  int // Options.EmbedFragments
@@ -117,7 +118,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
 	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
-		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), codec: opts.Codec.resolve(), inline: opts.InlineFragments, embed: opts.EmbedFragments, catalogs: map[string]*catalog{},
+		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), memo: newCodecMemo(), codec: opts.Codec.resolve(), inline: opts.InlineFragments, embed: opts.EmbedFragments, catalogs: map[string]*catalog{},
 		group: newGrouper(opts.Group, opts.Limits.withDefaults())}, kopts
 }
 

@@ -34,9 +34,11 @@ func parseIDDelta(md map[string]string) ([]string, error) {
 	if len(raw) > MaxIDDeltaBytes+2*MaxIDDelta*(MaxIDBytes+2) {
 		return nil, fmt.Errorf("id delta: %d bytes", len(raw))
 	}
-	var ids []string
-	if err := json.Unmarshal([]byte(raw), &ids); err != nil {
-		return nil, fmt.Errorf("id delta: %v", err)
+	ids, plain := plainStrings(raw)
+	if !plain {
+		if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+			return nil, fmt.Errorf("id delta: %v", err)
+		}
 	}
 	if len(ids) == 0 || len(ids) > MaxIDDelta || deltaBytes(ids) > MaxIDDeltaBytes {
 		return nil, fmt.Errorf("id delta: %d ids of %d bytes, want 1..%d of at most %d", len(ids), deltaBytes(ids), MaxIDDelta, MaxIDDeltaBytes)
@@ -49,10 +51,43 @@ func parseIDDelta(md map[string]string) ([]string, error) {
 			return nil, fmt.Errorf("id delta: ids not strictly ascending at %d", i)
 		}
 	}
-	if b, _ := json.Marshal(ids); string(b) != raw {
-		return nil, fmt.Errorf("id delta is not in canonical form")
+	if !plain { // a plain list is canonical by its form
+		if b := appendStrings(make([]byte, 0, len(raw)), ids); string(b) != raw { // json.Marshal(ids) (jsonenc.go)
+			return nil, fmt.Errorf("id delta is not in canonical form")
+		}
 	}
 	return ids, nil
+}
+
+// plainStrings splits raw when it is a JSON list of strings in the
+// canonical form no string of which needs an escape (`["a","b"]`, every
+// byte between the quotes printable ASCII but for ", \\, <, > and &),
+// the form every writer emits for ids of that kind: then ids is exactly
+// what json.Unmarshal decodes and appendStrings(ids) is raw byte for
+// byte. Anything else (an escape, another byte, spacing, an empty list)
+// is plain=false, for the general decoder and the canonical check.
+func plainStrings(raw string) (ids []string, plain bool) {
+	if len(raw) < 4 || raw[:2] != `["` || raw[len(raw)-2:] != `"]` {
+		return nil, false
+	}
+	in := raw[2 : len(raw)-2]
+	start := 0
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c == '"' {
+			if i+2 >= len(in) || in[i+1] != ',' || in[i+2] != '"' {
+				return nil, false
+			}
+			ids = append(ids, in[start:i])
+			i += 2
+			start = i + 1
+			continue
+		}
+		if c < 0x20 || c >= 0x80 || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return nil, false
+		}
+	}
+	return append(ids, in[start:]), true
 }
 
 // deltaBytes is the bytes of ids a delta is charged.

@@ -288,11 +288,7 @@ func (c adjWriter) buildIDIndex(ctx context.Context, p *tablePlan, rows uint64) 
 	}
 	md := map[string]string{metaIDKey: string(b)}
 	if len(delta) > 0 {
-		d, err := json.Marshal(delta)
-		if err != nil {
-			panic(fmt.Sprintf("data: marshal id delta: %v", err))
-		}
-		md[metaIDDeltaKey] = string(d)
+		md[metaIDDeltaKey] = string(appendStrings(nil, delta)) // json.Marshal(delta) (jsonenc.go)
 	}
 	return md, nil
 }

@@ -25,31 +25,35 @@ const (
 
 // tableContent is the kernel content of a table version with these
 // fragments, in order.
-func tableContent(infos []FragmentInfo, rows uint64) kernel.TableContent {
+// memo is nil or the handle's (memo.go).
+func tableContent(infos []FragmentInfo, rows uint64, memo *codecMemo) kernel.TableContent {
 	md := map[string]string{metaKeyFormat: dataFormatValue}
 	names := make([]string, len(infos))
-	for i, f := range infos {
-		names[i] = f.Name
-		b, err := json.Marshal(f)
-		if err != nil {
-			panic(fmt.Sprintf("data: marshal fragment info: %v", err))
-		}
-		md[metaFragPrefix+f.Name] = string(b)
+	var buf []byte
+	for i := range infos {
+		names[i] = infos[i].Name
+		buf = appendFragmentInfo(buf[:0], &infos[i]) // json.Marshal(infos[i]) (jsonenc.go)
+		md[metaFragPrefix+infos[i].Name] = string(buf)
 	}
-	addEmbeds(md, infos)
+	addEmbeds(md, infos, memo)
 	return kernel.TableContent{Fragments: names, Rows: rows, Metadata: md}
 }
 
 // fragmentInfos reads the fragment list of a table version and checks it
 // describes the version exactly: one info per fragment, none extra, sane
-// ranges, and row counts that add up.
-func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStats, error) {
+// ranges, and row counts that add up. memo is nil or the handle's
+// (memo.go): an info it parsed before is not parsed again.
+//
+// md is tv's metadata as a map (nil: built here from tv).
+func fragmentInfos(t *Table, tv kernel.TableVersion, md map[string]string, memo *codecMemo) ([]FragmentInfo, []fragStats, error) {
 	bad := func(f string, a ...any) error {
 		return fmt.Errorf("table %s version %d: %s: %w", tv.Table, tv.Version, fmt.Sprintf(f, a...), format.ErrCorrupt)
 	}
-	md := map[string]string{}
-	for _, kv := range tv.Metadata {
-		md[kv.Key] = kv.Value
+	if md == nil {
+		md = map[string]string{}
+		for _, kv := range tv.Metadata {
+			md[kv.Key] = kv.Value
+		}
 	}
 	if len(tv.Fragments) > 0 && md[metaKeyFormat] != dataFormatValue {
 		return nil, nil, bad("data format %q, want %q", md[metaKeyFormat], dataFormatValue)
@@ -62,7 +66,18 @@ func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStat
 		if !ok {
 			return nil, nil, bad("fragment %s has no info", name)
 		}
-		if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
+		if m, ok := memo.info(t, raw); ok { // raw parsed, sane and its stats checked before
+			infos[i], stats[i] = m.info, m.stats
+			infos[i].Name = name
+			if _, err := ulid.ParseStrict(name); err != nil {
+				return nil, nil, bad("fragment %s info %+v is not sane", name, infos[i])
+			}
+			rows += m.info.Rows
+			continue
+		}
+		if pf, ok := parsePlainInfo(raw); ok { // what json.Unmarshal decodes (jsonenc.go)
+			infos[i] = pf
+		} else if err := json.Unmarshal([]byte(raw), &infos[i]); err != nil {
 			return nil, nil, bad("fragment %s info: %v", name, err)
 		}
 		infos[i].Name = name
@@ -75,6 +90,7 @@ func fragmentInfos(t *Table, tv kernel.TableVersion) ([]FragmentInfo, []fragStat
 			return nil, nil, bad("fragment %s: %v", name, err)
 		}
 		stats[i] = st
+		memo.putInfo(t, raw, memoInfo{f, st})
 		rows += f.Rows
 	}
 	frags := 0
@@ -141,7 +157,7 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 	if err != nil || (paged && (len(tv.Fragments) > 0 || md[metaKeyFormat] != dataFormatValue || hasInlineInfo(md))) {
 		return nil, fmt.Errorf("table %s version %d: %v (paged and inline, or another data format): %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
-	embeds, err := parseEmbeds(md)
+	embeds, err := parseEmbeds(md, r.g.memo)
 	if err != nil {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
@@ -150,7 +166,7 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 		v = pagedView(t, refs, tv.Rows)
 		v.embeds = embeds
 	} else {
-		infos, stats, err := fragmentInfos(t, tv)
+		infos, stats, err := fragmentInfos(t, tv, md, r.g.memo)
 		if err != nil {
 			return nil, err
 		}

@@ -37,7 +37,7 @@ type ColumnStats struct {
 // questions by endpoint go through the adjacency index.
 func statColumns(t *Table) []int {
 	var cols []int
-	for c := t.firstProp(); c < len(t.arrow.Fields()); c++ {
+	for c := t.firstProp(); c < t.arrow.NumFields(); c++ { // NumFields: Fields() copies the slice
 		cols = append(cols, c)
 	}
 	return cols

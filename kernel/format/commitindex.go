@@ -1,7 +1,6 @@
 package format
 
 import (
-	"encoding/json"
 	"strings"
 )
 
@@ -57,10 +56,7 @@ func EncodeCommitIndex(x *CommitIndex, token Token) ([]byte, error) {
 	if err := ValidateCommitIndex(x); err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(x)
-	if err != nil {
-		return nil, corrupt("commit-index", "marshal: %v", err)
-	}
+	payload := appendCommitIndex(make([]byte, 0, 256+128*(len(x.Reach)+len(x.Folds))), x) // json.Marshal(x)'s bytes (jsonappend.go)
 	if len(payload) > MaxPayloadBytes {
 		return nil, corrupt("commit-index", "payload of %d bytes exceeds %d", len(payload), MaxPayloadBytes)
 	}

@@ -139,6 +139,26 @@ func EncodeEnvelope(e Envelope) []byte {
 	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
 }
 
+// envelopeOf frames the payload appendPayload appends, built in place
+// after the header (no copy of the payload): the bytes of EncodeEnvelope
+// of it, which it panics on as EncodeEnvelope does. size is a capacity
+// hint for the payload.
+func envelopeOf(stamp uint16, kind Kind, token Token, size int, appendPayload func([]byte) []byte) []byte {
+	out := make([]byte, 0, headerBytes+size+checksumBytes)
+	out = append(out, Magic...)
+	out = binary.BigEndian.AppendUint16(out, stamp)
+	out = append(out, byte(kind))
+	out = append(out, token[:]...)
+	out = append(out, 0, 0, 0, 0) // the payload's length, set below
+	out = appendPayload(out)
+	n := len(out) - headerBytes
+	if n > MaxPayloadBytes {
+		panic("format: EncodeEnvelope: payload exceeds MaxPayloadBytes")
+	}
+	binary.BigEndian.PutUint32(out[headerBytes-4:headerBytes], uint32(n))
+	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
 // DecodeEnvelope checks the frame and checksum of b. It does not judge the
 // stamp (see CheckStamp) or the payload. The returned Payload aliases b.
 func DecodeEnvelope(b []byte) (Envelope, error) {

@@ -74,7 +74,7 @@ type branchIdentityJSON struct {
 
 // MarshalJSON encodes b with a fixed-width incarnation.
 func (b BranchIdentity) MarshalJSON() ([]byte, error) {
-	return json.Marshal(branchIdentityJSON{b.Name, fixedU64(b.Incarnation), b.IncarnationID})
+	return appendBranchIdentity(nil, b), nil // json.Marshal of branchIdentityJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -97,7 +97,7 @@ type forkPointJSON struct {
 
 // MarshalJSON encodes f with fixed-width counters.
 func (f ForkPoint) MarshalJSON() ([]byte, error) {
-	return json.Marshal(forkPointJSON{f.Branch, fixedU64(f.Incarnation), f.IncarnationID, fixedU64(f.ManifestVersion), f.CommitID})
+	return appendForkPoint(nil, f), nil // json.Marshal of forkPointJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -120,7 +120,7 @@ type tablePinJSON struct {
 
 // MarshalJSON encodes p with fixed-width counters.
 func (p TablePin) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tablePinJSON{p.Name, p.Fork, fixedU64(p.Version), fixedU64(p.Rows), p.Attempt})
+	return appendTablePin(nil, p), nil // json.Marshal of tablePinJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -141,7 +141,7 @@ type manifestRefJSON struct {
 
 // MarshalJSON encodes r with fixed-width counters.
 func (r ManifestRef) MarshalJSON() ([]byte, error) {
-	return json.Marshal(manifestRefJSON{r.Branch, fixedU64(r.Incarnation), fixedU64(r.Version)})
+	return appendManifestRef(nil, r), nil // json.Marshal of manifestRefJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -170,8 +170,7 @@ type manifestJSON struct {
 
 // MarshalJSON encodes m with a fixed-width version.
 func (m Manifest) MarshalJSON() ([]byte, error) {
-	return json.Marshal(manifestJSON{fixedU64(m.Version), m.Branch, m.ForkOf, m.Tombstone, m.Tables, m.Commit, m.Head, m.Schema,
-		m.FormatStamp, m.Legacy})
+	return appendManifest(nil, &m) // json.Marshal of manifestJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -192,7 +191,7 @@ type tableRefJSON struct {
 
 // MarshalJSON encodes r with a fixed-width version.
 func (r TableRef) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tableRefJSON{r.Fork, fixedU64(r.Version), r.Attempt})
+	return appendTableRef(nil, r), nil // json.Marshal of tableRefJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -222,8 +221,7 @@ type tableVersionJSON struct {
 
 // MarshalJSON encodes t with fixed-width counters.
 func (t TableVersion) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tableVersionJSON{Table: t.Table, Fork: t.Fork, Version: fixedU64(t.Version), Fragments: t.Fragments,
-		Rows: fixedU64(t.Rows), Metadata: t.Metadata, BasedOn: t.BasedOn, ContentPreserving: t.ContentPreserving, Attempt: t.Attempt})
+	return appendTableVersion(make([]byte, 0, tableVersionBytes(&t)), &t), nil // json.Marshal of tableVersionJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -390,16 +388,6 @@ type reachEntryJSON struct {
 	Gen         *fixedU64 `json:"gen,omitempty"`
 }
 
-// optU64 is v as an optional fixed-width counter: absent when 0, so
-// legacy objects (written before the field) re-encode byte for byte.
-func optU64(v uint64) *fixedU64 {
-	if v == 0 {
-		return nil
-	}
-	f := fixedU64(v)
-	return &f
-}
-
 func fromOpt(f *fixedU64) (uint64, error) {
 	if f == nil {
 		return 0, nil
@@ -412,7 +400,7 @@ func fromOpt(f *fixedU64) (uint64, error) {
 
 // MarshalJSON encodes e with fixed-width counters; gen is omitted when 0.
 func (e ReachEntry) MarshalJSON() ([]byte, error) {
-	return json.Marshal(reachEntryJSON{e.Branch, fixedU64(e.Incarnation), fixedU64(e.Version), optU64(e.Gen)})
+	return appendReachEntry(nil, e), nil // json.Marshal of reachEntryJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.
@@ -442,7 +430,7 @@ type commitIndexJSON struct {
 // MarshalJSON encodes x with a fixed-width gen, omitted when 0 (a legacy
 // or incomplete index).
 func (x CommitIndex) MarshalJSON() ([]byte, error) {
-	return json.Marshal(commitIndexJSON{x.ID, x.At, x.Complete, x.Reach, optU64(x.Gen), x.Folds})
+	return appendCommitIndex(nil, &x), nil // json.Marshal of commitIndexJSON (jsonappend.go)
 }
 
 // UnmarshalJSON strictly decodes what MarshalJSON emits.

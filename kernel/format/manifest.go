@@ -130,11 +130,18 @@ func EncodeManifest(m *Manifest, token Token) ([]byte, error) {
 	if err := ValidateManifest(m); err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(m)
-	if err != nil {
-		return nil, corrupt("manifest", "marshal: %v", err)
+	if m.Legacy != nil { // the rare migration manifest: through its mirror
+		payload, err := json.Marshal(m)
+		if err != nil {
+			return nil, corrupt("manifest", "marshal: %v", err)
+		}
+		return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindManifest, Token: token, Payload: payload}), nil
 	}
-	return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindManifest, Token: token, Payload: payload}), nil
+	// json.Marshal(m)'s bytes, appended in place (jsonappend.go).
+	return envelopeOf(CurrentFormat, KindManifest, token, 512+256*len(m.Tables), func(b []byte) []byte {
+		b, _ = appendManifest(b, m)
+		return b
+	}), nil
 }
 
 // DecodeManifest decodes and validates an enveloped manifest. It returns the

@@ -66,15 +66,15 @@ func EncodeTableVersion(t *TableVersion, token Token) ([]byte, error) {
 	if err := ValidateTableVersion(t); err != nil {
 		return nil, err
 	}
-	// MarshalJSON's bytes are already compact (json.Marshal of the
-	// fixed-width mirror); json.Marshal(t) would scan and copy them once
-	// more (its compaction of a Marshaler's output), which costs a pass
-	// over a version's embedded fragments (format 9) on every commit.
-	payload, err := t.MarshalJSON()
-	if err != nil {
-		return nil, corrupt("table-version", "marshal: %v", err)
-	}
-	return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindTableVersion, Token: token, Payload: payload}), nil
+	// MarshalJSON's bytes (the fixed-width mirror's json.Marshal), appended
+	// in place after the envelope's header (jsonappend.go): json.Marshal(t)
+	// would scan and copy them once more (its compaction of a Marshaler's
+	// output), and a payload built apart would be copied into the frame,
+	// each a pass over a version's embedded fragments (format 9) on every
+	// commit.
+	return envelopeOf(CurrentFormat, KindTableVersion, token, tableVersionBytes(t), func(b []byte) []byte {
+		return appendTableVersion(b, t)
+	}), nil
 }
 
 // DecodeTableVersion decodes and validates an enveloped table version.
