@@ -59,6 +59,9 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
 		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
 	}, noRetry)
 	if err != nil {
+		if status, code := responseOf(err); status == 501 || code == "NotImplemented" {
+			return s.deleteEach(ctx, keys, errs) // a service without DeleteObjects: one DeleteObject a key
+		}
 		return s.fillMany(keys, errs, err)
 	}
 	for _, e := range out.Errors {
@@ -78,6 +81,16 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
 	for i, k := range keys { // a key given twice shares its first copy's outcome
 		if j, ok := at[s.prefix+k]; ok && j != i && errs[i] == nil {
 			errs[i] = errs[j]
+		}
+	}
+	return errs
+}
+
+// deleteEach deletes every valid key of keys with its own request.
+func (s *Store) deleteEach(ctx context.Context, keys []string, errs []error) []error {
+	for i, k := range keys {
+		if errs[i] == nil {
+			errs[i] = s.Delete(ctx, k)
 		}
 	}
 	return errs

@@ -315,3 +315,43 @@ func TestListChecksServerPage(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteManyMapsEachKey: one DeleteObjects request; a key the answer
+// lists with NoSuchKey is no error, one with InternalError is ambiguous
+// and retryable, AccessDenied is rejected, an unlisted key is deleted; a
+// service answering DeleteObjects NotImplemented gets one DeleteObject a
+// key instead.
+func TestDeleteManyMapsEachKey(t *testing.T) {
+	body := `<?xml version="1.0" encoding="UTF-8"?><DeleteResult>` +
+		`<Error><Key>pre/b</Key><Code>NoSuchKey</Code><Message>x</Message></Error>` +
+		`<Error><Key>pre/c</Key><Code>InternalError</Code><Message>x</Message></Error>` +
+		`<Error><Key>pre/d</Key><Code>AccessDenied</Code><Message>x</Message></Error>` +
+		`</DeleteResult>`
+	hc := &stubClient{respond: func(req *http.Request) (*http.Response, error) {
+		return xmlResponse(req, 200, body), nil
+	}}
+	errs := stubStore(hc).DeleteMany(t.Context(), []string{"a", "b", "c", "d"})
+	if hc.count() != 1 {
+		t.Fatalf("%d requests, want one DeleteObjects", hc.count())
+	}
+	if errs[0] != nil || errs[1] != nil {
+		t.Errorf("deleted and missing keys: %v, %v; want nil", errs[0], errs[1])
+	}
+	wantKind(t, errs[2], objstore.OpDelete, "c", objstore.ErrTransient, true)
+	wantKind(t, errs[3], objstore.OpDelete, "d", objstore.ErrRejected, false)
+
+	hc = &stubClient{respond: func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPost {
+			return xmlResponse(req, 501, s3ErrorBody("NotImplemented")), nil
+		}
+		return xmlResponse(req, 204, ""), nil
+	}}
+	for i, err := range stubStore(hc).DeleteMany(t.Context(), []string{"a", "b"}) {
+		if err != nil {
+			t.Errorf("key %d after the fallback: %v", i, err)
+		}
+	}
+	if hc.count() != 3 {
+		t.Errorf("%d requests, want DeleteObjects then one DeleteObject a key (3)", hc.count())
+	}
+}
