@@ -2,7 +2,6 @@ package maintain_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
-	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -22,24 +20,7 @@ import (
 // falls behind a busy graph's garbage (docs/invariants.md, known gaps).
 func TestCollectBatchesDeletes(t *testing.T) {
 	st := sim.New(sim.Config{Seed: 1})
-	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := schema.Parse([]byte("node Person { name: string }\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := data.Init(ctx, st, root, s, data.Options{Kernel: kernel.Options{
-		Env: kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{1})}, Grace: time.Minute}, EmbedFragments: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := maintain.New(st, root, kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{2})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	main, err := g.Kernel().Branch(ctx, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, m, clock, main := simGraph(t, st, data.Options{EmbedFragments: -1})
 	for i := 0; i < 80; i++ {
 		tx, err := g.Begin(ctx, main)
 		if err != nil {

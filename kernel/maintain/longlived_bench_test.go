@@ -11,6 +11,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -24,26 +25,33 @@ var (
 // main's commit indexes fold as they do in the lifetime soak.
 func llGraph(b *testing.B, cs *counting.Store, entries, folds int) *benchGraph {
 	b.Helper()
+	g, m, clock, main := simGraph(b, cs, data.Options{Kernel: kernel.Options{ReachEntries: entries, ReachFolds: folds}})
+	return &benchGraph{g: g, m: m, store: cs, clock: clock, main: main}
+}
+
+// simGraph makes a graph (one Person node type) on st with opts, whose
+// Env and grace (a minute) it sets, and a Maintainer on the same clock.
+func simGraph(tb testing.TB, st objstore.Store, opts data.Options) (*data.Graph, *maintain.Maintainer, *kernel.ManualClock, kernel.BranchRef) {
+	tb.Helper()
 	s, err := schema.Parse([]byte("node Person { name: string }\n"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	g, err := data.Init(ctx, cs, root, s, data.Options{Kernel: kernel.Options{
-		Env: kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{1})}, Grace: time.Minute,
-		ReachEntries: entries, ReachFolds: folds}})
+	opts.Kernel.Env, opts.Kernel.Grace = kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{1})}, time.Minute
+	g, err := data.Init(ctx, st, root, s, opts)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	m, err := maintain.New(cs, root, kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{2})})
+	m, err := maintain.New(st, root, kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{2})})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	main, err := g.Kernel().Branch(ctx, "main")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	return &benchGraph{g: g, m: m, store: cs, clock: clock, main: main}
+	return g, m, clock, main
 }
 
 // BenchmarkLongLivedBranch: one branch forked from main at the start and
