@@ -72,10 +72,29 @@ func (t *tracer) call(actor int, c *objsim.Call) {
 	t.str(c.Cond.ETag)
 	t.uint(uint64(c.Size))
 	t.int(int64(c.Latency))
+	if c.Durability != objstore.DurableNow || c.After > 0 {
+		// Only calls through the Deferring view have them: every other
+		// call hashes as it always did.
+		t.uint(uint64(c.Durability))
+		t.uint(uint64(c.After))
+	}
 	t.end(func() string {
-		return fmt.Sprintf("  call #%d actor=%d %s %q cond=%d/%s size=%d lat=%v",
-			c.Seq, actor, c.Op, c.Key, c.Cond.Kind, c.Cond.ETag, c.Size, c.Latency)
+		return fmt.Sprintf("  call #%d actor=%d %s %q cond=%d/%s size=%d lat=%v%s",
+			c.Seq, actor, c.Op, c.Key, c.Cond.Kind, c.Cond.ETag, c.Size, c.Latency, deferral(c))
 	})
+}
+
+// deferral renders a call's deferral for the trace text.
+func deferral(c *objsim.Call) string {
+	switch {
+	case c.Durability == objstore.DeferAll:
+		return " defer=all"
+	case c.Durability == objstore.DeferName:
+		return " defer=name"
+	case c.After > 0:
+		return fmt.Sprintf(" after=%d", c.After)
+	}
+	return ""
 }
 
 func (t *tracer) result(seq uint64, applied bool, err error) {
