@@ -34,7 +34,7 @@ var (
 )
 
 var profiles = map[string]FaultProfile{
-	"none": {Name: "none", Store: baseLatency},
+	"none":    {Name: "none", Store: baseLatency},
 	"default": {Name: "default", Store: defaultStore, Crash: defaultCrash, Buggify: defaultBuggify},
 	// oscrash is default plus machine crashes: the store defers
 	// durability as objstore/fs does, and a power loss crashes every

@@ -103,7 +103,7 @@ type Stats struct {
 	Crashes int
 	// MachineCrashes counts machine crashes; Lost, Reverted, Torn and
 	// Kept sum what they did to the volatile objects.
-	MachineCrashes int
+	MachineCrashes             int
 	Lost, Reverted, Torn, Kept int
 	// FailpointFires counts failpoint hits the BUGGIFY decider fired.
 	FailpointFires int
