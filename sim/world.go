@@ -42,7 +42,8 @@ type CrashConfig struct {
 	// AfterWrite is the chance to crash an actor right after one of its
 	// writes became durable, before it learns the result: a durable cut.
 	AfterWrite float64
-	// Max bounds the crashes of one run (failpoint crashes included).
+	// Max bounds the crashes of one run (failpoint crashes included;
+	// a machine crash's are bounded by MachineCrashConfig.Max).
 	Max int
 }
 
@@ -138,6 +139,7 @@ type World struct {
 	observe func(actor int, c *objsim.Call, applied bool, result error)
 	names   map[string]int // spawns per actor name
 	immune  *Actor         // see SuspendFaults
+	victims int            // actors machine crashes crashed (not bounded by Crash.Max)
 }
 
 // New returns a world at time zero with an empty store whose hook is the
@@ -335,7 +337,7 @@ func (w *World) maybeCrash(a *Actor) bool {
 		w.machineCrash(a)
 		return true
 	}
-	if w.stats.Crashes >= w.cfg.Crash.Max {
+	if w.ownCrashes() >= w.cfg.Crash.Max {
 		return false
 	}
 	var rate float64
@@ -378,9 +380,14 @@ func (w *World) machineCrash(a *Actor) {
 		b.crashed = true
 		b.state = stateCrashed
 		w.stats.Crashes++
+		w.victims++
 		w.crashed(b, "machine")
 	}
 }
+
+// ownCrashes counts the crashes CrashConfig.Max bounds: every crashed
+// actor but a machine crash's (MachineCrashConfig.Max bounds those).
+func (w *World) ownCrashes() int { return w.stats.Crashes - w.victims }
 
 // crashed records a's crash and tells the OnCrash callback.
 func (w *World) crashed(a *Actor, where string) {
