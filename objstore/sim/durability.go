@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -19,8 +20,12 @@ type pending struct {
 	all     bool
 }
 
-// streamCrash selects MachineCrash's PCG stream ("oscrash").
-const streamCrash = 0x6f736372617368
+// streamCrash selects MachineCrash's PCG stream ("oscrash"), streamSync
+// SyncDeferred's ("sync").
+const (
+	streamCrash = 0x6f736372617368
+	streamSync  = 0x73796e63
+)
 
 // Deferring is a Store seen as a store that defers durability the way
 // objstore/fs does: it implements objstore.DeferredPutter,
@@ -41,8 +46,11 @@ const streamCrash = 0x6f736372617368
 //     never torn.
 //   - SyncDeferred makes the named keys' visible versions durable. A key
 //     that does not exist fails it (ErrTransient naming the first such key
-//     in key order, as fs fails to open it), and then none of the keys is
-//     made durable (the contract lets none be assumed durable).
+//     in key order, as fs fails to open it), and so does, with chance
+//     Faults.TransientRate (drawn from its own stream, one draw a call), an
+//     injected fsync failure (ErrTransient naming the first key); then
+//     none of the keys is made durable (the contract lets none be assumed
+//     durable).
 //   - PutAfterDeferred makes the deferred keys durable first, as
 //     SyncDeferred does, and then writes key durably under its condition
 //     (fs syncs them in the round of its temp file, before it places the
@@ -55,7 +63,8 @@ const streamCrash = 0x6f736372617368
 // Put, PutDeferred, PutDeferredIntact and PutAfterDeferred are store
 // calls (hook, faults, counters, latency: Call.Durability and Call.After
 // tell them apart); SyncDeferred is no request (fs makes it no request
-// either): no hook, no fault, no count, no entropy. objstore.PutMany on
+// either): no hook, no count, no latency, and its one fault draw comes
+// from a stream of its own, so it shifts no call's. objstore.PutMany on
 // the view runs its requests one after another (no BatchPutter), each as
 // its single-object call, After settled by objstore.PutConcurrently, so a
 // request's After keys are durable once it succeeds, as on fs.
@@ -126,6 +135,15 @@ func (d *Deferring) SyncDeferred(ctx context.Context, keys []string) error {
 	s := d.Store
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.syncRNG == nil {
+		s.syncRNG = rand.New(rand.NewPCG(s.cfg.Seed, streamSync))
+	}
+	if unit(s.syncRNG.Uint64()) < s.cfg.Faults.TransientRate {
+		// An fsync that fails (fs: EIO): nothing is made durable.
+		s.syncFaults++
+		return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient,
+			errors.New("sync deferred write: sim: injected fsync failure"))
+	}
 	return s.syncLocked(keys)
 }
 
@@ -193,6 +211,14 @@ func (s *Store) noteDurability(key string, cur object, exists bool, dur objstore
 	}
 	p.all = dur == objstore.DeferAll
 	s.volatile[key] = p
+}
+
+// SyncFaults returns the number of fsync failures SyncDeferred injected
+// (no request: not in Counters).
+func (s *Store) SyncFaults() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.syncFaults
 }
 
 // CrashReport counts what one MachineCrash did to the volatile objects.

@@ -375,3 +375,32 @@ func TestCloneKeepsVolatility(t *testing.T) {
 	wantAbsent(t, c, "a")
 	wantData(t, s, "a", "a")
 }
+
+// TestSyncFaultMakesNothingDurable: SyncDeferred fails with the store's
+// transient rate (an fsync that fails), definite, and then makes none of
+// its keys durable; its draw shifts no call's.
+func TestSyncFaultMakesNothingDurable(t *testing.T) {
+	ctx := t.Context()
+	s := sim.New(sim.Config{Seed: 10})
+	d := s.Deferring()
+	for _, k := range []string{"f/1", "f/2"} {
+		if _, err := d.PutDeferred(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetFaults(sim.Faults{TransientRate: 1})
+	err := d.SyncDeferred(ctx, []string{"f/1", "f/2"})
+	if !errors.Is(err, objstore.ErrTransient) || objstore.IsAmbiguous(err) || s.SyncFaults() != 1 {
+		t.Fatalf("sync under transient rate 1: %v (%d injected), want a definite ErrTransient", err, s.SyncFaults())
+	}
+	if s.Counters().Requests() != 2 {
+		t.Fatalf("a sync counted as a request: %+v", s.Counters())
+	}
+	s.SetFaults(sim.Faults{})
+	if err := d.SyncDeferred(ctx, []string{"f/2"}); err != nil {
+		t.Fatal(err)
+	}
+	s.MachineCrash(0, 0)
+	wantAbsent(t, d, "f/1")
+	wantData(t, d, "f/2", "f/2")
+}

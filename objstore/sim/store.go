@@ -48,8 +48,10 @@ type Store struct {
 	// volatile holds, per key whose visible version is not yet durable
 	// (written through Deferring and not synced), what the key durably
 	// holds (durability.go). Only writes through Deferring add to it.
-	volatile map[string]pending
-	crashRNG *rand.Rand // MachineCrash's stream, made on first use
+	volatile   map[string]pending
+	crashRNG   *rand.Rand // MachineCrash's stream, made on first use
+	syncRNG    *rand.Rand // Deferring.SyncDeferred's fault stream, made on first use
+	syncFaults uint64
 }
 
 var _ objstore.Store = (*Store)(nil)
