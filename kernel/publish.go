@@ -362,7 +362,11 @@ type riddenIndex struct {
 // (gc.KeepCommitIndex). An index write never decides the publish: only
 // the manifest's result is returned.
 func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, head loaded, next *format.Manifest) (riddenIndex, error) {
-	manifest := objstore.PutRequest{Key: key, Data: mustEncodeManifest(next, req.token), Cond: objstore.CreateOnly, After: req.deferred}
+	deferred := req.deferred
+	if plant.Enabled(plant.PublishSkipsDeferred) { // planted bug: the manifest is durable before what it pins
+		deferred = nil
+	}
+	manifest := objstore.PutRequest{Key: key, Data: mustEncodeManifest(next, req.token), Cond: objstore.CreateOnly, After: deferred}
 	var ri riddenIndex
 	if next.Commit != nil && next.Commit.ID == next.Head {
 		ri.x, ri.built = g.commitIndexCached(head, next)
@@ -380,7 +384,7 @@ func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, h
 	} else {
 		*req.indexSent = true
 	}
-	manifest.After = append(slices.Clip(req.deferred), index.Key)
+	manifest.After = append(slices.Clip(deferred), index.Key)
 	res := objstore.PutMany(ctx, g.store, []objstore.PutRequest{index, manifest})
 	ri.written = res[0].Err
 	return ri, res[1].Err

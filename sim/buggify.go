@@ -58,7 +58,7 @@ func (w *World) decide(a *Actor, n failpoint.Name) (failpoint.Action, bool) {
 		return failpoint.Action{}, false
 	}
 	w.stats.FailpointFires++
-	crash := w.rng.Float64() < w.cfg.Buggify.CrashShare && w.stats.Crashes < w.cfg.Crash.Max
+	crash := w.rng.Float64() < w.cfg.Buggify.CrashShare && w.ownCrashes() < w.cfg.Crash.Max
 	w.trace.event("failpoint actor=%d site=%s crash=%t", a.id, n, crash)
 	if crash {
 		return failpoint.Action{Kind: failpoint.Crash}, true

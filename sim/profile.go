@@ -14,23 +14,34 @@ type FaultProfile struct {
 	Store   objsim.Faults
 	Crash   CrashConfig
 	Buggify BuggifyConfig
+	Machine MachineCrashConfig
 }
 
 // baseLatency is an object store's ordinary latency: every profile has it,
 // and it stays in the quiet phase.
 var baseLatency = objsim.Faults{LatencyMin: 5 * time.Millisecond, LatencyMax: 40 * time.Millisecond}
 
+// defaultStore, defaultCrash and defaultBuggify are the default profile's
+// rates (oscrash adds machine crashes to them).
+var (
+	defaultStore = objsim.Faults{
+		TransientRate: 0.02, ConflictRate: 0.01, LostAckRate: 0.01, ReadOutageAfterLostAck: 2,
+		LatencyMin: baseLatency.LatencyMin, LatencyMax: baseLatency.LatencyMax,
+		SpikeRate: 0.01, SpikeLatency: 2 * time.Second,
+	}
+	defaultCrash   = CrashConfig{AtCall: 0.0005, AfterWrite: 0.004, Max: 3}
+	defaultBuggify = BuggifyConfig{SiteProb: 0.3, FireProb: 0.05, CrashShare: 0.3}
+)
+
 var profiles = map[string]FaultProfile{
-	"none": {Name: "none", Store: baseLatency},
-	"default": {
-		Name: "default",
-		Store: objsim.Faults{
-			TransientRate: 0.02, ConflictRate: 0.01, LostAckRate: 0.01, ReadOutageAfterLostAck: 2,
-			LatencyMin: baseLatency.LatencyMin, LatencyMax: baseLatency.LatencyMax,
-			SpikeRate: 0.01, SpikeLatency: 2 * time.Second,
-		},
-		Crash:   CrashConfig{AtCall: 0.0005, AfterWrite: 0.004, Max: 3},
-		Buggify: BuggifyConfig{SiteProb: 0.3, FireProb: 0.05, CrashShare: 0.3},
+	"none":    {Name: "none", Store: baseLatency},
+	"default": {Name: "default", Store: defaultStore, Crash: defaultCrash, Buggify: defaultBuggify},
+	// oscrash is default plus machine crashes: the store defers
+	// durability as objstore/fs does, and a power loss crashes every
+	// process and loses (reverts, tears) what was not yet durable.
+	"oscrash": {
+		Name: "oscrash", Store: defaultStore, Crash: defaultCrash, Buggify: defaultBuggify,
+		Machine: MachineCrashConfig{Rate: 0.002, Max: 2, Keep: 0.2, Tear: 0.5},
 	},
 	"heavy": {
 		Name: "heavy",
@@ -45,7 +56,7 @@ var profiles = map[string]FaultProfile{
 }
 
 // Profile returns the named fault profile: "none" (latency only),
-// "default" or "heavy".
+// "default", "heavy" or "oscrash" (default plus machine crashes).
 func Profile(name string) (FaultProfile, error) {
 	p, ok := profiles[name]
 	if !ok {
@@ -67,6 +78,6 @@ func ProfileNames() []string {
 
 // Apply copies the profile's rates into cfg.
 func (p FaultProfile) Apply(cfg Config) Config {
-	cfg.Faults, cfg.Crash, cfg.Buggify = p.Store, p.Crash, p.Buggify
+	cfg.Faults, cfg.Crash, cfg.Buggify, cfg.Machine = p.Store, p.Crash, p.Buggify, p.Machine
 	return cfg
 }

@@ -75,13 +75,32 @@ func (t *tracer) call(actor int, c *objsim.Call) {
 	for _, k := range c.Keys { // a batched delete only: other calls hash as before
 		t.str(k)
 	}
+	if c.Durability != objstore.DurableNow || c.After > 0 {
+		// Only calls through the Deferring view have them: every other
+		// call hashes as it always did.
+		t.uint(uint64(c.Durability))
+		t.uint(uint64(c.After))
+	}
 	t.end(func() string {
 		if len(c.Keys) > 0 {
 			return fmt.Sprintf("  call #%d actor=%d %s %q (+%d keys) lat=%v", c.Seq, actor, c.Op, c.Key, len(c.Keys)-1, c.Latency)
 		}
-		return fmt.Sprintf("  call #%d actor=%d %s %q cond=%d/%s size=%d lat=%v",
-			c.Seq, actor, c.Op, c.Key, c.Cond.Kind, c.Cond.ETag, c.Size, c.Latency)
+		return fmt.Sprintf("  call #%d actor=%d %s %q cond=%d/%s size=%d lat=%v%s",
+			c.Seq, actor, c.Op, c.Key, c.Cond.Kind, c.Cond.ETag, c.Size, c.Latency, deferral(c))
 	})
+}
+
+// deferral renders a call's deferral for the trace text.
+func deferral(c *objsim.Call) string {
+	switch {
+	case c.Durability == objstore.DeferAll:
+		return " defer=all"
+	case c.Durability == objstore.DeferName:
+		return " defer=name"
+	case c.After > 0:
+		return fmt.Sprintf(" after=%d", c.After)
+	}
+	return ""
 }
 
 func (t *tracer) result(seq uint64, applied bool, err error) {

@@ -42,8 +42,28 @@ type CrashConfig struct {
 	// AfterWrite is the chance to crash an actor right after one of its
 	// writes became durable, before it learns the result: a durable cut.
 	AfterWrite float64
-	// Max bounds the crashes of one run (failpoint crashes included).
+	// Max bounds the crashes of one run (failpoint crashes included;
+	// a machine crash's are bounded by MachineCrashConfig.Max).
 	Max int
+}
+
+// MachineCrashConfig sets the seeded machine crashes of the fault phase:
+// a power loss of the one machine every actor runs on. When Rate is
+// positive the actors' store defers durability as objstore/fs does
+// (World.Client: objstore/sim's Deferring view), and a machine crash
+// crashes every started live actor at once (each restarts as after a
+// crash of its own: OnCrash) and makes the store lose, revert or tear
+// every object not yet durable (objsim.Store.MachineCrash).
+type MachineCrashConfig struct {
+	// Rate is the chance, at each store-call scheduling point where an
+	// actor may crash (CrashConfig's points), that the machine crashes
+	// instead. Zero turns machine crashes and the deferral off.
+	Rate float64
+	// Max bounds the machine crashes of one run.
+	Max int
+	// Keep and Tear are MachineCrash's chances that a volatile object
+	// survives whole and that one whose data was deferred too is torn.
+	Keep, Tear float64
 }
 
 // BuggifyConfig arms failpoints BUGGIFY-style: each catalogued site is
@@ -65,6 +85,9 @@ type Config struct {
 	Crash CrashConfig
 	// Buggify arms failpoints during the fault phase.
 	Buggify BuggifyConfig
+	// Machine sets the machine crashes of the fault phase (and whether
+	// the store defers durability).
+	Machine MachineCrashConfig
 	// Window is the scheduling window (DefaultWindow if zero).
 	Window time.Duration
 	// TraceLines, when positive, keeps up to that many human-readable trace
@@ -76,8 +99,13 @@ type Config struct {
 type Stats struct {
 	// Steps counts scheduling decisions.
 	Steps uint64
-	// Crashes counts crashed actors (scheduler and failpoint crashes).
+	// Crashes counts crashed actors (scheduler, failpoint and machine
+	// crashes).
 	Crashes int
+	// MachineCrashes counts machine crashes; Lost, Reverted, Torn and
+	// Kept sum what they did to the volatile objects.
+	MachineCrashes             int
+	Lost, Reverted, Torn, Kept int
 	// FailpointFires counts failpoint hits the BUGGIFY decider fired.
 	FailpointFires int
 	// Spawned counts actors spawned.
@@ -111,6 +139,7 @@ type World struct {
 	observe func(actor int, c *objsim.Call, applied bool, result error)
 	names   map[string]int // spawns per actor name
 	immune  *Actor         // see SuspendFaults
+	victims int            // actors machine crashes crashed (not bounded by Crash.Max)
 }
 
 // New returns a world at time zero with an empty store whose hook is the
@@ -136,8 +165,20 @@ func New(cfg Config) *World {
 	return w
 }
 
-// Store returns the world's store. Actors use it with their own context.
+// Store returns the world's store, for inspection and accounting. Actors
+// use Client.
 func (w *World) Store() *objsim.Store { return w.store }
+
+// Client returns the store as actors use it, with their own context: the
+// store itself, or, when Config.Machine.Rate is positive, its Deferring
+// view (durability deferred as on objstore/fs, lost by a machine crash
+// until synced).
+func (w *World) Client() objstore.Store {
+	if w.cfg.Machine.Rate > 0 {
+		return w.store.Deferring()
+	}
+	return w.store
+}
 
 // Clock returns the world's simulated clock.
 func (w *World) Clock() Clock { return Clock{w: w} }
@@ -285,9 +326,18 @@ func (w *World) pick(limit int64) *Actor {
 	return cands[w.rng.IntN(len(cands))]
 }
 
-// maybeCrash crashes a, parked at a store call, with the configured rate.
+// maybeCrash crashes a, parked at a store call, with the configured rate,
+// or, with the machine crash rate, crashes the machine.
 func (w *World) maybeCrash(a *Actor) bool {
-	if w.quiet || a.immune || w.stats.Crashes >= w.cfg.Crash.Max {
+	if w.quiet || a.immune {
+		return false
+	}
+	if m := w.cfg.Machine; m.Rate > 0 && w.immune == nil && w.stats.MachineCrashes < m.Max &&
+		(a.point == pointBefore || a.point == pointAfterWrite) && w.rng.Float64() < m.Rate {
+		w.machineCrash(a)
+		return true
+	}
+	if w.ownCrashes() >= w.cfg.Crash.Max {
 		return false
 	}
 	var rate float64
@@ -308,6 +358,36 @@ func (w *World) maybeCrash(a *Actor) bool {
 	w.crashed(a, a.point.String())
 	return true
 }
+
+// machineCrash is a power loss while a is parked at a store call: the
+// store loses what was not durable, then every started live actor (parked
+// past its start: running processes) crashes, in id order, each told to
+// OnCrash.
+func (w *World) machineCrash(a *Actor) {
+	m := w.cfg.Machine
+	rep := w.store.MachineCrash(m.Keep, m.Tear)
+	w.stats.MachineCrashes++
+	w.stats.Lost += rep.Lost
+	w.stats.Reverted += rep.Reverted
+	w.stats.Torn += rep.Torn
+	w.stats.Kept += rep.Kept
+	w.trace.event("machine crash at actor=%d %s t=%d: lost=%d reverted=%d torn=%d kept=%d",
+		a.id, a.point, w.now.Load(), rep.Lost, rep.Reverted, rep.Torn, rep.Kept)
+	for _, b := range append([]*Actor(nil), w.actors...) {
+		if b.state != stateParked || b.point == pointStart {
+			continue
+		}
+		b.crashed = true
+		b.state = stateCrashed
+		w.stats.Crashes++
+		w.victims++
+		w.crashed(b, "machine")
+	}
+}
+
+// ownCrashes counts the crashes CrashConfig.Max bounds: every crashed
+// actor but a machine crash's (MachineCrashConfig.Max bounds those).
+func (w *World) ownCrashes() int { return w.stats.Crashes - w.victims }
 
 // crashed records a's crash and tells the OnCrash callback.
 func (w *World) crashed(a *Actor, where string) {

@@ -20,6 +20,10 @@ type Summary struct {
 	Commits        int    `json:"commits"`
 	FaultsInjected uint64 `json:"faults_injected"`
 	Crashes        int    `json:"crashes"`
+	// MachineCrashes (the oscrash profile) and what they did to the
+	// objects not yet durable: lost, reverted, torn, kept.
+	MachineCrashes int    `json:"machine_crashes,omitempty"`
+	Volatile       [4]int `json:"machine_lost_reverted_torn_kept,omitempty"`
 	Recoveries     int    `json:"recoveries"`
 	Migrations     int    `json:"migrations"`
 	Cuts           int    `json:"cuts"`
@@ -108,6 +112,10 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.Commits += r.Commits
 		s.FaultsInjected += r.FaultsInjected
 		s.Crashes += r.Crashes
+		s.MachineCrashes += r.MachineCrashes
+		for i, n := range r.Volatile {
+			s.Volatile[i] += n
+		}
 		s.Recoveries += r.Recoveries
 		s.Migrations += r.Migrations
 		s.Cuts += r.Cuts
@@ -178,6 +186,10 @@ func writeTable(w io.Writer, s *Summary) {
 	}
 	row("faults injected", s.FaultsInjected)
 	row("crashes", s.Crashes)
+	if s.MachineCrashes > 0 {
+		row("machine crashes", fmt.Sprintf("%d (volatile objects: %d lost, %d reverted, %d torn, %d kept)",
+			s.MachineCrashes, s.Volatile[0], s.Volatile[1], s.Volatile[2], s.Volatile[3]))
+	}
 	row("recoveries", fmt.Sprintf("%d (restarted processes' recovering opens; %d sidecars left to the quiescent sweep)", s.Recoveries, s.Resolved))
 	row("migrations", s.Migrations)
 	row("cuts", s.Cuts)

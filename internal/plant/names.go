@@ -130,6 +130,12 @@ const (
 	// embedded bytes, as if only new fragments were embedded, so the
 	// fragment has neither bytes nor an object.
 	EmbedCarryDrop = "embed-carry-drop"
+	// PublishSkipsDeferred: a publish's manifest write does not wait for
+	// the objects its write deferred (fragments, table versions: the
+	// manifest's After), so a power loss after the publish (fs; the
+	// simulator's oscrash profile) keeps the manifest and loses or tears
+	// what it pins.
+	PublishSkipsDeferred = "publish-skips-deferred"
 )
 
 // PackageOnly lists, sorted, the planted bugs caught by package tests
@@ -144,7 +150,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred}
 	sort.Strings(names)
 	return names
 }

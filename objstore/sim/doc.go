@@ -41,6 +41,17 @@
 // At most one error fault hits a call; transient wins over conflict, which
 // wins over a lost acknowledgement.
 //
+// # Durability and machine crashes
+//
+// Every write through the Store is durable when it applies. Its Deferring
+// view adds the deferral capabilities of objstore/fs
+// (objstore.DeferredPutter, IntactDeferredPutter, DeferredPublisher): a
+// deferred object is visible at once but volatile until synced, and
+// MachineCrash, a power loss, loses, reverts or tears (seeded, from a
+// third PCG stream that no call draws from) every volatile object. A
+// torn object stays listed and every read of it reports
+// objstore.ErrCorruptObject, as fs reports a torn file. See Deferring.
+//
 // # Hooks
 //
 // A Hook sees every call that passed key validation: BeforeCall runs before

@@ -24,6 +24,13 @@ type Call struct {
 	Cond objstore.Condition
 	// Size is the request payload in bytes (Put only).
 	Size int
+	// Durability is the durability of a Put made through Deferring:
+	// objstore.DeferAll (PutDeferred), objstore.DeferName
+	// (PutDeferredIntact), or DurableNow (every other call).
+	Durability objstore.Durability
+	// After is the number of deferred keys a PutAfterDeferred made
+	// durable before its own write (0 for every other call).
+	After int
 	// Latency is the simulated latency drawn for this call. The store
 	// never sleeps; the simulator advances its clock by it.
 	Latency time.Duration

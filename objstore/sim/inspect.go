@@ -6,7 +6,8 @@ import (
 )
 
 // Peek returns a copy of key's bytes and whether it exists, bypassing faults,
-// hooks, counters and key validation.
+// hooks, counters and key validation. A torn object (see Torn) exists and
+// has no bytes.
 func (s *Store) Peek(key string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -51,7 +52,9 @@ func (s *Store) Len() int {
 // Clone returns an independent deep copy of the contents with the same
 // configuration (seed, current faults, hook), random streams restarted from
 // the seed, fresh counters and call numbering, and the ETag counter carried
-// over so the clone never reissues an ETag its objects already hold. Use it
+// over so the clone never reissues an ETag its objects already hold. The
+// clone keeps which objects are volatile or torn (its crash stream, too,
+// restarts from the seed). Use it
 // to freeze the durable state at a crash cut; call SetHook(nil) and
 // SetFaults(Faults{}) on the clone to inspect it undisturbed.
 func (s *Store) Clone() *Store {
@@ -67,7 +70,15 @@ func (s *Store) Clone() *Store {
 	}
 	//detlint:ordered copies into another map; no order reaches anything
 	for k, obj := range s.objects {
-		out.objects[k] = object{data: clone(obj.data), etag: obj.etag}
+		out.objects[k] = object{data: clone(obj.data), etag: obj.etag, torn: obj.torn}
+	}
+	if len(s.volatile) > 0 {
+		out.volatile = make(map[string]pending, len(s.volatile))
+		//detlint:ordered copies into another map; no order reaches anything
+		for k, p := range s.volatile {
+			p.durable.data = clone(p.durable.data)
+			out.volatile[k] = p
+		}
 	}
 	return out
 }

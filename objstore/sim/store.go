@@ -21,10 +21,14 @@ type Config struct {
 	Hook Hook
 }
 
-// object is one stored version.
+// object is one stored version. A torn object (left by MachineCrash in
+// place of a deferred object that never became durable) has no data: every
+// read of it reports objstore.ErrCorruptObject, as objstore/fs reports a
+// torn file.
 type object struct {
 	data []byte
 	etag string
+	torn bool
 }
 
 // Store is the deterministic in-memory objstore.Store. It is safe for
@@ -41,6 +45,13 @@ type Store struct {
 	etagSeq    uint64
 	callSeq    uint64
 	counters   Counters
+	// volatile holds, per key whose visible version is not yet durable
+	// (written through Deferring and not synced), what the key durably
+	// holds (durability.go). Only writes through Deferring add to it.
+	volatile   map[string]pending
+	crashRNG   *rand.Rand // MachineCrash's stream, made on first use
+	syncRNG    *rand.Rand // Deferring.SyncDeferred's fault stream, made on first use
+	syncFaults uint64
 }
 
 var _ objstore.Store = (*Store)(nil)
@@ -103,6 +114,9 @@ func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
 		if !ok {
 			return objstore.Object{}, false, notFound(objstore.OpGet, key)
 		}
+		if obj.torn {
+			return objstore.Object{}, false, corrupt(objstore.OpGet, key)
+		}
 		s.counters.BytesRead += uint64(len(obj.data))
 		return objstore.Object{Data: clone(obj.data), ETag: obj.etag}, false, nil
 	})
@@ -117,6 +131,9 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Attrs, error) {
 		obj, ok := s.objects[key]
 		if !ok {
 			return objstore.Attrs{}, false, notFound(objstore.OpHead, key)
+		}
+		if obj.torn {
+			return objstore.Attrs{}, false, corrupt(objstore.OpHead, key)
 		}
 		return objstore.Attrs{Size: int64(len(obj.data)), ETag: obj.etag}, false, nil
 	})
@@ -146,7 +163,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, cond objstore.
 	}
 	c := Call{Op: objstore.OpPut, Key: key, Cond: cond, Size: len(data)}
 	return run(ctx, s, c, func() (string, bool, error) {
-		return s.putLocked(key, data, cond)
+		return s.putLocked(key, data, cond, objstore.DurableNow)
 	})
 }
 
@@ -157,16 +174,24 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	_, err := run(ctx, s, Call{Op: objstore.OpDelete, Key: key}, func() (struct{}, bool, error) {
-		if _, ok := s.objects[key]; !ok {
-			return struct{}{}, false, nil
-		}
-		delete(s.objects, key)
-		if !s.keys.remove(key) {
-			panic(fmt.Sprintf("sim: key %q in objects but not in index", key))
-		}
-		return struct{}{}, true, nil
+		return struct{}{}, s.deleteLocked(key), nil
 	})
 	return err
+}
+
+// deleteLocked removes key, durably at once (a volatile version of it is
+// forgotten: a machine crash cannot bring it back), and reports whether
+// it existed. s.mu is held.
+func (s *Store) deleteLocked(key string) bool {
+	if _, ok := s.objects[key]; !ok {
+		return false
+	}
+	delete(s.objects, key)
+	delete(s.volatile, key) // a delete is durable at once
+	if !s.keys.remove(key) {
+		panic(fmt.Sprintf("sim: key %q in objects but not in index", key))
+	}
+	return true
 }
 
 var _ objstore.BatchDeleter = (*Store)(nil)
@@ -199,14 +224,7 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
 	_, err := run(ctx, s, Call{Op: objstore.OpDelete, Key: valid[0], Keys: valid}, func() (struct{}, bool, error) {
 		applied := false
 		for _, k := range valid {
-			if _, ok := s.objects[k]; !ok {
-				continue
-			}
-			delete(s.objects, k)
-			if !s.keys.remove(k) {
-				panic(fmt.Sprintf("sim: key %q in objects but not in index", k))
-			}
-			applied = true
+			applied = s.deleteLocked(k) || applied
 		}
 		return struct{}{}, applied, nil
 	})
@@ -319,10 +337,22 @@ func notFound(op objstore.Op, key string) error {
 	return objstore.NewError(op, key, objstore.ErrNotFound, nil)
 }
 
-// putLocked applies a Put whose condition is checked here. s.mu is held.
-func (s *Store) putLocked(key string, data []byte, cond objstore.Condition) (string, bool, error) {
+// corrupt is the error of a read of a torn object: ErrRejected whose cause
+// is objstore.ErrCorruptObject, as objstore/fs reports a torn file.
+func corrupt(op objstore.Op, key string) error {
+	return objstore.NewError(op, key, objstore.ErrRejected,
+		fmt.Errorf("sim: torn by a machine crash: %w", objstore.ErrCorruptObject))
+}
+
+// putLocked applies a Put whose condition is checked here, its object
+// durable now or deferred as dur says (durability.go). s.mu is held.
+func (s *Store) putLocked(key string, data []byte, cond objstore.Condition, dur objstore.Durability) (string, bool, error) {
 	cur, exists := s.objects[key]
 	switch {
+	case cond.Kind == objstore.CondIfMatch && exists && cur.torn:
+		// objstore/fs reads the current object to compare: a torn one
+		// fails its integrity check.
+		return "", false, corrupt(objstore.OpPut, key)
 	case cond.Kind == objstore.CondCreateOnly && exists:
 		return "", false, objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
 			fmt.Errorf("create-only: key exists"))
@@ -333,13 +363,19 @@ func (s *Store) putLocked(key string, data []byte, cond objstore.Condition) (str
 		return "", false, objstore.NewError(objstore.OpPut, key, objstore.ErrPreconditionFailed,
 			fmt.Errorf("if-match %q: current etag %q", cond.ETag, cur.etag))
 	}
-	s.etagSeq++
-	etag := "e" + strconv.FormatUint(s.etagSeq, 10)
+	s.noteDurability(key, cur, exists, dur)
+	etag := s.nextETag()
 	if !exists {
 		s.keys.insert(key)
 	}
 	s.objects[key] = object{data: clone(data), etag: etag}
 	return etag, true, nil
+}
+
+// nextETag issues a fresh ETag. s.mu is held.
+func (s *Store) nextETag() string {
+	s.etagSeq++
+	return "e" + strconv.FormatUint(s.etagSeq, 10)
 }
 
 // listLocked returns one List page. s.mu is held.

@@ -15,3 +15,12 @@ func init() {
 		return sim.New(sim.Config{Seed: 1})
 	}, storetest.RunOptions{UniqueETags: true})
 }
+
+// The simulator's store seen as deferring durability (sim.Deferring, the
+// machine-crash profile's store): the same contract, with the deferral
+// capabilities of fs.
+func init() {
+	register("sim-deferring", func(t *testing.T) objstore.Store {
+		return sim.New(sim.Config{Seed: 1}).Deferring()
+	}, storetest.RunOptions{UniqueETags: true})
+}

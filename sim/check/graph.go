@@ -36,6 +36,19 @@ type Inspector interface {
 	Peek(key string) ([]byte, bool)
 }
 
+// Torn reports whether key holds an object a machine crash tore (an
+// inspector that can tell: objstore/sim's Torn). A torn object exists,
+// has no bytes, and every read of it through the store reports
+// objstore.ErrCorruptObject; only an object never made durable can be
+// torn (objstore.DeferAll), so a checker meeting one decides whether the
+// kernel may have left it unreferenced (a publish attempt's commit index)
+// or not (a version a durable manifest pins: then undecodable bytes are a
+// violation as ever).
+func Torn(in Inspector, key string) bool {
+	t, ok := in.(interface{ Torn(key string) bool })
+	return ok && t.Torn(key)
+}
+
 // Incarnation is one branch incarnation's manifest chain as stored.
 type Incarnation struct {
 	Key       string // IncarnationKey

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -439,6 +440,18 @@ func (p *Proc) lifeCycleFailed(name, step string, err error) error {
 
 // lifeDelete deletes branch name, retrying a few times; absent is fine
 // (counted deleted only if an earlier attempt may have deleted it).
+// lifeAfterCycles is a restarted changer's cleanup once its ops ran out
+// (or the quiet phase began) before any cycle of its own ran: a cycle
+// deletes the branches the changer's crash left (opLifeCycle), so a crash
+// in the changer's last cycle left that cycle's branch live for good
+// (cycle-branch-left: sim/testdata/lifetime-crash-in-last-cycle.txt).
+func (p *Proc) lifeAfterCycles() error {
+	if p.gen == 0 || p.lifeResumed || !slices.ContainsFunc(p.plan.Ops, func(op Op) bool { return op.Kind == "lcycle" }) {
+		return nil
+	}
+	return p.lifeDeleteLeftCycles(p.next)
+}
+
 // lifeDeleteLeftCycles deletes every live cycle branch of this changer's
 // ops before idx (ch-<plan>-<k>, k < idx). A listing that fails leaves
 // lifeResumed unset, so the next cycle tries again.

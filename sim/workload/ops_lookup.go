@@ -80,6 +80,13 @@ func (p *Proc) storedIndexes() (all, stale []kernel.CommitID) {
 			continue
 		}
 		all = append(all, id)
+		if check.Torn(p.run.Insp, k) {
+			// An attempt that lost its slot left its index deferred and
+			// a machine crash tore it: the reader takes it for absent
+			// (kernel verifiedIndex), the case for a stale one.
+			stale = append(stale, id)
+			continue
+		}
 		b, _ := p.run.Insp.Peek(k)
 		x, _, err := format.DecodeCommitIndex(b)
 		if err != nil {

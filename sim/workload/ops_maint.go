@@ -63,6 +63,21 @@ func init() {
 		Reclaims: true,
 		Final:    maintFinal,
 	})
+	Register(&Workload{
+		Name: "maint-oscrash",
+		Doc: "the maint workload under machine crashes (fault profile oscrash, whatever -faults asks): the store defers " +
+			"durability as fs does and a power loss loses what was not yet durable, so a manifest durable before what it pins " +
+			"loses table versions and fragments (table-head, retained-readable)",
+		Generate:     func(seed uint64, _ string) *Scenario { return genMaint(seed, "oscrash") },
+		Plants:       []string{plant.PublishSkipsDeferred},
+		Contract:     mustContract(dataSchema),
+		Seed:         seedData,
+		Grace:        maintGrace,
+		SkewMargin:   maintSkew,
+		ReachEntries: 2, ReachFolds: 2,
+		Reclaims: true,
+		Final:    maintFinal,
+	})
 	RegisterOp("gtx", opMaintTx)
 	RegisterOp("gread", opMaintRead)
 	RegisterOp("gcompact", opMaintCompact)

@@ -144,6 +144,9 @@ func (p *Proc) main(h host) error {
 			return p.end(err)
 		}
 	}
+	if err := p.lifeAfterCycles(); err != nil || p.Over(nil) {
+		return p.end(err)
+	}
 	return p.final()
 }
 

@@ -66,6 +66,11 @@ type Result struct {
 	Commits        int // acknowledged commits
 	FaultsInjected uint64
 	Crashes        int
+	// MachineCrashes counts machine crashes (sim.MachineCrashConfig) and
+	// Volatile what they did to the objects not yet durable: lost,
+	// reverted, torn, kept.
+	MachineCrashes int
+	Volatile       [4]int
 	Recoveries     int
 	Migrations     int
 	Cuts           int
@@ -179,7 +184,7 @@ func Execute(s *Scenario, opt Options) *Result {
 		prof.Buggify.FireProb = wl.BuggifyFire
 	}
 	w := sim.New(prof.Apply(sim.Config{Seed: s.Seed, TraceLines: opt.TraceLines}))
-	r := &Run{S: s, wl: wl, W: w, opt: opt, Store: w.Store(), Insp: w.Store(), H: check.NewHistory(w.Tick), Root: Root,
+	r := &Run{S: s, wl: wl, W: w, opt: opt, Store: w.Client(), Insp: w.Store(), H: check.NewHistory(w.Tick), Root: Root,
 		clock: w.Clock(), quiet: w.Quiet, stopped: w.Stopped,
 		procs: map[int]*Proc{}, sidecars: map[string]sidecarLife{}}
 	w.OnCrash(r.restart)
@@ -243,7 +248,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
 		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov,
-		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
+		Crashes: st.Crashes, MachineCrashes: st.MachineCrashes, Volatile: [4]int{st.Lost, st.Reverted, st.Torn, st.Kept}, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
 		PinReleases: int(r.maint.releases.Load()),
