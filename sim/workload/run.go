@@ -80,8 +80,11 @@ type Result struct {
 	// LifeMarks are the lifetime workload's progress marks (every
 	// lifeMarkEvery cycles ended): simulated time, store requests and keys.
 	LifeMarks []LifeMark
-	Resolved  int // sidecars the janitor's quiescent sweep resolved
-	Reads     int
+	// Feature is what the lifetime workload's long-lived feature branch
+	// did (lifetime_feature.go).
+	Feature  FeatureCounts
+	Resolved int // sidecars the janitor's quiescent sweep resolved
+	Reads    int
 	// ModelReads and ModelUnmodelled count the data reads compared with
 	// the reference data model and those at a commit it cannot explain.
 	ModelReads      int
@@ -246,6 +249,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Crashes: st.Crashes, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
+		Feature:     r.life.featureCounts(),
 		PinReleases: int(r.maint.releases.Load()),
 		Resolved:    int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
