@@ -32,12 +32,14 @@ type Summary struct {
 	LifeMarks []workload.LifeMark `json:"life_marks,omitempty"`
 	// The lifetime workload's long-lived feature branch, summed over the
 	// seeds: commits on it, merges into main, merges of main into it,
-	// merge-base reads, seeds whose final merge and delete succeeded; and
-	// the largest Report.MergeBases of any collection.
+	// merge-base reads, lifetime seeds (any cycle begun) and those whose
+	// final merge and delete succeeded; and the largest Report.MergeBases
+	// of any collection.
 	FeatureCommits int      `json:"feature_commits,omitempty"`
 	FeatureMerges  int      `json:"feature_merges,omitempty"`
 	FeatureSyncs   int      `json:"feature_syncs,omitempty"`
 	FeatureBases   int      `json:"feature_bases,omitempty"`
+	LifetimeSeeds  int      `json:"lifetime_seeds,omitempty"`
 	FeatureFinals  int      `json:"feature_finals,omitempty"`
 	MaxMergeBases  int      `json:"max_merge_bases,omitempty"`
 	LinChecks      int      `json:"lin_checks"`
@@ -133,6 +135,9 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.FeatureMerges += r.Feature.Merges
 		s.FeatureSyncs += r.Feature.Syncs
 		s.FeatureBases += r.Feature.Bases
+		if r.Cycles > 0 {
+			s.LifetimeSeeds++
+		}
 		if r.Feature.Final {
 			s.FeatureFinals++
 		}
@@ -202,8 +207,8 @@ func writeTable(w io.Writer, s *Summary) {
 	if s.Cycles > 0 {
 		row("lifetime cycles", fmt.Sprintf("%d begun, %d merged into main (%d merges retried), %d branches deleted; %d collections",
 			s.Cycles, s.CyclesMerged, s.MergeRetries, s.CyclesDeleted, s.Collections))
-		row("lifetime feature branch", fmt.Sprintf("%d commits, %d merges into main, %d merges of main into it, %d merge-base reads; final merge and delete in %d of %d seeds; collections' merge bases ≤ %d",
-			s.FeatureCommits, s.FeatureMerges, s.FeatureSyncs, s.FeatureBases, s.FeatureFinals, s.Seeds, s.MaxMergeBases))
+		row("lifetime feature branch", fmt.Sprintf("%d commits, %d merges into main, %d merges of main into it, %d merge-base reads; final merge and delete in %d of %d lifetime seeds; collections' merge bases ≤ %d",
+			s.FeatureCommits, s.FeatureMerges, s.FeatureSyncs, s.FeatureBases, s.FeatureFinals, s.LifetimeSeeds, s.MaxMergeBases))
 		for _, m := range s.LifeMarks {
 			row("  lifetime mark", fmt.Sprintf("%d cycles ended at sim %v: %d requests, %d keys; %d collections (%d incomplete), merge bases ≤ %d since the last mark",
 				m.Cycles, m.SimTime.Round(time.Second), m.Requests, m.Keys, m.Collections, m.Incomplete, m.MergeBases))
