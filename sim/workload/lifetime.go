@@ -24,6 +24,9 @@ import (
 // change-feed consumer holding its history with a lease, under crashes
 // and store faults. Its hooks are the ops below; clock skew and the
 // metadata retention of other issues plug in as further ops or actors.
+// Beside the cycles, one long-lived feature branch lives through the whole
+// run, merged into main and synced from it now and then, merged and
+// deleted only at the end (lifetime_feature.go).
 //
 // Checks: acknowledged cycles' rows are in main (lost-write, via gread);
 // a merge of a branch forked a moment ago never answers ErrReclaimed
@@ -32,7 +35,8 @@ import (
 // (pin-held); a feed consumer holding a live lease never meets a gap
 // (feed-held) and its replayed state equals main's head at the end
 // (feed-replay); retained history reads whole and nothing leaks after the
-// final collection (retained-readable, leak).
+// final collection (retained-readable, leak); the feature branch's checks
+// are listed in lifetime_feature.go.
 
 // lifeCycles is the default scenario's number of branch-per-change cycles
 // (modest: the default soak runs many short seeds); lifetime-10k runs
@@ -87,8 +91,8 @@ func init() {
 		Register(&Workload{
 			Name: w.name,
 			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
-				"compactions, pins of old snapshots and a lagging change-feed consumer holding its history with a lease; "+
-				"checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
+				"compactions, pins of old snapshots, a lagging change-feed consumer holding its history with a lease and a long-lived feature branch "+
+				"(commits, merges into main and from main, merged and deleted at the end); checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
 			Generate:   func(seed uint64, faults string) *Scenario { return genLifetime(seed, faults, cycles) },
 			Contract:   mustContract(dataSchema),
 			Seed:       seedData,

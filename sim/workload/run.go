@@ -271,6 +271,21 @@ func (r *Run) othersDone() bool {
 	return len(r.W.Live()) <= 1
 }
 
+// othersLive names the processes other than the janitor still running
+// (simulated world only), in actor order.
+func (r *Run) othersLive() string {
+	if r.W == nil {
+		return ""
+	}
+	var names []string
+	for _, a := range r.W.Live() {
+		if a.Name() != janitorActor {
+			names = append(names, a.Name())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // spawn starts a process running plan from op index next; gen counts its
 // restarts.
 func (r *Run) spawn(plan *ActorPlan, next, gen int, delay time.Duration) {
