@@ -41,10 +41,11 @@ const (
 	// times per cycle); the plan covers the whole fault-phase bound.
 	lifeFeatureOps     = 20
 	lifeLongFeatureOps = 100
-	// lifeFeatureMix and lifeLongFeatureMix: one op in that many merges
-	// the feature branch into main, one merges main into it, the rest
-	// commit on it. The long form merges rarely, so its branch stays
-	// unmerged for hundreds of cycles at a time.
+	// lifeFeatureMix and lifeLongFeatureMix: two ops in that many merge,
+	// the rest commit on the feature branch; the merges alternate between
+	// the feature into main and main into it (the first way drawn), so a
+	// run with two merges has both. The long form merges rarely, so its
+	// branch stays unmerged for hundreds of cycles at a time.
 	lifeFeatureMix     = 4
 	lifeLongFeatureMix = 16
 	// lifeFeatureCollects bounds the collections (maintPolicy: 1-minute
@@ -90,13 +91,12 @@ func genLifeFeature(seed uint64, long bool, est, bound time.Duration) ActorPlan 
 	th := [2]time.Duration{est / time.Duration(2*ops), 3 * est / time.Duration(2*ops)}
 	a := ActorPlan{Name: lifeFeatureActor}
 	a.Ops = append(a.Ops, Op{Kind: "lfeat", Think: think(rng, [2]time.Duration{500 * time.Millisecond, 2 * time.Second}), Args: map[string]string{"do": "create"}})
+	ways := [2]string{"merge", "sync"}
+	way := rng.IntN(2)
 	for planned := a.Ops[0].Think; planned < bound && len(a.Ops) < MaxActorOps; {
 		do := "commit"
-		switch rng.IntN(mix) {
-		case 0:
-			do = "merge"
-		case 1:
-			do = "sync"
+		if rng.IntN(mix) < 2 {
+			do, way = ways[way], 1-way
 		}
 		o := Op{Kind: "lfeat", Think: think(rng, th), Args: map[string]string{"do": do}}
 		planned += o.Think
