@@ -25,6 +25,9 @@ import (
 // change-feed consumer holding its history with a lease, under crashes
 // and store faults. Its hooks are the ops below; clock skew and the
 // metadata retention of other issues plug in as further ops or actors.
+// Beside the cycles, one long-lived feature branch lives through the whole
+// run, merged into main and synced from it now and then, merged and
+// deleted only at the end (lifetime_feature.go).
 //
 // Checks: acknowledged cycles' rows are in main (lost-write, via gread);
 // a merge of a branch forked a moment ago never answers ErrReclaimed
@@ -33,7 +36,8 @@ import (
 // (pin-held); a feed consumer holding a live lease never meets a gap
 // (feed-held) and its replayed state equals main's head at the end
 // (feed-replay); retained history reads whole and nothing leaks after the
-// final collection (retained-readable, leak).
+// final collection (retained-readable, leak); the feature branch's checks
+// are listed in lifetime_feature.go.
 
 // lifeCycles is the default scenario's number of branch-per-change cycles
 // (modest: the default soak runs many short seeds); lifetime-10k runs
@@ -88,8 +92,8 @@ func init() {
 		Register(&Workload{
 			Name: w.name,
 			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
-				"compactions, pins of old snapshots and a lagging change-feed consumer holding its history with a lease; "+
-				"checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
+				"compactions, pins of old snapshots, a lagging change-feed consumer holding its history with a lease and a long-lived feature branch "+
+				"(commits, merges into main and from main, merged and deleted at the end); checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
 			Generate:   func(seed uint64, faults string) *Scenario { return genLifetime(seed, faults, cycles) },
 			Contract:   mustContract(dataSchema),
 			Seed:       seedData,
@@ -107,6 +111,7 @@ func init() {
 	}
 	RegisterOp("lcycle", opLifeCycle)
 	RegisterOp("lfeed", opLifeFeed)
+	RegisterOp("lfeat", opLifeFeature)
 }
 
 // lifeState is what the lifetime workload's processes share: the leased
@@ -124,16 +129,40 @@ type lifeState struct {
 	// collections (opMaintCollect) (Result).
 	cycles, merged, deleted, ended, retries, collections atomic.Int64
 	marks                                                []LifeMark // guarded by mu
+	// feature is the long-lived feature branch's state (lifetime_feature.go).
+	feature lifeFeatureState
+	// incomplete counts successful collections that stopped early
+	// (Report.Complete false); maxBases and markBases are the largest
+	// Report.MergeBases of any successful collection, and of those since
+	// the last mark (all guarded by mu).
+	incomplete, maxBases, markBases int
+}
+
+// noteCollection records a successful collection's merge bases and
+// whether it completed (the marks and Result report them).
+func (st *lifeState) noteCollection(bases int, complete bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !complete {
+		st.incomplete++
+	}
+	st.maxBases = max(st.maxBases, bases)
+	st.markBases = max(st.markBases, bases)
 }
 
 // LifeMark is one progress mark of the lifetime workload: after Cycles
 // cycles ended, the simulated time, the store requests so far (every
-// process's) and the keys on the store.
+// process's) and the keys on the store; the successful collections so far
+// and those of them that stopped early (Incomplete: a bound hit), and the
+// largest Report.MergeBases of a collection since the previous mark.
 type LifeMark struct {
-	Cycles   int
-	SimTime  time.Duration
-	Requests uint64
-	Keys     int
+	Cycles      int
+	SimTime     time.Duration
+	Requests    uint64
+	Keys        int
+	Collections int
+	Incomplete  int
+	MergeBases  int
 }
 
 // marksCopy returns the progress marks so far.
@@ -166,11 +195,14 @@ func (r *Run) lifeCycleEnded() {
 		return
 	}
 	st := r.W.Store()
-	m := LifeMark{Cycles: int(n), SimTime: r.W.Elapsed(), Requests: st.Counters().Requests(), Keys: st.Len()}
-	r.note("lifetime mark: %d cycles ended, sim %v, requests %d, keys %d", m.Cycles, m.SimTime, m.Requests, m.Keys)
+	m := LifeMark{Cycles: int(n), SimTime: r.W.Elapsed(), Requests: st.Counters().Requests(), Keys: st.Len(), Collections: int(r.life.collections.Load())}
 	r.life.mu.Lock()
+	m.Incomplete, m.MergeBases = r.life.incomplete, r.life.markBases
+	r.life.markBases = 0
 	r.life.marks = append(r.life.marks, m)
 	r.life.mu.Unlock()
+	r.note("lifetime mark: %d cycles ended, sim %v, requests %d, keys %d, collections %d (%d incomplete), merge bases ≤ %d",
+		m.Cycles, m.SimTime, m.Requests, m.Keys, m.Collections, m.Incomplete, m.MergeBases)
 }
 
 // lifeCycleOver counts the process's cycle op ended, once: when it
@@ -246,6 +278,7 @@ func genLifetime(seed uint64, faults string, cycles int) *Scenario {
 			"crash": fmt.Sprint(rng.IntN(4) / 3)}}
 	}))
 	s.Actors = append(s.Actors, genLifeSkewed(sh, life)...)
+	s.Actors = append(s.Actors, genLifeFeature(seed, cycles > lifeCycles, 2*time.Duration(per)*mean, sh.faultPhase))
 	return s
 }
 
@@ -493,26 +526,36 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 // good (cycle-branch-left), and with it, by rule 3b (docs/gc.md), main's
 // history since its fork kept as merge bases by every later collection.
 func (p *Proc) lifeDelete(name string) error {
+	deleted, err := p.lifeDeleteName(name, "lcycle: delete")
+	if deleted {
+		p.run.life.deleted.Add(1)
+	}
+	return err
+}
+
+// lifeDeleteName deletes branch name as lifeDelete does; deleted reports
+// that it did (or that an earlier attempt may have: absent after a failed
+// one). err is set only when the process must end.
+func (p *Proc) lifeDeleteName(name, what string) (deleted bool, err error) {
 	for attempt := 0; attempt < lifeMergeAttempts; attempt++ {
 		if attempt > 0 {
 			if err := p.h.Sleep(min(lifeMergePause<<(attempt-1), lifeMergePauseMax)); err != nil {
-				return err
+				return false, err
 			}
 		}
 		err := p.g.DeleteBranch(p.Ctx(), name)
 		if err == nil || errors.Is(err, kernel.ErrBranchNotFound) && attempt > 0 {
-			p.run.life.deleted.Add(1)
-			return nil
+			return true, nil
 		}
 		if errors.Is(err, kernel.ErrBranchNotFound) {
-			return nil
+			return false, nil
 		}
 		if p.Over(err) {
-			return p.end(err)
+			return false, p.end(err)
 		}
-		p.Unexpected("lcycle: delete", err)
+		p.Unexpected(what, err)
 	}
-	return nil
+	return false, nil
 }
 
 // opLifeFeed is the lagging consumer: it holds a history lease on its
@@ -619,9 +662,10 @@ func (p *Proc) lifeFeedFailed(err error) error {
 
 // lifeFinal catches the consumer up (no collection runs any more) and
 // checks its replayed state against main's head unless its lease ever
-// lapsed, releases the lease, then runs the maintenance workload's final
-// checks (retained history, acknowledged rows, zero-retention collection,
-// no leak).
+// lapsed, releases the lease, collects once more with the feature branch
+// live and then merges it into main and deletes it (lifeFeatureFinal),
+// then runs the maintenance workload's final checks (retained history,
+// acknowledged rows, zero-retention collection, no leak).
 func lifeFinal(p *Proc) error {
 	if err := p.lifeFinalFeed(); err != nil {
 		return err
@@ -634,6 +678,9 @@ func lifeFinal(p *Proc) error {
 		if err := p.maintainer().Release(p.Ctx(), id); err != nil {
 			return p.readFailed("lfeed: release", err)
 		}
+	}
+	if err := p.lifeFeatureFinal(); err != nil {
+		return err
 	}
 	if err := p.lifeBranchesLeft(); err != nil {
 		return err
@@ -655,6 +702,9 @@ func (p *Proc) lifeBranchesLeft() error {
 	for _, b := range branches {
 		if strings.HasPrefix(b.Name(), "ch-") {
 			p.run.Violate(check.Violation{Check: "cycle-branch-left", Detail: fmt.Sprintf("cycle branch %s still live after the cycles ended", b.Name())})
+		}
+		if b.Name() == lifeFeature {
+			p.run.Violate(check.Violation{Check: "feature-left", Detail: "the feature branch is still live after its final merge and delete"})
 		}
 	}
 	return nil

@@ -325,6 +325,7 @@ func opMaintCollect(p *Proc, _ int, _ Op) error {
 	p.run.note("%s mcollect -> %+v (%v)", p.name, rep, errText(err))
 	if err == nil {
 		p.run.life.collections.Add(1)
+		p.run.life.noteCollection(rep.MergeBases, rep.Complete)
 	}
 	if errors.Is(err, kernel.ErrClockSkew) {
 		return nil // refused before deleting anything: nothing new to read

@@ -268,7 +268,7 @@ const janitorPolls = 600
 func (p *Proc) janitor() error {
 	for poll := 0; !p.run.othersDone(); poll++ {
 		if poll >= janitorPolls {
-			p.run.Violate(check.Violation{Check: "liveness", Detail: "processes still running when the janitor gave up waiting"})
+			p.run.Violate(check.Violation{Check: "liveness", Detail: "processes still running when the janitor gave up waiting: " + p.run.othersLive()})
 			return nil
 		}
 		if err := p.sleep(time.Second); err != nil {

@@ -85,8 +85,11 @@ type Result struct {
 	// LifeMarks are the lifetime workload's progress marks (every
 	// lifeMarkEvery cycles ended): simulated time, store requests and keys.
 	LifeMarks []LifeMark
-	Resolved  int // sidecars the janitor's quiescent sweep resolved
-	Reads     int
+	// Feature is what the lifetime workload's long-lived feature branch
+	// did (lifetime_feature.go).
+	Feature  FeatureCounts
+	Resolved int // sidecars the janitor's quiescent sweep resolved
+	Reads    int
 	// ModelReads and ModelUnmodelled count the data reads compared with
 	// the reference data model and those at a commit it cannot explain.
 	ModelReads      int
@@ -251,6 +254,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 		Crashes: st.Crashes, MachineCrashes: st.MachineCrashes, Volatile: [4]int{st.Lost, st.Reverted, st.Torn, st.Kept}, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
+		Feature:     r.life.featureCounts(),
 		PinReleases: int(r.maint.releases.Load()),
 		Resolved:    int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
 		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
@@ -270,6 +274,21 @@ func (r *Run) othersDone() bool {
 		return true // real stores start the janitor after the others
 	}
 	return len(r.W.Live()) <= 1
+}
+
+// othersLive names the processes other than the janitor still running
+// (simulated world only), in actor order.
+func (r *Run) othersLive() string {
+	if r.W == nil {
+		return ""
+	}
+	var names []string
+	for _, a := range r.W.Live() {
+		if a.Name() != janitorActor {
+			names = append(names, a.Name())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // spawn starts a process running plan from op index next; gen counts its
