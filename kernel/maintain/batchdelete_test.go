@@ -14,7 +14,8 @@ import (
 
 // TestCollectBatchesDeletes: on a store with batched deletes
 // (objstore.BatchDeleter: the simulator's, S3's DeleteObjects) a
-// collection deletes the garbage of its unordered categories in far fewer
+// collection deletes its garbage manifests (in waves: docs/gc.md §7) and
+// the garbage of its unordered categories in far fewer
 // requests than keys, and still deletes all of it (docs/gc.md §7). Red
 // with one delete a key: a collector that deletes one key a round trip
 // falls behind a busy graph's garbage (docs/invariants.md, known gaps).
@@ -41,9 +42,9 @@ func TestCollectBatchesDeletes(t *testing.T) {
 	if err != nil || !rep.Complete {
 		t.Fatalf("collect: %+v %v", rep, err)
 	}
-	unordered := rep.TableVersions.Deleted + rep.Fragments.Deleted + rep.Adjacency.Deleted + rep.CommitIndexes.Deleted
-	requests := int(st.Counters().Delete.Requests-before) - rep.Manifests.Deleted - rep.NameMarkers.Deleted - rep.Leases.Deleted
-	t.Logf("deleted %d manifests one a request, %d unordered objects in %d requests", rep.Manifests.Deleted, unordered, requests)
+	unordered := rep.Manifests.Deleted + rep.TableVersions.Deleted + rep.Fragments.Deleted + rep.Adjacency.Deleted + rep.CommitIndexes.Deleted
+	requests := int(st.Counters().Delete.Requests-before) - rep.NameMarkers.Deleted - rep.Leases.Deleted
+	t.Logf("deleted %d manifests and %d other objects in %d requests", rep.Manifests.Deleted, unordered-rep.Manifests.Deleted, requests)
 	if unordered < 150 {
 		t.Fatalf("only %d unordered objects were garbage: the history is too small to show batching", unordered)
 	}

@@ -93,29 +93,65 @@ func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Every name's keys go in three waves, each in batches (deleteBatch):
+	// the keys that head no incarnation, then the heads of older
+	// incarnations, then a dead name's newest head. So each incarnation's
+	// head goes after every other key of it (a collection killed midway
+	// never leaves an incarnation without its head: a tombstone stays a
+	// tombstone, never a headless rest that a later load takes for live
+	// history), and a dead name's newest tombstone goes last (gc.DeadNameOrder).
+	var waves [3][]string
 	for k := range names {
 		d := names[(start+k)%len(names)] // names in any order (gc.SweepStart)
-		// Every name's keys go oldest first (the reverse of listing order,
-		// gc.DeadNameOrder): each incarnation's head last, so a collection
-		// killed midway never leaves an incarnation without its head (a
-		// tombstone stays a tombstone, never a headless rest that a later
-		// load takes for live history), and a dead name's newest tombstone
-		// goes last.
 		for i := len(d.n.Keys) - 1; i >= 0; i-- {
 			if !d.deletes(i) {
 				c.rep.Manifests.Kept++
 				continue
 			}
-			if !c.spend() {
-				return false, nil
-			}
-			if err := c.m.del(ctx, d.n.Keys[i]); err != nil {
-				return false, err
-			}
-			c.rep.Manifests.Deleted++
+			waves[manifestWave(d.n, i)] = append(waves[manifestWave(d.n, i)], d.n.Keys[i])
 		}
+	}
+	for _, wave := range waves {
+		if done, err := c.deleteManifests(ctx, wave); err != nil || !done {
+			return false, err
+		}
+	}
+	for _, d := range names {
 		if d.dead {
 			c.deadNames = append(c.deadNames, d.n.Name)
+		}
+	}
+	return true, nil
+}
+
+// manifestWave is the wave of sweepManifests that deletes n's i-th key:
+// 0 for a key that heads no incarnation, 1 for an older incarnation's
+// head, 2 for the name's newest head.
+func manifestWave(n gc.NameManifests, i int) int {
+	switch {
+	case i == 0:
+		return 2
+	case n.Incs[i-1] != n.Incs[i]:
+		return 1
+	}
+	return 0
+}
+
+// deleteManifests deletes keys in batches while the time and deletes
+// last; done=false when they ran out first.
+func (c *collection) deleteManifests(ctx context.Context, keys []string) (bool, error) {
+	for len(keys) > 0 {
+		want, n := min(len(keys), c.batchSize()), 0
+		for n < want && c.spend() {
+			n++
+		}
+		if err := c.deleteBatch(ctx, keys[:n]); err != nil {
+			return false, err
+		}
+		c.rep.Manifests.Deleted += n
+		keys = keys[n:]
+		if n < want {
+			return false, nil
 		}
 	}
 	return true, nil
