@@ -1,6 +1,9 @@
 package objstore
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // MaxDeleteBatch bounds the keys of one BatchDeleter request (S3's
 // DeleteObjects takes at most 1,000).
@@ -38,6 +41,20 @@ func DeleteMany(ctx context.Context, st Store, keys []string) []error {
 			panic("objstore: DeleteMany returned a result count unlike its keys'")
 		}
 		copy(errs[start:end], got)
+	}
+	return errs
+}
+
+// OversizedBatch is a BatchDeleter's answer to more than MaxDeleteBatch
+// keys: ErrRejected for every key (nothing is sent). It is nil for a batch
+// within the bound.
+func OversizedBatch(keys []string) []error {
+	if len(keys) <= MaxDeleteBatch {
+		return nil
+	}
+	errs := make([]error, len(keys))
+	for i, k := range keys {
+		errs[i] = NewError(OpDelete, k, ErrRejected, fmt.Errorf("%d keys in one batched delete, at most %d", len(keys), MaxDeleteBatch))
 	}
 	return errs
 }

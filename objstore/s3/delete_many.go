@@ -20,14 +20,10 @@ var _ objstore.BatchDeleter = (*Store)(nil)
 // would be. An invalid key fails alone, before the request; more than
 // objstore.MaxDeleteBatch keys fail every key.
 func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
-	errs := make([]error, len(keys))
-	if len(keys) > objstore.MaxDeleteBatch {
-		for i, k := range keys {
-			errs[i] = objstore.NewError(objstore.OpDelete, k, objstore.ErrRejected,
-				fmt.Errorf("%d keys in one DeleteObjects, at most %d", len(keys), objstore.MaxDeleteBatch))
-		}
+	if errs := objstore.OversizedBatch(keys); errs != nil {
 		return errs
 	}
+	errs := make([]error, len(keys))
 	var ids []types.ObjectIdentifier
 	at := map[string]int{} // full key -> index in keys (keys are distinct per request)
 	for i, k := range keys {

@@ -203,14 +203,10 @@ var _ objstore.BatchDeleter = (*Store)(nil)
 // invalid key fails alone; more than objstore.MaxDeleteBatch keys fail
 // every key. The hook sees the call applied when any key existed.
 func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
-	errs := make([]error, len(keys))
-	if len(keys) > objstore.MaxDeleteBatch {
-		for i, k := range keys {
-			errs[i] = objstore.NewError(objstore.OpDelete, k, objstore.ErrRejected,
-				fmt.Errorf("sim: %d keys in one batched delete, at most %d", len(keys), objstore.MaxDeleteBatch))
-		}
+	if errs := objstore.OversizedBatch(keys); errs != nil {
 		return errs
 	}
+	errs := make([]error, len(keys))
 	var valid []string
 	var at []int
 	for i, k := range keys {
