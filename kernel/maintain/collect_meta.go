@@ -108,11 +108,12 @@ func (c *collection) sweepManifests(ctx context.Context) (bool, error) {
 				c.rep.Manifests.Kept++
 				continue
 			}
-			waves[manifestWave(d.n, i)] = append(waves[manifestWave(d.n, i)], d.n.Keys[i])
+			w := manifestWave(d.n, i)
+			waves[w] = append(waves[w], d.n.Keys[i])
 		}
 	}
 	for _, wave := range waves {
-		if done, err := c.deleteManifests(ctx, wave); err != nil || !done {
+		if _, done, err := c.deleteKeys(ctx, wave, &c.rep.Manifests.Deleted); err != nil || !done {
 			return false, err
 		}
 	}
@@ -135,26 +136,6 @@ func manifestWave(n gc.NameManifests, i int) int {
 		return 1
 	}
 	return 0
-}
-
-// deleteManifests deletes keys in batches while the time and deletes
-// last; done=false when they ran out first.
-func (c *collection) deleteManifests(ctx context.Context, keys []string) (bool, error) {
-	for len(keys) > 0 {
-		want, n := min(len(keys), c.batchSize()), 0
-		for n < want && c.spend() {
-			n++
-		}
-		if err := c.deleteBatch(ctx, keys[:n]); err != nil {
-			return false, err
-		}
-		c.rep.Manifests.Deleted += n
-		keys = keys[n:]
-		if n < want {
-			return false, nil
-		}
-	}
-	return true, nil
 }
 
 // raiseFloor writes the incarnation floor gc.FloorFor asks for, before any

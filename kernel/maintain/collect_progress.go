@@ -86,21 +86,30 @@ const maxSweepPasses = 8
 // deleteTables deletes the table versions markTables found unreachable; a
 // later pass resumes where the first stopped.
 func (c *collection) deleteTables(ctx context.Context) (bool, error) {
-	for len(c.garbageTables) > 0 {
-		want, n := min(len(c.garbageTables), c.batchSize()), 0
+	rest, done, err := c.deleteKeys(ctx, c.garbageTables, &c.rep.TableVersions.Deleted)
+	c.garbageTables = rest
+	return done, err
+}
+
+// deleteKeys deletes keys (independent garbage) in batches (deleteBatch)
+// while the time and deletes last, counting them in deleted, and returns
+// the keys left; done=false when the share ran out first.
+func (c *collection) deleteKeys(ctx context.Context, keys []string, deleted *int) (rest []string, done bool, err error) {
+	for len(keys) > 0 {
+		want, n := min(len(keys), c.batchSize()), 0
 		for n < want && c.spend() {
 			n++
 		}
-		if err := c.deleteBatch(ctx, c.garbageTables[:n]); err != nil {
-			return false, err
+		if err := c.deleteBatch(ctx, keys[:n]); err != nil {
+			return keys, false, err
 		}
-		c.garbageTables = c.garbageTables[n:]
-		c.rep.TableVersions.Deleted += n
+		*deleted += n
+		keys = keys[n:]
 		if n < want {
-			return false, nil // the share is spent
+			return keys, false, nil // the share is spent
 		}
 	}
-	return true, nil
+	return nil, true, nil
 }
 
 // batchSize is how many garbage keys the next deleteBatch may take: one
