@@ -1,0 +1,89 @@
+package maintain_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
+)
+
+// markerCountingStore counts the requests a collection spends on branch-name
+// markers: delete requests (single or batched) touching a marker key, and
+// LISTs of one branch name's manifests (the re-check after a delete). It
+// forwards batched deletes to the store's own (objstore.BatchDeleter).
+type markerCountingStore struct {
+	objstore.Store
+	markerDeletes, nameLists int
+}
+
+func (s *markerCountingStore) Delete(ctx context.Context, key string) error {
+	if strings.Contains(key, "/names/") {
+		s.markerDeletes++
+	}
+	return s.Store.Delete(ctx, key)
+}
+
+func (s *markerCountingStore) DeleteMany(ctx context.Context, keys []string) []error {
+	for _, k := range keys {
+		if strings.Contains(k, "/names/") {
+			s.markerDeletes++
+			break
+		}
+	}
+	return objstore.DeleteMany(ctx, s.Store, keys)
+}
+
+func (s *markerCountingStore) List(ctx context.Context, prefix, after string, limit int) (objstore.ListPage, error) {
+	if rest, ok := strings.CutPrefix(prefix, root+"/branches/"); ok && rest != "" {
+		s.nameLists++
+	}
+	return s.Store.List(ctx, prefix, after, limit)
+}
+
+// TestCollectBatchesNameMarkers: a collection that finds many dead names
+// deletes their markers in batches and looks the names up again with
+// listings of the branches, not with one delete and one LIST a name.
+// Before, a backlog of dead names (the names rule 3b kept alive while a
+// long-lived branch lagged main, released at once when it synced) took two
+// requests a name, about a thousand names a bounded minute in the
+// simulator: lifetime-10k seed 2 with the feature branch failed
+// feature-collect on it.
+func TestCollectBatchesNameMarkers(t *testing.T) {
+	f := newFixture(t)
+	f.seed(f.branch("main"), 0)
+	const names = 60
+	for i := 0; i < names; i++ {
+		name := fmt.Sprintf("c%03d", i)
+		f.fork(name, f.branch("main"))
+		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(time.Hour)
+	cs := &markerCountingStore{Store: f.store}
+	m, err := maintain.New(cs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Collect(ctx, metaPolicy)
+	if err != nil || !rep.Complete {
+		t.Fatalf("collect: %+v %v", rep, err)
+	}
+	if rep.NameMarkers.Deleted != names || rep.NameMarkersRestored != 0 {
+		t.Fatalf("name markers %+v restored %d, want %d deleted and none restored", rep.NameMarkers, rep.NameMarkersRestored, names)
+	}
+	requests := cs.markerDeletes + cs.nameLists
+	t.Logf("%d dead names' markers: %d delete requests, %d per-name LISTs", names, cs.markerDeletes, cs.nameLists)
+	if requests*5 > names {
+		t.Errorf("%d markers took %d requests (%d deletes, %d per-name LISTs), want at most a fifth", names, requests, cs.markerDeletes, cs.nameLists)
+	}
+	if bs, err := f.reopen().Kernel().ListBranches(ctx); err != nil || len(bs) != 1 {
+		t.Fatalf("ListBranches after the collection: %v %v, want main alone", bs, err)
+	}
+}
