@@ -186,9 +186,10 @@ func (c *collection) raiseFloor(ctx context.Context, deadIncs []uint64) error {
 }
 
 // sweepNameMarkers deletes the marker of every name no listed manifest
-// has (gc.KeepNameMarker), then looks the name up again and puts the
-// marker back if a create landed meanwhile; it puts back the marker of a
-// listed name that has none (docs/gc.md rule 10).
+// has (gc.KeepNameMarker), in batches (deleteKeys), then looks those names
+// up again and puts the marker of any that has a manifest now back
+// (recheckNames: a create that landed meanwhile); it puts back the marker
+// of a listed name that has none (docs/gc.md rule 10).
 func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 	has := map[string]bool{}
 	for _, g := range c.groups {
@@ -199,7 +200,7 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 	}
 	prefix := c.m.keys.NamesPrefix()
 	marked := map[string]bool{}
-	done := true
+	var garbage, garbageNames []string
 	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
 			segs, ok := splitKey(prefix, key)
@@ -209,24 +210,26 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 			}
 			name := segs[0]
 			marked[name] = true
-			if !done || gc.KeepNameMarker(name, has[name]) {
+			if gc.KeepNameMarker(name, has[name]) {
 				c.rep.NameMarkers.Kept++
 				continue
 			}
-			if done = c.spend(); !done {
-				c.rep.NameMarkers.Kept++
-				continue
-			}
-			if err := c.m.del(ctx, key); err != nil {
-				return err
-			}
-			c.rep.NameMarkers.Deleted++
-			if err := c.recheckName(ctx, name); err != nil {
-				return err
-			}
+			garbage, garbageNames = append(garbage, key), append(garbageNames, name)
 		}
 		return nil
 	})
+	if err != nil {
+		return false, err
+	}
+	rest, done, err := c.deleteKeys(ctx, garbage, &c.rep.NameMarkers.Deleted)
+	c.rep.NameMarkers.Kept += len(rest)
+	recheck := garbageNames[:len(garbage)-len(rest)]
+	if err != nil {
+		recheck = garbageNames // the failed batch's deletes may have applied
+	}
+	if rerr := c.recheckNames(ctx, recheck); err == nil {
+		err = rerr
+	}
 	if err != nil || !done {
 		return false, err
 	}
@@ -239,6 +242,45 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// recheckNames puts back the marker of every name in names (whose markers
+// this run deleted) that has a manifest now: a create that wrote its
+// marker before the delete and its manifest after the run's listing. Every
+// LIST here starts after the deletes, so it sees any manifest that landed
+// before them; a create landing later writes its marker again after its
+// manifest, so after the delete. It looks each name up (LIST limit 1), or,
+// when that takes more requests than listing every branch's manifests
+// (about as many as this run listed), lists them all once.
+func (c *collection) recheckNames(ctx context.Context, names []string) error {
+	if len(names) <= 1+len(c.listed)/objstore.MaxListLimit {
+		for _, name := range names {
+			if err := c.recheckName(ctx, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	prefix := c.m.prefix("branches")
+	present := map[string]bool{}
+	if err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			if segs, ok := splitKey(prefix, key); ok && len(segs) > 0 {
+				present[segs[0]] = true
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if present[name] {
+			if err := c.putNameMarker(ctx, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // recheckName puts name's marker back if the name has a manifest now (a

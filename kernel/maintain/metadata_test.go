@@ -187,11 +187,26 @@ func (s *deleteHookStore) Delete(ctx context.Context, key string) error {
 // collector looks the name up again after the delete and puts the marker
 // back. And a live name whose marker is missing (a collector crashed
 // before its re-check) gets it back from the next collection. Red without
-// the re-check and the repair.
+// the re-check and the repair. With other dead names beside feat the
+// re-check is one listing of every branch (recheckNames), else a LIST of
+// feat's manifests.
 func TestCollectRestoresNameMarkers(t *testing.T) {
+	for _, others := range []int{0, 5} {
+		t.Run(fmt.Sprintf("others=%d", others), func(t *testing.T) { testCollectRestoresNameMarkers(t, others) })
+	}
+}
+
+func testCollectRestoresNameMarkers(t *testing.T, others int) {
 	f := newFixture(t)
 	f.seed(f.branch("main"), 0)
 	f.mergedAndDeleted("feat", "a1")
+	for i := 0; i < others; i++ {
+		name := fmt.Sprintf("gone%d", i)
+		f.fork(name, f.branch("main"))
+		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f.clock.Advance(time.Hour)
 	hs := &deleteHookStore{Store: f.store, suffix: "/names/feat"}
 	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
