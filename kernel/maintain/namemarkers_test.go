@@ -87,3 +87,70 @@ func TestCollectBatchesNameMarkers(t *testing.T) {
 		t.Fatalf("ListBranches after the collection: %v %v, want main alone", bs, err)
 	}
 }
+
+// listHookStore runs hook once before forwarding the first List of a key
+// range starting with prefix.
+type listHookStore struct {
+	objstore.Store
+	prefix string
+	hook   func()
+	// deleted counts deletes (single or batched) of keys ending in suffix.
+	suffix  string
+	deleted int
+}
+
+func (s *listHookStore) List(ctx context.Context, prefix, after string, limit int) (objstore.ListPage, error) {
+	if s.hook != nil && strings.HasPrefix(prefix, s.prefix) {
+		h := s.hook
+		s.hook = nil
+		h()
+	}
+	return s.Store.List(ctx, prefix, after, limit)
+}
+
+func (s *listHookStore) Delete(ctx context.Context, key string) error {
+	if strings.HasSuffix(key, s.suffix) {
+		s.deleted++
+	}
+	return s.Store.Delete(ctx, key)
+}
+
+// TestCollectKeepsTheMarkerOfANameCreatedDuringIt: a branch created after
+// the collection listed the manifests, before its marker sweep, keeps its
+// marker: the sweep looks a name it listed no manifest of up again before
+// deleting its marker. Before, the sweep deleted the marker and the
+// re-check put it back, and in between ListBranches missed a branch whose
+// create was acknowledged (the lifetime soak's collections did so for
+// about ten new branches a run).
+func TestCollectKeepsTheMarkerOfANameCreatedDuringIt(t *testing.T) {
+	for _, others := range []int{0, 5} {
+		t.Run(fmt.Sprintf("others=%d", others), func(t *testing.T) {
+			f := newFixture(t)
+			f.seed(f.branch("main"), 0)
+			for i := 0; i < others; i++ {
+				name := fmt.Sprintf("gone%d", i)
+				f.fork(name, f.branch("main"))
+				if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.clock.Advance(time.Hour)
+			hs := &listHookStore{Store: f.store, prefix: root + "/names/", suffix: "/names/late"}
+			hs.hook = func() { f.fork("late", f.branch("main")) }
+			m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := m.Collect(ctx, metaPolicy)
+			if err != nil || !rep.Complete {
+				t.Fatalf("collect: %+v %v", rep, err)
+			}
+			if hs.hook != nil {
+				t.Fatal("the collection never listed the name markers")
+			}
+			if hs.deleted != 0 || rep.NameMarkersRestored != 0 || rep.NameMarkers.Deleted != others {
+				t.Fatalf("late's marker deleted %d times; report %+v restored %d; want it untouched and %d others deleted", hs.deleted, rep.NameMarkers, rep.NameMarkersRestored, others)
+			}
+		})
+	}
+}
