@@ -185,11 +185,14 @@ func (c *collection) raiseFloor(ctx context.Context, deadIncs []uint64) error {
 	return nil
 }
 
-// sweepNameMarkers deletes the marker of every name no listed manifest
-// has (gc.KeepNameMarker), in batches (deleteKeys), then looks those names
-// up again and puts the marker of any that has a manifest now back
-// (recheckNames: a create that landed meanwhile); it puts back the marker
-// of a listed name that has none (docs/gc.md rule 10).
+// sweepNameMarkers deletes the marker of every name no manifest has
+// (gc.KeepNameMarker), in batches (deleteKeys): a name this run deleted
+// whole, or one it listed no manifest of and, looked up again before the
+// delete, still has none (a branch created after the run's listing keeps
+// its marker, so ListBranches never misses it). Then it looks the names
+// whose markers it deleted up again and puts back the marker of any that
+// has a manifest now (a create that landed meanwhile), and puts back the
+// marker of a listed name that has none (docs/gc.md rule 10).
 func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 	has := map[string]bool{}
 	for _, g := range c.groups {
@@ -200,7 +203,7 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 	}
 	prefix := c.m.keys.NamesPrefix()
 	marked := map[string]bool{}
-	var garbage, garbageNames []string
+	var candidates, unlisted []string // names whose markers may go; those this run listed nothing of
 	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
 			segs, ok := splitKey(prefix, key)
@@ -214,12 +217,27 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 				c.rep.NameMarkers.Kept++
 				continue
 			}
-			garbage, garbageNames = append(garbage, key), append(garbageNames, name)
+			candidates = append(candidates, name)
+			if _, dead := has[name]; !dead {
+				unlisted = append(unlisted, name)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return false, err
+	}
+	late, err := c.namesWithManifests(ctx, unlisted)
+	if err != nil {
+		return false, err
+	}
+	var garbage, garbageNames []string
+	for _, name := range candidates {
+		if late[name] {
+			c.rep.NameMarkers.Kept++ // created after the listing
+			continue
+		}
+		garbage, garbageNames = append(garbage, c.m.keys.NameMarker(name)), append(garbageNames, name)
 	}
 	rest, done, err := c.deleteKeys(ctx, garbage, &c.rep.NameMarkers.Deleted)
 	c.rep.NameMarkers.Kept += len(rest)
@@ -249,28 +267,10 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 // marker before the delete and its manifest after the run's listing. Every
 // LIST here starts after the deletes, so it sees any manifest that landed
 // before them; a create landing later writes its marker again after its
-// manifest, so after the delete. It looks each name up (LIST limit 1), or,
-// when that takes more requests than listing every branch's manifests
-// (about as many as this run listed), lists them all once.
+// manifest, so after the delete.
 func (c *collection) recheckNames(ctx context.Context, names []string) error {
-	if len(names) <= 1+len(c.listed)/objstore.MaxListLimit {
-		for _, name := range names {
-			if err := c.recheckName(ctx, name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	prefix := c.m.prefix("branches")
-	present := map[string]bool{}
-	if err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
-		for _, key := range keys {
-			if segs, ok := splitKey(prefix, key); ok && len(segs) > 0 {
-				present[segs[0]] = true
-			}
-		}
-		return nil
-	}); err != nil {
+	present, err := c.namesWithManifests(ctx, names)
+	if err != nil {
 		return err
 	}
 	for _, name := range names {
@@ -283,15 +283,32 @@ func (c *collection) recheckNames(ctx context.Context, names []string) error {
 	return nil
 }
 
-// recheckName puts name's marker back if the name has a manifest now (a
-// create that wrote its marker before the delete and its manifest after
-// the listing).
-func (c *collection) recheckName(ctx context.Context, name string) error {
-	page, err := c.m.listLimit(ctx, c.m.keys.BranchPrefix(name), 1)
-	if err != nil || len(page.Keys) == 0 {
-		return err
+// namesWithManifests returns which of names have a manifest now: a LIST
+// limit 1 of each, or, when that is more requests than listing every
+// branch's manifests (about as many as this run listed), one listing of
+// them all.
+func (c *collection) namesWithManifests(ctx context.Context, names []string) (map[string]bool, error) {
+	present := map[string]bool{}
+	if len(names) <= 1+len(c.listed)/objstore.MaxListLimit {
+		for _, name := range names {
+			page, err := c.m.listLimit(ctx, c.m.keys.BranchPrefix(name), 1)
+			if err != nil {
+				return nil, err
+			}
+			present[name] = len(page.Keys) > 0
+		}
+		return present, nil
 	}
-	return c.putNameMarker(ctx, name)
+	prefix := c.m.prefix("branches")
+	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+		for _, key := range keys {
+			if segs, ok := splitKey(prefix, key); ok && len(segs) > 0 {
+				present[segs[0]] = true
+			}
+		}
+		return nil
+	})
+	return present, err
 }
 
 func (c *collection) putNameMarker(ctx context.Context, name string) error {
