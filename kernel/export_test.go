@@ -1,6 +1,10 @@
 package kernel
 
-import "context"
+import (
+	"context"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+)
 
 // Test-only entry points to the aid-free lookups, so tests can compare the
 // answers the commit indexes give with the plain manifest walk.
@@ -29,4 +33,14 @@ func (g *Graph) MergeBaseByWalkForTest(ctx context.Context, a, b CommitID) (Comm
 // ok=false when some commit has no complete verified reach.
 func (g *Graph) MergeBaseByReachForTest(ctx context.Context, a, b CommitID) (Commit, bool, error) {
 	return g.mergeBaseByReach(ctx, a, b)
+}
+
+// DropCachesForTest empties the handle's caches of immutable objects
+// (manifests, table versions, commit locations and indexes), as their
+// bounds would evict them on a history larger than they hold.
+func (g *Graph) DropCachesForTest() {
+	g.manifests = newCache[loaded](manifestCacheEntries)
+	g.tables = newCache[format.TableVersion](tableCacheEntries)
+	g.locations = newCache[format.ManifestRef](locationCacheEntries)
+	g.indexes = newCache[format.CommitIndex](indexCacheEntries)
 }
