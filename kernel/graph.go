@@ -52,6 +52,9 @@ const (
 	manifestCacheEntries = 4096
 	tableCacheEntries    = 1024
 	locationCacheEntries = 1 << 16
+	// mergeBaseCacheEntries bounds the merge bases one handle remembers
+	// (MergeBaseOf): each is a pure function of two immutable commits.
+	mergeBaseCacheEntries = 1 << 12
 )
 
 // Options configure Init and Open.
@@ -129,8 +132,10 @@ type Graph struct {
 	tables    *cache[format.TableVersion]
 	locations *cache[format.ManifestRef]
 	indexes   *cache[format.CommitIndex] // verified commit indexes (kernel/commitindex.go)
-	legacy    *cache[*migrate.Lineage]   // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
-	views     *views                     // newest head seen per incarnation (kernel/view.go)
+	// bases holds MergeBaseOf's answers by commit pair (mergeBaseKey).
+	bases  *cache[Commit]
+	legacy *cache[*migrate.Lineage] // v3 lineages, per incarnation or legacy block (kernel/legacy.go)
+	views  *views                   // newest head seen per incarnation (kernel/view.go)
 
 	// main is main's incarnation, read by Open or written by Init before
 	// the handle is returned and never changed after (zero: unknown). Main
@@ -190,6 +195,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),
 		indexes:   newCache[format.CommitIndex](indexCacheEntries),
+		bases:     newCache[Commit](mergeBaseCacheEntries),
 		legacy:    newCache[*migrate.Lineage](legacyCacheEntries),
 		views:     newViews(),
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -399,16 +400,38 @@ func (g *Graph) MergeBase(ctx context.Context, a, b BranchRef) (Commit, error) {
 // ErrNotFound if they share none. With commit indexes (kernel/commitindex.go)
 // it costs O(1) requests in branch-per-change histories, and O(compactions
 // one side missed) in general (docs/format.md, "Commit index reach"), not
-// O(depth); without, it walks both ancestries.
+// O(depth); without, it walks both ancestries. The handle remembers each
+// answer (the ancestry of two commits never changes), so asking again
+// costs nothing, whatever its caches of manifests and indexes evicted
+// since: a merge that retries after its first attempt's search ran past
+// the grace period does not search again.
 func (g *Graph) MergeBaseOf(ctx context.Context, a, b CommitID) (Commit, error) {
+	key := mergeBaseKey(a, b)
+	if c, ok := g.bases.get(key); ok {
+		c.Parents = slices.Clone(c.Parents)
+		return c, nil
+	}
 	c, ok, err := g.mergeBaseByReach(ctx, a, b)
 	if err != nil {
 		return Commit{}, fmt.Errorf("merge base: %w", err)
 	}
-	if ok {
-		return c, nil
+	if !ok {
+		if c, err = g.mergeBaseByWalk(ctx, a, b); err != nil {
+			return Commit{}, err
+		}
 	}
-	return g.mergeBaseByWalk(ctx, a, b)
+	g.bases.put(key, c)
+	c.Parents = slices.Clone(c.Parents)
+	return c, nil
+}
+
+// mergeBaseKey names the unordered pair {a, b}: the merge base is
+// symmetric.
+func mergeBaseKey(a, b CommitID) string {
+	if a.Compare(b) > 0 {
+		a, b = b, a
+	}
+	return a.String() + "|" + b.String()
 }
 
 // errNoReach stops a reach merge base whose loader met a manifest without
