@@ -3,6 +3,7 @@ package maintain
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
@@ -87,5 +88,47 @@ func TestCachedLoadsNeedTheRunsListing(t *testing.T) {
 		if _, ok := (pairMemo{c}).Pair(head, head); ok != listed {
 			t.Errorf("listed %v: a pair whose loads include it replayed %v", listed, ok)
 		}
+	}
+}
+
+// TestCachedTableVersionsLeaveTheirEmbedsOut: a table version named per
+// attempt is cached for marking without the fragments it embeds (format
+// 9: up to 8 KiB of base64 in its metadata, which no collection reads),
+// and is charged only what it keeps. Before, a collection beside a
+// long-lived branch (lifetime-10k seed 3: about 5,800 kept versions)
+// filled maxImmutableBytes with embedded bytes, and each later run read
+// thousands of versions again; a run with its keep set cached took 1.4 s
+// of simulated time, one with the cache full over a minute.
+func TestCachedTableVersionsLeaveTheirEmbedsOut(t *testing.T) {
+	ctx := context.Background()
+	st := sim.New(sim.Config{Seed: 1})
+	m := &Maintainer{store: st, keys: format.NewKeys("g")}
+	fork := format.ID{1}
+	attempt := format.ID{2}
+	embed := strings.Repeat("QUJD", 1500) // 6,000 bytes of base64
+	tv := format.TableVersion{Table: "Person", Fork: fork, Version: 3, Attempt: attempt, Fragments: []string{"01J000000000000000000000AA"}, Rows: 1,
+		Metadata: []format.KV{{Key: "data.embed.01J000000000000000000000AA", Value: embed}, {Key: "data.format", Value: "1"}}}
+	b, err := format.EncodeTableVersion(&tv, format.Token{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := m.keys.TableVersionRef("Person", tv.Ref())
+	if _, err := st.Put(ctx, key, b, objstore.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	c := &collection{m: m}
+	got, found, err := c.tableVersion(ctx, key, true)
+	if err != nil || !found {
+		t.Fatalf("table version: %v %v", found, err)
+	}
+	if len(got.Metadata) != 1 || got.Metadata[0].Key != "data.format" || got.Version != 3 || len(got.Fragments) != 1 {
+		keys := make([]string, len(got.Metadata))
+		for i, kv := range got.Metadata {
+			keys[i] = kv.Key
+		}
+		t.Fatalf("the marking view has metadata %v (version %d, %d fragments), want data.format alone", keys, got.Version, len(got.Fragments))
+	}
+	if c.m.immut.bytes*4 > len(b) {
+		t.Fatalf("the cached version is charged %d bytes of its %d", c.m.immut.bytes, len(b))
 	}
 }
