@@ -154,3 +154,30 @@ func WithEmbedded(tv kernel.TableVersion, infos []FragmentInfo) ([]FragmentInfo,
 	}
 	return out, nil
 }
+
+// WithoutEmbeds returns tv without the bytes of the fragments it embeds
+// (its data.embed.* metadata) and how many bytes of metadata that left
+// out; every other field, and every other metadata entry in order, is
+// tv's. It is the view of a version that marks what it names (a
+// collection's): an embedded fragment is no object, so it names nothing
+// to keep. tv is not modified.
+func WithoutEmbeds(tv format.TableVersion) (format.TableVersion, int) {
+	removed := 0
+	var kept []format.KV
+	for i, kv := range tv.Metadata {
+		if !strings.HasPrefix(kv.Key, metaEmbedPrefix) {
+			if kept != nil {
+				kept = append(kept, kv)
+			}
+			continue
+		}
+		if kept == nil {
+			kept = append(make([]format.KV, 0, len(tv.Metadata)-1), tv.Metadata[:i]...)
+		}
+		removed += len(kv.Key) + len(kv.Value)
+	}
+	if kept != nil {
+		tv.Metadata = kept
+	}
+	return tv, removed
+}

@@ -799,25 +799,28 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 	return c.markAdjacency(ctx, tv)
 }
 
-// tableVersion reads and decodes the table version at key; one named per
-// attempt (named) is immutable, so it may come from the Maintainer's
-// cache. found=false when a concurrent collection deleted it.
+// tableVersion reads and decodes the table version at key, without the
+// fragments it embeds (data.WithoutEmbeds: no collection reads them); one
+// named per attempt (named) is immutable, so it may come from the
+// Maintainer's cache, charged only what it keeps. found=false when a
+// concurrent collection deleted it.
 func (c *collection) tableVersion(ctx context.Context, key string, named bool) (tv format.TableVersion, found bool, err error) {
-	decode := func(b []byte) (format.TableVersion, error) {
+	decode := func(b []byte) (format.TableVersion, int, error) {
 		tv, _, err := format.DecodeTableVersion(b)
 		if err != nil {
-			return tv, fmt.Errorf("table version %s: %w", key, err)
+			return tv, 0, fmt.Errorf("table version %s: %w", key, err)
 		}
-		return tv, nil
+		tv, left := data.WithoutEmbeds(tv)
+		return tv, left, nil
 	}
 	if named {
-		return readImmutable(ctx, c.m, key, decode)
+		return readImmutableView(ctx, c.m, key, decode)
 	}
 	b, found, err := c.m.get(ctx, key)
 	if err != nil || !found {
 		return tv, found, err
 	}
-	tv, err = decode(b)
+	tv, _, err = decode(b)
 	return tv, true, err
 }
 

@@ -180,6 +180,16 @@ func (c *immutableCache) put(key string, val any, size int) {
 // found=false when it is not in the store (a concurrent collection
 // deleted it).
 func readImmutable[T any](ctx context.Context, m *Maintainer, key string, decode func([]byte) (T, error)) (v T, found bool, err error) {
+	return readImmutableView(ctx, m, key, func(b []byte) (T, int, error) {
+		v, err := decode(b)
+		return v, 0, err
+	})
+}
+
+// readImmutableView is readImmutable whose decode keeps only a view of the
+// object (what a collection reads of it) and says how many of its bytes
+// the view left out: the cache charges the rest.
+func readImmutableView[T any](ctx context.Context, m *Maintainer, key string, decode func([]byte) (T, int, error)) (v T, found bool, err error) {
 	if cached, ok := m.immut.get(key); ok {
 		if v, ok := cached.(T); ok {
 			return v, true, nil
@@ -189,9 +199,10 @@ func readImmutable[T any](ctx context.Context, m *Maintainer, key string, decode
 	if err != nil || !found {
 		return v, false, err
 	}
-	if v, err = decode(b); err != nil {
+	v, left, err := decode(b)
+	if err != nil {
 		return v, true, err
 	}
-	m.immut.put(key, v, len(b))
+	m.immut.put(key, v, max(1, len(b)-left))
 	return v, true, nil
 }
