@@ -257,13 +257,7 @@ func (c *collection) listManifests(ctx context.Context) error {
 // the Maintainer's immutable cache: a hit for one a concurrent collection
 // deleted since keeps more, never less (immutable.go).
 func (c *collection) manifest(ctx context.Context, key string) (format.Manifest, bool, error) {
-	decode := func(b []byte) (format.Manifest, error) {
-		mf, _, err := format.DecodeManifest(b)
-		if err != nil {
-			return mf, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
-		}
-		return mf, nil
-	}
+	decode := func(b []byte) (format.Manifest, error) { return decodeManifest(key, b) }
 	if c.listed[key] {
 		mf, found, err := readImmutable(ctx, c.m, key, decode)
 		if err != nil || !found {
@@ -277,6 +271,34 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	}
 	mf, err := decode(b)
 	return mf, err == nil, err
+}
+
+// decodeManifest decodes the manifest at key.
+func decodeManifest(key string, b []byte) (format.Manifest, error) {
+	mf, _, err := format.DecodeManifest(b)
+	if err != nil {
+		return mf, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
+	}
+	return mf, nil
+}
+
+// prefetchManifests reads the listed manifests at ats that this run has
+// not loaded in batches (prefetchImmutable), so the reads that follow come
+// from the Maintainer's cache.
+func (c *collection) prefetchManifests(ctx context.Context, ats []format.ManifestRef) {
+	var keys []string
+	for _, at := range ats {
+		if _, ok := c.seen[at]; ok {
+			continue
+		}
+		if key := c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version); c.listed[key] {
+			keys = append(keys, key)
+		}
+	}
+	prefetchImmutable(ctx, c.m, keys, func(b []byte) (format.Manifest, int, error) {
+		mf, _, err := format.DecodeManifest(b)
+		return mf, 0, err
+	})
 }
 
 // loadIncarnation reads g's head and its protected manifests, records the
@@ -482,6 +504,7 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	}
 	c.rep.MergeBasesInexact = !res.Exact
 	c.rep.MergeBasesUnknown += res.Unknown
+	c.prefetchManifests(ctx, res.Keep)
 	var out []gc.RootManifest
 	for _, at := range res.Keep {
 		key := c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)
@@ -681,6 +704,7 @@ func (c *collection) markTables(ctx context.Context) error {
 	prefix := c.m.prefix("tables")
 	last := ""
 	return c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+		c.prefetchNamedVersions(ctx, prefix, keys)
 		for _, key := range keys {
 			tk, group, perr := parseTableKey(prefix, key)
 			if perr != nil {
@@ -714,6 +738,27 @@ func (c *collection) markTables(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// prefetchNamedVersions reads, in batches (prefetchImmutable), the table
+// versions named per attempt on one listing page that markTables will
+// read: those whose number only the object holds (attemptVersion), and
+// the kept ones (young, or pinned: markVersion). A garbage one it can
+// judge without reading stays unread, as without the prefetch.
+func (c *collection) prefetchNamedVersions(ctx context.Context, prefix string, keys []string) {
+	var read []string
+	for _, key := range keys {
+		tk, _, err := parseTableKey(prefix, key)
+		if err != nil || tk.Table == "" || tk.Attempt == (format.ID{}) {
+			continue
+		}
+		young := gc.KeepTableVersion(&gc.Marks{}, c.known, tk, false, c.p, c.now)
+		pinned, needsRead := gc.NamedVersion(c.marks, tk)
+		if young || needsRead || gc.KeepTableVersion(c.marks, c.known, pinned, false, c.p, c.now) {
+			read = append(read, key)
+		}
+	}
+	prefetchImmutable(ctx, c.m, read, func(b []byte) (format.TableVersion, int, error) { return decodeVersionView("", b) })
 }
 
 // parseTableKey parses a key under the tables prefix: a counter-named
@@ -805,14 +850,7 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 // Maintainer's cache, charged only what it keeps. found=false when a
 // concurrent collection deleted it.
 func (c *collection) tableVersion(ctx context.Context, key string, named bool) (tv format.TableVersion, found bool, err error) {
-	decode := func(b []byte) (format.TableVersion, int, error) {
-		tv, _, err := format.DecodeTableVersion(b)
-		if err != nil {
-			return tv, 0, fmt.Errorf("table version %s: %w", key, err)
-		}
-		tv, left := data.WithoutEmbeds(tv)
-		return tv, left, nil
-	}
+	decode := func(b []byte) (format.TableVersion, int, error) { return decodeVersionView(key, b) }
 	if named {
 		return readImmutableView(ctx, c.m, key, decode)
 	}
@@ -822,6 +860,17 @@ func (c *collection) tableVersion(ctx context.Context, key string, named bool) (
 	}
 	tv, _, err = decode(b)
 	return tv, true, err
+}
+
+// decodeVersionView decodes the table version at key without the
+// fragments it embeds (data.WithoutEmbeds), with the bytes that left out.
+func decodeVersionView(key string, b []byte) (format.TableVersion, int, error) {
+	tv, _, err := format.DecodeTableVersion(b)
+	if err != nil {
+		return tv, 0, fmt.Errorf("table version %s: %w", key, err)
+	}
+	tv, left := data.WithoutEmbeds(tv)
+	return tv, left, nil
 }
 
 // markFragmentChunks marks a paged table version's fragment chunks (in

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/graphkernel/graphkernel/objstore"
+
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 )
@@ -205,4 +207,31 @@ func readImmutableView[T any](ctx context.Context, m *Maintainer, key string, de
 	}
 	m.immut.put(key, v, max(1, len(b)-left))
 	return v, true, nil
+}
+
+// prefetchImmutable reads every key of keys that m's cache does not hold
+// in batches (objstore.GetMany: one request per MaxGetBatch keys on the
+// simulator's store, concurrent reads on S3) and caches what decode makes
+// of each, as readImmutableView would, so the reads of them that follow
+// are hits. It decides nothing and reports nothing: a key missing,
+// unreadable or failing here is left to the single read that follows,
+// which meets it (and retries it) as it would have without the prefetch.
+func prefetchImmutable[T any](ctx context.Context, m *Maintainer, keys []string, decode func([]byte) (T, int, error)) {
+	var want []string
+	for _, k := range keys {
+		if _, ok := m.immut.get(k); !ok {
+			want = append(want, k)
+		}
+	}
+	if len(want) < 2 {
+		return // nothing to batch: the single read is as cheap
+	}
+	for i, r := range objstore.GetMany(ctx, m.store, want) {
+		if r.Err != nil {
+			continue
+		}
+		if v, left, err := decode(r.Object.Data); err == nil {
+			m.immut.put(want[i], v, max(1, len(r.Object.Data)-left))
+		}
+	}
 }
