@@ -200,13 +200,7 @@ func testCollectRestoresNameMarkers(t *testing.T, others int) {
 	f := newFixture(t)
 	f.seed(f.branch("main"), 0)
 	f.mergedAndDeleted("feat", "a1")
-	for i := 0; i < others; i++ {
-		name := fmt.Sprintf("gone%d", i)
-		f.fork(name, f.branch("main"))
-		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.forkedAndDeleted("gone", others)
 	f.clock.Advance(time.Hour)
 	hs := &deleteHookStore{Store: f.store, suffix: "/names/feat"}
 	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})

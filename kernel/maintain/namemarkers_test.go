@@ -58,13 +58,7 @@ func TestCollectBatchesNameMarkers(t *testing.T) {
 	f := newFixture(t)
 	f.seed(f.branch("main"), 0)
 	const names = 60
-	for i := 0; i < names; i++ {
-		name := fmt.Sprintf("c%03d", i)
-		f.fork(name, f.branch("main"))
-		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.forkedAndDeleted("c", names)
 	f.clock.Advance(time.Hour)
 	cs := &markerCountingStore{Store: f.store}
 	m, err := maintain.New(cs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
@@ -127,13 +121,7 @@ func TestCollectKeepsTheMarkerOfANameCreatedDuringIt(t *testing.T) {
 		t.Run(fmt.Sprintf("others=%d", others), func(t *testing.T) {
 			f := newFixture(t)
 			f.seed(f.branch("main"), 0)
-			for i := 0; i < others; i++ {
-				name := fmt.Sprintf("gone%d", i)
-				f.fork(name, f.branch("main"))
-				if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
-					t.Fatal(err)
-				}
-			}
+			f.forkedAndDeleted("gone", others)
 			f.clock.Advance(time.Hour)
 			hs := &listHookStore{Store: f.store, prefix: root + "/names/", suffix: "/names/late"}
 			hs.hook = func() { f.fork("late", f.branch("main")) }
@@ -152,5 +140,18 @@ func TestCollectKeepsTheMarkerOfANameCreatedDuringIt(t *testing.T) {
 				t.Fatalf("late's marker deleted %d times; report %+v restored %d; want it untouched and %d others deleted", hs.deleted, rep.NameMarkers, rep.NameMarkersRestored, others)
 			}
 		})
+	}
+}
+
+// forkedAndDeleted forks n branches named prefix0, prefix1, ... from main
+// and deletes each, never committing on it.
+func (f *fixture) forkedAndDeleted(prefix string, n int) {
+	f.t.Helper()
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		f.fork(name, f.branch("main"))
+		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
+			f.t.Fatal(err)
+		}
 	}
 }
