@@ -2,6 +2,7 @@ package maintain_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -153,5 +154,49 @@ func (f *fixture) forkedAndDeleted(prefix string, n int) {
 		if err := f.g.Kernel().DeleteBranch(ctx, name); err != nil {
 			f.t.Fatal(err)
 		}
+	}
+}
+
+// TestCollectPutsBackNoMarkerOfANameGoneMeanwhile: a collection puts back
+// the marker of a name it listed manifests of only if the name still has
+// one. A concurrent collection (another policy, or a clock ahead) that
+// deletes the name whole during this one's run deletes its marker too;
+// before, this run put the marker back from its stale listing, and the
+// next collection deleted it again.
+func TestCollectPutsBackNoMarkerOfANameGoneMeanwhile(t *testing.T) {
+	f := newFixture(t)
+	f.seed(f.branch("main"), 0)
+	f.forkedAndDeleted("x", 1)
+	f.clock.Advance(time.Hour)
+	hs := &listHookStore{Store: f.store, prefix: root + "/names/", suffix: "/names/x0"}
+	hs.hook = func() { // the other collection deletes x0 whole, its marker last
+		page, err := f.store.List(ctx, root+"/branches/x0/", "", objstore.MaxListLimit)
+		if err != nil || len(page.Keys) == 0 {
+			t.Fatalf("x0's manifests: %v %v", page.Keys, err)
+		}
+		for _, k := range append(page.Keys, root+"/names/x0") {
+			if err := f.store.Delete(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keepAll := metaPolicy
+	keepAll.KeepFor = 24 * time.Hour // this collection keeps x0's history
+	rep, err := m.Collect(ctx, keepAll)
+	if err != nil || !rep.Complete {
+		t.Fatalf("collect: %+v %v", rep, err)
+	}
+	if hs.hook != nil {
+		t.Fatal("the collection never listed the name markers")
+	}
+	if rep.NameMarkersRestored != 0 {
+		t.Fatalf("restored %d markers, want none: x0 has no manifest left", rep.NameMarkersRestored)
+	}
+	if _, err := f.store.Get(ctx, root+"/names/x0"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("x0's marker after the collection: %v, want ErrNotFound", err)
 	}
 }
