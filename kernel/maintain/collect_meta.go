@@ -192,7 +192,8 @@ func (c *collection) raiseFloor(ctx context.Context, deadIncs []uint64) error {
 // its marker, so ListBranches never misses it). Then it looks the names
 // whose markers it deleted up again and puts back the marker of any that
 // has a manifest now (a create that landed meanwhile), and puts back the
-// marker of a listed name that has none (docs/gc.md rule 10).
+// marker of a listed name that has none and still has a manifest
+// (docs/gc.md rule 10).
 func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 	has := map[string]bool{}
 	for _, g := range c.groups {
@@ -251,20 +252,21 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 	if err != nil || !done {
 		return false, err
 	}
+	var unmarked []string // listed names without a marker
 	for _, g := range c.groups {
 		if name := g.key.Name; has[name] && !marked[name] {
 			marked[name] = true
-			if err := c.putNameMarker(ctx, name); err != nil {
-				return false, err
-			}
+			unmarked = append(unmarked, name)
 		}
 	}
-	return true, nil
+	return true, c.recheckNames(ctx, unmarked)
 }
 
 // recheckNames puts back the marker of every name in names (whose markers
-// this run deleted) that has a manifest now: a create that wrote its
-// marker before the delete and its manifest after the run's listing. Every
+// this run deleted, or found missing) that has a manifest now: a create
+// that wrote its marker before the delete and its manifest after the
+// run's listing, or a collector that crashed before its re-check; a name
+// a concurrent collection deleted whole meanwhile gets none. Every
 // LIST here starts after the deletes, so it sees any manifest that landed
 // before them; a create landing later writes its marker again after its
 // manifest, so after the delete.
