@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // MaxGetBatch bounds the keys of one BatchGetter request.
@@ -60,5 +61,40 @@ func OversizedGetBatch(keys []string) []GetResult {
 	for i, k := range keys {
 		out[i].Err = NewError(OpGet, k, ErrRejected, fmt.Errorf("%d keys in one batched read, at most %d", len(keys), MaxGetBatch))
 	}
+	return out
+}
+
+// GetConcurrently is a BatchGetter's GetMany for a store whose reads may
+// run in parallel: one Get on st per key, at most workers (at least 1) at
+// a time, started in key order; it returns when all have finished, each
+// result in its key's place. It applies no batch bound (a BatchGetter
+// refuses more than MaxGetBatch keys first: OversizedGetBatch). A backend
+// (never the kernel, which starts no goroutines) implements GetMany with
+// it.
+func GetConcurrently(ctx context.Context, st Store, keys []string, workers int) []GetResult {
+	out := make([]GetResult, len(keys))
+	get := func(i int) { out[i].Object, out[i].Err = st.Get(ctx, keys[i]) }
+	if len(keys) <= 1 || workers <= 1 {
+		for i := range keys {
+			get(i)
+		}
+		return out
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(keys)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				get(i)
+			}
+		}()
+	}
+	for i := range keys {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 	return out
 }

@@ -72,7 +72,7 @@ func (t *tracer) call(actor int, c *objsim.Call) {
 	t.str(c.Cond.ETag)
 	t.uint(uint64(c.Size))
 	t.int(int64(c.Latency))
-	for _, k := range c.Keys { // a batched delete only: other calls hash as before
+	for _, k := range c.Keys { // a batched call only (DeleteMany, GetMany): other calls hash as before
 		t.str(k)
 	}
 	if c.Durability != objstore.DurableNow || c.After > 0 {

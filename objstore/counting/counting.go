@@ -272,3 +272,29 @@ func (s *Store) PutMany(ctx context.Context, reqs []objstore.PutRequest) []objst
 	}
 	return out
 }
+
+var _ objstore.BatchGetter = (*Store)(nil)
+
+// GetMany implements objstore.BatchGetter: every key is counted and logged
+// as the Get it is (as the fallback of one Get a key would count it), all
+// in one round (Rounds), and the batch passes through objstore.GetMany to
+// the inner store (one call, or concurrent Gets, if the inner store can;
+// else one Get a key). A batch over objstore.MaxGetBatch keys is split
+// there, as objstore.GetMany splits it for any BatchGetter.
+func (s *Store) GetMany(ctx context.Context, keys []string) []objstore.GetResult {
+	s.mu.Lock()
+	s.rounds++
+	for _, k := range keys {
+		s.record(Record{Op: objstore.OpGet, Key: k}, 0)
+	}
+	s.mu.Unlock()
+	out := objstore.GetMany(ctx, s.inner, keys)
+	for _, r := range out {
+		read := 0
+		if r.Err == nil {
+			read = len(r.Object.Data)
+		}
+		s.finish(objstore.OpGet, r.Err, read)
+	}
+	return out
+}

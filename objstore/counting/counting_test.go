@@ -214,3 +214,30 @@ func TestPutManyIsOneRound(t *testing.T) {
 		t.Fatalf("rounds after Reset: %d", s.Rounds())
 	}
 }
+
+// TestGetManyIsOneRound: a GetMany is counted as one Get per key (each
+// failed key an error, the bytes read) and logged so, all in one round,
+// and passes to the inner store as its batched read (one simulator call).
+func TestGetManyIsOneRound(t *testing.T) {
+	ctx := t.Context()
+	inner := sim.New(sim.Config{Seed: 1})
+	s := counting.New(inner)
+	if _, err := s.Put(ctx, "g/a", []byte("abc"), objstore.CreateOnly); err != nil {
+		t.Fatal(err)
+	}
+	before := inner.Counters().Get.Requests
+	res := objstore.GetMany(ctx, s, []string{"g/a", "g/missing", "bad//key"})
+	if string(res[0].Object.Data) != "abc" || !errors.Is(res[1].Err, objstore.ErrNotFound) || !errors.Is(res[2].Err, objstore.ErrInvalidKey) {
+		t.Fatalf("results %+v", res)
+	}
+	if n := inner.Counters().Get.Requests - before; n != 1 {
+		t.Errorf("the inner store saw %d Get requests, want its one batched call", n)
+	}
+	c := s.Counts()
+	if c.Get != (counting.OpCounts{Requests: 3, Errors: 2}) || c.BytesRead != 3 || s.Rounds() != 2 {
+		t.Fatalf("gets %+v, bytes read %d, rounds %d; want 3 gets (2 errors), 3 bytes, 2 rounds", c.Get, c.BytesRead, s.Rounds())
+	}
+	if s.CountWhere(objstore.OpGet, "g/") != 2 {
+		t.Errorf("CountWhere(get, g/) = %d, want 2", s.CountWhere(objstore.OpGet, "g/"))
+	}
+}

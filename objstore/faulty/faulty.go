@@ -228,3 +228,27 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	s.lost()
 	return objstore.NewAmbiguousError(objstore.OpDelete, key, objstore.ErrTransient, errInjected)
 }
+
+var _ objstore.BatchGetter = (*Store)(nil)
+
+// GetMany implements objstore.BatchGetter: each key draws its fault as
+// its own Get would, in key order (so a seed gives the same faults as the
+// fallback of one Get a key, and Stats counts a call a key); a faulted key
+// is ErrTransient, unambiguous, and never reaches the inner store; the
+// rest pass through objstore.GetMany to it in one batch.
+func (s *Store) GetMany(ctx context.Context, keys []string) []objstore.GetResult {
+	out := make([]objstore.GetResult, len(keys))
+	var pass []string
+	var at []int
+	for i, k := range keys {
+		if s.draw(ctx, objstore.OpGet, k, false) == transient {
+			out[i].Err = transientErr(objstore.OpGet, k)
+			continue
+		}
+		pass, at = append(pass, k), append(at, i)
+	}
+	for j, r := range objstore.GetMany(ctx, s.inner, pass) {
+		out[at[j]] = r
+	}
+	return out
+}

@@ -396,3 +396,48 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("stats %+v, want %d calls", st, workers*each)
 	}
 }
+
+// TestGetManyDrawsAsGetsWould: a GetMany draws a fault a key in key order,
+// so a seed faults the same keys as one Get a key would; a faulted key is
+// ErrTransient, the others are the inner store's answers from one batched
+// call, and an invalid key is the inner store's refusal.
+func TestGetManyDrawsAsGetsWould(t *testing.T) {
+	keys := []string{"k", "missing", "bad//key", "k", "k", "k", "k", "k"}
+	cfg := faulty.Config{Seed: 11, TransientRate: 0.5}
+	inner, _ := seeded(t)
+	one := faulty.New(inner, cfg)
+	var want []bool
+	for _, k := range keys {
+		_, err := one.Get(ctx, k)
+		want = append(want, errors.Is(err, objstore.ErrTransient))
+	}
+	before := inner.Counters().Get.Requests
+	s := faulty.New(inner, cfg)
+	res := objstore.GetMany(ctx, s, keys)
+	if n := inner.Counters().Get.Requests - before; n != 1 {
+		t.Errorf("the inner store saw %d Get requests, want one batched call", n)
+	}
+	faults := 0
+	for i, r := range res {
+		if got := errors.Is(r.Err, objstore.ErrTransient); got != want[i] {
+			t.Fatalf("key %d (%q): transient %v, one Get a key %v (%v)", i, keys[i], got, want[i], r.Err)
+		}
+		switch {
+		case want[i]:
+			faults++
+			if objstore.IsAmbiguous(r.Err) {
+				t.Errorf("key %d: an injected read fault is ambiguous: %v", i, r.Err)
+			}
+		case keys[i] == "missing" && !errors.Is(r.Err, objstore.ErrNotFound),
+			keys[i] == "bad//key" && !errors.Is(r.Err, objstore.ErrInvalidKey),
+			keys[i] == "k" && (r.Err != nil || string(r.Object.Data) != "old"):
+			t.Errorf("key %d (%q): %q %v", i, keys[i], r.Object.Data, r.Err)
+		}
+	}
+	if faults == 0 || faults == len(keys)-1 {
+		t.Fatalf("%d of %d keys faulted: pick a seed that faults some", faults, len(keys))
+	}
+	if st := s.Stats(); st.Calls != int64(len(keys)) || st.Transient != int64(faults) {
+		t.Errorf("stats %+v, want %d calls, %d transient", st, len(keys), faults)
+	}
+}

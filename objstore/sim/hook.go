@@ -14,11 +14,12 @@ type Call struct {
 	Seq uint64
 	// Op is the operation.
 	Op objstore.Op
-	// Key is the key, or the prefix for List; for a batched delete
-	// (DeleteMany) its first key.
+	// Key is the key, or the prefix for List; for a batched call
+	// (DeleteMany, GetMany) its first key.
 	Key string
-	// Keys, for a batched delete only, are all its keys (one request:
-	// one latency, one fault decision, every key deleted together).
+	// Keys, for a batched call only (DeleteMany: Op OpDelete; GetMany:
+	// Op OpGet), are all its keys (one request: one latency, one fault
+	// decision, every key deleted or read together).
 	Keys []string
 	// Cond is the Put condition (zero for other operations).
 	Cond objstore.Condition

@@ -110,15 +110,8 @@ func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
 		return objstore.Object{}, err
 	}
 	return run(ctx, s, Call{Op: objstore.OpGet, Key: key}, func() (objstore.Object, bool, error) {
-		obj, ok := s.objects[key]
-		if !ok {
-			return objstore.Object{}, false, notFound(objstore.OpGet, key)
-		}
-		if obj.torn {
-			return objstore.Object{}, false, corrupt(objstore.OpGet, key)
-		}
-		s.counters.BytesRead += uint64(len(obj.data))
-		return objstore.Object{Data: clone(obj.data), ETag: obj.etag}, false, nil
+		obj, err := s.getLocked(key)
+		return obj, false, err
 	})
 }
 
@@ -228,6 +221,74 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
 		errs[i] = err
 	}
 	return errs
+}
+
+var _ objstore.BatchGetter = (*Store)(nil)
+
+// GetMany implements objstore.BatchGetter as one call (Call.Keys, Op
+// OpGet): one latency and one fault decision for the whole request, one
+// Get request in Counters (as DeleteMany is one Delete request). Each key
+// is answered as Get would answer it (ErrNotFound, a torn object's
+// corruption, its bytes counted in BytesRead); a fault, a cancelled ctx or
+// a hook's error fails every key of the call (an *objstore.Error naming
+// each key). An invalid key fails alone and is not sent; more than
+// objstore.MaxGetBatch keys fail every key.
+func (s *Store) GetMany(ctx context.Context, keys []string) []objstore.GetResult {
+	if out := objstore.OversizedGetBatch(keys); out != nil {
+		return out
+	}
+	out := make([]objstore.GetResult, len(keys))
+	var valid []string
+	var at []int
+	for i, k := range keys {
+		if out[i].Err = objstore.ValidateKey(objstore.OpGet, k); out[i].Err == nil {
+			valid, at = append(valid, k), append(at, i)
+		}
+	}
+	if len(valid) == 0 {
+		return out
+	}
+	got, err := run(ctx, s, Call{Op: objstore.OpGet, Key: valid[0], Keys: valid}, func() ([]objstore.GetResult, bool, error) {
+		res := make([]objstore.GetResult, len(valid))
+		for j, k := range valid {
+			res[j].Object, res[j].Err = s.getLocked(k)
+		}
+		return res, false, nil
+	})
+	for j, i := range at {
+		if err != nil {
+			out[i].Err = forKey(err, keys[i])
+			continue
+		}
+		out[i] = got[j]
+	}
+	return out
+}
+
+// getLocked is Get's effect on key. s.mu is held.
+func (s *Store) getLocked(key string) (objstore.Object, error) {
+	obj, ok := s.objects[key]
+	if !ok {
+		return objstore.Object{}, notFound(objstore.OpGet, key)
+	}
+	if obj.torn {
+		return objstore.Object{}, corrupt(objstore.OpGet, key)
+	}
+	s.counters.BytesRead += uint64(len(obj.data))
+	return objstore.Object{Data: clone(obj.data), ETag: obj.etag}, nil
+}
+
+// forKey is a batched call's error as one key's: an *objstore.Error
+// (which names the call's first key) copied to name key; any other error
+// (a hook's, returned as is) unchanged.
+func forKey(err error, key string) error {
+	e, ok := err.(*objstore.Error)
+	if !ok {
+		return err
+	}
+	c := *e
+	c.Key = key
+	return &c
 }
 
 // run drives one validated call: issue (seq, latency), BeforeCall, execute

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -98,6 +99,53 @@ func testDeleteMany(t *testing.T, s objstore.Store) {
 		}
 	}
 	wantMissing(t, s, big[len(big)-1])
+}
+
+// testGetMany: objstore.GetMany (the store's batched read, or one Get per
+// key) answers each key as Get does, in key order: present keys with their
+// bytes and ETag, a missing key ErrNotFound, an invalid key ErrInvalidKey,
+// the same key twice both times; an empty batch is empty; past
+// objstore.MaxGetBatch keys it is split into several requests.
+func testGetMany(t *testing.T, s objstore.Store) {
+	if got := objstore.GetMany(t.Context(), s, nil); len(got) != 0 {
+		t.Fatalf("GetMany of no keys returned %d results", len(got))
+	}
+	etags := map[string]string{}
+	for i := range 4 {
+		k := fmt.Sprintf("gm/k%d", i)
+		etags[k] = mustPut(t, s, k, []byte(k), objstore.CreateOnly)
+	}
+	keys := []string{"gm/k3", "gm/absent", "gm/k0", "gm//bad", "gm/k2", "gm/k3", "gm/k1"}
+	got := objstore.GetMany(t.Context(), s, keys)
+	if len(got) != len(keys) {
+		t.Fatalf("GetMany returned %d results for %d keys", len(got), len(keys))
+	}
+	for i, k := range keys {
+		switch k {
+		case "gm/absent":
+			wantErr(t, got[i].Err, objstore.ErrNotFound, objstore.OpGet, k)
+		case "gm//bad":
+			wantErr(t, got[i].Err, objstore.ErrInvalidKey, objstore.OpGet, k)
+		default:
+			if got[i].Err != nil || !bytes.Equal(got[i].Object.Data, []byte(k)) || got[i].Object.ETag != etags[k] {
+				t.Errorf("GetMany key %d (%q): %q %q %v, want its bytes and ETag %q", i, k, clip(got[i].Object.Data), got[i].Object.ETag, got[i].Err, etags[k])
+			}
+		}
+	}
+	big := make([]string, objstore.MaxGetBatch+2)
+	for i := range big {
+		big[i] = fmt.Sprintf("gm/big%05d", i)
+	}
+	big[len(big)-1] = "gm/k1"
+	res := objstore.GetMany(t.Context(), s, big)
+	for i, r := range res[:len(big)-1] {
+		if !errors.Is(r.Err, objstore.ErrNotFound) {
+			t.Fatalf("GetMany of %d keys, key %d: %v, want ErrNotFound", len(big), i, r.Err)
+		}
+	}
+	if r := res[len(big)-1]; r.Err != nil || !bytes.Equal(r.Object.Data, []byte("gm/k1")) {
+		t.Fatalf("GetMany of %d keys, the last: %q %v", len(big), clip(r.Object.Data), r.Err)
+	}
 }
 
 // testDeleteThenRecreate: a deleted key is gone from Get, Head and List,

@@ -62,6 +62,7 @@ func cases(opts RunOptions) []testCase {
 		{"MissingIsNotFound", testMissingIsNotFound},
 		{"DeleteMissingIsNil", testDeleteMissing},
 		{"DeleteMany", testDeleteMany},
+		{"GetMany", testGetMany},
 		{"DeleteThenRecreate", testDeleteThenRecreate},
 		{"CreateOnlyOnExisting", testCreateOnlyExisting},
 		{"IfMatch", testIfMatch},
