@@ -106,6 +106,7 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 				b.ReportMetric(float64(rep.MergeBases), "merge-bases")
 				b.ReportMetric(float64(rep.TableVersions.Kept), "tv-kept")
 				b.ReportMetric(float64(countKeys(b, cs)), "keys")
+				coldCollectRounds(b, bg, cs)
 				if !tc.long {
 					continue
 				}
@@ -121,4 +122,27 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// coldCollectRounds runs a collection on a fresh Maintainer (as each
+// `graphkernel maintain` is) twice, reading one object a request and then
+// in batches (objstore.GetMany), and reports the sequential rounds of
+// each and their ratio: on S3 a round is a round trip.
+func coldCollectRounds(b *testing.B, bg *benchGraph, cs *counting.Store) {
+	b.Helper()
+	var rounds [2]uint64
+	for i, through := range []objstore.Store{struct{ objstore.Store }{cs}, cs} { // the first hides GetMany
+		m, err := maintain.New(through, root, kernel.Env{Clock: bg.clock, Entropy: rand.NewChaCha8([32]byte{byte(5 + i)})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r0 := cs.Rounds()
+		if rep, err := m.Collect(ctx, bpcPolicy); err != nil {
+			b.Fatalf("cold collection: %+v %v", rep, err)
+		}
+		rounds[i] = cs.Rounds() - r0
+	}
+	b.ReportMetric(float64(rounds[0]), "cold-collect-rounds-one-by-one")
+	b.ReportMetric(float64(rounds[1]), "cold-collect-rounds-batched")
+	b.ReportMetric(float64(rounds[1])/float64(rounds[0]), "ratio-cold-collect-rounds")
 }
