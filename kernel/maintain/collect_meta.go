@@ -195,17 +195,38 @@ func (c *collection) raiseFloor(ctx context.Context, deadIncs []uint64) error {
 // marker of a listed name that has none and still has a manifest
 // (docs/gc.md rule 10).
 func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
-	has := map[string]bool{}
+	has := map[string]bool{} // listed names; false: deleted whole by this run
 	for _, g := range c.groups {
 		has[g.key.Name] = true
 	}
 	for _, name := range c.deadNames {
 		has[name] = false
 	}
+	garbage, marked, err := c.garbageNameMarkers(ctx, has)
+	if err != nil {
+		return false, err
+	}
+	if done, err := c.deleteNameMarkers(ctx, garbage); err != nil || !done {
+		return false, err
+	}
+	var unmarked []string // listed names without a marker
+	for _, g := range c.groups {
+		if name := g.key.Name; has[name] && !marked[name] {
+			marked[name] = true
+			unmarked = append(unmarked, name)
+		}
+	}
+	return true, c.recheckNames(ctx, unmarked)
+}
+
+// garbageNameMarkers lists the name markers and returns the names whose
+// markers go (gc.KeepNameMarker, and for a name has does not hold, no
+// manifest when looked up now) and every name that has a marker.
+func (c *collection) garbageNameMarkers(ctx context.Context, has map[string]bool) (garbage []string, marked map[string]bool, err error) {
 	prefix := c.m.keys.NamesPrefix()
-	marked := map[string]bool{}
+	marked = map[string]bool{}
 	var candidates, unlisted []string // names whose markers may go; those this run listed nothing of
-	err := c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
+	err = c.m.listAll(ctx, prefix, maxListPages, func(keys []string) error {
 		for _, key := range keys {
 			segs, ok := splitKey(prefix, key)
 			if !ok || len(segs) != 1 || format.ValidateName(segs[0]) != nil {
@@ -226,40 +247,40 @@ func (c *collection) sweepNameMarkers(ctx context.Context) (bool, error) {
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	late, err := c.namesWithManifests(ctx, unlisted)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
-	var garbage, garbageNames []string
 	for _, name := range candidates {
 		if late[name] {
 			c.rep.NameMarkers.Kept++ // created after the listing
 			continue
 		}
-		garbage, garbageNames = append(garbage, c.m.keys.NameMarker(name)), append(garbageNames, name)
+		garbage = append(garbage, name)
 	}
-	rest, done, err := c.deleteKeys(ctx, garbage, &c.rep.NameMarkers.Deleted)
+	return garbage, marked, nil
+}
+
+// deleteNameMarkers deletes the markers of names in batches, within the
+// run's share (done=false when it ran out), then re-checks every name
+// whose marker it may have deleted (recheckNames).
+func (c *collection) deleteNameMarkers(ctx context.Context, names []string) (bool, error) {
+	keys := make([]string, len(names))
+	for i, name := range names {
+		keys[i] = c.m.keys.NameMarker(name)
+	}
+	rest, done, err := c.deleteKeys(ctx, keys, &c.rep.NameMarkers.Deleted)
 	c.rep.NameMarkers.Kept += len(rest)
-	recheck := garbageNames[:len(garbage)-len(rest)]
+	recheck := names[:len(names)-len(rest)]
 	if err != nil {
-		recheck = garbageNames // the failed batch's deletes may have applied
+		recheck = names // the failed batch's deletes may have applied
 	}
 	if rerr := c.recheckNames(ctx, recheck); err == nil {
 		err = rerr
 	}
-	if err != nil || !done {
-		return false, err
-	}
-	var unmarked []string // listed names without a marker
-	for _, g := range c.groups {
-		if name := g.key.Name; has[name] && !marked[name] {
-			marked[name] = true
-			unmarked = append(unmarked, name)
-		}
-	}
-	return true, c.recheckNames(ctx, unmarked)
+	return done && err == nil, err
 }
 
 // recheckNames puts back the marker of every name in names (whose markers
