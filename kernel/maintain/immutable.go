@@ -4,10 +4,9 @@ import (
 	"context"
 	"sync"
 
-	"github.com/graphkernel/graphkernel/objstore"
-
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // maxImmutableBytes bounds the bytes a Maintainer keeps of immutable
@@ -159,6 +158,17 @@ func (c *immutableCache) get(key string) (any, bool) {
 	return e.val, ok
 }
 
+// minPrefetchRoom is the room prefetchImmutable wants left in the cache:
+// what it reads and cannot keep, the reads that follow read again.
+const minPrefetchRoom = 1 << 20
+
+// free is the room left under maxImmutableBytes.
+func (c *immutableCache) free() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maxImmutableBytes - c.bytes
+}
+
 // put keeps val, decoded from size bytes, under key.
 func (c *immutableCache) put(key string, val any, size int) {
 	c.mu.Lock()
@@ -213,7 +223,8 @@ func readImmutableView[T any](ctx context.Context, m *Maintainer, key string, de
 // in batches (objstore.GetMany: one request per MaxGetBatch keys on the
 // simulator's store, concurrent reads on S3) and caches what decode makes
 // of each, as readImmutableView would, so the reads of them that follow
-// are hits. It decides nothing and reports nothing: a key missing,
+// are hits, while the cache has minPrefetchRoom left (else it reads
+// nothing). It decides nothing and reports nothing: a key missing,
 // unreadable or failing here is left to the single read that follows,
 // which meets it (and retries it) as it would have without the prefetch.
 func prefetchImmutable[T any](ctx context.Context, m *Maintainer, keys []string, decode func([]byte) (T, int, error)) {
@@ -223,8 +234,8 @@ func prefetchImmutable[T any](ctx context.Context, m *Maintainer, keys []string,
 			want = append(want, k)
 		}
 	}
-	if len(want) < 2 {
-		return // nothing to batch: the single read is as cheap
+	if len(want) < 2 || m.immut.free() < minPrefetchRoom {
+		return // nothing to batch, or no room to keep it: the single reads follow
 	}
 	for i, r := range objstore.GetMany(ctx, m.store, want) {
 		if r.Err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -130,5 +131,40 @@ func TestCachedTableVersionsLeaveTheirEmbedsOut(t *testing.T) {
 	}
 	if c.m.immut.bytes*4 > len(b) {
 		t.Fatalf("the cached version is charged %d bytes of its %d", c.m.immut.bytes, len(b))
+	}
+}
+
+// TestPrefetchNeedsRoom: a prefetch reads what the cache does not hold in
+// one batch while the cache has room, and reads nothing once it has less
+// than minPrefetchRoom left (what it could not keep, the single reads
+// that follow would read again).
+func TestPrefetchNeedsRoom(t *testing.T) {
+	ctx := context.Background()
+	st := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
+	for _, k := range []string{"a", "b", "c"} {
+		if _, err := st.Put(ctx, k, []byte(k), objstore.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Maintainer{store: st}
+	keep := func(b []byte) (string, int, error) { return string(b), 0, nil }
+	m.immut.put("c", "c", 1)
+	r0 := st.Rounds()
+	prefetchImmutable(ctx, m, []string{"a", "b", "c"}, keep)
+	if n := st.Rounds() - r0; n != 1 {
+		t.Fatalf("prefetch of 2 uncached keys took %d rounds, want 1", n)
+	}
+	for _, k := range []string{"a", "b"} {
+		if v, ok := m.immut.get(k); !ok || v != k {
+			t.Fatalf("%s after the prefetch: %v %v", k, v, ok)
+		}
+	}
+	var full Maintainer
+	full.store = st
+	full.immut.put("big", "big", maxImmutableBytes-minPrefetchRoom+1)
+	r0 = st.Rounds()
+	prefetchImmutable(ctx, &full, []string{"a", "b"}, keep)
+	if n := st.Rounds() - r0; n != 0 {
+		t.Fatalf("a prefetch into a full cache took %d rounds, want none", n)
 	}
 }
