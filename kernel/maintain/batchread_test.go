@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // the store underneath, uncounted).
 type readCountingStore struct {
 	objstore.Store
-	requests, batchedKeys int
+	requests, batchedKeys, batchedIndexes int
 }
 
 func (s *readCountingStore) Get(ctx context.Context, key string) (objstore.Object, error) {
@@ -34,6 +35,9 @@ func (s batchReadStore) GetMany(ctx context.Context, keys []string) []objstore.G
 	s.batchedKeys += len(keys)
 	out := make([]objstore.GetResult, len(keys))
 	for i, k := range keys {
+		if strings.Contains(k, "/index/commits/") {
+			s.batchedIndexes++
+		}
 		out[i].Object, out[i].Err = s.Store.Get(ctx, k)
 	}
 	return out
@@ -87,8 +91,10 @@ func longLivedHistory(t *testing.T, n int) (objstore.Store, *kernel.ManualClock)
 
 // TestColdCollectionBatchesReads: a collection on a store that batches
 // reads (objstore.BatchGetter) reads the table versions it marks (and the
-// manifests rule 3b keeps that its search did not read) in batches, and
-// decides exactly as one that reads them one by one. Beside a long-lived branch a cold collection
+// manifests rule 3b keeps that its search did not read) in batches, reads
+// the manifests and commit indexes of the folds a loaded reach names
+// ahead in batches (prefetchFolds), and decides exactly as one that reads
+// them one by one. Beside a long-lived branch a cold collection
 // reads every kept merge base's manifest and every kept version: at the
 // simulator's latency the lifetime soak's janitor spent minutes of its
 // one-minute bound on such reads (docs/invariants.md V10, seed 3), and on
@@ -97,7 +103,7 @@ func TestColdCollectionBatchesReads(t *testing.T) {
 	const cycles = 60
 	var reports [2]maintain.Report
 	var requests [2]int
-	batched := 0
+	batched, indexes := 0, 0
 	for i, batch := range []bool{false, true} {
 		st, clock := longLivedHistory(t, cycles)
 		counted := &readCountingStore{Store: st}
@@ -115,16 +121,19 @@ func TestColdCollectionBatchesReads(t *testing.T) {
 		}
 		reports[i], requests[i] = rep, counted.requests
 		if batch {
-			batched = counted.batchedKeys
+			batched, indexes = counted.batchedKeys, counted.batchedIndexes
 		}
 	}
-	t.Logf("cold collection beside a long-lived branch after %d cycles: %d merge bases kept, %d table versions kept; %d read requests one by one, %d with batches (%d keys batched)",
-		cycles, reports[0].MergeBases, reports[0].TableVersions.Kept, requests[0], requests[1], batched)
+	t.Logf("cold collection beside a long-lived branch after %d cycles: %d merge bases kept, %d table versions kept; %d read requests one by one, %d with batches (%d keys batched, %d of them commit indexes)",
+		cycles, reports[0].MergeBases, reports[0].TableVersions.Kept, requests[0], requests[1], batched, indexes)
 	if reports[0] != reports[1] {
 		t.Fatalf("the batched collection decided otherwise:\n one by one %+v\n batched    %+v", reports[0], reports[1])
 	}
 	if reports[0].MergeBases < 10 {
 		t.Fatalf("only %d merge bases kept: the history is too short to show batching", reports[0].MergeBases)
+	}
+	if indexes < reports[0].MergeBases/2 {
+		t.Errorf("%d commit indexes read ahead in batches, want at least half the %d merge bases: the reach walk reads its folds one by one", indexes, reports[0].MergeBases)
 	}
 	if batched < reports[0].TableVersions.Kept || requests[1]+batched/2 > requests[0] {
 		t.Errorf("batched reads: %d requests (%d keys in batches) against %d one by one; want every kept table version (%d) read in a batch and at least half the batched keys saved",

@@ -101,8 +101,11 @@ type collection struct {
 	reaches  []lineage.Reach      // the reach of every live head whose commit index is complete
 	// reachOf caches the collector's verified reach loads (rule 3b), and
 	// seen the manifests they decoded.
-	reachOf   map[format.ManifestRef]reachLoad
-	seen      map[format.ManifestRef]format.Manifest
+	reachOf map[format.ManifestRef]reachLoad
+	seen    map[format.ManifestRef]format.Manifest
+	// indexes holds commit index bytes prefetchFolds read ahead, by key,
+	// until readReach takes them (at most maxPrefetchedIndexes).
+	indexes   map[string][]byte
 	expired   []string          // expired lease keys
 	leases    map[string]bool   // lease keys the load read
 	rec       format.Collection // this run's record (R/gc/<id>)
@@ -419,8 +422,71 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 	}
 	if err == nil && found {
 		c.m.immut.putReach(r)
+		c.prefetchFolds(ctx, r.Folds)
 	}
 	return r, found, err
+}
+
+// maxPrefetchedIndexes bounds the commit indexes one run holds read ahead.
+const maxPrefetchedIndexes = 1 << 12
+
+// prefetchFolds reads ahead, in two batches (objstore.GetMany), the
+// manifests and then the commit indexes of the folds a loaded reach names
+// that this run has not loaded: the merge-base search expands a fold it
+// cannot see covered next, and each expansion reads the fold's manifest,
+// then the index its head commit names. So a walk down a chain of folds
+// (a branch that lagged main since many compactions) costs two rounds a
+// link, not two a fold. What is read ahead and never expanded (a covered
+// fold) costs reads, not rounds. It decides nothing: readReach verifies a
+// prefetched index as one it read itself.
+func (c *collection) prefetchFolds(ctx context.Context, folds []format.ReachEntry) {
+	var ats []format.ManifestRef
+	for _, f := range folds {
+		if _, ok := c.reachOf[f.ManifestRef]; ok {
+			continue
+		}
+		if _, ok := c.m.immut.getReach(f.ManifestRef); ok {
+			continue
+		}
+		ats = append(ats, f.ManifestRef)
+	}
+	if len(ats) < 2 || len(c.indexes) >= maxPrefetchedIndexes {
+		return
+	}
+	c.prefetchManifests(ctx, ats)
+	var keys []string
+	for _, at := range ats {
+		key := c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)
+		if !c.listed[key] {
+			continue
+		}
+		if v, ok := c.m.immut.get(key); ok {
+			if mf, ok := v.(format.Manifest); ok {
+				keys = append(keys, c.m.keys.CommitIndex(mf.Head))
+			}
+		}
+	}
+	if len(keys) < 2 {
+		return
+	}
+	if c.indexes == nil {
+		c.indexes = map[string][]byte{}
+	}
+	for i, r := range objstore.GetMany(ctx, c.m.store, keys) {
+		if r.Err == nil {
+			c.indexes[keys[i]] = r.Object.Data
+		}
+	}
+}
+
+// commitIndex reads the commit index at key: the bytes prefetchFolds read
+// ahead (taken once), else the store's.
+func (c *collection) commitIndex(ctx context.Context, key string) ([]byte, bool, error) {
+	if b, ok := c.indexes[key]; ok {
+		delete(c.indexes, key)
+		return b, true, nil
+	}
+	return c.m.get(ctx, key)
 }
 
 // listedRef reports whether this run listed the manifest at.
@@ -433,7 +499,7 @@ func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (line
 	if err != nil || !found {
 		return lineage.Reach{}, false, err
 	}
-	b, found, err := c.m.get(ctx, c.m.keys.CommitIndex(mf.Head))
+	b, found, err := c.commitIndex(ctx, c.m.keys.CommitIndex(mf.Head))
 	if errors.Is(err, objstore.ErrCorruptObject) {
 		// Torn by a crash (a publish writes its index wholly deferred):
 		// an aid, so unknown, as one that does not decode.
