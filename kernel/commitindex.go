@@ -46,7 +46,14 @@ func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitI
 	if err != nil {
 		return format.CommitIndex{}, false, fmt.Errorf("read commit index %s: %w", key, err)
 	}
-	x, _, err := format.DecodeCommitIndex(obj.Data)
+	return g.acceptIndex(ctx, id, key, obj.Data)
+}
+
+// acceptIndex decodes the bytes read at key, the commit index of id, and
+// verifies it against the manifest it names (which it reads if the
+// handle has not): ok=false for a stale one. A verified index is cached.
+func (g *Graph) acceptIndex(ctx context.Context, id format.ID, key string, data []byte) (format.CommitIndex, bool, error) {
+	x, _, err := format.DecodeCommitIndex(data)
 	if err != nil {
 		return format.CommitIndex{}, false, fmt.Errorf("read commit index %s: %w", key, err)
 	}

@@ -588,7 +588,14 @@ func (g *Graph) rawManifestAt(ctx context.Context, ref format.ManifestRef) (load
 	if err != nil {
 		return loaded{}, storeNotFound("read manifest "+key, err)
 	}
-	m, tok, err := format.DecodeManifestAnyStamp(obj.Data)
+	return g.acceptManifest(key, ref, obj.Data)
+}
+
+// acceptManifest decodes the bytes read at key, the manifest at ref, of
+// any format the stamp guard accepts, checks that its content names ref,
+// and caches it.
+func (g *Graph) acceptManifest(key string, ref format.ManifestRef, data []byte) (loaded, error) {
+	m, tok, err := format.DecodeManifestAnyStamp(data)
 	if err != nil {
 		return loaded{}, fmt.Errorf("read manifest %s: %w", key, err)
 	}

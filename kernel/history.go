@@ -452,7 +452,7 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 	if err != nil || !ok {
 		return Commit{}, false, err
 	}
-	best, err := lineage.ReachMergeBase(ra, rb, g.reachLoader(ctx))
+	best, err := lineage.ReachMergeBaseHinted(ra, rb, g.reachLoader(ctx), g.readAhead(ctx))
 	switch {
 	case errors.Is(err, errNoReach):
 		return Commit{}, false, nil
@@ -490,6 +490,53 @@ func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 			return lineage.Reach{}, false, fmt.Errorf("manifest %s#%d v%d: %w", at.Branch, at.Incarnation, at.Version, errNoReach)
 		}
 		return r, true, nil
+	}
+}
+
+// readAhead is the merge-base search's hint (lineage.ReachHint): it reads
+// the folds the search is about to expand in two batches
+// (objstore.GetMany), their manifests and then the commit indexes their
+// commits name, into the handle's caches, so a walk down a chain of folds
+// costs two rounds a link, not two a fold. It decides nothing: each is
+// accepted as a single read would accept it (acceptManifest,
+// acceptIndex), and one that fails here is read again singly by the load
+// that needs it.
+func (g *Graph) readAhead(ctx context.Context) lineage.ReachHint {
+	return func(ats []format.ManifestRef) {
+		var keys []string
+		var refs []format.ManifestRef
+		for _, at := range ats {
+			key := g.keys.Manifest(at.Branch, at.Incarnation, at.Version)
+			if _, ok := g.manifests.get(key); !ok {
+				keys, refs = append(keys, key), append(refs, at)
+			}
+		}
+		if len(keys) >= 2 {
+			for i, r := range objstore.GetMany(ctx, g.store, keys) {
+				if r.Err == nil {
+					_, _ = g.acceptManifest(keys[i], refs[i], r.Object.Data) // a failure is met again by the load
+				}
+			}
+		}
+		var ids []format.ID
+		keys = keys[:0]
+		for _, at := range ats {
+			l, ok := g.manifests.get(g.keys.Manifest(at.Branch, at.Incarnation, at.Version))
+			if !ok || isLegacy(l) {
+				continue
+			}
+			if _, ok := g.indexes.get(l.m.Head.String()); !ok {
+				ids, keys = append(ids, l.m.Head), append(keys, g.keys.CommitIndex(l.m.Head))
+			}
+		}
+		if len(keys) < 2 {
+			return
+		}
+		for i, r := range objstore.GetMany(ctx, g.store, keys) {
+			if r.Err == nil {
+				_, _, _ = g.acceptIndex(ctx, ids[i], keys[i], r.Object.Data) // a failure is met again by the load
+			}
+		}
 	}
 }
 

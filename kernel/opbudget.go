@@ -139,6 +139,30 @@ func (s budgetedStore) PutAfterDeferred(ctx context.Context, key string, data []
 	return objstore.PutAfterDeferred(ctx, s.inner, key, data, cond, deferred)
 }
 
+// GetMany charges one request per key (a key past the budget is not
+// read: its result is the *RequestBudgetError) and passes the rest
+// through objstore.GetMany to the inner store as one batch.
+func (s budgetedStore) GetMany(ctx context.Context, keys []string) []objstore.GetResult {
+	out := make([]objstore.GetResult, len(keys))
+	var issue []string
+	var at []int
+	for i, k := range keys {
+		if err := takeRequest(ctx); err != nil {
+			out[i].Err = err
+			continue
+		}
+		issue = append(issue, k)
+		at = append(at, i)
+	}
+	if len(issue) == 0 {
+		return out
+	}
+	for j, r := range objstore.GetMany(ctx, s.inner, issue) {
+		out[at[j]] = r
+	}
+	return out
+}
+
 // PutMany charges one request per request (a request past the budget is
 // not issued: its result is the *RequestBudgetError) and passes the rest
 // through objstore.PutMany to the inner store as one batch. The budget

@@ -40,6 +40,19 @@ func (e *ReachError) Unwrap() error { return e.Err }
 // commit's manifest) is gone: collected. Any error is passed through.
 type ReachLoader func(at format.ManifestRef) (r Reach, found bool, err error)
 
+// ReachHint is told, before the search loads one of them, the folds it
+// will expand unless the other side covers them first (every uncovered
+// fold, each named once, in gen order, highest first, and only when there
+// are two or more): a loader may read them ahead in one batch. It decides
+// nothing, and the search's answer never depends on it.
+type ReachHint func(ats []format.ManifestRef)
+
+// ReachMergeBaseHinted is ReachMergeBase telling hint (nil: nobody) the
+// folds it is about to expand.
+func ReachMergeBaseHinted(a, b Reach, load ReachLoader, hint ReachHint) (Reach, error) {
+	return reachMergeBase(a, b, load, true, hint)
+}
+
 // ReachMergeBase returns the reach of the manifest holding the best common
 // ancestor of the head commits of a and b, exactly lineage.MergeBase's
 // answer over the full commit graph (docs/format.md, "Commit index reach",
@@ -50,7 +63,7 @@ type ReachLoader func(at format.ManifestRef) (r Reach, found bool, err error)
 // (ErrReachMissing: a manifest it needs is collected; ErrReachTooDeep), or
 // the loader's.
 func ReachMergeBase(a, b Reach, load ReachLoader) (Reach, error) {
-	return reachMergeBase(a, b, load, true)
+	return reachMergeBase(a, b, load, true, nil)
 }
 
 // ReachMergeBaseOpenAll is ReachMergeBase without leaving any fold
@@ -61,11 +74,11 @@ func ReachMergeBase(a, b Reach, load ReachLoader) (Reach, error) {
 // shortcut's smaller loads left a later merge of a pair without a
 // manifest it then needed).
 func ReachMergeBaseOpenAll(a, b Reach, load ReachLoader) (Reach, error) {
-	return reachMergeBase(a, b, load, false)
+	return reachMergeBase(a, b, load, false, nil)
 }
 
-func reachMergeBase(a, b Reach, load ReachLoader, shortcut bool) (Reach, error) {
-	s := &search{load: load, loaded: map[format.ManifestRef]loadResult{}, noShortcut: !shortcut}
+func reachMergeBase(a, b Reach, load ReachLoader, shortcut bool, hint ReachHint) (Reach, error) {
+	s := &search{load: load, loaded: map[format.ManifestRef]loadResult{}, noShortcut: !shortcut, hint: hint}
 	s.loaded[a.At] = loadResult{r: a, found: true}
 	s.loaded[b.At] = loadResult{r: b, found: true}
 	sa, sb := newSide(a), newSide(b)
@@ -157,6 +170,10 @@ type search struct {
 	loads  int
 	// noShortcut opens every uncovered fold (ReachMergeBaseOpenAll).
 	noShortcut bool
+	// hint (nil: none) is told the uncovered folds before a load;
+	// hinted holds those it was told of.
+	hint   ReachHint
+	hinted map[format.ManifestRef]bool
 }
 
 // get loads at once per computation, within MaxReachLoads.
@@ -193,6 +210,7 @@ func (s *search) expand(a, b *side) error {
 		if x == nil {
 			return nil
 		}
+		s.hintUncovered(a, b)
 		q := x.folds[i]
 		x.folds = slices.Delete(x.folds, i, i+1)
 		r, found, err := s.get(q.ManifestRef)
@@ -219,6 +237,37 @@ func (s *search) expand(a, b *side) error {
 			}
 		}
 	}
+}
+
+// hintUncovered tells s.hint the uncovered folds of both sides it has not
+// told of and the search has not loaded, highest gen first, when there
+// are two or more.
+func (s *search) hintUncovered(a, b *side) {
+	if s.hint == nil {
+		return
+	}
+	var fs []format.ReachEntry
+	for _, p := range [2][2]*side{{a, b}, {b, a}} {
+		for _, f := range p[0].folds {
+			if _, ok := s.loaded[f.ManifestRef]; !ok && !s.hinted[f.ManifestRef] && !p[1].holds(f.ManifestRef) {
+				fs = append(fs, f)
+			}
+		}
+	}
+	if len(fs) < 2 {
+		return
+	}
+	slices.SortFunc(fs, func(x, y format.ReachEntry) int { return compareGenPos(y, x) })
+	fs = slices.CompactFunc(fs, func(x, y format.ReachEntry) bool { return x.ManifestRef == y.ManifestRef })
+	if s.hinted == nil {
+		s.hinted = map[format.ManifestRef]bool{}
+	}
+	ats := make([]format.ManifestRef, len(fs))
+	for i, f := range fs {
+		ats[i] = f.ManifestRef
+		s.hinted[f.ManifestRef] = true
+	}
+	s.hint(ats)
 }
 
 // setOutside moves y's uncovered folds that outsideOther proves hold no

@@ -111,11 +111,12 @@ func BenchmarkLongLivedBranch(b *testing.B) {
 					continue
 				}
 				cold := bg.reopen(b, cs)
-				r0 := cs.Counts().Requests()
+				r0, rounds0 := cs.Counts().Requests(), cs.Rounds()
 				if _, err := cold.g.Kernel().MergeBase(ctx, long, bg.main); err != nil {
 					b.Fatalf("cold merge base of the long-lived branch: %v", err)
 				}
 				b.ReportMetric(float64(cs.Counts().Requests()-r0), "cold-mergebase-requests")
+				b.ReportMetric(float64(cs.Rounds()-rounds0), "cold-mergebase-rounds")
 				if _, err := bg.g.Merge(ctx, long, bg.main, kernel.LineageIntent{Actor: "b", Message: "merge long"}, data.MergeOptions{}); err != nil {
 					b.Fatalf("merge of the long-lived branch: %v", err)
 				}
