@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -20,33 +21,7 @@ import (
 // (GraceExpiredError) the same way.
 func TestMergeBaseOfIsRemembered(t *testing.T) {
 	cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
-	g, err := kernel.Init(ctx, cs, root, schema, kernel.Options{Env: testEnv(1), ReachEntries: 2, ReachFolds: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	main := mustBranch(t, g, "main")
-	feat, err := g.CreateBranch(ctx, "feat", main)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc, err := g.Publish(ctx, feat, nil, kernel.LineageIntent{Actor: "t"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var head kernel.Commit
-	for i := 0; i < 40; i++ { // main merges 40 changes; feat never takes main in
-		ch, err := g.CreateBranch(ctx, fmt.Sprintf("c%d", i), mustBranch(t, g, "main"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cc, err := g.Publish(ctx, ch, nil, kernel.LineageIntent{Actor: "t"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if head, err = g.Publish(ctx, mustBranch(t, g, "main"), nil, kernel.LineageIntent{Actor: "t", MergedParent: &cc.ID}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g, head, fc := laggingBranch(t, cs, 40)
 	g.DropCachesForTest()
 	before := cs.Counts()
 	first, err := g.MergeBaseOf(ctx, head.ID, fc.ID)
@@ -72,4 +47,41 @@ func TestMergeBaseOfIsRemembered(t *testing.T) {
 	if rev, err := g.MergeBaseOf(ctx, fc.ID, head.ID); err != nil || rev.ID != first.ID {
 		t.Fatalf("merge base with the heads swapped: %+v %v, want %+v", rev, err, first)
 	}
+}
+
+// laggingBranch makes, on store, a graph with the smallest reach bounds
+// (2/2) whose branch feat was forked from main at the start and committed
+// on once, while main merged n changes, each forked from main's head and
+// committed on once; feat never takes main in, so their merge base walks
+// main's folds since the fork. It returns the handle, main's head and
+// feat's commit.
+func laggingBranch(t *testing.T, store objstore.Store, n int) (*kernel.Graph, kernel.Commit, kernel.Commit) {
+	t.Helper()
+	g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: testEnv(1), ReachEntries: 2, ReachFolds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat, err := g.CreateBranch(ctx, "feat", mustBranch(t, g, "main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := g.Publish(ctx, feat, nil, kernel.LineageIntent{Actor: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head kernel.Commit
+	for i := 0; i < n; i++ {
+		ch, err := g.CreateBranch(ctx, fmt.Sprintf("c%d", i), mustBranch(t, g, "main"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := g.Publish(ctx, ch, nil, kernel.LineageIntent{Actor: "t"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head, err = g.Publish(ctx, mustBranch(t, g, "main"), nil, kernel.LineageIntent{Actor: "t", MergedParent: &cc.ID}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g, head, fc
 }

@@ -2,10 +2,8 @@ package kernel_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
-	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
@@ -31,30 +29,7 @@ func (s failingBatches) GetMany(_ context.Context, keys []string) []objstore.Get
 // same (the read-ahead's errors are dropped on purpose).
 func TestColdMergeBaseReadsFoldsAhead(t *testing.T) {
 	cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
-	g, err := kernel.Init(ctx, cs, root, schema, kernel.Options{Env: testEnv(1), ReachEntries: 2, ReachFolds: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	feat, err := g.CreateBranch(ctx, "feat", mustBranch(t, g, "main"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Publish(ctx, feat, nil, kernel.LineageIntent{Actor: "t"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 40; i++ { // main merges 40 changes; feat never takes main in
-		ch, err := g.CreateBranch(ctx, fmt.Sprintf("c%d", i), mustBranch(t, g, "main"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cc, err := g.Publish(ctx, ch, nil, kernel.LineageIntent{Actor: "t"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.Publish(ctx, mustBranch(t, g, "main"), nil, kernel.LineageIntent{Actor: "t", MergedParent: &cc.ID}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	laggingBranch(t, cs, 40)
 	var answers []string
 	var rounds []uint64
 	for _, through := range []objstore.Store{struct{ objstore.Store }{cs}, cs, failingBatches{cs}} {
