@@ -60,6 +60,13 @@ type PairMemo interface {
 // searched before with the same heads instead of searching it again, so
 // a collection searches only the pairs whose heads moved.
 func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader, memo PairMemo) (BaseKeep, error) {
+	return MergeBaseKeepHinted(heads, load, memo, nil)
+}
+
+// MergeBaseKeepHinted is MergeBaseKeep whose searches tell hint (nil:
+// nobody) the folds they are about to expand (lineage.ReachHint), so the
+// loader may read them ahead; what it keeps does not depend on hint.
+func MergeBaseKeepHinted(heads []lineage.Reach, load lineage.ReachLoader, memo PairMemo, hint lineage.ReachHint) (BaseKeep, error) {
 	kept := map[format.ManifestRef]bool{}
 	work := 0
 	var pair []format.ManifestRef // the current pair's loads
@@ -93,7 +100,7 @@ func MergeBaseKeep(heads []lineage.Reach, load lineage.ReachLoader, memo PairMem
 				}
 			}
 			pair = pair[:0]
-			_, err := lineage.ReachMergeBaseOpenAll(heads[i], heads[j], rec)
+			_, err := lineage.ReachMergeBaseOpenAllHinted(heads[i], heads[j], rec, hint)
 			switch {
 			case errors.Is(err, errTooMuch):
 				return fallback(heads, kept), nil

@@ -77,6 +77,12 @@ func ReachMergeBaseOpenAll(a, b Reach, load ReachLoader) (Reach, error) {
 	return reachMergeBase(a, b, load, false, nil)
 }
 
+// ReachMergeBaseOpenAllHinted is ReachMergeBaseOpenAll telling hint (nil:
+// nobody) the folds it is about to expand.
+func ReachMergeBaseOpenAllHinted(a, b Reach, load ReachLoader, hint ReachHint) (Reach, error) {
+	return reachMergeBase(a, b, load, false, hint)
+}
+
 func reachMergeBase(a, b Reach, load ReachLoader, shortcut bool, hint ReachHint) (Reach, error) {
 	s := &search{load: load, loaded: map[format.ManifestRef]loadResult{}, noShortcut: !shortcut, hint: hint}
 	s.loaded[a.At] = loadResult{r: a, found: true}

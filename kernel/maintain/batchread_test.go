@@ -93,7 +93,7 @@ func longLivedHistory(t *testing.T, n int) (objstore.Store, *kernel.ManualClock)
 // reads (objstore.BatchGetter) reads the table versions it marks (and the
 // manifests rule 3b keeps that its search did not read) in batches, reads
 // the manifests and commit indexes of the folds a loaded reach names
-// ahead in batches (prefetchFolds), and decides exactly as one that reads
+// ahead in batches (readAheadFolds), and decides exactly as one that reads
 // them one by one. Beside a long-lived branch a cold collection
 // reads every kept merge base's manifest and every kept version: at the
 // simulator's latency the lifetime soak's janitor spent minutes of its

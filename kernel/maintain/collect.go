@@ -103,7 +103,7 @@ type collection struct {
 	// seen the manifests they decoded.
 	reachOf map[format.ManifestRef]reachLoad
 	seen    map[format.ManifestRef]format.Manifest
-	// indexes holds commit index bytes prefetchFolds read ahead, by key,
+	// indexes holds commit index bytes readAheadFolds read ahead, by key,
 	// until readReach takes them (at most maxPrefetchedIndexes).
 	indexes   map[string][]byte
 	expired   []string          // expired lease keys
@@ -422,7 +422,6 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 	}
 	if err == nil && found {
 		c.m.immut.putReach(r)
-		c.prefetchFolds(ctx, r.Folds)
 	}
 	return r, found, err
 }
@@ -430,25 +429,24 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 // maxPrefetchedIndexes bounds the commit indexes one run holds read ahead.
 const maxPrefetchedIndexes = 1 << 12
 
-// prefetchFolds reads ahead, in two batches (objstore.GetMany), the
-// manifests and then the commit indexes of the folds a loaded reach names
-// that this run has not loaded: the merge-base search expands a fold it
-// cannot see covered next, and each expansion reads the fold's manifest,
-// then the index its head commit names. So a walk down a chain of folds
-// (a branch that lagged main since many compactions) costs two rounds a
-// link, not two a fold. What is read ahead and never expanded (a covered
-// fold) costs reads, not rounds. It decides nothing: readReach verifies a
-// prefetched index as one it read itself.
-func (c *collection) prefetchFolds(ctx context.Context, folds []format.ReachEntry) {
+// readAheadFolds is the merge-base search's hint (lineage.ReachHint): it
+// reads the folds the search is about to expand that this run has not
+// loaded, their manifests and then the commit indexes their head commits
+// name, in two batches (objstore.GetMany). Each expansion reads a fold's
+// manifest, then its index, so a walk down a chain of folds (a branch
+// that lagged main since many compactions) costs two rounds a link, not
+// two a fold. It decides nothing: readReach verifies a prefetched index
+// as one it read itself.
+func (c *collection) readAheadFolds(ctx context.Context, folds []format.ManifestRef) {
 	var ats []format.ManifestRef
-	for _, f := range folds {
-		if _, ok := c.reachOf[f.ManifestRef]; ok {
+	for _, at := range folds {
+		if _, ok := c.reachOf[at]; ok {
 			continue
 		}
-		if _, ok := c.m.immut.getReach(f.ManifestRef); ok {
+		if _, ok := c.m.immut.getReach(at); ok {
 			continue
 		}
-		ats = append(ats, f.ManifestRef)
+		ats = append(ats, at)
 	}
 	if len(ats) < 2 || len(c.indexes) >= maxPrefetchedIndexes {
 		return
@@ -479,7 +477,7 @@ func (c *collection) prefetchFolds(ctx context.Context, folds []format.ReachEntr
 	}
 }
 
-// commitIndex reads the commit index at key: the bytes prefetchFolds read
+// commitIndex reads the commit index at key: the bytes readAheadFolds read
 // ahead (taken once), else the store's.
 func (c *collection) commitIndex(ctx context.Context, key string) ([]byte, bool, error) {
 	if b, ok := c.indexes[key]; ok {
@@ -564,7 +562,8 @@ func (c *collection) loadMergeBases(ctx context.Context, roots []gc.RootManifest
 	if plant.Enabled(plant.GCNoMergeBase) { // planted bug: rule 3b skipped
 		return nil, nil
 	}
-	res, err := gc.MergeBaseKeep(c.reaches, func(at format.ManifestRef) (lineage.Reach, bool, error) { return c.reachAt(ctx, at) }, pairMemo{c})
+	load := func(at format.ManifestRef) (lineage.Reach, bool, error) { return c.reachAt(ctx, at) }
+	res, err := gc.MergeBaseKeepHinted(c.reaches, load, pairMemo{c}, func(ats []format.ManifestRef) { c.readAheadFolds(ctx, ats) })
 	if err != nil {
 		return nil, err
 	}
