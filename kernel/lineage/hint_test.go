@@ -10,7 +10,8 @@ import (
 )
 
 // TestReachHintChangesNothing: over random commit graphs, a search told
-// to hint answers exactly as one that is not, loads the same manifests,
+// to hint (ReachMergeBase's and the collector's open-all variant) answers
+// exactly as one that is not, loads the same manifests,
 // names each manifest in its hints once, never one it loaded before the
 // hint, and names two or more at a time.
 func TestReachHintChangesNothing(t *testing.T) {
@@ -19,6 +20,11 @@ func TestReachHintChangesNothing(t *testing.T) {
 		m := build(t)
 		a := rapid.SampledFrom(m.all).Draw(t, "a")
 		b := rapid.SampledFrom(m.all).Draw(t, "b")
+		openAll := rapid.Bool().Draw(t, "open-all") // the collector's variant
+		plainSearch, hintedSearch := ReachMergeBase, ReachMergeBaseHinted
+		if openAll {
+			plainSearch, hintedSearch = ReachMergeBaseOpenAll, ReachMergeBaseOpenAllHinted
+		}
 		var plainLoads, hintedLoads []format.ManifestRef
 		loadInto := func(into *[]format.ManifestRef) ReachLoader {
 			return func(at format.ManifestRef) (Reach, bool, error) {
@@ -26,7 +32,7 @@ func TestReachHintChangesNothing(t *testing.T) {
 				return m.load(at)
 			}
 		}
-		want, werr := ReachMergeBase(m.reach[a], m.reach[b], loadInto(&plainLoads))
+		want, werr := plainSearch(m.reach[a], m.reach[b], loadInto(&plainLoads))
 		hinted := map[format.ManifestRef]bool{}
 		hint := func(ats []format.ManifestRef) {
 			if len(ats) < 2 {
@@ -45,7 +51,7 @@ func TestReachHintChangesNothing(t *testing.T) {
 				hinted[at] = true
 			}
 		}
-		got, gerr := ReachMergeBaseHinted(m.reach[a], m.reach[b], loadInto(&hintedLoads), hint)
+		got, gerr := hintedSearch(m.reach[a], m.reach[b], loadInto(&hintedLoads), hint)
 		if fmt.Sprint(got.ID, got.HeadAt, gerr) != fmt.Sprint(want.ID, want.HeadAt, werr) {
 			t.Fatalf("hinted: %v at %v (%v); plain: %v at %v (%v)", got.ID, got.HeadAt, gerr, want.ID, want.HeadAt, werr)
 		}
