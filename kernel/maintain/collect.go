@@ -299,7 +299,7 @@ func (c *collection) prefetchManifests(ctx context.Context, ats []format.Manifes
 		}
 	}
 	prefetchImmutable(ctx, c.m, keys, func(b []byte) (format.Manifest, int, error) {
-		mf, _, err := format.DecodeManifest(b)
+		mf, err := decodeManifest("", b)
 		return mf, 0, err
 	})
 }
