@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -240,7 +241,10 @@ func (c *collection) garbageNameMarkers(ctx context.Context, has map[string]bool
 				continue
 			}
 			candidates = append(candidates, name)
-			if _, dead := has[name]; !dead {
+			// planted bug (dead code without -tags simplant): a name listed
+			// nowhere is not looked up, so a branch created after the
+			// manifest listing loses its marker until the re-check
+			if _, dead := has[name]; !dead && !plant.Enabled(plant.GCMarkerNoLookup) {
 				unlisted = append(unlisted, name)
 			}
 		}
