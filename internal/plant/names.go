@@ -142,15 +142,22 @@ const (
 	// listed the manifests loses its marker and ListBranches misses it,
 	// its create acknowledged, until the re-check puts the marker back.
 	GCMarkerNoLookup = "gc-marker-no-lookup"
+	// ReadAheadTrustsIndex: the merge-base search's read-ahead
+	// (kernel/history.go readAhead) caches a commit index it fetched
+	// without checking that the manifest it names holds its commit, so a
+	// stale index (a publish attempt that lost its slot) gives the commit
+	// another commit's place and reach.
+	ReadAheadTrustsIndex = "read-ahead-trusts-index"
 )
 
 // PackageOnly lists, sorted, the planted bugs caught by package tests
 // (built with -tags simplant) that no simulator workload lists yet, so
 // All (which the simulator's plant test walks) leaves them out:
 // gc-marker-no-lookup (kernel/maintain
-// TestPlantedGCMarkerNoLookupHidesANewBranch).
+// TestPlantedGCMarkerNoLookupHidesANewBranch) and read-ahead-trusts-index
+// (kernel TestPlantedReadAheadTrustsAStaleIndex).
 func PackageOnly() []string {
-	names := []string{GCMarkerNoLookup}
+	names := []string{GCMarkerNoLookup, ReadAheadTrustsIndex}
 	sort.Strings(names)
 	return names
 }
