@@ -12,6 +12,7 @@ package counting
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,8 +35,11 @@ type Counts = objstore.RequestCounts
 // Record is one logged call.
 type Record struct {
 	Op objstore.Op
-	// Key is the key, or the prefix for List.
+	// Key is the key, or the prefix for List; for a batched delete
+	// (DeleteMany) its first key.
 	Key string
+	// Keys, for a batched delete only, are all its keys (one request).
+	Keys []string
 	// Cond is the Put condition (zero for other operations).
 	Cond objstore.Condition
 	// Round is the sequential round the call belongs to (Rounds, counted
@@ -109,7 +113,8 @@ func (s *Store) Log() ([]Record, bool) {
 }
 
 // CountWhere returns how many logged calls of op had a key (List: prefix)
-// starting with prefix. It panics if the log was truncated since the last
+// starting with prefix; a batched delete counts once if any of its keys
+// does. It panics if the log was truncated since the last
 // Reset: a partial count would be silently wrong.
 func (s *Store) CountWhere(op objstore.Op, prefix string) int {
 	s.mu.Lock()
@@ -120,7 +125,10 @@ func (s *Store) CountWhere(op objstore.Op, prefix string) int {
 	}
 	n := 0
 	for _, r := range s.log {
-		if r.Op == op && strings.HasPrefix(r.Key, prefix) {
+		if r.Op != op {
+			continue
+		}
+		if strings.HasPrefix(r.Key, prefix) || slices.ContainsFunc(r.Keys, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
 			n++
 		}
 	}
@@ -128,8 +136,8 @@ func (s *Store) CountWhere(op objstore.Op, prefix string) int {
 }
 
 // Rounds returns the sequential rounds of requests since the last Reset:
-// every call is one round, except that the requests of one PutMany share
-// one (they are issued together). A caller that issues calls from several
+// every call is one round, except that the requests of one PutMany (or
+// the Gets of one GetMany) share one (they are issued together). A caller that issues calls from several
 // goroutines at once gets their sum, not its critical path.
 func (s *Store) Rounds() uint64 {
 	s.mu.Lock()
@@ -297,4 +305,42 @@ func (s *Store) GetMany(ctx context.Context, keys []string) []objstore.GetResult
 		s.finish(objstore.OpGet, r.Err, read)
 	}
 	return out
+}
+
+var _ objstore.BatchDeleter = (*Store)(nil)
+
+// DeleteMany implements objstore.BatchDeleter, counted the way the
+// backend bills it. When the inner store batches deletes
+// (objstore.BatchDeleter: S3's DeleteObjects, the simulator's one call),
+// the batch is one Delete request in one round, logged as one record
+// naming every key (Record.Keys), an error if any key failed, and passes
+// to the inner store's DeleteMany as it is (which refuses more than
+// objstore.MaxDeleteBatch keys). Otherwise each key is the Delete it is
+// (a request and a round a key, as objstore.DeleteMany's fallback makes
+// them). Unlike a GetMany, whose keys are a Get each on every backend
+// (S3 bills each of the concurrent GETs), a batched delete is one
+// request.
+func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
+	b, ok := s.inner.(objstore.BatchDeleter)
+	if !ok {
+		errs := make([]error, len(keys))
+		for i, k := range keys {
+			errs[i] = s.Delete(ctx, k)
+		}
+		return errs
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	s.start(Record{Op: objstore.OpDelete, Key: keys[0], Keys: slices.Clone(keys)}, 0)
+	errs := b.DeleteMany(ctx, keys)
+	var failed error
+	for _, err := range errs {
+		if err != nil {
+			failed = err
+			break
+		}
+	}
+	s.finish(objstore.OpDelete, failed, 0)
+	return errs
 }

@@ -241,3 +241,51 @@ func TestGetManyIsOneRound(t *testing.T) {
 		t.Errorf("CountWhere(get, g/) = %d, want 2", s.CountWhere(objstore.OpGet, "g/"))
 	}
 }
+
+// TestDeleteManyIsOneRequest: over a store that batches deletes, a
+// DeleteMany is counted as the backend bills it: one Delete request in one
+// round (an error if any key failed), logged once with every key, and it
+// reaches the inner store as its one batched call. Over a store that does
+// not, each key is its own Delete, as objstore.DeleteMany's fallback makes
+// them.
+func TestDeleteManyIsOneRequest(t *testing.T) {
+	ctx := t.Context()
+	keys := []string{"d/a", "d/missing", "bad//key", "e/b"}
+	for _, batched := range []bool{true, false} {
+		t.Run(fmt.Sprintf("batched=%t", batched), func(t *testing.T) {
+			inner := sim.New(sim.Config{Seed: 1})
+			var through objstore.Store = inner
+			if !batched {
+				through = struct{ objstore.Store }{inner} // hides the sim store's DeleteMany
+			}
+			s := counting.New(through)
+			for _, k := range []string{"d/a", "e/b"} {
+				if _, err := s.Put(ctx, k, []byte("x"), objstore.CreateOnly); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, r0 := inner.Counters().Delete.Requests, s.Rounds()
+			errs := objstore.DeleteMany(ctx, s, keys)
+			if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], objstore.ErrInvalidKey) || errs[3] != nil {
+				t.Fatalf("errors %v", errs)
+			}
+			for _, k := range []string{"d/a", "e/b"} {
+				if _, err := inner.Get(ctx, k); !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatalf("%s after the delete: %v", k, err)
+				}
+			}
+			c, rounds, innerDeletes := s.Counts(), s.Rounds()-r0, inner.Counters().Delete.Requests-before
+			want, wantRounds, wantInner, wantE := counting.OpCounts{Requests: 1, Errors: 1}, uint64(1), uint64(1), 1
+			if !batched {
+				// the sim store counts only the valid keys' Deletes
+				want, wantRounds, wantInner, wantE = counting.OpCounts{Requests: 4, Errors: 1}, 4, 3, 1
+			}
+			if c.Delete != want || rounds != wantRounds || innerDeletes != wantInner {
+				t.Fatalf("deletes %+v in %d rounds, inner store %d requests; want %+v in %d rounds, %d", c.Delete, rounds, innerDeletes, want, wantRounds, wantInner)
+			}
+			if n := s.CountWhere(objstore.OpDelete, "e/"); n != wantE {
+				t.Errorf("CountWhere(delete, e/) = %d, want %d", n, wantE)
+			}
+		})
+	}
+}

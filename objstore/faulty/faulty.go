@@ -252,3 +252,36 @@ func (s *Store) GetMany(ctx context.Context, keys []string) []objstore.GetResult
 	}
 	return out
 }
+
+var _ objstore.BatchDeleter = (*Store)(nil)
+
+// DeleteMany implements objstore.BatchDeleter: each key draws its fault as
+// its own Delete would, in key order (so a seed gives the same faults as
+// the fallback of one Delete a key, and Stats counts a call a key). A
+// transient fault is ErrTransient, unambiguous, and that key never reaches
+// the inner store; the rest pass through objstore.DeleteMany to it in one
+// batch. A lost acknowledgement is reported (ErrTransient, ambiguous) only
+// for a key the inner store deleted without error, and starts a read
+// outage as Delete's does; an inner error comes back unchanged.
+func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
+	errs := make([]error, len(keys))
+	var pass []string
+	var at []int
+	var lost []bool
+	for i, k := range keys {
+		f := s.draw(ctx, objstore.OpDelete, k, true)
+		if f == transient {
+			errs[i] = transientErr(objstore.OpDelete, k)
+			continue
+		}
+		pass, at, lost = append(pass, k), append(at, i), append(lost, f == lostAck)
+	}
+	for j, err := range objstore.DeleteMany(ctx, s.inner, pass) {
+		if lost[j] && err == nil {
+			s.lost()
+			err = objstore.NewAmbiguousError(objstore.OpDelete, pass[j], objstore.ErrTransient, errInjected)
+		}
+		errs[at[j]] = err
+	}
+	return errs
+}

@@ -3,6 +3,7 @@ package faulty_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -439,5 +440,64 @@ func TestGetManyDrawsAsGetsWould(t *testing.T) {
 	}
 	if st := s.Stats(); st.Calls != int64(len(keys)) || st.Transient != int64(faults) {
 		t.Errorf("stats %+v, want %d calls, %d transient", st, len(keys), faults)
+	}
+}
+
+// TestDeleteManyDrawsAsDeletesWould: a DeleteMany draws a fault a key in
+// key order, so a seed faults the same keys, the same way, as one Delete a
+// key would: a transient key is ErrTransient, unambiguous and not deleted;
+// a lost acknowledgement is deleted and ambiguous; the rest reach the
+// inner store in one batched call.
+func TestDeleteManyDrawsAsDeletesWould(t *testing.T) {
+	var keys []string
+	for i := range 12 {
+		keys = append(keys, fmt.Sprintf("d/%02d", i))
+	}
+	keys = append(keys, "d/missing", "bad//key")
+	cfg := faulty.Config{Seed: 5, TransientRate: 0.3, LostAckRate: 0.3}
+	run := func(batched bool) ([]string, []string, faulty.Stats, uint64) {
+		inner := sim.New(sim.Config{Seed: 9})
+		for _, k := range keys[:12] {
+			if _, err := inner.Put(ctx, k, []byte("x"), objstore.CreateOnly); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := faulty.New(inner, cfg)
+		var through objstore.Store = s
+		if !batched {
+			through = struct{ objstore.Store }{s} // one Delete a key
+		}
+		before := inner.Counters().Delete.Requests
+		var outcome []string
+		for i, err := range objstore.DeleteMany(ctx, through, keys) {
+			switch {
+			case err == nil:
+				outcome = append(outcome, "ok")
+			case objstore.IsAmbiguous(err) && errors.Is(err, objstore.ErrTransient):
+				outcome = append(outcome, "ambiguous")
+			case errors.Is(err, objstore.ErrTransient):
+				outcome = append(outcome, "transient")
+			case keys[i] == "bad//key" && errors.Is(err, objstore.ErrInvalidKey):
+				outcome = append(outcome, "invalid")
+			default:
+				t.Fatalf("key %q: %v", keys[i], err)
+			}
+		}
+		page, err := inner.List(ctx, "d/", "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outcome, page.Keys, s.Stats(), inner.Counters().Delete.Requests - before
+	}
+	got, left, st, requests := run(true)
+	want, wantLeft, wantSt, _ := run(false)
+	if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(left) != fmt.Sprint(wantLeft) || st != wantSt {
+		t.Fatalf("batched: %v, left %v, %+v; one Delete a key: %v, left %v, %+v", got, left, st, want, wantLeft, wantSt)
+	}
+	if requests != 1 {
+		t.Errorf("the inner store saw %d Delete requests, want one batched call", requests)
+	}
+	if st.Transient == 0 || st.LostAcks == 0 || int(st.Transient) != len(left) || st.Calls != int64(len(keys)) {
+		t.Fatalf("stats %+v, %d keys left: pick a seed with both faults (each transient key left, nothing else)", st, len(left))
 	}
 }
