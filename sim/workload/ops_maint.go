@@ -1,9 +1,11 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -49,10 +52,10 @@ func init() {
 		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
 			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots; checks retained " +
 			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
-			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, a writer and a collector whose clocks run " +
+			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, ListBranches lists every fork created before a collection listed the name markers (branch-listed), a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
 		Generate:   genMaint,
-		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce},
+		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce, plant.GCMarkerNoLookup},
 		Contract:   mustContract(dataSchema),
 		Seed:       seedData,
 		Grace:      maintGrace,
@@ -103,6 +106,72 @@ type maintState struct {
 	incs map[string]uint64
 	// releases counts the pins' lease releases gpinread made (Result).
 	releases atomic.Int64
+	// forkSpans: when (run clock) each fork gfork created began its create
+	// and when the create was acknowledged. Forks are never deleted, and
+	// each name is created once.
+	forkSpans map[string]forkSpan
+	// markerLists: when (run clock) a collector listed the name markers
+	// (every page).
+	markerLists []time.Time
+}
+
+// forkSpan is when a fork's create began and when it was acknowledged.
+type forkSpan struct{ start, ack time.Time }
+
+// unlisted returns, sorted, the forks acknowledged before since (when a
+// ListBranches began) missing from listed, its answer, that it must list
+// (check branch-listed). docs/gc.md rule 10
+// keeps the marker of a name whose manifest a collector finds when it
+// looks the name up; a create racing that collection loses it for a
+// while only if its manifest landed after the look-up, which follows the
+// collector's listing of the markers, which followed the create's first
+// marker write: a fork is excused when some collector listed the markers
+// between the start of its create and its acknowledgement. (A miss it
+// excuses lasts until the collection's re-check, or, if that collector
+// crashed or failed in between, until a later collection puts the marker
+// back.)
+func (s *maintState) unlisted(since time.Time, listed []kernel.BranchRef) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for name, f := range s.forkSpans {
+		if !f.ack.Before(since) || slices.ContainsFunc(listed, func(b kernel.BranchRef) bool { return b.Name() == name }) {
+			continue
+		}
+		if !slices.ContainsFunc(s.markerLists, func(at time.Time) bool { return at.After(f.start) && at.Before(f.ack) }) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// markerListStore is the store of the maintenance workload's collectors:
+// every call passes through unchanged (batched reads and deletes as
+// batches), and each listing of the name markers is noted
+// (maintState.markerLists) for check branch-listed.
+type markerListStore struct {
+	objstore.Store
+	p      *Proc
+	prefix string
+}
+
+func (s markerListStore) List(ctx context.Context, prefix, after string, limit int) (objstore.ListPage, error) {
+	if prefix == s.prefix {
+		st := &s.p.run.maint
+		st.mu.Lock()
+		st.markerLists = append(st.markerLists, s.p.run.clock.Now())
+		st.mu.Unlock()
+	}
+	return s.Store.List(ctx, prefix, after, limit)
+}
+
+func (s markerListStore) GetMany(ctx context.Context, keys []string) []objstore.GetResult {
+	return objstore.GetMany(ctx, s.Store, keys)
+}
+
+func (s markerListStore) DeleteMany(ctx context.Context, keys []string) []error {
+	return objstore.DeleteMany(ctx, s.Store, keys)
 }
 
 // dropPin forgets the pin with lease id (released).
@@ -291,7 +360,8 @@ func (p *Proc) maintainer() *maintain.Maintainer {
 	if p.maint != nil {
 		return p.maint
 	}
-	m, err := maintain.New(p.run.Store, p.run.Root, p.env())
+	store := markerListStore{Store: p.run.Store, p: p, prefix: format.NewKeys(p.run.Root).NamesPrefix()}
+	m, err := maintain.New(store, p.run.Root, p.env())
 	if err != nil {
 		panic(fmt.Sprintf("workload: maintainer: %v", err))
 	}
@@ -347,9 +417,14 @@ func (p *Proc) readRetained(keep uint64) error {
 		return p.readFailed("retained: open", err)
 	}
 	ctx := p.Ctx()
+	listed := p.run.clock.Now()
 	branches, err := g.Kernel().ListBranches(ctx)
 	if err != nil {
 		return p.readFailed("retained: branches", err)
+	}
+	for _, name := range p.run.maint.unlisted(listed, branches) {
+		p.run.Violate(check.Violation{Check: "branch-listed", Detail: fmt.Sprintf(
+			"%s: ListBranches misses fork %s, created before any collector listed the name markers since its create began", p.name, name)})
 	}
 	for _, b := range branches {
 		head, err := g.Kernel().SnapshotAt(ctx, b)
@@ -465,9 +540,18 @@ func opMaintFork(p *Proc, _ int, _ Op) error {
 	if err != nil {
 		return p.readFailed("gfork: branch", err)
 	}
+	start := p.run.clock.Now()
 	_, err = p.g.CreateBranch(ctx, fmt.Sprintf("f%d", n), main)
 	if p.Over(err) {
 		return p.end(err)
+	}
+	if err == nil {
+		st.mu.Lock()
+		if st.forkSpans == nil {
+			st.forkSpans = map[string]forkSpan{}
+		}
+		st.forkSpans[fmt.Sprintf("f%d", n)] = forkSpan{start: start, ack: p.run.clock.Now()}
+		st.mu.Unlock()
 	}
 	if err != nil && !errors.Is(err, kernel.ErrBranchExists) {
 		p.Unexpected("gfork", err)

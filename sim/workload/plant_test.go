@@ -52,6 +52,7 @@ var plantChecks = map[string][]string{
 	plant.SkewUnchecked:        {"clock-skew"},
 	plant.TombstoneReuse:       {"recreated-name"},
 	plant.PinLeaseReadOnce:     {"pin-held"},
+	plant.GCMarkerNoLookup:     {"branch-listed"},
 	plant.StaleViewCommit:      {"linear-chain"},
 	plant.StaleSchemaValidate:  {"schema-card"},
 	plant.RenameAsDrop:         {"schema-rename"},
