@@ -115,8 +115,8 @@ var catchHints = map[string]uint64{
 	plant.ReachDropsBase:   17,
 	plant.SkipForkMarker:   9,
 	plant.ReachDropsMerge:  3,
-	plant.PinLeaseReadOnce: 11,
-	plant.GCNoMergeBase:    4,
+	plant.PinLeaseReadOnce: 16,
+	plant.GCNoMergeBase:    11,
 }
 
 // controlKey names one plant-off run.
