@@ -134,7 +134,7 @@ func (s *maintState) unlisted(since time.Time, listed []kernel.BranchRef) []stri
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
-	for name, f := range s.forkSpans {
+	for name, f := range s.forkSpans { //detlint:ordered the result is sorted
 		if !f.ack.Before(since) || slices.ContainsFunc(listed, func(b kernel.BranchRef) bool { return b.Name() == name }) {
 			continue
 		}
