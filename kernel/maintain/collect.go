@@ -981,25 +981,48 @@ func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) 
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
+	return c.markChunks(ctx, tv.Table, chunks, 0)
+}
+
+// indexChunk is what marking reads of an index chunk: the names it
+// lists, and whether they are chunks of the level below (a ref chunk)
+// rather than pages.
+type indexChunk struct {
+	entries []string
+	below   bool
+}
+
+// markChunks marks index chunks of table and what they list: pages, or,
+// for a ref chunk (format 8, docs/format.md "Paged index refs"), the
+// chunks below it, walked at most data.MaxIndexLevels deep.
+func (c *collection) markChunks(ctx context.Context, table string, chunks []string, depth int) error {
+	if depth > data.MaxIndexLevels {
+		return fmt.Errorf("adjacency chunks of %s deeper than %d levels: %w", table, data.MaxIndexLevels, format.ErrCorrupt)
+	}
+	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
 		return err
 	}
 	for _, name := range chunks {
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
-			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
+			return fmt.Errorf("adjacency chunk %q of %s: %w", name, table, format.ErrCorrupt)
 		}
-		pages, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(tv.Table, id), func(b []byte) ([]string, error) {
-			pages, err := data.AdjacencyChunkPages(b)
+		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (indexChunk, error) {
+			entries, below, err := data.AdjacencyChunkEntries(b)
 			if err != nil {
-				return nil, fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
+				return indexChunk{}, fmt.Errorf("adjacency chunk %s of %s: %w", name, table, err)
 			}
-			return pages, nil
+			return indexChunk{entries, below}, nil
 		})
 		if err != nil || !found {
 			return err // gone: its version is being collected concurrently
 		}
-		if err := c.marks.MarkAdjacency(tv.Table, pages); err != nil {
+		if ch.below {
+			err = c.markChunks(ctx, table, ch.entries, depth+1)
+		} else {
+			err = c.marks.MarkAdjacency(table, ch.entries)
+		}
+		if err != nil {
 			return err
 		}
 	}

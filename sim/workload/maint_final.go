@@ -364,19 +364,35 @@ func (l *leakCheck) allowVersion(key string) error {
 	if err != nil {
 		return l.p.readFailed("leak: adjacency of "+key, err)
 	}
+	return l.allowChunks(tv.Table, chunks, 0)
+}
+
+// allowChunks allows index chunks of table and what they list: pages, or
+// the chunks below a ref chunk (format 10), at most data.MaxIndexLevels
+// deep.
+func (l *leakCheck) allowChunks(table string, chunks []string, depth int) error {
+	if depth > data.MaxIndexLevels {
+		return l.p.readFailed("leak: adjacency chunks of "+table, fmt.Errorf("deeper than %d levels", data.MaxIndexLevels))
+	}
 	for _, c := range chunks {
-		ck := l.prefix("adj") + tv.Table + "/" + c
+		ck := l.prefix("adj") + table + "/" + c
 		l.allowed[ck] = true
 		b, err := l.get(ck)
 		if err != nil {
 			return l.p.readFailed("leak: adjacency chunk "+ck, err)
 		}
-		pages, err := data.AdjacencyChunkPages(b)
+		entries, below, err := data.AdjacencyChunkEntries(b)
 		if err != nil {
 			return l.p.readFailed("leak: adjacency chunk "+ck, err)
 		}
-		for _, pg := range pages {
-			l.allowed[l.prefix("adj")+tv.Table+"/"+pg] = true
+		if below {
+			if err := l.allowChunks(table, entries, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, pg := range entries {
+			l.allowed[l.prefix("adj")+table+"/"+pg] = true
 		}
 	}
 	return nil

@@ -1,0 +1,187 @@
+package maintain_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/internal/verify"
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// TestCollectKeepsIndexTrees: table versions whose indexes are trees of
+// ref chunks (IndexFanout 2: a version lists one ref chunk per direction)
+// keep, through a collection keeping the last 3 commits, every ref chunk,
+// chunk and page below their refs — red without the collector walking the
+// levels (the level-0 chunks and pages of retained versions are swept and
+// their Out and Get fail) — the collection deletes the dropped versions'
+// objects, verify finds the graph clean, and verify names a damaged page
+// below a ref chunk (red without verify walking the levels).
+func TestCollectKeepsIndexTrees(t *testing.T) {
+	f := newFixtureOpts(t, 0, 2)
+	main := f.branch("main")
+	f.commit(main, func(tx *data.Txn) error {
+		for i := 0; i < 20; i++ {
+			if err := tx.Insert("Person", person(fmt.Sprintf("p%02d", i), "n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var cs []kernel.Commit
+	for i := 0; i < 9; i++ {
+		if i%3 == 2 { // a delete folds the id index's delta: the id tree is rewritten too
+			cs = append(cs, f.commit(main, func(tx *data.Txn) error { return tx.Delete("Knows", fmt.Sprintf("k%02db", i-1)) }))
+			continue
+		}
+		cs = append(cs, f.commit(main, func(tx *data.Txn) error {
+			for _, s := range []string{"a", "b", "c"} {
+				if err := tx.Insert("Knows", data.Row{ID: fmt.Sprintf("k%02d%s", i, s), From: fmt.Sprintf("p%02d", i), To: fmt.Sprintf("p%02d", 19-i)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	for _, tk := range []struct{ table, key string }{{"Knows", "data.adj.out"}, {"Knows", "data.adj.in"}, {"Person", "data.adj.id"}} {
+		for _, kv := range lastVersion(t, f, tk.table).Metadata {
+			if kv.Key == tk.key && !strings.Contains(kv.Value, `"level":`) {
+				t.Fatalf("%s %s = %s: not a ref chunk", tk.table, kv.Key, kv.Value)
+			}
+		}
+	}
+	adjBefore := len(f.store.Store.(*sim.Store).Keys(root + "/adj/"))
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(policy)
+	if rep.TableVersions.Deleted == 0 || rep.Adjacency.Deleted == 0 {
+		t.Fatalf("nothing reclaimed: %+v", rep)
+	}
+	if after := len(f.store.Store.(*sim.Store).Keys(root + "/adj/")); after >= adjBefore {
+		t.Fatalf("%d index objects after the collection, %d before", after, adjBefore)
+	}
+	g := f.reopen()
+	for _, c := range cs[len(cs)-3:] {
+		s, err := g.SnapshotAtCommit(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"p00", "p03", "p06"} {
+			out, err := s.Out(ctx, "Knows", p)
+			if err != nil || len(out) != 3 {
+				t.Fatalf("retained commit %s: Out(%s) = %d edges, %v; want 3", c.ID, p, len(out), err)
+			}
+		}
+		if _, ok, err := s.Get(ctx, "Person", "p19"); err != nil || !ok {
+			t.Fatalf("retained commit %s: Get(p19) = %v, %v", c.ID, ok, err)
+		}
+	}
+	tx, err := g.Begin(ctx, f.branch("main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Insert("Person", person("p05", "dup")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "t"}); err == nil {
+		t.Fatal("a duplicate id passed the id tree after the collection")
+	}
+	vr, err := verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vr.Problems) > 0 {
+		var b strings.Builder
+		for _, p := range vr.Problems {
+			fmt.Fprintf(&b, "\n  %s %s: %s", p.Rule, p.Key, p.Detail)
+		}
+		t.Fatalf("verify after collecting a graph with index trees:%s", b.String())
+	}
+	page := firstLeafPage(t, f, "Person", lastVersion(t, f, "Person"), "data.adj.id")
+	obj, err := f.store.Get(ctx, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Data[len(obj.Data)/2] ^= 1
+	if _, err := f.store.Store.(*sim.Store).Put(ctx, page, obj.Data, objstore.Unconditional); err != nil {
+		t.Fatal(err)
+	}
+	vr, err = verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range vr.Problems {
+		found = found || (p.Key == page && p.Rule == verify.RuleAdjacency)
+	}
+	if !found {
+		t.Fatalf("verify missed a damaged id page under a ref chunk (%s): %+v", page, vr.Problems)
+	}
+}
+
+// firstLeafPage returns the key of the first page under the index refs
+// version tv of table lists under md, walking its ref chunks.
+func firstLeafPage(t *testing.T, f *fixture, table string, tv format.TableVersion, md string) string {
+	t.Helper()
+	var refs []struct{ Name string }
+	for _, kv := range tv.Metadata {
+		if kv.Key == md {
+			if err := json.Unmarshal([]byte(kv.Value), &refs); err != nil || len(refs) == 0 {
+				t.Fatalf("%s: %v", kv.Value, err)
+			}
+		}
+	}
+	keys := format.NewKeys(root)
+	name := refs[0].Name
+	for range data.MaxIndexLevels + 1 {
+		id, err := ulid.ParseStrict(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.store.Get(ctx, keys.Adjacency(table, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, below, err := data.AdjacencyChunkEntries(b.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err = ulid.ParseStrict(entries[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !below {
+			return keys.Adjacency(table, id)
+		}
+		name = entries[0]
+	}
+	t.Fatal("index deeper than data.MaxIndexLevels")
+	return ""
+}
+
+// lastVersion returns the newest stored version of table.
+func lastVersion(t *testing.T, f *fixture, table string) format.TableVersion {
+	t.Helper()
+	var newest format.TableVersion
+	for _, key := range f.store.Store.(*sim.Store).Keys(root + "/tables/" + table + "/") {
+		b, err := f.store.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tv, _, err := format.DecodeTableVersion(b.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tv.Version > newest.Version {
+			newest = tv
+		}
+	}
+	return newest
+}
