@@ -51,8 +51,10 @@ type Options struct {
 	// so that small tables carry index trees (docs/format.md, "Paged
 	// index refs"; tests and the simulator): pages of IndexFanout rows,
 	// IndexFanout pages per chunk and refs per ref chunk, one ref per
-	// direction in a table version. 0 takes the defaults; readers accept
-	// every shape.
+	// direction in a table version; likewise a paged version's fragment
+	// chunks list IndexFanout infos, its fragment ref chunks IndexFanout
+	// refs, and the version one ref.
+	// 0 takes the defaults; readers accept every shape.
 	IndexFanout int
 }
 
@@ -80,6 +82,10 @@ type Graph struct {
 	// FragChunkInfos); set only by tests, to cut many small chunks.
 	fragChunkMax int
 	fragCutEvery uint32 // 0: fragCutMod; set only by tests
+	// fragRefInline and fragRefMax bound the fragment chunk refs a
+	// version lists and the refs of a fragment ref chunk written (0:
+	// InlineFragRefs, FragRefChunkRefs; set only by tests).
+	fragRefInline, fragRefMax int
 	// idxInline, idxFanout and idxLeafPages shape the index trees this
 	// handle writes (indextree.go; 0: the defaults); set only by tests.
 	idxInline, idxFanout, idxLeafPages, idxPageRows int
@@ -136,6 +142,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 func (g *Graph) withIndexFanout(n int) *Graph {
 	if n >= 2 {
 		g.idxInline, g.idxFanout, g.idxLeafPages, g.idxPageRows = 1, n, n, n
+		g.fragChunkMax, g.fragRefInline, g.fragRefMax = n, 1, n
 	}
 	return g
 }

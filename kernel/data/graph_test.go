@@ -60,7 +60,7 @@ var testTree bool
 // paging applies the test paging knobs to a new handle.
 func paging(g *Graph) *Graph {
 	if testPaged || *pagedAll {
-		g.inline, g.fragChunkMax = 1, 2
+		g.inline, g.fragChunkMax, g.fragRefInline, g.fragRefMax = 1, 2, 1, 2
 	}
 	if testObjectFragments {
 		g.embed = -1

@@ -270,10 +270,8 @@ func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error 
 	sorted := append([]string(nil), ids...)
 	sort.Strings(sorted)
 	for _, id := range sorted {
-		for _, c := range v.chunksFor(id) {
-			if err := r.loadFragChunk(ctx, v, c); err != nil {
-				return err
-			}
+		if err := r.loadChunksFor(ctx, v, id); err != nil {
+			return err
 		}
 	}
 	for i, f := range v.frags {

@@ -105,7 +105,11 @@ type collection struct {
 	seen    map[format.ManifestRef]format.Manifest
 	// indexes holds commit index bytes readAheadFolds read ahead, by key,
 	// until readReach takes them (at most maxPrefetchedIndexes).
-	indexes   map[string][]byte
+	indexes map[string][]byte
+	// walked holds the index and fragment chunks (R/adj/) whose whole
+	// subtree this run marked (unwalked); at most one entry per chunk,
+	// within gc.MaxMarks.
+	walked    map[gc.FragKey]bool
 	expired   []string          // expired lease keys
 	leases    map[string]bool   // lease keys the load read
 	rec       format.Collection // this run's record (R/gc/<id>)
@@ -145,7 +149,8 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return Report{}, err
 	}
 	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
-		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, listedAt: map[format.ManifestRef]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
+		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, listedAt: map[format.ManifestRef]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{},
+		walked: map[gc.FragKey]bool{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -945,33 +950,76 @@ func (c *collection) markFragmentChunks(ctx context.Context, tv format.TableVers
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
-		return err
+	_, err = c.markFragChunks(ctx, tv.Table, chunks, 0)
+	return err
+}
+
+// fragChunk is what marking reads of a fragment chunk: the fragments it
+// lists, or, for a fragment ref chunk (format 10), the chunks below it.
+type fragChunk struct {
+	frags, below []string
+}
+
+// markFragChunks marks fragment chunks of table and what they list:
+// fragments, or, for a fragment ref chunk, the chunks below it, walked at
+// most data.MaxFragmentLevels deep. A chunk another kept version shares
+// and this run walked whole already is skipped (unwalked). It reports
+// whether it walked every chunk whole: false when one was gone (its
+// version is being collected concurrently).
+func (c *collection) markFragChunks(ctx context.Context, table string, chunks []string, depth int) (bool, error) {
+	if depth > data.MaxFragmentLevels {
+		return false, fmt.Errorf("fragment chunks of %s deeper than %d levels: %w", table, data.MaxFragmentLevels, format.ErrCorrupt)
+	}
+	chunks = c.unwalked(table, chunks)
+	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
+		return false, err
 	}
 	for _, name := range chunks {
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
-			return fmt.Errorf("fragment chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
+			return false, fmt.Errorf("fragment chunk %q of %s: %w", name, table, format.ErrCorrupt)
 		}
-		infos, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(tv.Table, id), func(b []byte) ([]data.FragmentInfo, error) {
-			infos, err := data.FragmentChunkInfos(tv.Table, b)
+		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (fragChunk, error) {
+			infos, below, err := data.FragmentChunkEntries(table, b)
 			if err != nil {
-				return nil, fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
+				return fragChunk{}, fmt.Errorf("fragment chunk %s of %s: %w", name, table, err)
 			}
-			return infos, nil
+			names := make([]string, len(infos))
+			for i, f := range infos {
+				names[i] = f.Name
+			}
+			return fragChunk{names, below}, nil
 		})
 		if err != nil || !found {
-			return err // gone: its version is being collected concurrently
+			return false, err // gone: its version is being collected concurrently
 		}
-		names := make([]string, len(infos))
-		for i, f := range infos {
-			names[i] = f.Name
+		whole := true
+		if len(ch.below) > 0 {
+			whole, err = c.markFragChunks(ctx, table, ch.below, depth+1)
+		} else {
+			err = c.marks.MarkFragments(table, ch.frags)
 		}
-		if err := c.marks.MarkFragments(tv.Table, names); err != nil {
-			return err
+		if err != nil || !whole {
+			return false, err
+		}
+		c.walked[gc.FragKey{Table: table, Name: name}] = true
+	}
+	return true, nil
+}
+
+// unwalked returns the chunks of table (in order) this run has not marked
+// whole yet: a chunk is immutable, so one walk marks everything below it
+// for every version that shares it. Only a walk that read its whole
+// subtree records a chunk (a walk cut short by a chunk gone meanwhile
+// records nothing above it), so a skipped chunk's subtree is marked.
+func (c *collection) unwalked(table string, chunks []string) []string {
+	out := chunks[:0:0]
+	for _, name := range chunks {
+		if !c.walked[gc.FragKey{Table: table, Name: name}] {
+			out = append(out, name)
 		}
 	}
-	return nil
+	return out
 }
 
 // markAdjacency marks an edge table version's adjacency index: its chunks
@@ -981,7 +1029,8 @@ func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) 
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	return c.markChunks(ctx, tv.Table, chunks, 0)
+	_, err = c.markChunks(ctx, tv.Table, chunks, 0)
+	return err
 }
 
 // indexChunk is what marking reads of an index chunk: the names it
@@ -993,19 +1042,23 @@ type indexChunk struct {
 }
 
 // markChunks marks index chunks of table and what they list: pages, or,
-// for a ref chunk (format 8, docs/format.md "Paged index refs"), the
-// chunks below it, walked at most data.MaxIndexLevels deep.
-func (c *collection) markChunks(ctx context.Context, table string, chunks []string, depth int) error {
+// for a ref chunk (format 10, docs/format.md "Paged index refs"), the
+// chunks below it, walked at most data.MaxIndexLevels deep. A chunk this
+// run walked whole already is skipped (unwalked). It reports whether it
+// walked every chunk whole: false when one was gone (its version is being
+// collected concurrently).
+func (c *collection) markChunks(ctx context.Context, table string, chunks []string, depth int) (bool, error) {
 	if depth > data.MaxIndexLevels {
-		return fmt.Errorf("adjacency chunks of %s deeper than %d levels: %w", table, data.MaxIndexLevels, format.ErrCorrupt)
+		return false, fmt.Errorf("adjacency chunks of %s deeper than %d levels: %w", table, data.MaxIndexLevels, format.ErrCorrupt)
 	}
+	chunks = c.unwalked(table, chunks)
 	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
-		return err
+		return false, err
 	}
 	for _, name := range chunks {
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
-			return fmt.Errorf("adjacency chunk %q of %s: %w", name, table, format.ErrCorrupt)
+			return false, fmt.Errorf("adjacency chunk %q of %s: %w", name, table, format.ErrCorrupt)
 		}
 		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (indexChunk, error) {
 			entries, below, err := data.AdjacencyChunkEntries(b)
@@ -1015,18 +1068,20 @@ func (c *collection) markChunks(ctx context.Context, table string, chunks []stri
 			return indexChunk{entries, below}, nil
 		})
 		if err != nil || !found {
-			return err // gone: its version is being collected concurrently
+			return false, err // gone: its version is being collected concurrently
 		}
+		whole := true
 		if ch.below {
-			err = c.markChunks(ctx, table, ch.entries, depth+1)
+			whole, err = c.markChunks(ctx, table, ch.entries, depth+1)
 		} else {
 			err = c.marks.MarkAdjacency(table, ch.entries)
 		}
-		if err != nil {
-			return err
+		if err != nil || !whole {
+			return false, err
 		}
+		c.walked[gc.FragKey{Table: table, Name: name}] = true
 	}
-	return nil
+	return true, nil
 }
 
 func (c *collection) sweepFragments(ctx context.Context) (bool, error) {

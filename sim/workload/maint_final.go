@@ -399,25 +399,41 @@ func (l *leakCheck) allowChunks(table string, chunks []string, depth int) error 
 }
 
 // allowFragmentChunks allows a paged table version's fragment chunks and
-// the fragments they list.
+// the fragments they list, walking fragment ref chunks (format 10) down
+// to the fragment chunks.
 func (l *leakCheck) allowFragmentChunks(tv format.TableVersion) error {
 	chunks, err := data.FragmentChunks(tv)
 	if err != nil {
 		return l.p.readFailed("leak: fragment chunks of "+tv.Table, err)
 	}
+	return l.allowFragChunks(tv.Table, chunks, 0)
+}
+
+// allowFragChunks allows fragment chunks of table and what they list, at
+// most data.MaxFragmentLevels deep.
+func (l *leakCheck) allowFragChunks(table string, chunks []string, depth int) error {
+	if depth > data.MaxFragmentLevels {
+		return l.p.readFailed("leak: fragment chunks of "+table, fmt.Errorf("deeper than %d levels", data.MaxFragmentLevels))
+	}
 	for _, c := range chunks {
-		ck := l.prefix("adj") + tv.Table + "/" + c
+		ck := l.prefix("adj") + table + "/" + c
 		l.allowed[ck] = true
 		b, err := l.get(ck)
 		if err != nil {
 			return l.p.readFailed("leak: fragment chunk "+ck, err)
 		}
-		infos, err := data.FragmentChunkInfos(tv.Table, b)
+		infos, below, err := data.FragmentChunkEntries(table, b)
 		if err != nil {
 			return l.p.readFailed("leak: fragment chunk "+ck, err)
 		}
+		if len(below) > 0 {
+			if err := l.allowFragChunks(table, below, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, f := range infos {
-			l.allowed[l.prefix("data")+tv.Table+"/"+f.Name] = true
+			l.allowed[l.prefix("data")+table+"/"+f.Name] = true
 		}
 	}
 	return nil

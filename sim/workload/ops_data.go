@@ -94,6 +94,15 @@ const simInlineFragments = -1
 // races, faults, crashes, collection and the leak check.
 const simIndexFanout = 4
 
+// indexFanout is the IndexFanout of the process's data handles: the
+// workload's, else simIndexFanout.
+func (p *Proc) indexFanout() int {
+	if n := p.run.wl.IndexFanout; n > 0 {
+		return n
+	}
+	return simIndexFanout
+}
+
 // dg returns the process's data-plane handle, opening it on first use.
 func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
@@ -104,7 +113,7 @@ func (p *Proc) dg() (*data.Graph, error) {
 		p.data = g
 		return g, err
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: simIndexFanout})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout()})
 	if err != nil {
 		return nil, err
 	}
