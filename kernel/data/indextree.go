@@ -29,6 +29,11 @@ const (
 	FormatIndexTrees = 10
 	// IndexRefChunkRefs bounds the refs one ref chunk lists.
 	IndexRefChunkRefs = 64
+	// WriteFanout is the most refs a chunk this build writes lists, at
+	// every level (pages in a level-0 chunk, chunks in a ref chunk):
+	// smaller than the readers' bounds, so that a lookup's path reads
+	// small chunks (docs/perf.md "Paged index refs at 10^7").
+	WriteFanout = 16
 	// DefaultInlineIndexRefs is the most refs a table version this build
 	// writes lists per index direction before it adds a level.
 	DefaultInlineIndexRefs = 1
@@ -51,7 +56,7 @@ func (g *Graph) refChunkRefs() int {
 	if g.idxFanout > 1 {
 		return min(g.idxFanout, IndexRefChunkRefs)
 	}
-	return IndexRefChunkRefs
+	return WriteFanout
 }
 
 // leafChunkPages bounds the pages of a level-0 chunk of direction d of t
@@ -61,7 +66,7 @@ func (g *Graph) leafChunkPages(t *Table, d adjDir) int {
 	if g.idxLeafPages > 0 {
 		return min(g.idxLeafPages, d.chunkPages(t))
 	}
-	return d.chunkPages(t)
+	return min(WriteFanout, d.chunkPages(t))
 }
 
 // writePageRows bounds the rows of a page of direction d of t this handle
