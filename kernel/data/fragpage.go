@@ -130,6 +130,7 @@ func pagedView(t *Table, refs []fragChunkRef, rows uint64) *tableView {
 	v := newTableView(t, make([]FragmentInfo, n), rows)
 	v.stats = make([]fragStats, n)
 	v.paged, v.pageAt, v.pageLoaded = refs, starts, make([]bool, len(refs))
+	v.fragTop = refs
 	return v
 }
 

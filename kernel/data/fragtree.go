@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"sort"
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
@@ -203,13 +205,16 @@ func maxFragLoads(v *tableView) int { return (len(v.frags) + 1) * (maxFragLevels
 // --- writing ------------------------------------------------------------------
 
 // fragRefLevels returns the refs data.frags lists for a version whose
-// fragment chunks are leaves: leaves itself while they are at most the
+// top refs so far are leaves (of one level): leaves itself while they are at most the
 // handle's inline bound, else the refs of fragment ref chunks written
 // above them, level by level, until they are, each kept by ref from head
 // when it lists the same refs.
 func (c adjWriter) fragRefLevels(ctx context.Context, t *Table, leaves []fragChunkRef, head *tableView) ([]fragChunkRef, error) {
 	refs := leaves
-	for level := 1; format.CurrentFormat >= FormatIndexTrees && len(refs) > c.g.inlineFragRefs(); level++ {
+	if len(refs) == 0 {
+		return refs, nil
+	}
+	for level := refs[0].Level + 1; format.CurrentFormat >= FormatIndexTrees && len(refs) > c.g.inlineFragRefs(); level++ {
 		if level > maxFragLevels {
 			panic(fmt.Sprintf("data: fragment refs of %s need more than %d levels", t.Name, maxFragLevels))
 		}
@@ -280,6 +285,240 @@ func sameRefNames(names []string, refs []fragChunkRef) bool {
 		}
 	}
 	return true
+}
+
+// --- a commit on a partly read paged head -------------------------------------
+
+// allKnown reports whether every fragment info of v is loaded (always, for
+// an inline view).
+func (v *tableView) allKnown() bool {
+	for c := range v.paged {
+		if !v.pageLoaded[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownRows is the rows of the fragments of v whose infos are not
+// loaded: the rows of its unread chunks.
+func (v *tableView) unknownRows() uint64 {
+	var n uint64
+	for c, ref := range v.paged {
+		if !v.pageLoaded[c] {
+			n += ref.Rows
+		}
+	}
+	return n
+}
+
+// loadFragOf makes fragment i's info of paged view v known, reading the
+// chunks on its path.
+func (r *reader) loadFragOf(ctx context.Context, v *tableView, i int) error {
+	for range maxFragLevels + 2 {
+		if v.fragKnown(i) {
+			return nil
+		}
+		if err := r.loadFragChunk(ctx, v, v.chunkOf(i)); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("table %s: fragment %d not known within bound: %w", v.t.Name, i, format.ErrCorrupt)
+}
+
+// loadForBuild reads, of a paged head view, the infos a commit's build
+// needs beyond the fragments its replaced and deleted ids fall in (read
+// while planning): the trailing fragments the new rows may merge with
+// (mergeCount), newest first, until the rule stops. The other chunks stay
+// unread and are kept by ref (fragContentTree).
+func (r *reader) loadForBuild(ctx context.Context, v *tableView, newRows uint64) error {
+	if v.paged == nil || newRows == 0 {
+		return nil
+	}
+	acc := newRows
+	for k := 0; k < len(v.frags); k++ {
+		i := len(v.frags) - 1 - k
+		if err := r.loadFragOf(ctx, v, i); err != nil {
+			return err
+		}
+		prev := v.frags[i].Rows
+		if prev > acc || acc+prev > MaxFragmentRows {
+			break
+		}
+		acc += prev
+	}
+	return nil
+}
+
+// unattachedEmbeds returns, sorted, the names of the fragments v embeds
+// whose infos are in chunks it has not read: they belong to chunks a
+// commit keeps by ref, so the new version embeds them too.
+func (v *tableView) unattachedEmbeds() []string {
+	if len(v.embeds) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for i, f := range v.frags {
+		if v.fragKnown(i) && f.embed != nil {
+			known[f.Name] = true
+		}
+	}
+	var out []string
+	for name := range v.embeds { //detlint:ordered collects names, sorted below
+		if !known[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fragContentTree is fragContent for a commit on a paged head whose
+// chunks were not all read: infos is the new fragment list, from[k] the
+// head fragment infos[k] keeps (same name) or rewrites, -1 for the new
+// rows' fragments (all at the end). Every subtree of the head's fragment
+// chunk refs holding no changed fragment is kept by ref, unread; a chunk
+// holding one is rewritten from its new infos (the appended fragments go
+// to the last), and every ref chunk above it, re-cut at its level.
+func (c adjWriter) fragContentTree(ctx context.Context, t *Table, infos []FragmentInfo, from []int, rows uint64, head *tableView) (kernel.TableContent, error) {
+	e := fragEdit{head: head, kept: make([]bool, len(head.frags)), repl: map[int][]FragmentInfo{}}
+	for k, f := range infos {
+		switch j := from[k]; {
+		case j < 0:
+			e.appended = append(e.appended, f)
+		case f.Name == head.frags[j].Name:
+			e.kept[j] = true
+		default:
+			e.repl[j] = append(e.repl[j], f)
+		}
+	}
+	refs, err := c.rewriteFragRefs(ctx, t, &e, head.fragTop, 0, true)
+	if err != nil {
+		return kernel.TableContent{}, err
+	}
+	if refs, err = c.fragRefLevels(ctx, t, refs, head); err != nil {
+		return kernel.TableContent{}, err
+	}
+	var sumRows, sumFrags uint64
+	for _, r := range refs {
+		sumRows, sumFrags = sumRows+r.Rows, sumFrags+r.Frags
+	}
+	if sumRows != rows || sumFrags != uint64(len(infos)) {
+		panic(fmt.Sprintf("data: fragment refs of %s hold %d rows and %d fragments, want %d and %d", t.Name, sumRows, sumFrags, rows, len(infos)))
+	}
+	b, err := json.Marshal(refs)
+	if err != nil {
+		panic(fmt.Sprintf("data: marshal fragment chunk refs: %v", err))
+	}
+	md := map[string]string{metaKeyFormat: dataFormatValue, metaFragsKey: string(b)}
+	addEmbeds(md, infos, c.g.memo)
+	for _, name := range head.unattachedEmbeds() {
+		md[metaEmbedPrefix+name] = c.g.memo.encodeEmbed(head.embeds[name])
+	}
+	return kernel.TableContent{Rows: rows, Metadata: md}, nil
+}
+
+// fragEdit is what a commit does to a paged head's fragment list: the
+// head fragments kept as they are, the infos replacing each rewritten
+// one (none: dropped, or merged into the tail), and the new fragments
+// appended at the end.
+type fragEdit struct {
+	head     *tableView
+	kept     []bool
+	repl     map[int][]FragmentInfo
+	appended []FragmentInfo
+}
+
+// touches reports whether the edit changes any head fragment in [lo, hi),
+// or appends to a range that ends the list (last).
+func (e *fragEdit) touches(lo, hi int, last bool) bool {
+	if last && len(e.appended) > 0 {
+		return true
+	}
+	for j := lo; j < hi; j++ {
+		if !e.kept[j] {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteFragRefs returns the refs replacing refs (one level, covering the
+// head's fragments from start on; last when they end the list) under e.
+func (c adjWriter) rewriteFragRefs(ctx context.Context, t *Table, e *fragEdit, refs []fragChunkRef, start int, last bool) ([]fragChunkRef, error) {
+	var out []fragChunkRef
+	for idx, ref := range refs {
+		lo, hi := start, start+int(ref.Frags)
+		start = hi
+		end := last && idx == len(refs)-1
+		if !e.touches(lo, hi, end) {
+			out = append(out, ref)
+			continue
+		}
+		var got []fragChunkRef
+		var err error
+		if ref.Level == 0 {
+			got, err = c.rewriteFragChunk(ctx, t, e, lo, hi, end)
+		} else {
+			got, err = c.rewriteFragRefChunk(ctx, t, e, ref, lo, end)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// rewriteFragChunk writes the fragment chunks listing the new infos of
+// head fragments [lo, hi) (and the appended ones when end).
+func (c adjWriter) rewriteFragChunk(ctx context.Context, t *Table, e *fragEdit, lo, hi int, end bool) ([]fragChunkRef, error) {
+	var list []FragmentInfo
+	for j := lo; j < hi; j++ {
+		if !e.head.fragKnown(j) {
+			panic(fmt.Sprintf("data: fragment chunk of %s holding fragment %d is rewritten unread", t.Name, j))
+		}
+		if e.kept[j] {
+			list = append(list, e.head.frags[j])
+		}
+		list = append(list, e.repl[j]...)
+	}
+	if end {
+		list = append(list, e.appended...)
+	}
+	var out []fragChunkRef
+	for len(list) > 0 {
+		n := cutFrags(list, c.g.chunkInfos(), c.g.cutEvery())
+		ref, err := c.fragChunkFor(ctx, t, list[:n], nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		out, list = append(out, ref), list[n:]
+	}
+	return out, nil
+}
+
+// rewriteFragRefChunk writes the fragment ref chunks (of ref's level)
+// replacing ref under e: its refs rewritten one level down, re-cut.
+func (c adjWriter) rewriteFragRefChunk(ctx context.Context, t *Table, e *fragEdit, ref fragChunkRef, lo int, end bool) ([]fragChunkRef, error) {
+	kids, err := c.r.fragRefChunkOf(ctx, t, ref)
+	if err != nil {
+		return nil, err
+	}
+	kids, err = c.rewriteFragRefs(ctx, t, e, kids, lo, end)
+	if err != nil {
+		return nil, err
+	}
+	var out []fragChunkRef
+	for len(kids) > 0 {
+		n := cutFragRefs(kids, c.g.fragRefChunkRefs())
+		up, err := c.fragRefChunkFor(ctx, t, kids[:n], ref.Level, nil)
+		if err != nil {
+			return nil, err
+		}
+		out, kids = append(out, up), kids[n:]
+	}
+	return out, nil
 }
 
 // --- consumers outside the data plane ---------------------------------------

@@ -143,3 +143,42 @@ func TestFragRefChunkChecked(t *testing.T) {
 		t.Fatal("a ref past maxFragLevels passed")
 	}
 }
+
+// TestOneRowCommitReadsItsFragmentPathOnly: a one-row insert and a
+// one-row update on a cold handle over a paged version of 20 fragment
+// chunks read only the fragment chunks (and ref chunks) on the paths of
+// the tail and of the updated id, not the whole list — red with the whole
+// list read before every build — and every read after them answers as on
+// an inline handle.
+func TestOneRowCommitReadsItsFragmentPathOnly(t *testing.T) {
+	cs, g := stairGraph(t, 40, 1, 2, 1<<30)
+	leaves := len(leafFragRefs(t, g, pinnedVersion(t, g, "Person")))
+	levels := fragRefsOf(t, pinnedVersion(t, g, "Person"))[0].Level
+	for i, tc := range []struct {
+		name  string
+		write func(tx *Txn) error
+		paths int
+	}{
+		{"insert", func(tx *Txn) error { return tx.Insert("Person", person("p99999", "new")) }, 1},
+		{"update", func(tx *Txn) error { return tx.Update("Person", person("p00100", "changed")) }, 2},
+	} {
+		cold := openGraph(t, cs, uint64(20+i))
+		cs.Reset()
+		commitTx(t, cold, tc.write)
+		if chunks, _ := prefixBytes(cs, testRoot+"/adj/Person/"); chunks > tc.paths*(levels+1)+2 {
+			t.Fatalf("%s: read %d fragment and index chunks of a list of %d chunks under %d levels; want its paths (%d) and the id index", tc.name, chunks, leaves, levels, tc.paths)
+		}
+	}
+	s := snap(t, openGraph(t, cs, 31))
+	for id, want := range map[string]string{"p99999": "new", "p00100": "changed", "p00000": "x", "p00500": "x"} {
+		row, ok, err := s.Get(ctx, "Person", id)
+		if err != nil || !ok || row.Props["name"] != want {
+			t.Fatalf("Get %s = %v %v %v, want %s", id, row.Props["name"], ok, err, want)
+		}
+	}
+	n, err := s.Count(ctx, "Person")
+	must(t, err)
+	if got := len(leafFragRefs(t, g, pinnedVersion(t, openGraph(t, cs, 32), "Person"))); n != 40*81-40*41/2+1 || got < leaves {
+		t.Fatalf("after the commits: %d rows over %d fragment chunks", n, got)
+	}
+}

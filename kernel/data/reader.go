@@ -288,13 +288,13 @@ func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error 
 	return nil
 }
 
-// loadTail loads the last n fragments of v (the whole list first, when
-// paged: its callers plan on every info).
+// loadTail loads the last n fragments of v (their infos first, when
+// paged: only the chunks on their paths).
 func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
-	if err := r.ensureFrags(ctx, v); err != nil {
-		return err
-	}
 	for i := len(v.frags) - n; i < len(v.frags); i++ {
+		if err := r.loadFragOf(ctx, v, i); err != nil {
+			return err
+		}
 		if err := r.load(ctx, v, i); err != nil {
 			return err
 		}
