@@ -950,25 +950,70 @@ func (c *collection) markFragmentChunks(ctx context.Context, tv format.TableVers
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	_, err = c.markFragChunks(ctx, tv.Table, chunks, 0)
+	_, err = c.markTree(ctx, tv.Table, chunks, 0, fragmentTree)
 	return err
 }
 
-// fragChunk is what marking reads of a fragment chunk: the fragments it
-// lists, or, for a fragment ref chunk (format 10), the chunks below it.
-type fragChunk struct {
-	frags, below []string
+// markAdjacency marks an edge table version's adjacency index: its chunks
+// and the pages they list.
+func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) error {
+	chunks, err := data.AdjacencyChunks(tv)
+	if err != nil || len(chunks) == 0 {
+		return err
+	}
+	_, err = c.markTree(ctx, tv.Table, chunks, 0, indexTree)
+	return err
 }
 
-// markFragChunks marks fragment chunks of table and what they list:
-// fragments, or, for a fragment ref chunk, the chunks below it, walked at
-// most data.MaxFragmentLevels deep. A chunk another kept version shares
-// and this run walked whole already is skipped (unwalked). It reports
-// whether it walked every chunk whole: false when one was gone (its
-// version is being collected concurrently).
-func (c *collection) markFragChunks(ctx context.Context, table string, chunks []string, depth int) (bool, error) {
-	if depth > data.MaxFragmentLevels {
-		return false, fmt.Errorf("fragment chunks of %s deeper than %d levels: %w", table, data.MaxFragmentLevels, format.ErrCorrupt)
+// treeChunk is what marking reads of a chunk of a tree (an index or a
+// fragment list): the leaves it lists (pages or fragments), or, for a ref
+// chunk (format 10, docs/format.md "Paged index refs"), the chunks of the
+// level below.
+type treeChunk struct {
+	leaves, below []string
+}
+
+// chunkTree is one kind of tree marking walks.
+type chunkTree struct {
+	what      string // "index" or "fragment", for errors
+	maxLevels int
+	decode    func(table string, b []byte) (treeChunk, error)
+	mark      func(m *gc.Marks, table string, leaves []string) error
+}
+
+// indexTree is an index direction: chunks listing pages (adjacency
+// objects).
+var indexTree = chunkTree{what: "index", maxLevels: data.MaxIndexLevels,
+	decode: func(_ string, b []byte) (treeChunk, error) {
+		entries, below, err := data.AdjacencyChunkEntries(b)
+		if below {
+			return treeChunk{below: entries}, err
+		}
+		return treeChunk{leaves: entries}, err
+	},
+	mark: (*gc.Marks).MarkAdjacency}
+
+// fragmentTree is a paged version's fragment list: chunks listing
+// fragments.
+var fragmentTree = chunkTree{what: "fragment", maxLevels: data.MaxFragmentLevels,
+	decode: func(table string, b []byte) (treeChunk, error) {
+		infos, below, err := data.FragmentChunkEntries(table, b)
+		names := make([]string, len(infos))
+		for i, f := range infos {
+			names[i] = f.Name
+		}
+		return treeChunk{leaves: names, below: below}, err
+	},
+	mark: (*gc.Marks).MarkFragments}
+
+// markTree marks chunks of table (of kind tr) and what they list, walked
+// at most tr.maxLevels deep. A chunk another kept version shares and this
+// run walked whole already is skipped (unwalked). It reports whether it
+// walked every chunk whole: false when one was gone (its version is being
+// collected concurrently).
+func (c *collection) markTree(ctx context.Context, table string, chunks []string, depth int, tr chunkTree) (bool, error) {
+	if depth > tr.maxLevels {
+		return false, fmt.Errorf("%s chunks of %s deeper than %d levels: %w", tr.what, table, tr.maxLevels, format.ErrCorrupt)
 	}
 	chunks = c.unwalked(table, chunks)
 	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
@@ -977,27 +1022,23 @@ func (c *collection) markFragChunks(ctx context.Context, table string, chunks []
 	for _, name := range chunks {
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
-			return false, fmt.Errorf("fragment chunk %q of %s: %w", name, table, format.ErrCorrupt)
+			return false, fmt.Errorf("%s chunk %q of %s: %w", tr.what, name, table, format.ErrCorrupt)
 		}
-		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (fragChunk, error) {
-			infos, below, err := data.FragmentChunkEntries(table, b)
+		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (treeChunk, error) {
+			ch, err := tr.decode(table, b)
 			if err != nil {
-				return fragChunk{}, fmt.Errorf("fragment chunk %s of %s: %w", name, table, err)
+				return treeChunk{}, fmt.Errorf("%s chunk %s of %s: %w", tr.what, name, table, err)
 			}
-			names := make([]string, len(infos))
-			for i, f := range infos {
-				names[i] = f.Name
-			}
-			return fragChunk{names, below}, nil
+			return ch, nil
 		})
 		if err != nil || !found {
 			return false, err // gone: its version is being collected concurrently
 		}
 		whole := true
 		if len(ch.below) > 0 {
-			whole, err = c.markFragChunks(ctx, table, ch.below, depth+1)
+			whole, err = c.markTree(ctx, table, ch.below, depth+1, tr)
 		} else {
-			err = c.marks.MarkFragments(table, ch.frags)
+			err = tr.mark(c.marks, table, ch.leaves)
 		}
 		if err != nil || !whole {
 			return false, err
@@ -1020,68 +1061,6 @@ func (c *collection) unwalked(table string, chunks []string) []string {
 		}
 	}
 	return out
-}
-
-// markAdjacency marks an edge table version's adjacency index: its chunks
-// and the pages they list.
-func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) error {
-	chunks, err := data.AdjacencyChunks(tv)
-	if err != nil || len(chunks) == 0 {
-		return err
-	}
-	_, err = c.markChunks(ctx, tv.Table, chunks, 0)
-	return err
-}
-
-// indexChunk is what marking reads of an index chunk: the names it
-// lists, and whether they are chunks of the level below (a ref chunk)
-// rather than pages.
-type indexChunk struct {
-	entries []string
-	below   bool
-}
-
-// markChunks marks index chunks of table and what they list: pages, or,
-// for a ref chunk (format 10, docs/format.md "Paged index refs"), the
-// chunks below it, walked at most data.MaxIndexLevels deep. A chunk this
-// run walked whole already is skipped (unwalked). It reports whether it
-// walked every chunk whole: false when one was gone (its version is being
-// collected concurrently).
-func (c *collection) markChunks(ctx context.Context, table string, chunks []string, depth int) (bool, error) {
-	if depth > data.MaxIndexLevels {
-		return false, fmt.Errorf("adjacency chunks of %s deeper than %d levels: %w", table, data.MaxIndexLevels, format.ErrCorrupt)
-	}
-	chunks = c.unwalked(table, chunks)
-	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
-		return false, err
-	}
-	for _, name := range chunks {
-		id, err := ulid.ParseStrict(name)
-		if err != nil {
-			return false, fmt.Errorf("adjacency chunk %q of %s: %w", name, table, format.ErrCorrupt)
-		}
-		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (indexChunk, error) {
-			entries, below, err := data.AdjacencyChunkEntries(b)
-			if err != nil {
-				return indexChunk{}, fmt.Errorf("adjacency chunk %s of %s: %w", name, table, err)
-			}
-			return indexChunk{entries, below}, nil
-		})
-		if err != nil || !found {
-			return false, err // gone: its version is being collected concurrently
-		}
-		whole := true
-		if ch.below {
-			whole, err = c.markChunks(ctx, table, ch.entries, depth+1)
-		} else {
-			err = c.marks.MarkAdjacency(table, ch.entries)
-		}
-		if err != nil || !whole {
-			return false, err
-		}
-		c.walked[gc.FragKey{Table: table, Name: name}] = true
-	}
-	return true, nil
 }
 
 func (c *collection) sweepFragments(ctx context.Context) (bool, error) {

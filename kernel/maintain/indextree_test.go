@@ -13,6 +13,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -58,15 +59,7 @@ func TestCollectKeepsIndexTrees(t *testing.T) {
 			}
 		}
 	}
-	adjBefore := len(f.store.Store.(*sim.Store).Keys(root + "/adj/"))
-	f.clock.Advance(10 * time.Minute)
-	rep := f.collect(policy)
-	if rep.TableVersions.Deleted == 0 || rep.Adjacency.Deleted == 0 {
-		t.Fatalf("nothing reclaimed: %+v", rep)
-	}
-	if after := len(f.store.Store.(*sim.Store).Keys(root + "/adj/")); after >= adjBefore {
-		t.Fatalf("%d index objects after the collection, %d before", after, adjBefore)
-	}
+	f.collectShrinking(root + "/adj/")
 	g := f.reopen()
 	for _, c := range cs[len(cs)-3:] {
 		s, err := g.SnapshotAtCommit(ctx, c.ID)
@@ -93,17 +86,7 @@ func TestCollectKeepsIndexTrees(t *testing.T) {
 	if _, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "t"}); err == nil {
 		t.Fatal("a duplicate id passed the id tree after the collection")
 	}
-	vr, err := verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vr.Problems) > 0 {
-		var b strings.Builder
-		for _, p := range vr.Problems {
-			fmt.Fprintf(&b, "\n  %s %s: %s", p.Rule, p.Key, p.Detail)
-		}
-		t.Fatalf("verify after collecting a graph with index trees:%s", b.String())
-	}
+	f.verifyClean("a graph with index trees")
 	page := firstLeafPage(t, f, "Person", lastVersion(t, f, "Person"), "data.adj.id")
 	obj, err := f.store.Get(ctx, page)
 	if err != nil {
@@ -113,7 +96,7 @@ func TestCollectKeepsIndexTrees(t *testing.T) {
 	if _, err := f.store.Store.(*sim.Store).Put(ctx, page, obj.Data, objstore.Unconditional); err != nil {
 		t.Fatal(err)
 	}
-	vr, err = verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
+	vr, err := verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +153,18 @@ func firstLeafPage(t *testing.T, f *fixture, table string, tv format.TableVersio
 func lastVersion(t *testing.T, f *fixture, table string) format.TableVersion {
 	t.Helper()
 	var newest format.TableVersion
+	for _, tv := range storedVersions(t, f, table) {
+		if tv.Version > newest.Version {
+			newest = tv
+		}
+	}
+	return newest
+}
+
+// storedVersions returns every stored version of table, decoded.
+func storedVersions(t *testing.T, f *fixture, table string) []format.TableVersion {
+	t.Helper()
+	var out []format.TableVersion
 	for _, key := range f.store.Store.(*sim.Store).Keys(root + "/tables/" + table + "/") {
 		b, err := f.store.Get(ctx, key)
 		if err != nil {
@@ -179,11 +174,9 @@ func lastVersion(t *testing.T, f *fixture, table string) format.TableVersion {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tv.Version > newest.Version {
-			newest = tv
-		}
+		out = append(out, tv)
 	}
-	return newest
+	return out
 }
 
 // TestCollectKeepsFragmentTrees: paged table versions whose fragment
@@ -244,8 +237,39 @@ func TestCollectKeepsFragmentTrees(t *testing.T) {
 			}
 		}
 	}
+	f.verifyClean("a graph with fragment trees")
+}
+
+// collectShrinking advances the clock past the grace period, collects
+// under policy and fails unless the collection deleted table versions and
+// adjacency objects and left fewer keys under prefix than before.
+func (f *fixture) collectShrinking(prefix string) maintain.Report {
+	f.t.Helper()
+	before := len(f.store.Store.(*sim.Store).Keys(prefix))
+	f.clock.Advance(10 * time.Minute)
+	rep := f.collect(policy)
+	if rep.TableVersions.Deleted == 0 || rep.Adjacency.Deleted == 0 {
+		f.t.Fatalf("nothing reclaimed: %+v", rep)
+	}
+	if after := len(f.store.Store.(*sim.Store).Keys(prefix)); after >= before {
+		f.t.Fatalf("%d objects under %s after the collection, %d before", after, prefix, before)
+	}
+	return rep
+}
+
+// verifyClean fails unless verify finds the collected graph (what) clean
+// under the test policy's retention.
+func (f *fixture) verifyClean(what string) {
+	f.t.Helper()
 	vr, err := verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
-	if err != nil || len(vr.Problems) != 0 {
-		t.Fatalf("verify after the collection: %v %+v", err, vr.Problems)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if len(vr.Problems) > 0 {
+		var b strings.Builder
+		for _, p := range vr.Problems {
+			fmt.Fprintf(&b, "\n  %s %s: %s", p.Rule, p.Key, p.Detail)
+		}
+		f.t.Fatalf("verify after collecting %s:%s", what, b.String())
 	}
 }
