@@ -64,8 +64,16 @@ var migrations = []registeredMigration{
 	{From: migrationV5ToV6From, To: format.FormatV6, Name: "v5->v6 id index delta: nothing rewritten"},
 	{From: migrationV6ToV7From, To: format.FormatV7, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
 	{From: migrationV7ToV8From, To: format.FormatV8, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
-	{From: migrationV8ToV9From, To: format.CurrentFormat, Name: "v8->v9 small fragments embedded in their table version: nothing rewritten"},
+	{From: migrationV8ToV9From, To: format.FormatV9, Name: "v8->v9 small fragments embedded in their table version: nothing rewritten"},
+	{From: migrationV9ToV10From, To: format.CurrentFormat, Name: "v9->v10 paged index refs: nothing rewritten"},
 }
+
+// migrationV9ToV10From is the source stamp of the v9->v10 step (an index
+// direction may be listed through ref chunks; docs/format.md "v9->v10").
+// It rewrites nothing: format 10 readers read a version listing its index
+// refs inline as they are, and a branch's next publish stamps 10. Like
+// v4->v5 it has no planning code.
+const migrationV9ToV10From = format.FormatV9
 
 // migrationV8ToV9From is the source stamp of the v8->v9 step (a table
 // version may embed small fragments: metadata data.embed.<name> holds the

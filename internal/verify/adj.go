@@ -28,6 +28,7 @@ type adjRefJSON struct {
 	Name   string `json:"name"`
 	Bytes  uint64 `json:"bytes"`
 	CRC32C uint32 `json:"crc32c"`
+	Level  int    `json:"level"` // of the chunk it names (format 10); 0 for pages
 }
 
 // checkAdjacency checks the indexes a table version lists — an edge
@@ -50,7 +51,7 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 		}
 		sum := indexSum{known: true}
 		for _, c := range chunks {
-			sum.add(v.checkChunk(ctx, tvKey, table, dir, c))
+			sum.add(v.checkChunk(ctx, tvKey, table, dir, c, 0))
 		}
 		if dir == "id" { // format 6: the ids riding the version beyond its pages
 			delta, err := data.IDIndexDelta(md)
@@ -68,9 +69,10 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 }
 
 // checkChunk checks one chunk of direction dir and its pages (once each),
-// and returns the multiset hash of the entries it lists (unknown if it or
-// a page is damaged).
-func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c adjRefJSON) indexSum {
+// or, for a ref chunk (format 10, "level" >= 1), the chunks it lists, and
+// returns the multiset hash of the entries below it (unknown if it or
+// anything below is damaged). depth counts the ref chunks above it.
+func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c adjRefJSON, depth int) indexSum {
 	key := v.adjKey(table, c.Name)
 	if sum, seen := v.sums.objects[key]; seen {
 		return sum
@@ -85,15 +87,26 @@ func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c a
 		return indexSum{}
 	}
 	var chunk struct {
+		Level int               `json:"level"`
 		Pages []json.RawMessage `json:"pages"`
 	}
-	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs {
-		v.problem(key, RuleAdjacency, "chunk payload: %d pages, %v", len(chunk.Pages), err)
+	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs || chunk.Level != c.Level || depth > data.MaxIndexLevels {
+		v.problem(key, RuleAdjacency, "chunk payload: %d pages, level %d (its ref's %d, depth %d), %v", len(chunk.Pages), chunk.Level, c.Level, depth, err)
 		return indexSum{}
 	}
 	sum := indexSum{known: true}
 	for _, raw := range chunk.Pages {
-		sum.add(v.checkPage(ctx, key, table, dir, raw))
+		if chunk.Level == 0 {
+			sum.add(v.checkPage(ctx, key, table, dir, raw))
+			continue
+		}
+		var ref adjRefJSON
+		if err := json.Unmarshal(raw, &ref); err != nil || ref.Level != chunk.Level-1 {
+			v.problem(key, RuleAdjacency, "ref chunk of level %d lists %s (level %d): %v", chunk.Level, ref.Name, ref.Level, err)
+			sum.add(indexSum{})
+			continue
+		}
+		sum.add(v.checkChunk(ctx, key, table, dir, ref, depth+1))
 	}
 	v.sums.objects[key] = sum
 	return sum

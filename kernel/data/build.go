@@ -22,6 +22,10 @@ const MaxFragmentRows = 1 << 13
 type builtFragment struct {
 	keep *FragmentInfo
 	rec  arrow.Record
+	// from is the HEAD fragment this one keeps or rewrites, -1 for new
+	// rows (the tail): a paged head's untouched chunks are kept by ref
+	// through it (fragContentTree).
+	from int
 }
 
 // builtTable is the new content of one table: the fragment list in order and
@@ -81,15 +85,18 @@ func buildTable(p *tablePlan) builtTable {
 	var tail []rowSrc
 	for i := range head.frags {
 		inTail := i >= len(head.frags)-merge
+		if !head.fragKnown(i) && (touched[i] || inTail) {
+			panic(fmt.Sprintf("data: fragment %d of %s is rewritten but its chunk was not read", i, p.t.Name))
+		}
 		switch {
 		case !touched[i] && !inTail:
-			out.frags = append(out.frags, builtFragment{keep: &head.frags[i]})
+			out.frags = append(out.frags, builtFragment{keep: &head.frags[i], from: i}) // an unknown info (paged, its chunk unread) counts below
 			out.rows += head.frags[i].Rows
 		case inTail:
 			tail = append(tail, survivors(p, i)...)
 		default:
 			if rows := survivors(p, i); len(rows) > 0 {
-				out.frags = append(out.frags, builtFragment{rec: gather(p.t, rows)})
+				out.frags = append(out.frags, builtFragment{rec: gather(p.t, rows), from: i})
 				out.rows += uint64(len(rows))
 			}
 		}
@@ -101,10 +108,11 @@ func buildTable(p *tablePlan) builtTable {
 	sort.SliceStable(tail, func(a, b int) bool { return srcID(tail[a]) < srcID(tail[b]) })
 	for len(tail) > 0 {
 		n := min(len(tail), MaxFragmentRows)
-		out.frags = append(out.frags, builtFragment{rec: gather(p.t, tail[:n])})
+		out.frags = append(out.frags, builtFragment{rec: gather(p.t, tail[:n]), from: -1})
 		out.rows += uint64(n)
 		tail = tail[n:]
 	}
+	out.rows += head.unknownRows()
 	checkBuilt(p, out)
 	return out
 }

@@ -572,7 +572,7 @@ func pendingIDs(st *stagedTable) []string {
 // new content of table name on version on.
 func (c *committer) build(ctx context.Context, name string, on kernel.TableRef) error {
 	p := c.plans[name]
-	if err := c.t.r.ensureFrags(ctx, p.head); err != nil { // mergeCount reads the tail's infos
+	if err := c.t.r.loadForBuild(ctx, p.head, uint64(len(p.inserts))); err != nil { // mergeCount reads the tail's infos
 		return err
 	}
 	if err := c.t.r.loadTail(ctx, p.head, mergeCount(p.head.frags, uint64(len(p.inserts)))); err != nil {
@@ -687,7 +687,13 @@ var writeAdjacency = true
 // content (materialize makes them durable). A new fragment that breaks the fragment rules is an internal bug.
 func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan, b builtTable) (kernel.TableContent, error) {
 	t := p.t
+	if !p.head.allKnown() && len(b.frags) <= g.inlineFragments() {
+		if err := r.ensureFrags(ctx, p.head); err != nil { // the version goes inline: every info is needed
+			return kernel.TableContent{}, err
+		}
+	}
 	infos := make([]FragmentInfo, 0, len(b.frags))
+	from := make([]int, 0, len(b.frags))
 	var rows uint64
 	embedded := 0 // stored bytes of the kept fragments the version embeds
 	for _, f := range b.frags {
@@ -695,13 +701,16 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 			embedded += len(f.keep.embed)
 		}
 	}
+	for _, name := range p.head.unattachedEmbeds() { // in chunks kept unread: the version keeps them
+		embedded += len(p.head.embeds[name])
+	}
 	for _, f := range b.frags {
 		if f.keep != nil {
 			kept := *f.keep
 			if plant.Enabled(plant.EmbedCarryDrop) { // planted bug: only new fragments keep their embedded bytes
 				kept.embed = nil
 			}
-			infos = append(infos, kept)
+			infos, from = append(infos, kept), append(from, f.from)
 			rows += f.keep.Rows
 			continue
 		}
@@ -721,18 +730,29 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 		}
 		info.Name = id.String()
 		g.cacheWrittenFragment(ctx, t, info, data)
-		infos = append(infos, info)
+		infos, from = append(infos, info), append(from, f.from)
 		rows += info.Rows
 	}
+	rows += p.head.unknownRows()
 	if rows != b.rows {
 		panic(fmt.Sprintf("data: content of %s has %d rows, build counted %d", t.Name, rows, b.rows))
 	}
 	// Kept fragments come from one version (within the bound) and new ones
 	// are embedded only within it, so no reader refuses what is written.
-	if n := embeddedBytes(infos); n > MaxEmbeddedBytes {
+	n := embeddedBytes(infos)
+	for _, name := range p.head.unattachedEmbeds() {
+		n += len(p.head.embeds[name])
+	}
+	if n > MaxEmbeddedBytes {
 		panic(fmt.Sprintf("data: content of %s embeds %d bytes, more than %d", t.Name, n, MaxEmbeddedBytes))
 	}
-	content, err := adjWriter{g: g, r: r}.fragContent(ctx, t, infos, rows, p.head)
+	var content kernel.TableContent
+	var err error
+	if p.head.allKnown() {
+		content, err = adjWriter{g: g, r: r}.fragContent(ctx, t, infos, rows, p.head)
+	} else { // a paged head read in part: its unread chunks are kept by ref
+		content, err = adjWriter{g: g, r: r}.fragContentTree(ctx, t, infos, from, rows, p.head)
+	}
 	if err != nil {
 		return kernel.TableContent{}, err
 	}

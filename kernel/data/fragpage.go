@@ -44,6 +44,10 @@ type fragChunkRef struct {
 	Max    string `json:"max"`
 	Bytes  uint64 `json:"bytes"`
 	CRC32C uint32 `json:"crc32c"`
+	// Level is 0 for a fragment chunk (it lists infos), L >= 1 for a
+	// fragment ref chunk listing level L-1 refs (format 10, fragtree.go);
+	// omitted when 0.
+	Level int `json:"level,omitempty"`
 }
 
 // mayContain reports whether id is inside the chunk's id envelope.
@@ -102,8 +106,8 @@ func parseFragRefs(md map[string]string, rows uint64) (refs []fragChunkRef, ok b
 	}
 	var sum, frags uint64
 	for _, r := range refs {
-		if _, err := ulid.ParseStrict(r.Name); err != nil || r.Frags == 0 || r.Frags > FragChunkInfos || r.Rows < r.Frags || r.Bytes == 0 || r.Min > r.Max {
-			return nil, false, fmt.Errorf("fragment chunk ref %+v is not sane", r)
+		if err := checkFragRef(r); err != nil || r.Level != refs[0].Level || (r.Level == 0 && r.Frags > FragChunkInfos) {
+			return nil, false, fmt.Errorf("fragment chunk ref %+v is not sane (or not of level %d)", r, refs[0].Level)
 		}
 		sum += r.Rows
 		frags += r.Frags
@@ -126,6 +130,7 @@ func pagedView(t *Table, refs []fragChunkRef, rows uint64) *tableView {
 	v := newTableView(t, make([]FragmentInfo, n), rows)
 	v.stats = make([]fragStats, n)
 	v.paged, v.pageAt, v.pageLoaded = refs, starts, make([]bool, len(refs))
+	v.fragTop = refs
 	return v
 }
 
@@ -152,9 +157,10 @@ func (v *tableView) chunkOf(i int) int {
 // fragKnown reports whether fragment i's info is loaded (always, inline).
 func (v *tableView) fragKnown(i int) bool { return v.paged == nil || v.pageLoaded[v.chunkOf(i)] }
 
-// ensureFrags loads every fragment chunk of v, so v.frags is whole.
+// ensureFrags loads every fragment chunk of v, so v.frags is whole
+// (expanding every fragment ref chunk on the way).
 func (r *reader) ensureFrags(ctx context.Context, v *tableView) error {
-	for c := range v.paged {
+	for c := 0; c < len(v.paged); c++ {
 		if err := r.loadFragChunk(ctx, v, c); err != nil {
 			return err
 		}
@@ -162,10 +168,17 @@ func (r *reader) ensureFrags(ctx context.Context, v *tableView) error {
 	return nil
 }
 
-// loadFragChunk fills the infos fragment chunk c of v lists.
+// loadFragChunk fills the infos fragment chunk c of v lists; when entry c
+// is a fragment ref chunk, it first expands it down to its first
+// fragment chunk, which takes index c (the others follow it).
 func (r *reader) loadFragChunk(ctx context.Context, v *tableView, c int) error {
 	if v.pageLoaded[c] {
 		return nil
+	}
+	for v.paged[c].Level > 0 {
+		if err := r.expandFragRef(ctx, v, c); err != nil {
+			return err
+		}
 	}
 	infos, stats, err := r.fragChunk(ctx, v.t, v.paged[c])
 	if err != nil {
@@ -253,8 +266,9 @@ func parseFragChunk(table string, b []byte) ([]FragmentInfo, error) {
 
 // FragmentChunks returns the names of the fragment chunks a paged table
 // version lists (R/adj/<table>/<name>), in order; none for an inline one.
-// Garbage collection keeps them, and the fragments they list
-// (FragmentChunkInfos), while it keeps the version.
+// Garbage collection keeps them, and what they list (FragmentChunkEntries:
+// fragments, or the chunks below a fragment ref chunk), while it keeps
+// the version.
 func FragmentChunks(tv kernel.TableVersion) ([]string, error) {
 	for _, kv := range tv.Metadata {
 		if kv.Key != metaFragsKey {
@@ -301,10 +315,20 @@ func PagedFragmentInfos(tv kernel.TableVersion, get func(name string) ([]byte, e
 		return nil, false, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
 	var out []FragmentInfo
-	for _, ref := range refs {
+	for len(refs) > 0 {
+		ref := refs[0]
+		refs = refs[1:]
 		b, err := get(ref.Name)
 		if err != nil {
 			return nil, true, &ChunkError{Name: ref.Name, Err: err}
+		}
+		if ref.Level > 0 { // a fragment ref chunk: its refs come next, in order
+			kids, err := checkFragRefChunk(tv.Table, ref, b)
+			if err != nil {
+				return nil, true, &ChunkError{Name: ref.Name, Err: fmt.Errorf("%v: %w", err, format.ErrCorrupt)}
+			}
+			refs = append(kids, refs...)
+			continue
 		}
 		infos, err := checkFragChunk(tv.Table, ref, b)
 		if err != nil {
@@ -375,6 +399,10 @@ func (c adjWriter) fragContent(ctx context.Context, t *Table, infos []FragmentIn
 		}
 		refs = append(refs, ref)
 		infos = infos[n:]
+	}
+	refs, err := c.fragRefLevels(ctx, t, refs, head)
+	if err != nil {
+		return kernel.TableContent{}, err
 	}
 	b, err := json.Marshal(refs)
 	if err != nil {

@@ -47,6 +47,15 @@ type Options struct {
 	// MaxEmbeddedFragmentBytes rides its table version while the version
 	// embeds at most MaxEmbeddedBytes (format 9; docs/format.md, "v8->v9").
 	EmbedFragments int
+	// IndexFanout, when at least 2, shapes the indexes this handle writes
+	// so that small tables carry index trees (docs/format.md, "Paged
+	// index refs"; tests and the simulator): pages of IndexFanout rows,
+	// IndexFanout pages per chunk and refs per ref chunk, one ref per
+	// direction in a table version; likewise a paged version's fragment
+	// chunks list IndexFanout infos, its fragment ref chunks IndexFanout
+	// refs, and the version one ref.
+	// 0 takes the defaults; readers accept every shape.
+	IndexFanout int
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -73,6 +82,13 @@ type Graph struct {
 	// FragChunkInfos); set only by tests, to cut many small chunks.
 	fragChunkMax int
 	fragCutEvery uint32 // 0: fragCutMod; set only by tests
+	// fragRefInline and fragRefMax bound the fragment chunk refs a
+	// version lists and the refs of a fragment ref chunk written (0:
+	// InlineFragRefs, FragRefChunkRefs; set only by tests).
+	fragRefInline, fragRefMax int
+	// idxInline, idxFanout and idxLeafPages shape the index trees this
+	// handle writes (indextree.go; 0: the defaults); set only by tests.
+	idxInline, idxFanout, idxLeafPages, idxPageRows int
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema
@@ -117,9 +133,18 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 	if kopts.Env.Entropy != nil {
 		kopts.Env.Entropy = ent // one lock for the kernel's draws and ours
 	}
-	return &Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
+	return (&Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
 		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), memo: newCodecMemo(), codec: opts.Codec.resolve(), inline: opts.InlineFragments, embed: opts.EmbedFragments, catalogs: map[string]*catalog{},
-		group: newGrouper(opts.Group, opts.Limits.withDefaults())}, kopts
+		group: newGrouper(opts.Group, opts.Limits.withDefaults())}).withIndexFanout(opts.IndexFanout), kopts
+}
+
+// withIndexFanout applies Options.IndexFanout n (>= 2) to g.
+func (g *Graph) withIndexFanout(n int) *Graph {
+	if n >= 2 {
+		g.idxInline, g.idxFanout, g.idxLeafPages, g.idxPageRows = 1, n, n, n
+		g.fragChunkMax, g.fragRefInline, g.fragRefMax = n, 1, n
+	}
+	return g
 }
 
 // Kernel returns the underlying kernel handle (branches, history, ...).

@@ -49,13 +49,24 @@ var pagedAll = flag.Bool("data.paged", false, "page the fragment infos of every 
 // -data.paged every handle the helpers open pages.
 var testPaged bool
 
+// treeAll (-data.tree) runs every test of the package with index trees
+// from the smallest tables: pages of two rows, two pages per level-0
+// chunk, ref chunks of two refs, one ref per direction in a table version (indextree.go).
+var treeAll = flag.Bool("data.tree", false, "write every index as a tree of ref chunks (pages of two rows, two per chunk, two refs per ref chunk)")
+
+// testTree is set by tree variants of tests (treeHandles).
+var testTree bool
+
 // paging applies the test paging knobs to a new handle.
 func paging(g *Graph) *Graph {
 	if testPaged || *pagedAll {
-		g.inline, g.fragChunkMax = 1, 2
+		g.inline, g.fragChunkMax, g.fragRefInline, g.fragRefMax = 1, 2, 1, 2
 	}
 	if testObjectFragments {
 		g.embed = -1
+	}
+	if testTree || *treeAll {
+		g.withIndexFanout(2)
 	}
 	return g
 }
@@ -69,6 +80,13 @@ var testObjectFragments bool
 func objectFragments(t testing.TB) {
 	testObjectFragments = true
 	t.Cleanup(func() { testObjectFragments = false })
+}
+
+// treeHandles makes the helpers open handles writing index trees of
+// small tables until the test ends.
+func treeHandles(t testing.TB) {
+	testTree = true
+	t.Cleanup(func() { testTree = false })
 }
 
 // pagedHandles makes the helpers open paging handles until the test ends.

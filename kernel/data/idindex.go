@@ -202,9 +202,9 @@ func (r *reader) idExists(ctx context.Context, v *tableView, id string) (bool, e
 	if inDelta(v.idDelta, id) {
 		return true, nil
 	}
-	cref, ok := covering(v.ids, id)
-	if !ok {
-		return false, nil
+	cref, ok, err := r.coveringLeaf(ctx, v.t, dirID, v.ids, id)
+	if err != nil || !ok {
+		return false, err
 	}
 	c, err := r.chunk(ctx, v.t, dirID, cref)
 	if err != nil {
@@ -269,6 +269,9 @@ func (c adjWriter) buildIDIndex(ctx context.Context, p *tablePlan, rows uint64) 
 		refs, err = c.idIncremental(ctx, p, pageRemoved, pageAdded)
 	default:
 		refs, err = c.idScratch(ctx, p, removed, added)
+	}
+	if err == nil && len(delta) == 0 {
+		refs, err = c.rootRefs(ctx, p.t, dirID, refs)
 	}
 	if err != nil {
 		return nil, err
@@ -392,7 +395,7 @@ func (c adjWriter) writeIDPages(ctx context.Context, t *Table, ids []string) ([]
 	sort.Strings(ids)
 	var out []adjRef
 	for len(ids) > 0 {
-		n := min(len(ids), idPageRows(t))
+		n := min(len(ids), c.g.writePageRows(t, dirID))
 		ref := adjRef{LoKey: ids[0], LoID: ids[0], HiKey: ids[n-1], Rows: uint64(n)}
 		b := compressIDPage(c.g.codec, encodeIDPage(ids[:n]))
 		var err error

@@ -94,18 +94,22 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 		if !has[d] || len(refs[d]) == 0 {
 			continue
 		}
-		dir := indexDir{d: d, key: metaAdjPrefix + d.String(), rows: tv.Rows, chunks: refs[d]}
+		leaves, err := r.leafChunks(ctx, t, d, refs[d])
+		if err != nil {
+			return nil, err
+		}
+		dir := indexDir{d: d, key: metaAdjPrefix + d.String(), rows: tv.Rows, chunks: leaves}
 		if d == dirID {
 			dir.rows = idRows
 		}
-		for _, cref := range refs[d] {
+		for _, cref := range leaves {
 			c, err := r.chunk(ctx, t, d, cref)
 			if err != nil {
 				return nil, err
 			}
 			dir.pages = append(dir.pages, c.Pages...)
 		}
-		if repackWorth(int(dir.rows), len(dir.pages), len(dir.chunks), d.pageRows(t), d.chunkPages(t)) {
+		if repackWorth(int(dir.rows), len(dir.pages), len(dir.chunks), d.pageRows(t), r.g.leafChunkPages(t, d)) {
 			out = append(out, dir)
 		}
 	}
@@ -125,7 +129,11 @@ func (c adjWriter) repackIndex(ctx context.Context, t *Table, dir indexDir) ([]a
 	if err != nil {
 		return nil, err
 	}
-	return c.writeChunks(ctx, t, dir.d, pages)
+	chunks, err := c.writeChunks(ctx, t, dir.d, pages)
+	if err != nil {
+		return nil, err
+	}
+	return c.rootRefs(ctx, t, dir.d, chunks)
 }
 
 // repackIDPages re-cuts id pages (in order) into pages of exactly

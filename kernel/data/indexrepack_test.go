@@ -29,8 +29,11 @@ func indexShape(t *testing.T, g *Graph, table string) map[string][2]int {
 		for _, r := range refs {
 			b, err := g.get(ctx, g.keys.Adjacency(table, mustULID(t, r.Name)))
 			must(t, err)
-			names, err := AdjacencyChunkPages(b)
+			names, below, err := AdjacencyChunkEntries(b)
 			must(t, err)
+			if below {
+				t.Fatalf("%s: chunk %s is a ref chunk", kv.Key, r.Name)
+			}
 			pages += len(names)
 		}
 		out[kv.Key] = [2]int{len(refs), pages}

@@ -270,10 +270,8 @@ func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error 
 	sorted := append([]string(nil), ids...)
 	sort.Strings(sorted)
 	for _, id := range sorted {
-		for _, c := range v.chunksFor(id) {
-			if err := r.loadFragChunk(ctx, v, c); err != nil {
-				return err
-			}
+		if err := r.loadChunksFor(ctx, v, id); err != nil {
+			return err
 		}
 	}
 	for i, f := range v.frags {
@@ -290,13 +288,13 @@ func (r *reader) loadIDs(ctx context.Context, v *tableView, ids []string) error 
 	return nil
 }
 
-// loadTail loads the last n fragments of v (the whole list first, when
-// paged: its callers plan on every info).
+// loadTail loads the last n fragments of v (their infos first, when
+// paged: only the chunks on their paths).
 func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
-	if err := r.ensureFrags(ctx, v); err != nil {
-		return err
-	}
 	for i := len(v.frags) - n; i < len(v.frags); i++ {
+		if err := r.loadFragOf(ctx, v, i); err != nil {
+			return err
+		}
 		if err := r.load(ctx, v, i); err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ edge C: N -> N @card(0..1) {}
 
 // newAdjGraph initialises an empty graph of adjSchemaText on a counting
 // sim store, with limits large enough for one-transaction 10^6-row loads.
-func newAdjGraph(b *testing.B) (*counting.Store, *Graph) {
+func newAdjGraph(b testing.TB) (*counting.Store, *Graph) {
 	b.Helper()
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	s, err := schema.Parse([]byte(adjSchemaText))
@@ -64,7 +64,7 @@ func nodeBuilder(snapshot *Snapshot, nodes int) *array.RecordBuilder {
 // adjGraph builds a graph of edges/10 nodes and `edges` E edges (each node
 // has out-degree 10; to is a scrambled node) on a counting sim store, plus
 // a C edge from every node to its successor but the last.
-func adjGraph(b *testing.B, edges int) (*counting.Store, int) {
+func adjGraph(b testing.TB, edges int) (*counting.Store, int) {
 	b.Helper()
 	cs, g := newAdjGraph(b)
 	nodes := edges / 10
@@ -102,28 +102,55 @@ func adjGraph(b *testing.B, edges int) (*counting.Store, int) {
 
 var benchLarge = flag.Bool("bench-large", false, "add the 10^6-edge sizes to the read benchmarks (slow fixtures)")
 
-func adjSizes() []int {
-	if *benchLarge {
-		return []int{1_000, 100_000, 1_000_000}
+// benchScale and benchHuge add issue #28's scale sizes to
+// BenchmarkColdAdjacency and BenchmarkCardInsert, built in bulk
+// (bulkfixture_test.go): 10^6 and 10^7 edges, and 10^8.
+var (
+	benchScale = flag.Bool("bench-scale", false, "add 10^6 and 10^7 edges to BenchmarkColdAdjacency and BenchmarkCardInsert (bulk fixtures, minutes)")
+	benchHuge  = flag.Bool("bench-huge", false, "add 10^8 edges to BenchmarkColdAdjacency and BenchmarkCardInsert (bulk fixtures, tens of GB)")
+)
+
+// scaleSizes are the sizes -bench-scale and -bench-huge add past 10^5.
+func scaleSizes() []int {
+	var out []int
+	if *benchLarge || *benchScale {
+		out = append(out, 1_000_000)
 	}
-	return []int{1_000, 100_000}
+	if *benchScale {
+		out = append(out, 10_000_000)
+	}
+	if *benchHuge {
+		out = append(out, 100_000_000)
+	}
+	return out
+}
+
+// bulkFrom is the smallest fixture size built in bulk rather than through
+// a transaction.
+const bulkFrom = 1_000_000
+
+func adjSizes() []int {
+	return append([]int{1_000, 100_000}, scaleSizes()...)
 }
 
 // coldAdjSizes are BenchmarkColdAdjacency's edge-table sizes (five, for
 // the plot in docs/perf.md; 10^6 with -bench-large).
 func coldAdjSizes() []int {
-	sizes := []int{1_000, 3_000, 10_000, 30_000, 100_000}
-	if *benchLarge {
-		sizes = append(sizes, 1_000_000)
-	}
-	return sizes
+	return append([]int{1_000, 3_000, 10_000, 30_000, 100_000}, scaleSizes()...)
 }
 
 // BenchmarkColdAdjacency: Out and In of one degree-10 node on a new handle
-// each time (cold), and repeated on one snapshot (warm).
+// each time (cold), and repeated on one snapshot (warm). bytes-ratio and
+// requests-ratio are a lookup's bytes and requests over the 10^3 case's
+// in the same run (issue #28's yardstick); tv-bytes is E's table version.
 func BenchmarkColdAdjacency(b *testing.B) {
+	base := map[bool][2]float64{} // out -> bytes, requests per lookup at 10^3
 	for _, n := range coldAdjSizes() {
-		cs, nodes := adjGraph(b, n)
+		fixture := adjGraph
+		if n >= bulkFrom {
+			fixture = bulkAdjGraph
+		}
+		cs, nodes := fixture(b, n)
 		target := fmt.Sprintf("n%08d", nodes/2)
 		for _, out := range []bool{true, false} {
 			b.Run(fmt.Sprintf("edges=%d/out=%v", n, out), func(b *testing.B) {
@@ -139,8 +166,16 @@ func BenchmarkColdAdjacency(b *testing.B) {
 					bytes += cs.Counts().BytesRead
 					reqs += cs.Counts().Requests()
 				}
-				b.ReportMetric(float64(bytes)/float64(b.N), "bytes/lookup")
-				b.ReportMetric(float64(reqs)/float64(b.N), "requests/lookup")
+				perBytes, perReqs := float64(bytes)/float64(b.N), float64(reqs)/float64(b.N)
+				b.ReportMetric(perBytes, "bytes/lookup")
+				b.ReportMetric(perReqs, "requests/lookup")
+				if n == 1_000 {
+					base[out] = [2]float64{perBytes, perReqs}
+				}
+				if bb := base[out]; bb[0] > 0 {
+					b.ReportMetric(perBytes/bb[0], "bytes-ratio")
+					b.ReportMetric(perReqs/bb[1], "requests-ratio")
+				}
 				b.ReportMetric(float64(edgeTableBytes(b, cs)), "edge-table-bytes")
 				b.ReportMetric(float64(tableVersionBytes(b, cs, "E")), "tv-bytes")
 			})
@@ -160,7 +195,7 @@ func BenchmarkColdAdjacency(b *testing.B) {
 // cardGraph builds the fixture of BenchmarkCardInsert: edges+1 nodes and
 // `edges` edges of the @card(0..1) type C (node i -> a scrambled node, so
 // every node but the last has its one C edge), on a counting sim store.
-func cardGraph(b *testing.B, edges int) *counting.Store {
+func cardGraph(b testing.TB, edges int) *counting.Store {
 	b.Helper()
 	cs, g := newAdjGraph(b)
 	nodes := edges + 1
@@ -198,12 +233,16 @@ func cardGraph(b *testing.B, edges int) *counting.Store {
 // range, as a monotonic generator's, is ruled out by the fragment infos
 // alone), so its existence check goes through C's id index.
 func BenchmarkCardInsert(b *testing.B) {
-	var base float64
+	var base, baseRW float64
 	for _, n := range adjSizes() {
 		b.Run(fmt.Sprintf("edges=%d", n), func(b *testing.B) {
-			cs := cardGraph(b, n)
+			fixture := cardGraph
+			if n >= bulkFrom {
+				fixture = bulkCardGraph
+			}
+			cs := fixture(b, n)
 			bl := &byteLog{Store: cs}
-			var bytes uint64
+			var bytes, written uint64
 			parts := map[string]uint64{}
 			prefixes := []struct{ metric, prefix string }{
 				{"index-bytes/op", testRoot + "/adj/C/"}, {"id-index-bytes/op", testRoot + "/adj/N/"},
@@ -222,6 +261,7 @@ func BenchmarkCardInsert(b *testing.B) {
 				_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
 				must(b, err)
 				bytes += cs.Counts().BytesRead
+				written += cs.Counts().BytesWritten
 				for _, p := range prefixes {
 					_, n := prefixBytes(bl, p.prefix)
 					parts[p.metric] += n
@@ -238,11 +278,16 @@ func BenchmarkCardInsert(b *testing.B) {
 			for _, p := range prefixes {
 				b.ReportMetric(float64(parts[p.metric])/float64(b.N), p.metric)
 			}
+			rw := float64(bytes+written) / float64(b.N)
+			b.ReportMetric(float64(written)/float64(b.N), "bytes-written/op")
+			b.ReportMetric(rw, "rw-bytes/op")
+			b.ReportMetric(float64(tableVersionBytes(b, cs, "C")), "tv-bytes")
 			if n == 1_000 {
-				base = per
+				base, baseRW = per, rw
 			}
 			if base > 0 {
 				b.ReportMetric(per/base, "ratio-vs-1e3")
+				b.ReportMetric(rw/baseRW, "rw-ratio-vs-1e3")
 			}
 		})
 	}
@@ -297,7 +342,11 @@ func openGraphAt(b *testing.B, cs *counting.Store, root string) *Graph {
 // nodes and 10^6 edges (10^4 / 10^5 without -bench-large), cold.
 func BenchmarkExpand3Hop(b *testing.B) {
 	n := adjSizes()[len(adjSizes())-1]
-	cs, _ := adjGraph(b, n)
+	fixture := adjGraph
+	if n >= bulkFrom {
+		fixture = bulkAdjGraph
+	}
+	cs, _ := fixture(b, n)
 	var bytes uint64
 	reached := 0
 	var elapsed time.Duration
@@ -338,7 +387,7 @@ func tableVersionBytes(b *testing.B, cs *counting.Store, typ string) int {
 	g := openGraph(b, cs, 5)
 	s := snap(b, g)
 	pin := pinRef(s.ks, typ)
-	obj, err := cs.Get(ctx, g.keys.TableVersion(typ, pin.Fork, pin.Version))
+	obj, err := cs.Get(ctx, g.keys.TableVersionRef(typ, pin))
 	must(b, err)
 	return len(obj.Data)
 }

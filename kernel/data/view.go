@@ -31,6 +31,11 @@ type tableView struct {
 	// them (embedsSeen) until every chunk is loaded (chunksLoaded).
 	embeds                   map[string][]byte
 	embedsSeen, chunksLoaded int
+	// fragNodes are the fragment ref chunks (format 10) this view
+	// expanded, by the name of the first ref each lists (fragtree.go);
+	// fragTop is the version's own list of fragment chunk refs.
+	fragNodes map[string]fragRefNode
+	fragTop   []fragChunkRef
 
 	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
 	hasAdj bool        // the version has an adjacency index

@@ -26,7 +26,11 @@ import (
 // data.embed.<name>: the fragment's stored bytes, no object;
 // docs/format.md, "v8->v9"): a format-8 binary would look for such a
 // fragment's object and report it reclaimed, so it refuses stamp 9.
-const CurrentFormat uint16 = 9
+// Format 10 pages index refs (an index direction past a few chunks is
+// listed through ref chunks; docs/format.md "v9->v10"): a format-9 binary
+// would read a ref chunk as a chunk of pages and report it corrupt, so it
+// refuses stamp 10.
+const CurrentFormat uint16 = 10
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

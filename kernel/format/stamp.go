@@ -39,8 +39,15 @@ const FormatV7 uint16 = 7
 // a branch stamps 9 (docs/format.md, "v8->v9").
 const FormatV8 uint16 = 8
 
+// FormatV9 is format 8 plus small fragments embedded in their table
+// version, with every index direction listed inline in its table version.
+// Its objects have format 10's layout: they are read as they are, never
+// rewritten; the next publish of a branch stamps 10 (docs/format.md,
+// "v9->v10").
+const FormatV9 uint16 = 9
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 to 9).
+// recovery layout of the current format (formats 4 to 10).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat

@@ -105,7 +105,11 @@ type collection struct {
 	seen    map[format.ManifestRef]format.Manifest
 	// indexes holds commit index bytes readAheadFolds read ahead, by key,
 	// until readReach takes them (at most maxPrefetchedIndexes).
-	indexes   map[string][]byte
+	indexes map[string][]byte
+	// walked holds the index and fragment chunks (R/adj/) whose whole
+	// subtree this run marked (unwalked); at most one entry per chunk,
+	// within gc.MaxMarks.
+	walked    map[gc.FragKey]bool
 	expired   []string          // expired lease keys
 	leases    map[string]bool   // lease keys the load read
 	rec       format.Collection // this run's record (R/gc/<id>)
@@ -145,7 +149,8 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return Report{}, err
 	}
 	c := &collection{m: m, p: p, now: m.now(), known: gc.NewKnown(), budget: policy.MaxDeletes, floors: map[gc.IncKey]uint64{},
-		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, listedAt: map[format.ManifestRef]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{}}
+		reachOf: map[format.ManifestRef]reachLoad{}, listed: map[string]bool{}, listedAt: map[format.ManifestRef]bool{}, seen: map[format.ManifestRef]format.Manifest{}, resume: map[string]string{},
+		walked: map[gc.FragKey]bool{}}
 	if c.budget <= 0 {
 		c.budget = DefaultMaxDeletes
 	}
@@ -945,33 +950,8 @@ func (c *collection) markFragmentChunks(ctx context.Context, tv format.TableVers
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
-		return err
-	}
-	for _, name := range chunks {
-		id, err := ulid.ParseStrict(name)
-		if err != nil {
-			return fmt.Errorf("fragment chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
-		}
-		infos, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(tv.Table, id), func(b []byte) ([]data.FragmentInfo, error) {
-			infos, err := data.FragmentChunkInfos(tv.Table, b)
-			if err != nil {
-				return nil, fmt.Errorf("fragment chunk %s of %s: %w", name, tv.Table, err)
-			}
-			return infos, nil
-		})
-		if err != nil || !found {
-			return err // gone: its version is being collected concurrently
-		}
-		names := make([]string, len(infos))
-		for i, f := range infos {
-			names[i] = f.Name
-		}
-		if err := c.marks.MarkFragments(tv.Table, names); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = c.markTree(ctx, tv.Table, chunks, 0, fragmentTree)
+	return err
 }
 
 // markAdjacency marks an edge table version's adjacency index: its chunks
@@ -981,29 +961,106 @@ func (c *collection) markAdjacency(ctx context.Context, tv format.TableVersion) 
 	if err != nil || len(chunks) == 0 {
 		return err
 	}
-	if err := c.marks.MarkAdjacency(tv.Table, chunks); err != nil {
-		return err
+	_, err = c.markTree(ctx, tv.Table, chunks, 0, indexTree)
+	return err
+}
+
+// treeChunk is what marking reads of a chunk of a tree (an index or a
+// fragment list): the leaves it lists (pages or fragments), or, for a ref
+// chunk (format 10, docs/format.md "Paged index refs"), the chunks of the
+// level below.
+type treeChunk struct {
+	leaves, below []string
+}
+
+// chunkTree is one kind of tree marking walks.
+type chunkTree struct {
+	what      string // "index" or "fragment", for errors
+	maxLevels int
+	decode    func(table string, b []byte) (treeChunk, error)
+	mark      func(m *gc.Marks, table string, leaves []string) error
+}
+
+// indexTree is an index direction: chunks listing pages (adjacency
+// objects).
+var indexTree = chunkTree{what: "index", maxLevels: data.MaxIndexLevels,
+	decode: func(_ string, b []byte) (treeChunk, error) {
+		entries, below, err := data.AdjacencyChunkEntries(b)
+		if below {
+			return treeChunk{below: entries}, err
+		}
+		return treeChunk{leaves: entries}, err
+	},
+	mark: (*gc.Marks).MarkAdjacency}
+
+// fragmentTree is a paged version's fragment list: chunks listing
+// fragments.
+var fragmentTree = chunkTree{what: "fragment", maxLevels: data.MaxFragmentLevels,
+	decode: func(table string, b []byte) (treeChunk, error) {
+		infos, below, err := data.FragmentChunkEntries(table, b)
+		names := make([]string, len(infos))
+		for i, f := range infos {
+			names[i] = f.Name
+		}
+		return treeChunk{leaves: names, below: below}, err
+	},
+	mark: (*gc.Marks).MarkFragments}
+
+// markTree marks chunks of table (of kind tr) and what they list, walked
+// at most tr.maxLevels deep. A chunk another kept version shares and this
+// run walked whole already is skipped (unwalked). It reports whether it
+// walked every chunk whole: false when one was gone (its version is being
+// collected concurrently).
+func (c *collection) markTree(ctx context.Context, table string, chunks []string, depth int, tr chunkTree) (bool, error) {
+	if depth > tr.maxLevels {
+		return false, fmt.Errorf("%s chunks of %s deeper than %d levels: %w", tr.what, table, tr.maxLevels, format.ErrCorrupt)
+	}
+	chunks = c.unwalked(table, chunks)
+	if err := c.marks.MarkAdjacency(table, chunks); err != nil {
+		return false, err
 	}
 	for _, name := range chunks {
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
-			return fmt.Errorf("adjacency chunk %q of %s: %w", name, tv.Table, format.ErrCorrupt)
+			return false, fmt.Errorf("%s chunk %q of %s: %w", tr.what, name, table, format.ErrCorrupt)
 		}
-		pages, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(tv.Table, id), func(b []byte) ([]string, error) {
-			pages, err := data.AdjacencyChunkPages(b)
+		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (treeChunk, error) {
+			ch, err := tr.decode(table, b)
 			if err != nil {
-				return nil, fmt.Errorf("adjacency chunk %s of %s: %w", name, tv.Table, err)
+				return treeChunk{}, fmt.Errorf("%s chunk %s of %s: %w", tr.what, name, table, err)
 			}
-			return pages, nil
+			return ch, nil
 		})
 		if err != nil || !found {
-			return err // gone: its version is being collected concurrently
+			return false, err // gone: its version is being collected concurrently
 		}
-		if err := c.marks.MarkAdjacency(tv.Table, pages); err != nil {
-			return err
+		whole := true
+		if len(ch.below) > 0 {
+			whole, err = c.markTree(ctx, table, ch.below, depth+1, tr)
+		} else {
+			err = tr.mark(c.marks, table, ch.leaves)
+		}
+		if err != nil || !whole {
+			return false, err
+		}
+		c.walked[gc.FragKey{Table: table, Name: name}] = true
+	}
+	return true, nil
+}
+
+// unwalked returns the chunks of table (in order) this run has not marked
+// whole yet: a chunk is immutable, so one walk marks everything below it
+// for every version that shares it. Only a walk that read its whole
+// subtree records a chunk (a walk cut short by a chunk gone meanwhile
+// records nothing above it), so a skipped chunk's subtree is marked.
+func (c *collection) unwalked(table string, chunks []string) []string {
+	out := chunks[:0:0]
+	for _, name := range chunks {
+		if !c.walked[gc.FragKey{Table: table, Name: name}] {
+			out = append(out, name)
 		}
 	}
-	return nil
+	return out
 }
 
 func (c *collection) sweepFragments(ctx context.Context) (bool, error) {

@@ -61,6 +61,8 @@ type fixture struct {
 	// embed is data.Options.EmbedFragments of every handle (0: default;
 	// -1: every fragment an object, newObjectsFixture).
 	embed int
+	// fanout is data.Options.IndexFanout of every handle (0: default).
+	fanout int
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, 0) }
@@ -72,11 +74,23 @@ func newObjectsFixture(t *testing.T) *fixture { return newFixtureEmbed(t, 0, -1)
 
 // newFixtureWith is newFixture whose handles list at most inline
 // fragment infos inline (0: the default), paging the rest.
-func newFixtureWith(t *testing.T, inline int) *fixture { return newFixtureEmbed(t, inline, 0) }
+func newFixtureWith(t *testing.T, inline int) *fixture { return newFixtureAll(t, inline, 0, 0) }
 
 // newFixtureEmbed is newFixtureWith whose handles take embed as
 // data.Options.EmbedFragments.
 func newFixtureEmbed(t *testing.T, inline, embed int) *fixture {
+	return newFixtureAll(t, inline, embed, 0)
+}
+
+// newFixtureOpts is newFixtureWith whose handles also write indexes of
+// IndexFanout fanout (0: the default).
+func newFixtureOpts(t *testing.T, inline, fanout int) *fixture {
+	return newFixtureAll(t, inline, 0, fanout)
+}
+
+// newFixtureAll is newFixture whose handles take inline, embed and fanout
+// as data.Options.InlineFragments, EmbedFragments and IndexFanout.
+func newFixtureAll(t *testing.T, inline, embed, fanout int) *fixture {
 	t.Helper()
 	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	env := func(seed byte) kernel.Env {
@@ -87,7 +101,7 @@ func newFixtureEmbed(t *testing.T, inline, embed int) *fixture {
 		t.Fatal(err)
 	}
 	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
-	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, EmbedFragments: embed})
+	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, EmbedFragments: embed, IndexFanout: fanout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +109,7 @@ func newFixtureEmbed(t *testing.T, inline, embed int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline, embed: embed}
+	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline, embed: embed, fanout: fanout}
 }
 
 var policy = maintain.Policy{Policy: gc.Policy{KeepLast: 3, Grace: time.Minute, SkewMargin: time.Minute}}
@@ -214,7 +228,7 @@ func (f *fixture) readAll(c kernel.CommitID) (string, error) {
 // reopen returns a fresh read-write handle (empty caches).
 func (f *fixture) reopen() *data.Graph {
 	f.t.Helper()
-	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, EmbedFragments: f.embed})
+	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, EmbedFragments: f.embed, IndexFanout: f.fanout})
 	if err != nil {
 		f.t.Fatal(err)
 	}

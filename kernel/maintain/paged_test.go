@@ -2,15 +2,10 @@ package maintain_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/graphkernel/graphkernel/internal/verify"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
-	"github.com/graphkernel/graphkernel/kernel/format"
-	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
 // TestCollectKeepsPagedVersions: table versions whose fragment infos are
@@ -27,15 +22,7 @@ func TestCollectKeepsPagedVersions(t *testing.T) {
 		cs = append(cs, f.commit(main, func(tx *data.Txn) error { return tx.Insert("Person", person(fmt.Sprintf("q%02d", i), "x")) }))
 	}
 	paged := 0
-	for _, key := range f.store.Store.(*sim.Store).Keys(root + "/tables/Person/") {
-		b, err := f.store.Get(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tv, _, err := format.DecodeTableVersion(b.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, tv := range storedVersions(t, f, "Person") {
 		if chunks, err := data.FragmentChunks(tv); err == nil && len(chunks) > 0 && len(tv.Fragments) == 0 {
 			paged++
 		}
@@ -43,15 +30,7 @@ func TestCollectKeepsPagedVersions(t *testing.T) {
 	if paged < 3 {
 		t.Fatalf("%d paged Person versions, want the last commits paged", paged)
 	}
-	adjBefore := len(f.store.Store.(*sim.Store).Keys(root + "/adj/Person/"))
-	f.clock.Advance(10 * time.Minute)
-	rep := f.collect(policy)
-	if rep.TableVersions.Deleted == 0 || rep.Adjacency.Deleted == 0 {
-		t.Fatalf("nothing reclaimed: %+v", rep)
-	}
-	if after := len(f.store.Store.(*sim.Store).Keys(root + "/adj/Person/")); after >= adjBefore {
-		t.Fatalf("%d Person index and fragment chunk objects after the collection, %d before", after, adjBefore)
-	}
+	f.collectShrinking(root + "/adj/Person/")
 	g := f.reopen()
 	for n, c := range cs[len(cs)-3:] {
 		s, err := g.SnapshotAtCommit(ctx, c.ID)
@@ -64,17 +43,7 @@ func TestCollectKeepsPagedVersions(t *testing.T) {
 			t.Fatalf("retained commit %d: %d rows, %v; want %d", n, len(rows), err, want)
 		}
 	}
-	vr, err := verify.Graph(ctx, f.store, root, kernel.Env{Clock: f.clock}, f.clock.Now(), policy.KeepLast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vr.Problems) > 0 {
-		var b strings.Builder
-		for _, p := range vr.Problems {
-			fmt.Fprintf(&b, "\n  %s %s: %s", p.Rule, p.Key, p.Detail)
-		}
-		t.Fatalf("verify after collecting a paged graph:%s", b.String())
-	}
+	f.verifyClean("a paged graph")
 }
 
 func allQ(n int) []string {

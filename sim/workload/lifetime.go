@@ -71,6 +71,12 @@ const (
 	// the estimate and ends as soon as every planned cycle was attempted.
 	lifeLongCycleCost = 3 * time.Second
 	lifeLongBound     = 3
+	// lifeLongIndexFanout is the index fanout of the long forms' data
+	// handles: trees from 256 rows, in two or three levels over the
+	// cycles' tables, where the short form's simIndexFanout (4) makes
+	// about 16 times the index objects, which the long forms' collections
+	// would spend their bound on (docs/invariants.md V10).
+	lifeLongIndexFanout = 16
 	// lifeReachEntries and lifeReachFolds bound the commit-index reaches
 	// (kernel.Options): a few cycles' merges fold them.
 	lifeReachEntries = 4
@@ -103,10 +109,11 @@ func init() {
 			// merges of just-forked branches (cycle-merge) and rule 3b's
 			// merge-base keep meet folds.
 			ReachEntries: lifeReachEntries, ReachFolds: lifeReachFolds,
-			Reclaims:  true,
-			Final:     lifeFinal,
-			Long:      cycles > lifeCycles,
-			PhaseDone: phaseDone,
+			IndexFanout: lifeIndexFanout(cycles),
+			Reclaims:    true,
+			Final:       lifeFinal,
+			Long:        cycles > lifeCycles,
+			PhaseDone:   phaseDone,
 		})
 	}
 	RegisterOp("lcycle", opLifeCycle)
@@ -748,4 +755,14 @@ func (p *Proc) lifeFinalFeed() error {
 	}
 	p.fc = nil
 	return nil
+}
+
+// lifeIndexFanout is the index fanout of the lifetime form of cycles
+// cycles: the simulator's default for the short form, lifeLongIndexFanout
+// for the long ones.
+func lifeIndexFanout(cycles int) int {
+	if cycles > lifeCycles {
+		return lifeLongIndexFanout
+	}
+	return 0
 }

@@ -364,44 +364,76 @@ func (l *leakCheck) allowVersion(key string) error {
 	if err != nil {
 		return l.p.readFailed("leak: adjacency of "+key, err)
 	}
+	return l.allowChunks(tv.Table, chunks, 0)
+}
+
+// allowChunks allows index chunks of table and what they list: pages, or
+// the chunks below a ref chunk (format 10), at most data.MaxIndexLevels
+// deep.
+func (l *leakCheck) allowChunks(table string, chunks []string, depth int) error {
+	if depth > data.MaxIndexLevels {
+		return l.p.readFailed("leak: adjacency chunks of "+table, fmt.Errorf("deeper than %d levels", data.MaxIndexLevels))
+	}
 	for _, c := range chunks {
-		ck := l.prefix("adj") + tv.Table + "/" + c
+		ck := l.prefix("adj") + table + "/" + c
 		l.allowed[ck] = true
 		b, err := l.get(ck)
 		if err != nil {
 			return l.p.readFailed("leak: adjacency chunk "+ck, err)
 		}
-		pages, err := data.AdjacencyChunkPages(b)
+		entries, below, err := data.AdjacencyChunkEntries(b)
 		if err != nil {
 			return l.p.readFailed("leak: adjacency chunk "+ck, err)
 		}
-		for _, pg := range pages {
-			l.allowed[l.prefix("adj")+tv.Table+"/"+pg] = true
+		if below {
+			if err := l.allowChunks(table, entries, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, pg := range entries {
+			l.allowed[l.prefix("adj")+table+"/"+pg] = true
 		}
 	}
 	return nil
 }
 
 // allowFragmentChunks allows a paged table version's fragment chunks and
-// the fragments they list.
+// the fragments they list, walking fragment ref chunks (format 10) down
+// to the fragment chunks.
 func (l *leakCheck) allowFragmentChunks(tv format.TableVersion) error {
 	chunks, err := data.FragmentChunks(tv)
 	if err != nil {
 		return l.p.readFailed("leak: fragment chunks of "+tv.Table, err)
 	}
+	return l.allowFragChunks(tv.Table, chunks, 0)
+}
+
+// allowFragChunks allows fragment chunks of table and what they list, at
+// most data.MaxFragmentLevels deep.
+func (l *leakCheck) allowFragChunks(table string, chunks []string, depth int) error {
+	if depth > data.MaxFragmentLevels {
+		return l.p.readFailed("leak: fragment chunks of "+table, fmt.Errorf("deeper than %d levels", data.MaxFragmentLevels))
+	}
 	for _, c := range chunks {
-		ck := l.prefix("adj") + tv.Table + "/" + c
+		ck := l.prefix("adj") + table + "/" + c
 		l.allowed[ck] = true
 		b, err := l.get(ck)
 		if err != nil {
 			return l.p.readFailed("leak: fragment chunk "+ck, err)
 		}
-		infos, err := data.FragmentChunkInfos(tv.Table, b)
+		infos, below, err := data.FragmentChunkEntries(table, b)
 		if err != nil {
 			return l.p.readFailed("leak: fragment chunk "+ck, err)
 		}
+		if len(below) > 0 {
+			if err := l.allowFragChunks(table, below, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, f := range infos {
-			l.allowed[l.prefix("data")+tv.Table+"/"+f.Name] = true
+			l.allowed[l.prefix("data")+table+"/"+f.Name] = true
 		}
 	}
 	return nil

@@ -88,6 +88,21 @@ func finalData(p *Proc) error {
 // "Paged fragment infos") under races, faults, crashes and collection.
 const simInlineFragments = -1
 
+// simIndexFanout is the IndexFanout of every simulated data handle: pages
+// of 4 rows, 4 per chunk and 4 refs per ref chunk, so a table past 16
+// rows carries an index tree (docs/format.md, "Paged index refs") under
+// races, faults, crashes, collection and the leak check.
+const simIndexFanout = 4
+
+// indexFanout is the IndexFanout of the process's data handles: the
+// workload's, else simIndexFanout.
+func (p *Proc) indexFanout() int {
+	if n := p.run.wl.IndexFanout; n > 0 {
+		return n
+	}
+	return simIndexFanout
+}
+
 // dg returns the process's data-plane handle, opening it on first use.
 func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
@@ -98,7 +113,7 @@ func (p *Proc) dg() (*data.Graph, error) {
 		p.data = g
 		return g, err
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout()})
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,10 @@ type Workload struct {
 	// every process's handles write (kernel.Options): small values make a
 	// short run compact reaches into folds.
 	ReachEntries, ReachFolds int
+	// IndexFanout, if set, replaces simIndexFanout as the index and
+	// fragment-list fanout of every process's data handles
+	// (data.Options.IndexFanout).
+	IndexFanout int
 	// Long marks a long form, run only by name (simrun -workload NAME):
 	// the package's clean-run test skips it (minutes of wall time).
 	Long bool

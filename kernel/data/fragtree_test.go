@@ -1,0 +1,184 @@
+package data
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// leafFragRefs returns the fragment chunk refs (level 0) of a paged table
+// version in order, reading its fragment ref chunks from g's store.
+func leafFragRefs(t *testing.T, g *Graph, tv kernel.TableVersion) []fragChunkRef {
+	t.Helper()
+	var out []fragChunkRef
+	var walk func(refs []fragChunkRef)
+	walk = func(refs []fragChunkRef) {
+		for _, r := range refs {
+			if r.Level == 0 {
+				out = append(out, r)
+				continue
+			}
+			b, err := g.get(ctx, g.keys.Adjacency(tv.Table, mustULID(t, r.Name)))
+			must(t, err)
+			kids, err := checkFragRefChunk(tv.Table, r, b)
+			must(t, err)
+			walk(kids)
+		}
+	}
+	walk(fragRefsOf(t, tv))
+	return out
+}
+
+// TestFragRefLevelsKeepTheVersionSmall: past InlineFragRefs fragment
+// chunks a version lists fragment ref chunks (one level per 64-fold, cut
+// by content), every read answers as on an inline handle, and a cold Get
+// reads only the ref chunks and the chunk on its id's path.
+func TestFragRefLevelsKeepTheVersionSmall(t *testing.T) {
+	cs, g := stairGraph(t, 40, 1, 2, 1<<30) // 40 fragments, 2 infos a chunk: 20 leaf chunks
+	tv := pinnedVersion(t, g, "Person")
+	top, leaves := fragRefsOf(t, tv), leafFragRefs(t, g, tv)
+	if len(leaves) != 20 || len(top) > InlineFragRefs || top[0].Level == 0 {
+		t.Fatalf("version lists %d refs of level %d over %d leaf chunks; want at most %d above level 0 over 20", len(top), top[0].Level, len(leaves), InlineFragRefs)
+	}
+	inline := initGraph(t, sim.New(sim.Config{Seed: 2}), Limits{})
+	id := 0
+	for b := 0; b < 40; b++ {
+		commitTx(t, inline, func(tx *Txn) error {
+			var rows []Row
+			for k := 0; k < 80-b; k++ {
+				rows = append(rows, person(fmt.Sprintf("p%05d", id), "x"))
+				id++
+			}
+			return tx.Insert("Person", rows...)
+		})
+	}
+	for _, pid := range []string{"p00000", "p01234", fmt.Sprintf("p%05d", id-1), "p99999"} {
+		cold := openGraph(t, cs, 8)
+		cs.Reset()
+		got, ok, err := snap(t, cold).Get(ctx, "Person", pid)
+		must(t, err)
+		want, wok, err := snap(t, inline).Get(ctx, "Person", pid)
+		must(t, err)
+		if ok != wok || got.Props["name"] != want.Props["name"] {
+			t.Fatalf("Get %s: %v %v, inline handle %v %v", pid, got, ok, want, wok)
+		}
+		if chunks, _ := prefixBytes(cs, testRoot+"/adj/"); ok && chunks > 1+top[0].Level+1 {
+			t.Fatalf("cold Get %s read %d chunks; want its path: %d ref chunks and one fragment chunk", pid, chunks, top[0].Level)
+		}
+	}
+	n, err := snap(t, openGraph(t, cs, 9)).Count(ctx, "Person")
+	must(t, err)
+	if n != uint64(id) {
+		t.Fatalf("Count %d, want %d", n, id)
+	}
+}
+
+// TestFragRefLevelsRewriteOnePath: a one-row update rewrites one fragment
+// chunk and the fragment ref chunks above it, keeping every other ref
+// chunk by ref.
+func TestFragRefLevelsRewriteOnePath(t *testing.T) {
+	_, g := stairGraph(t, 60, 1, 2, 1<<30)
+	g.fragRefMax = 4
+	commitTx(t, g, func(tx *Txn) error { return tx.Update("Person", person("p00001", "warm")) })
+	before := pinnedVersion(t, g, "Person")
+	old := map[string]bool{}
+	for _, r := range fragRefsOf(t, before) {
+		old[r.Name] = true
+	}
+	commitTx(t, g, func(tx *Txn) error { return tx.Update("Person", person("p03000", "changed")) })
+	after := pinnedVersion(t, g, "Person")
+	top := fragRefsOf(t, after)
+	kept := 0
+	for _, r := range top {
+		if old[r.Name] {
+			kept++
+		}
+	}
+	if top[0].Level == 0 || kept == 0 || kept < len(top)-2 {
+		t.Fatalf("one-row update: %d of %d top refs (level %d) kept; want all but the path's", kept, len(top), top[0].Level)
+	}
+	row, ok, err := snap(t, openGraph(t, g.store, 3)).Get(ctx, "Person", "p03000")
+	if err != nil || !ok || row.Props["name"] != "changed" {
+		t.Fatalf("Get after the update: %+v %v %v", row, ok, err)
+	}
+}
+
+// TestFragRefChunkChecked: a fragment ref chunk whose level, counts or
+// envelope disagree with its ref is corrupt, never read as infos.
+func TestFragRefChunkChecked(t *testing.T) {
+	_, g := stairGraph(t, 20, 1, 2, 1<<30)
+	tv := pinnedVersion(t, g, "Person")
+	top := fragRefsOf(t, tv)
+	if top[0].Level == 0 {
+		t.Fatal("no fragment ref chunk")
+	}
+	b, err := g.get(ctx, g.keys.Adjacency(tv.Table, mustULID(t, top[0].Name)))
+	must(t, err)
+	for name, mutate := range map[string]func(*fragChunkRef){
+		"level": func(r *fragChunkRef) { r.Level++ },
+		"frags": func(r *fragChunkRef) { r.Frags++ },
+		"rows":  func(r *fragChunkRef) { r.Rows++ },
+		"min":   func(r *fragChunkRef) { r.Min = "a" },
+		"bytes": func(r *fragChunkRef) { r.Bytes-- },
+	} {
+		r := top[0]
+		mutate(&r)
+		if _, err := checkFragRefChunk(tv.Table, r, b); err == nil {
+			t.Errorf("%s: a ref chunk under a forged ref passed", name)
+		}
+	}
+	if _, err := FragmentChunkInfos(tv.Table, b); err == nil {
+		t.Error("a fragment ref chunk read as a fragment chunk")
+	}
+	infos, chunks, err := FragmentChunkEntries(tv.Table, b)
+	if err != nil || infos != nil || len(chunks) == 0 {
+		t.Fatalf("FragmentChunkEntries of a ref chunk: %d infos, %d chunks, %v", len(infos), len(chunks), err)
+	}
+	var forged []fragChunkRef
+	must(t, json.Unmarshal([]byte(`[{"name":"`+top[0].Name+`","frags":1,"rows":1,"min":"a","max":"b","bytes":1,"crc32c":0,"level":17}]`), &forged))
+	if err := checkFragRef(forged[0]); err == nil {
+		t.Fatal("a ref past maxFragLevels passed")
+	}
+}
+
+// TestOneRowCommitReadsItsFragmentPathOnly: a one-row insert and a
+// one-row update on a cold handle over a paged version of 20 fragment
+// chunks read only the fragment chunks (and ref chunks) on the paths of
+// the tail and of the updated id, not the whole list — red with the whole
+// list read before every build — and every read after them answers as on
+// an inline handle.
+func TestOneRowCommitReadsItsFragmentPathOnly(t *testing.T) {
+	cs, g := stairGraph(t, 40, 1, 2, 1<<30)
+	leaves := len(leafFragRefs(t, g, pinnedVersion(t, g, "Person")))
+	levels := fragRefsOf(t, pinnedVersion(t, g, "Person"))[0].Level
+	for i, tc := range []struct {
+		name  string
+		write func(tx *Txn) error
+		paths int
+	}{
+		{"insert", func(tx *Txn) error { return tx.Insert("Person", person("p99999", "new")) }, 1},
+		{"update", func(tx *Txn) error { return tx.Update("Person", person("p00100", "changed")) }, 2},
+	} {
+		cold := openGraph(t, cs, uint64(20+i))
+		cs.Reset()
+		commitTx(t, cold, tc.write)
+		if chunks, _ := prefixBytes(cs, testRoot+"/adj/Person/"); chunks > tc.paths*(levels+1)+2 {
+			t.Fatalf("%s: read %d fragment and index chunks of a list of %d chunks under %d levels; want its paths (%d) and the id index", tc.name, chunks, leaves, levels, tc.paths)
+		}
+	}
+	s := snap(t, openGraph(t, cs, 31))
+	for id, want := range map[string]string{"p99999": "new", "p00100": "changed", "p00000": "x", "p00500": "x"} {
+		row, ok, err := s.Get(ctx, "Person", id)
+		if err != nil || !ok || row.Props["name"] != want {
+			t.Fatalf("Get %s = %v %v %v, want %s", id, row.Props["name"], ok, err, want)
+		}
+	}
+	n, err := s.Count(ctx, "Person")
+	must(t, err)
+	if got := len(leafFragRefs(t, g, pinnedVersion(t, openGraph(t, cs, 32), "Person"))); n != 40*81-40*41/2+1 || got < leaves {
+		t.Fatalf("after the commits: %d rows over %d fragment chunks", n, got)
+	}
+}
