@@ -115,8 +115,7 @@ var catchHints = map[string]uint64{
 	plant.ReachDropsBase:   17,
 	plant.SkipForkMarker:   9,
 	plant.ReachDropsMerge:  3,
-	plant.PinLeaseReadOnce: 16,
-	plant.GCNoMergeBase:    11,
+	plant.PinLeaseReadOnce: 25,
 }
 
 // controlKey names one plant-off run.
