@@ -112,7 +112,7 @@ func TestPlantedBugsCaught(t *testing.T) {
 // catching seed are replayed plant-off either way.
 var catchHints = map[string]uint64{
 	plant.IgnoreLostAck:    37,
-	plant.ReachDropsBase:   17,
+	plant.ReachDropsBase:   48,
 	plant.SkipForkMarker:   9,
 	plant.ReachDropsMerge:  3,
 	plant.PinLeaseReadOnce: 25,
