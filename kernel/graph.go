@@ -293,14 +293,30 @@ func (g *Graph) readSchema(ctx context.Context, sum string) ([]byte, error) {
 	return contract, nil
 }
 
+// writeNameMarker writes name's marker create-only (someone else's marker
+// there is as good as ours), writing it again when a collection deleted the
+// marker it found before its read-back.
 func (g *Graph) writeNameMarker(ctx context.Context, name string) error {
 	tok, err := g.token()
 	if err != nil {
 		return err
 	}
-	_, err = g.putCreateOnly(ctx, "write name marker", g.keys.NameMarker(name), format.EncodeNameMarker(name, tok))
-	return err
+	key, data := g.keys.NameMarker(name), format.EncodeNameMarker(name, tok)
+	for range maxMarkerWrites {
+		// A precondition failure comes back only when the read-back found
+		// no marker: one existed at the write and a collection deleted it
+		// before the read (the name had no manifest then; docs/gc.md rule
+		// 10). A marker only says "list this name": write it again.
+		if _, err = g.putCreateOnly(ctx, "write name marker", key, data); !errors.Is(err, objstore.ErrPreconditionFailed) {
+			return err
+		}
+	}
+	return &ContentionError{Op: "write name marker " + name, Attempts: maxMarkerWrites, Last: err}
 }
+
+// maxMarkerWrites bounds the writes of one name marker that each found a
+// marker deleted before its read-back.
+const maxMarkerWrites = 8
 
 func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 	incID, err := g.mintID()
