@@ -203,10 +203,7 @@ func testCollectRestoresNameMarkers(t *testing.T, others int) {
 	f.forkedAndDeleted("gone", others)
 	f.clock.Advance(time.Hour)
 	hs := &deleteHookStore{Store: f.store, suffix: "/names/feat"}
-	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := f.maintainerOver(hs)
 	var created kernel.BranchRef
 	hs.hook = func() { created = f.fork("feat", f.branch("main")) } // lands between the listing and the marker delete
 	rep, err := m.Collect(ctx, metaPolicy)
@@ -300,10 +297,7 @@ func TestCreateRacingTombstoneDelete(t *testing.T) {
 	}
 	f.clock.Advance(time.Hour)
 	hs := &deleteHookStore{Store: f.store, suffix: page.Keys[0]}
-	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := f.maintainerOver(hs)
 	var created kernel.BranchRef
 	hs.hook = func() { created = f.fork("feat", f.branch("main")) } // sees the tombstone: incarnation old+1
 	if rep, err := m.Collect(ctx, metaPolicy); err != nil || !rep.Complete {

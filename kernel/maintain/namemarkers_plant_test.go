@@ -4,7 +4,6 @@ package maintain_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -72,10 +71,7 @@ func TestPlantedGCMarkerNoLookupHidesANewBranch(t *testing.T) {
 			between = append(between, b.Name())
 		}
 	}
-	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := f.maintainerOver(hs)
 	rep, err := m.Collect(ctx, metaPolicy)
 	if err != nil || !rep.Complete {
 		t.Fatalf("collect: %+v %v", rep, err)

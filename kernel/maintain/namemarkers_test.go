@@ -126,10 +126,7 @@ func TestCollectKeepsTheMarkerOfANameCreatedDuringIt(t *testing.T) {
 			f.clock.Advance(time.Hour)
 			hs := &listHookStore{Store: f.store, prefix: root + "/names/", suffix: "/names/late"}
 			hs.hook = func() { f.fork("late", f.branch("main")) }
-			m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := f.maintainerOver(hs)
 			rep, err := m.Collect(ctx, metaPolicy)
 			if err != nil || !rep.Complete {
 				t.Fatalf("collect: %+v %v", rep, err)
@@ -180,10 +177,7 @@ func TestCollectPutsBackNoMarkerOfANameGoneMeanwhile(t *testing.T) {
 			}
 		}
 	}
-	m, err := maintain.New(hs, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := f.maintainerOver(hs)
 	keepAll := metaPolicy
 	keepAll.KeepFor = 24 * time.Hour // this collection keeps x0's history
 	rep, err := m.Collect(ctx, keepAll)
@@ -199,4 +193,15 @@ func TestCollectPutsBackNoMarkerOfANameGoneMeanwhile(t *testing.T) {
 	if _, err := f.store.Get(ctx, root+"/names/x0"); !errors.Is(err, objstore.ErrNotFound) {
 		t.Fatalf("x0's marker after the collection: %v, want ErrNotFound", err)
 	}
+}
+
+// maintainerOver returns a fresh Maintainer of f's graph reading and
+// writing through store (a hook around f's store).
+func (f *fixture) maintainerOver(store objstore.Store) *maintain.Maintainer {
+	f.t.Helper()
+	m, err := maintain.New(store, root, kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return m
 }
