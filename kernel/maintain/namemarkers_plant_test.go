@@ -10,7 +10,6 @@ import (
 
 	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
-	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
