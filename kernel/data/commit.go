@@ -701,9 +701,12 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 			embedded += len(f.keep.embed)
 		}
 	}
-	for _, name := range p.head.unattachedEmbeds() { // in chunks kept unread: the version keeps them
-		embedded += len(p.head.embeds[name])
+	carried := p.head.unattachedEmbeds() // in chunks kept unread: the version keeps them
+	carriedBytes := 0
+	for _, name := range carried {
+		carriedBytes += len(p.head.embeds[name])
 	}
+	embedded += carriedBytes
 	for _, f := range b.frags {
 		if f.keep != nil {
 			kept := *f.keep
@@ -739,11 +742,7 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 	}
 	// Kept fragments come from one version (within the bound) and new ones
 	// are embedded only within it, so no reader refuses what is written.
-	n := embeddedBytes(infos)
-	for _, name := range p.head.unattachedEmbeds() {
-		n += len(p.head.embeds[name])
-	}
-	if n > MaxEmbeddedBytes {
+	if n := embeddedBytes(infos) + carriedBytes; n > MaxEmbeddedBytes {
 		panic(fmt.Sprintf("data: content of %s embeds %d bytes, more than %d", t.Name, n, MaxEmbeddedBytes))
 	}
 	var content kernel.TableContent
@@ -751,7 +750,7 @@ func (g *Graph) materializeObjects(ctx context.Context, r *reader, p *tablePlan,
 	if p.head.allKnown() {
 		content, err = adjWriter{g: g, r: r}.fragContent(ctx, t, infos, rows, p.head)
 	} else { // a paged head read in part: its unread chunks are kept by ref
-		content, err = adjWriter{g: g, r: r}.fragContentTree(ctx, t, infos, from, rows, p.head)
+		content, err = adjWriter{g: g, r: r}.fragContentTree(ctx, t, infos, from, carried, rows, p.head)
 	}
 	if err != nil {
 		return kernel.TableContent{}, err

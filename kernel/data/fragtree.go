@@ -335,17 +335,15 @@ func (r *reader) loadForBuild(ctx context.Context, v *tableView, newRows uint64)
 	if v.paged == nil || newRows == 0 {
 		return nil
 	}
-	acc := newRows
-	for k := 0; k < len(v.frags); k++ {
-		i := len(v.frags) - 1 - k
+	// mergeCount over the known suffix takes all of it until the rule
+	// stops inside it: read one fragment more while it does.
+	for i := len(v.frags) - 1; i >= 0; i-- {
 		if err := r.loadFragOf(ctx, v, i); err != nil {
 			return err
 		}
-		prev := v.frags[i].Rows
-		if prev > acc || acc+prev > MaxFragmentRows {
-			break
+		if mergeCount(v.frags[i:], newRows) < len(v.frags)-i {
+			return nil
 		}
-		acc += prev
 	}
 	return nil
 }
@@ -376,11 +374,12 @@ func (v *tableView) unattachedEmbeds() []string {
 // fragContentTree is fragContent for a commit on a paged head whose
 // chunks were not all read: infos is the new fragment list, from[k] the
 // head fragment infos[k] keeps (same name) or rewrites, -1 for the new
-// rows' fragments (all at the end). Every subtree of the head's fragment
+// rows' fragments (all at the end), carried the names of head's embedded
+// fragments in unread chunks (unattachedEmbeds). Every subtree of the head's fragment
 // chunk refs holding no changed fragment is kept by ref, unread; a chunk
 // holding one is rewritten from its new infos (the appended fragments go
 // to the last), and every ref chunk above it, re-cut at its level.
-func (c adjWriter) fragContentTree(ctx context.Context, t *Table, infos []FragmentInfo, from []int, rows uint64, head *tableView) (kernel.TableContent, error) {
+func (c adjWriter) fragContentTree(ctx context.Context, t *Table, infos []FragmentInfo, from []int, carried []string, rows uint64, head *tableView) (kernel.TableContent, error) {
 	e := fragEdit{head: head, kept: make([]bool, len(head.frags)), repl: map[int][]FragmentInfo{}}
 	for k, f := range infos {
 		switch j := from[k]; {
@@ -412,7 +411,7 @@ func (c adjWriter) fragContentTree(ctx context.Context, t *Table, infos []Fragme
 	}
 	md := map[string]string{metaKeyFormat: dataFormatValue, metaFragsKey: string(b)}
 	addEmbeds(md, infos, c.g.memo)
-	for _, name := range head.unattachedEmbeds() {
+	for _, name := range carried {
 		md[metaEmbedPrefix+name] = c.g.memo.encodeEmbed(head.embeds[name])
 	}
 	return kernel.TableContent{Rows: rows, Metadata: md}, nil
