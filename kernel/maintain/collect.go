@@ -68,8 +68,14 @@ type Report struct {
 	MergeBasesInexact bool
 	// Complete is false when MaxDeletes or MaxDuration stopped a sweep
 	// early (docs/gc.md §7: once the manifest sweep is done, each later
-	// category still gets its share).
+	// category still gets its share), or OutOfTime stopped the run.
 	Complete bool
+	// OutOfTime: the run reached the time its record allows deleting in
+	// (MaxDuration less the skew margin) while it was still loading or
+	// marking, so it stopped reading there and deleted nothing after; what
+	// it read stays in the Maintainer's cache for the next run (docs/gc.md
+	// §7, "reads are bounded too").
+	OutOfTime bool
 	// Metadata (docs/gc.md rules 1a, 8, 10): name and fork markers, audit
 	// records and roll-back plans deleted and kept, name markers put back
 	// (a create raced the delete, or a collector crashed before its
@@ -160,6 +166,9 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 		return c.rep, fmt.Errorf("collect: %w", err)
 	}
 	err = c.run(ctx)
+	if errors.Is(err, errOutOfTime) {
+		c.rep.OutOfTime, err = true, nil // Complete stays false: nothing judged after the bound
+	}
 	if eerr := c.end(ctx); eerr != nil {
 		err = errors.Join(err, eerr)
 	}
@@ -208,6 +217,9 @@ func (c *collection) load(ctx context.Context) error {
 	}
 	var roots []gc.RootManifest
 	for _, g := range c.groups {
+		if err := c.inTime(); err != nil {
+			return err
+		}
 		r, _, err := c.loadIncarnation(ctx, g)
 		if err != nil {
 			return err
@@ -265,6 +277,9 @@ func (c *collection) listManifests(ctx context.Context) error {
 // the Maintainer's immutable cache: a hit for one a concurrent collection
 // deleted since keeps more, never less (immutable.go).
 func (c *collection) manifest(ctx context.Context, key string) (format.Manifest, bool, error) {
+	if err := c.inTime(); err != nil {
+		return format.Manifest{}, false, err
+	}
 	decode := func(b []byte) (format.Manifest, error) { return decodeManifest(key, b) }
 	if c.listed[key] {
 		mf, found, err := readImmutable(ctx, c.m, key, decode)
@@ -294,6 +309,9 @@ func decodeManifest(key string, b []byte) (format.Manifest, error) {
 // not loaded in batches (prefetchImmutable), so the reads that follow come
 // from the Maintainer's cache.
 func (c *collection) prefetchManifests(ctx context.Context, ats []format.ManifestRef) {
+	if c.inTime() != nil {
+		return // past the bound: the run reads nothing more
+	}
 	var keys []string
 	for _, at := range ats {
 		if _, ok := c.seen[at]; ok {
@@ -421,6 +439,9 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 		c.reachOf[at] = reachLoad{r: r, found: true}
 		return r, true, nil
 	}
+	if err := c.inTime(); err != nil {
+		return lineage.Reach{}, false, err
+	}
 	r, found, err := c.readReach(ctx, at)
 	if err == nil || errors.Is(err, gc.ErrReachUnknown) {
 		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
@@ -443,6 +464,9 @@ const maxPrefetchedIndexes = 1 << 12
 // two a fold. It decides nothing: readReach verifies a prefetched index
 // as one it read itself.
 func (c *collection) readAheadFolds(ctx context.Context, folds []format.ManifestRef) {
+	if c.inTime() != nil {
+		return // past the bound: the run reads nothing more
+	}
 	var ats []format.ManifestRef
 	for _, at := range folds {
 		if _, ok := c.reachOf[at]; ok {
@@ -798,6 +822,9 @@ func (c *collection) markTables(ctx context.Context) error {
 				}
 			}
 			if gc.KeepTableVersion(c.marks, c.known, tk, newest, c.p, c.now) {
+				if err := c.inTime(); err != nil {
+					return err
+				}
 				if err := c.markVersion(ctx, key, tk); err != nil {
 					return err
 				}
@@ -816,6 +843,9 @@ func (c *collection) markTables(ctx context.Context) error {
 // the kept ones (young, or pinned: markVersion). A garbage one it can
 // judge without reading stays unread, as without the prefetch.
 func (c *collection) prefetchNamedVersions(ctx context.Context, prefix string, keys []string) {
+	if c.inTime() != nil {
+		return // past the bound: the run reads nothing more
+	}
 	var read []string
 	for _, key := range keys {
 		tk, _, err := parseTableKey(prefix, key)
@@ -1023,6 +1053,9 @@ func (c *collection) markTree(ctx context.Context, table string, chunks []string
 		id, err := ulid.ParseStrict(name)
 		if err != nil {
 			return false, fmt.Errorf("%s chunk %q of %s: %w", tr.what, name, table, format.ErrCorrupt)
+		}
+		if err := c.inTime(); err != nil {
+			return false, err
 		}
 		ch, found, err := readImmutable(ctx, c.m, c.m.keys.Adjacency(table, id), func(b []byte) (treeChunk, error) {
 			ch, err := tr.decode(table, b)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -66,14 +68,14 @@ func TestImmutableCacheBounds(t *testing.T) {
 // unknown instead of kept from memory.
 func TestCachedLoadsNeedTheRunsListing(t *testing.T) {
 	ctx := context.Background()
-	m := &Maintainer{store: sim.New(sim.Config{Seed: 1}), keys: format.NewKeys("g")}
+	m := &Maintainer{store: sim.New(sim.Config{Seed: 1}), keys: format.NewKeys("g"), clock: kernel.NewManualClock(time.Unix(1000, 0))}
 	at := format.ManifestRef{Branch: "main", Incarnation: 1, Version: 5}
 	key := m.keys.Manifest(at.Branch, at.Incarnation, at.Version)
 	m.immut.beginRun()
 	m.immut.putReach(lineage.Reach{At: at, HeadAt: at, Gen: 6})
 	m.immut.put(key, format.Manifest{Version: 5}, 100)
 	for _, listed := range []bool{false, true} {
-		c := &collection{m: m, listed: map[string]bool{key: listed}, listedAt: map[format.ManifestRef]bool{at: listed},
+		c := &collection{m: m, rec: format.Collection{ExpiresUnixNano: time.Unix(2000, 0).UnixNano()}, listed: map[string]bool{key: listed}, listedAt: map[format.ManifestRef]bool{at: listed},
 			reachOf: map[format.ManifestRef]reachLoad{}, seen: map[format.ManifestRef]format.Manifest{}}
 		_, found, err := c.reachAt(ctx, at)
 		if err != nil || found != listed {

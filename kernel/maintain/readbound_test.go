@@ -58,15 +58,18 @@ func TestCollectionReadsStopAtTheBound(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
-		t.Logf("run %d: %v, complete %v, manifests kept %d", run, took, rep.Complete, rep.Manifests.Kept)
+		t.Logf("run %d: %v, out of time %v, complete %v, manifests kept %d", run, took, rep.OutOfTime, rep.Complete, rep.Manifests.Kept)
 		// A run reads past its deletable time by at most the step in
 		// flight (one manifest or reach: a few requests) and its record's
 		// removal.
 		if took > deletable+5*tick {
 			t.Fatalf("run %d took %v of requests under a %v bound (deletable %v): its reads are not bounded", run, took, bound.MaxDuration, deletable)
 		}
-		if run == 0 && rep.Complete {
+		if run == 0 && (!rep.OutOfTime || rep.Complete) {
 			t.Fatalf("run 0 not cut by its bound: %+v", rep)
+		}
+		if rep.OutOfTime && rep.Complete {
+			t.Fatalf("run %d: out of time and complete: %+v", run, rep)
 		}
 		if rep.Complete {
 			if run < 2 {

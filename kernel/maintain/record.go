@@ -178,3 +178,19 @@ func (c *collection) sweepRecords(ctx context.Context) (bool, error) {
 	})
 	return done && err == nil, err
 }
+
+// errOutOfTime stops a run's loading and marking once it is past the time
+// its record allows deleting in: nothing it read from then on could be
+// deleted by it. Collect turns it into Report.OutOfTime.
+var errOutOfTime = errors.New("collection past its time bound")
+
+// inTime is nil while the run may still delete (gc.MayDelete by the
+// Maintainer's clock), else errOutOfTime: each load or mark step that reads
+// the store asks first, so a run's reads are bounded by MaxDuration as its
+// deletes are.
+func (c *collection) inTime() error {
+	if gc.MayDelete(c.rec, c.m.now()) {
+		return nil
+	}
+	return errOutOfTime
+}
