@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -53,6 +54,13 @@ var (
 	// retention policy and no lease pinned it (docs/gc.md). Never a wrong
 	// answer, never ErrCorrupt.
 	ErrReclaimed = errors.New("kernel: reclaimed by garbage collection")
+	// ErrMergeBaseTooDeep: a merge base (MergeBaseOf, a merge) needed more
+	// than lineage.MaxReachLoads commit-index loads — two branches that
+	// have not merged either way across that much history. It is
+	// lineage.ErrReachTooDeep (errors.Is matches either); never a guessed
+	// base. Merging main into the branch, or the branch into main, bounds
+	// it again.
+	ErrMergeBaseTooDeep = lineage.ErrReachTooDeep
 	// ErrGraceExpired matches *GraceExpiredError.
 	ErrGraceExpired = errors.New("kernel: write staged longer ago than the grace period")
 )

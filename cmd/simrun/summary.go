@@ -39,21 +39,24 @@ type Summary struct {
 	// merge-base reads, lifetime seeds (any cycle begun) and those whose
 	// final merge and delete succeeded; and the largest Report.MergeBases
 	// of any collection.
-	FeatureCommits int      `json:"feature_commits,omitempty"`
-	FeatureMerges  int      `json:"feature_merges,omitempty"`
-	FeatureSyncs   int      `json:"feature_syncs,omitempty"`
-	FeatureBases   int      `json:"feature_bases,omitempty"`
-	LifetimeSeeds  int      `json:"lifetime_seeds,omitempty"`
-	FeatureFinals  int      `json:"feature_finals,omitempty"`
-	MaxMergeBases  int      `json:"max_merge_bases,omitempty"`
-	LinChecks      int      `json:"lin_checks"`
-	LinUnknown     int      `json:"lin_unknown"`
-	Violations     int      `json:"violations"`
-	Deterministic  *bool    `json:"deterministic,omitempty"`
-	TraceHash      string   `json:"trace_hash,omitempty"`
-	SimSeconds     float64  `json:"sim_seconds"`
-	WallSeconds    float64  `json:"wall_seconds"`
-	FailingSeeds   []uint64 `json:"failing_seeds"`
+	FeatureCommits int `json:"feature_commits,omitempty"`
+	FeatureMerges  int `json:"feature_merges,omitempty"`
+	FeatureSyncs   int `json:"feature_syncs,omitempty"`
+	FeatureBases   int `json:"feature_bases,omitempty"`
+	LifetimeSeeds  int `json:"lifetime_seeds,omitempty"`
+	FeatureFinals  int `json:"feature_finals,omitempty"`
+	MaxMergeBases  int `json:"max_merge_bases,omitempty"`
+	// FinalCollects is the most bounded collections any seed's janitor
+	// ran, the feature branch live, before one completed.
+	FinalCollects int      `json:"final_collects,omitempty"`
+	LinChecks     int      `json:"lin_checks"`
+	LinUnknown    int      `json:"lin_unknown"`
+	Violations    int      `json:"violations"`
+	Deterministic *bool    `json:"deterministic,omitempty"`
+	TraceHash     string   `json:"trace_hash,omitempty"`
+	SimSeconds    float64  `json:"sim_seconds"`
+	WallSeconds   float64  `json:"wall_seconds"`
+	FailingSeeds  []uint64 `json:"failing_seeds"`
 
 	// Extras.
 	SimWallRatio   float64 `json:"sim_wall_ratio"`
@@ -150,6 +153,7 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 			s.FeatureFinals++
 		}
 		s.MaxMergeBases = max(s.MaxMergeBases, r.Feature.MaxMergeBases)
+		s.FinalCollects = max(s.FinalCollects, r.Feature.FinalCollects)
 		s.LinChecks += r.LinChecks
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
@@ -219,8 +223,8 @@ func writeTable(w io.Writer, s *Summary) {
 	if s.Cycles > 0 {
 		row("lifetime cycles", fmt.Sprintf("%d begun, %d merged into main (%d merges retried), %d branches deleted; %d collections",
 			s.Cycles, s.CyclesMerged, s.MergeRetries, s.CyclesDeleted, s.Collections))
-		row("lifetime feature branch", fmt.Sprintf("%d commits, %d merges into main, %d merges of main into it, %d merge-base reads; final merge and delete in %d of %d lifetime seeds; collections' merge bases ≤ %d",
-			s.FeatureCommits, s.FeatureMerges, s.FeatureSyncs, s.FeatureBases, s.FeatureFinals, s.LifetimeSeeds, s.MaxMergeBases))
+		row("lifetime feature branch", fmt.Sprintf("%d commits, %d merges into main, %d merges of main into it, %d merge-base reads; final merge and delete in %d of %d lifetime seeds (after ≤ %d bounded collections); collections' merge bases ≤ %d",
+			s.FeatureCommits, s.FeatureMerges, s.FeatureSyncs, s.FeatureBases, s.FeatureFinals, s.LifetimeSeeds, s.FinalCollects, s.MaxMergeBases))
 		for _, m := range s.LifeMarks {
 			row("  lifetime mark", fmt.Sprintf("%d cycles ended at sim %v: %d requests, %d keys; %d collections (%d incomplete), merge bases ≤ %d since the last mark",
 				m.Cycles, m.SimTime.Round(time.Second), m.Requests, m.Keys, m.Collections, m.Incomplete, m.MergeBases))

@@ -383,10 +383,29 @@ func opMaintCompact(p *Proc, _ int, _ Op) error {
 	return nil
 }
 
+// collectStepSlack is how far past its record's deletable time a bounded
+// collection may return (collect-bound): the step in flight — one read or
+// one batch of reads, with the kernel's retries under faults — and the
+// removal of its record.
+const collectStepSlack = 15 * time.Second
+
+// collectBounded runs one collection under the bounded policy and checks
+// that it returned within its bound (collect-bound, docs/gc.md §7: a run's
+// reads stop where its deletes do, MaxDuration less the skew margin).
+func (p *Proc) collectBounded(policy maintain.Policy) (maintain.Report, error) {
+	start := p.run.clock.Now()
+	rep, err := p.maintainer().Collect(p.Ctx(), policy)
+	if took := p.run.clock.Now().Sub(start); took > policy.MaxDuration-policy.SkewMargin+collectStepSlack && !p.Over(err) {
+		p.run.Violate(check.Violation{Check: "collect-bound", Detail: fmt.Sprintf("%s: a collection bounded at %v (deletable %v) took %v: %+v (%v)",
+			p.name, policy.MaxDuration, policy.MaxDuration-policy.SkewMargin, took, rep, errText(err))})
+	}
+	return rep, err
+}
+
 // opMaintCollect collects, then reads every retained snapshot of every
 // live branch whole (the newest maintKeepLast manifests of each).
 func opMaintCollect(p *Proc, _ int, _ Op) error {
-	rep, err := p.maintainer().Collect(p.Ctx(), maintPolicy)
+	rep, err := p.collectBounded(maintPolicy)
 	if p.Over(err) {
 		return p.end(err)
 	}
