@@ -114,8 +114,12 @@ type verifier struct {
 	refFrom  []string
 	live     []liveHead
 
-	indexMissing, indexStale int
-	opaque                   map[string]bool // tables outside the schema seen
+	// indexMissing, indexStale and indexTorn count commits whose index is
+	// absent, names another location, or is torn (the store reports
+	// objstore.ErrCorruptObject: a deferred write an OS crash cut): all
+	// three are states the kernel reads past (K10a), so notes, not problems.
+	indexMissing, indexStale, indexTorn int
+	opaque                              map[string]bool // tables outside the schema seen
 
 	keepLast  uint64            // the retention verify assumes (docs/gc.md §2): gaps below an incarnation's newest keepLast versions are collected history
 	incHeads  map[incKey]uint64 // every incarnation's head version
@@ -186,8 +190,9 @@ func Graph(ctx context.Context, st objstore.Store, root string, env kernel.Env, 
 		sort.Strings(names)
 		v.note("tables outside the schema (the kernel's opaque tables) checked as kernel objects only: %s", strings.Join(names, ", "))
 	}
-	if v.indexMissing > 0 || v.indexStale > 0 {
-		v.note("commit indexes (lineage aids, never authoritative): %d commits have none, %d name another location", v.indexMissing, v.indexStale)
+	if v.indexMissing > 0 || v.indexStale > 0 || v.indexTorn > 0 {
+		v.note("commit indexes (lineage aids, never authoritative): %d commits have none, %d name another location, %d torn by a crash (read as absent, rebuilt by the next writer)",
+			v.indexMissing, v.indexStale, v.indexTorn)
 	}
 	v.checkForkIndex(ctx)
 	for _, h := range v.live {
@@ -483,6 +488,9 @@ func (v *verifier) checkIndex(ctx context.Context, mk manifestKey, id format.ID)
 	case errors.Is(err, objstore.ErrNotFound):
 		v.indexMissing++
 		return
+	case errors.Is(err, objstore.ErrCorruptObject):
+		v.indexTorn++ // an OS crash's leftover: the kernel reads it as absent and rebuilds it (K10a, S11)
+		return
 	case err != nil:
 		v.readProblem(key, err)
 		return
@@ -491,6 +499,10 @@ func (v *verifier) checkIndex(ctx context.Context, mk manifestKey, id format.ID)
 		return
 	}
 	obj, err := v.st.Get(ctx, key)
+	if errors.Is(err, objstore.ErrCorruptObject) {
+		v.indexTorn++ // a torn file whose header survived passes Head
+		return
+	}
 	if err != nil {
 		v.readProblem(key, err)
 		return
