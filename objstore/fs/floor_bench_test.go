@@ -15,8 +15,9 @@ import (
 // BenchmarkCommitObjectsFloor is the store's part of a one-row commit on
 // fs by the number of objects it writes (issue #32), without the kernel:
 // three (a table version deferred, a commit index deferred and a manifest
-// whose first sync round syncs both: today's format-9 commit), two (the
-// index riding inside the manifest) and one (the table version too). Each
+// whose first sync round syncs both: today's format-9 commit), two (one
+// deferred object and the manifest: the table version riding inside the
+// manifest, or the index) and one (the manifest alone). Each
 // shape and one durable create-only Put run in turn on one Store, so load
 // falls on all alike; it reports the Put's median (ms-put) and each
 // shape's median over it (three/put, two/put, one/put): what the ≤ 3×
