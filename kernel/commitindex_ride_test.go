@@ -1,12 +1,8 @@
 package kernel_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +10,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
 	fsstore "github.com/graphkernel/graphkernel/objstore/fs"
+	"github.com/graphkernel/graphkernel/objstore/fs/fstest"
 )
 
 // refusedRideStore is an fs store that, while on, makes every commit-index
@@ -123,7 +120,7 @@ func TestTornIndexOfUnpublishedCommitIsAbsent(t *testing.T) {
 	if res := objstore.PutOne(ctx, store, objstore.PutRequest{Key: key, Data: b, Cond: objstore.CreateOnly, Durability: objstore.DeferAll}); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	tearFile(t, dir, b)
+	fstest.TearFileHolding(t, dir, b)
 	if _, err := store.Get(ctx, key); !errors.Is(err, objstore.ErrCorruptObject) {
 		t.Fatalf("get of the torn index: %v, want objstore.ErrCorruptObject", err)
 	}
@@ -140,29 +137,3 @@ func TestTornIndexOfUnpublishedCommitIsAbsent(t *testing.T) {
 	}
 }
 
-// tearFile overwrites with zeros the one object file under dir holding
-// data, as an OS crash leaves a file whose data was never synced.
-func tearFile(t *testing.T, dir string, data []byte) {
-	t.Helper()
-	var found []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, data) {
-			found = append(found, p)
-		}
-		return err
-	})
-	if err != nil || len(found) != 1 {
-		t.Fatalf("object files holding the data: %v, %v; want one", found, err)
-	}
-	fi, err := os.Stat(found[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(found[0], make([]byte, fi.Size()), 0); err != nil {
-		t.Fatal(err)
-	}
-}

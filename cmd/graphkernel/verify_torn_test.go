@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/objstore"
+	"github.com/graphkernel/graphkernel/objstore/fs/fstest"
 )
 
 // TestVerifyTornCommitIndexIsNoProblem: a commit index is written deferred
@@ -28,7 +25,7 @@ func TestVerifyTornCommitIndexIsNoProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tearObjectFile(t, strings.TrimPrefix(f.spec, "fs:"), obj.Data)
+	fstest.TearFileHolding(t, strings.TrimPrefix(f.spec, "fs:"), obj.Data)
 	if _, err := f.store.Get(context.Background(), k.index); !errors.Is(err, objstore.ErrCorruptObject) {
 		t.Fatalf("get of the torn index: %v, want objstore.ErrCorruptObject", err)
 	}
@@ -38,32 +35,5 @@ func TestVerifyTornCommitIndexIsNoProblem(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(r.Notes, "\n"), "1 torn") {
 		t.Fatalf("notes do not count the torn index: %v", r.Notes)
-	}
-}
-
-// tearObjectFile overwrites with zeros the one object file under dir
-// holding data, as an OS crash leaves a file whose data was never synced.
-func tearObjectFile(t *testing.T, dir string, data []byte) {
-	t.Helper()
-	var found []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, data) {
-			found = append(found, p)
-		}
-		return err
-	})
-	if err != nil || len(found) != 1 {
-		t.Fatalf("object files holding the data: %v, %v; want one", found, err)
-	}
-	fi, err := os.Stat(found[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(found[0], make([]byte, fi.Size()), 0); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -24,11 +23,7 @@ import (
 // goal leaves for the kernel's own work at each object count.
 func BenchmarkCommitObjectsFloor(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	keys := format.NewKeys("g")
+	s, keys := benchStore(b)
 	id := func() format.ID { return ulid.Make() }
 	fork := id()
 	version := uint64(0)
@@ -71,11 +66,7 @@ func BenchmarkCommitObjectsFloor(b *testing.B) {
 		}
 		puts = append(puts, time.Since(start))
 	}
-	med := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return float64(d[len(d)/2]) / float64(time.Millisecond)
-	}
+	med := medianMS
 	p := med(puts)
 	b.ReportMetric(p, "ms-put")
 	b.ReportMetric(med(three)/p, "three/put")
