@@ -136,4 +136,3 @@ func TestTornIndexOfUnpublishedCommitIsAbsent(t *testing.T) {
 		t.Fatalf("Commit(id) over an intact index that does not decode: %v, want ErrCorrupt", err)
 	}
 }
-
