@@ -78,11 +78,14 @@ type countsJSON struct {
 }
 
 // maintainJSON is `maintain --json`. Collection is absent with --no-collect;
-// Complete is false when --max-deletes stopped the collection early.
+// Complete is false when --max-deletes or the collection's time bound
+// stopped it early; OutOfTime says the bound came while it was still
+// loading (maintain.Report.OutOfTime: it deleted nothing).
 type maintainJSON struct {
 	Compactions []compactionJSON      `json:"compactions"`
 	Collected   bool                  `json:"collected"`
 	Complete    bool                  `json:"complete"`
+	OutOfTime   bool                  `json:"out_of_time,omitempty"`
 	Collection  map[string]countsJSON `json:"collection,omitempty"`
 	// MergeBases and MergeBasesUnknown are maintain.Report's (rule 3b).
 	MergeBases        int  `json:"merge_bases_kept"`
@@ -140,7 +143,7 @@ func toMaintainJSON(rep maintain.RunReport, collected bool) maintainJSON {
 		return out
 	}
 	c := rep.Collect
-	out.Complete = c.Complete
+	out.Complete, out.OutOfTime = c.Complete, c.OutOfTime
 	out.MergeBases, out.MergeBasesUnknown, out.MergeBasesInexact = c.MergeBases, c.MergeBasesUnknown, c.MergeBasesInexact
 	out.Collection = map[string]countsJSON{}
 	for name, n := range map[string]maintain.Counts{"manifests": c.Manifests, "table_versions": c.TableVersions, //detlint:ordered building a map; JSON sorts its keys
@@ -173,7 +176,10 @@ func (a *app) printMaintain(m maintainJSON) {
 		fmt.Fprintf(w, "            %-15s %8d %8d\n", name, n.Deleted, n.Kept)
 	}
 	fmt.Fprintf(w, "            merge bases kept %d (live heads of unknown reach: %d)\n", m.MergeBases, m.MergeBasesUnknown)
-	if !m.Complete {
-		fmt.Fprintln(w, "collection stopped at --max-deletes: run maintain again to go on")
+	switch {
+	case m.OutOfTime:
+		fmt.Fprintf(w, "collection stopped at its time bound (%v) while loading, deleting nothing: run maintain again\n", maintain.DefaultMaxDuration)
+	case !m.Complete:
+		fmt.Fprintln(w, "collection stopped at --max-deletes or its time bound: run maintain again to go on")
 	}
 }
