@@ -1,0 +1,80 @@
+package data
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/graphkernel/graphkernel/objstore/sim"
+)
+
+// treeShape walks direction dir of table's index in the version g's main
+// head pins: its height (the top refs' level), its level-0 chunks, and the
+// ref chunks off the rightmost path that list fewer than two refs.
+func treeShape(t *testing.T, g *Graph, table string, dir adjDir) (height, leaves, thin int) {
+	t.Helper()
+	s := snap(t, g)
+	tb, err := s.cat.table(table)
+	must(t, err)
+	md := "id"
+	if dir != dirID {
+		md = dir.String()
+	}
+	top := indexRefsOf(t, pinnedVersion(t, g, table), md)
+	if len(top) == 0 {
+		return 0, 0, 0
+	}
+	r := newReader(g, s.cat)
+	var walk func(refs []adjRef, rightmost bool)
+	walk = func(refs []adjRef, rightmost bool) {
+		for i, ref := range refs {
+			c, err := r.chunk(ctx, tb, dir, ref)
+			must(t, err)
+			last := rightmost && i == len(refs)-1
+			if len(c.Pages) < 2 && !last {
+				thin++
+			}
+			if ref.Level == 0 {
+				leaves++
+				continue
+			}
+			walk(c.Pages, last)
+		}
+	}
+	walk(top, true)
+	return top[0].Level, leaves, thin
+}
+
+// TestIndexTreeStaysBalancedUnderRandomCommits: one-row commits of ids in
+// random order split chunks in the middle of the tree. A split cut
+// greedily (the first chunk full, the rest in a second) left a one-ref
+// chunk over a narrow key range that few later ids fall in, so the tree
+// filled with one-ref chunks and grew a level every few hundred commits
+// (fanout 4: level 14 at 3,000 ids, where 4 is enough; a writer panics
+// past 16 levels). A chunk split in the middle of its level is cut into
+// halves, so every ref chunk off the rightmost path lists at least two
+// refs (and every level-0 chunk two pages) and the height stays
+// logarithmic in the leaf chunks. Ascending ids
+// (the rightmost path) still fill their chunks.
+func TestIndexTreeStaysBalancedUnderRandomCommits(t *testing.T) {
+	for _, order := range []string{"random", "ascending"} {
+		t.Run(order, func(t *testing.T) {
+			g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{}).withIndexFanout(4)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := 0; i < 2000; i++ {
+				id := fmt.Sprintf("p%06d", i)
+				if order == "random" {
+					id = fmt.Sprintf("p%06d", rng.IntN(1_000_000))
+				}
+				commitTx(t, g, func(tx *Txn) error { return tx.Upsert("Person", person(id, "x")) })
+			}
+			height, leaves, thin := treeShape(t, g, "Person", dirID)
+			bound := int(math.Ceil(math.Log2(float64(leaves)))) + 1 // every ref chunk off the rightmost path lists >= 2 refs
+			t.Logf("%s: height %d over %d leaf chunks, %d thin chunks (bound %d)", order, height, leaves, thin, bound)
+			if thin > 0 || height > bound {
+				t.Fatalf("%s ids: height %d over %d leaf chunks (bound %d), %d chunks off the rightmost path with one ref", order, height, leaves, bound, thin)
+			}
+		})
+	}
+}
