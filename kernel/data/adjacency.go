@@ -448,7 +448,7 @@ func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, r
 	}
 	sortChanges(changes) // each page's changes then merge with its sorted rows in one pass
 	gone := setOf(removed)
-	return c.rewriteChunks(ctx, p.t, d, refs, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
+	return c.rewriteChunks(ctx, p.t, d, refs, true, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
 		return c.rewritePages(ctx, p.t, d, pages, changes, gone)
 	})
 }
@@ -457,7 +457,15 @@ func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, r
 // that changes fall in: rewrite gives a chunk's new pages from its old ones
 // and its changes, and the pages are re-cut into chunks; every other chunk
 // is kept by reference. The adjacency and id indexes share it.
-func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs []adjRef, changes []adjChange,
+//
+// A re-cut chunk that overflows is split like a B-tree node: into chunks
+// of even size (splitEven) in the middle of its level, so a split never
+// leaves a one-ref chunk over a narrow key range (few later keys fall in
+// it, and a tree of such chunks grows a level every few hundred random
+// commits); greedily (full chunks, the rest last) on the rightmost path
+// (rightmost: refs end their level), where ascending keys append, so
+// appends keep their chunks full.
+func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs []adjRef, rightmost bool, changes []adjChange,
 	rewrite func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error)) ([]adjRef, error) {
 	byChunk := groupChanges(refs, changes)
 	var out []adjRef
@@ -470,13 +478,14 @@ func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs [
 		if err != nil {
 			return nil, err
 		}
+		last := rightmost && ci == len(refs)-1
 		var chunks []adjRef
 		if ref.Level > 0 { // a ref chunk: rewrite its children, then re-cut them at its level
-			kids, err := c.rewriteChunks(ctx, t, d, chunk.Pages, byChunk[ci], rewrite)
+			kids, err := c.rewriteChunks(ctx, t, d, chunk.Pages, last, byChunk[ci], rewrite)
 			if err != nil {
 				return nil, err
 			}
-			if chunks, err = c.writeRefChunks(ctx, t, d, kids, ref.Level); err != nil {
+			if chunks, err = c.writeChunksAt(ctx, t, d, kids, ref.Level, c.g.refChunkRefs(), !last); err != nil {
 				return nil, err
 			}
 			out = append(out, chunks...)
@@ -486,7 +495,7 @@ func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs [
 		if err != nil {
 			return nil, err
 		}
-		chunks, err = c.writeChunks(ctx, t, d, pages)
+		chunks, err = c.writeChunksAt(ctx, t, d, pages, 0, c.g.leafChunkPages(t, d), !last)
 		if err != nil {
 			return nil, err
 		}
@@ -605,16 +614,18 @@ func (c adjWriter) writeSortedPages(ctx context.Context, t *Table, d adjDir, row
 // writeChunks groups page refs into chunks of at most d.chunkPages(t),
 // writes each and returns their refs.
 func (c adjWriter) writeChunks(ctx context.Context, t *Table, d adjDir, pages []adjRef) ([]adjRef, error) {
-	return c.writeChunksAt(ctx, t, d, pages, 0, c.g.leafChunkPages(t, d))
+	return c.writeChunksAt(ctx, t, d, pages, 0, c.g.leafChunkPages(t, d), false)
 }
 
 // writeChunksAt groups refs (pages for level 0, level-1 chunks else) into
 // chunks of level level of at most per refs, writes each and returns their
-// refs.
-func (c adjWriter) writeChunksAt(ctx context.Context, t *Table, d adjDir, pages []adjRef, level, per int) ([]adjRef, error) {
+// refs: full chunks and the rest last, or, even, as few chunks as that of
+// sizes differing by at most one (splitEven).
+func (c adjWriter) writeChunksAt(ctx context.Context, t *Table, d adjDir, pages []adjRef, level, per int, even bool) ([]adjRef, error) {
 	var out []adjRef
+	sizes := splitEven(len(pages), per, even)
 	for len(pages) > 0 {
-		n := min(len(pages), per)
+		n := sizes[len(out)]
 		payload, err := json.Marshal(adjChunk{Table: t.Storage, Dir: d.String(), Level: level, Pages: pages[:n]})
 		if err != nil {
 			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))
@@ -646,6 +657,29 @@ func (c adjWriter) putAdj(ctx context.Context, t *Table, ref adjRef, b []byte) (
 	}
 	ref.Name, ref.Bytes, ref.CRC32C = id.String(), uint64(len(b)), crc32.Checksum(b, castagnoli)
 	return ref, nil
+}
+
+// splitEven returns the sizes of the chunks n refs are cut into, at most
+// per each (per >= 1): ceil(n/per) chunks, all full but the last, or, with
+// even, of sizes differing by at most one, the larger first (n = per+1
+// gives two chunks of about per/2: a B-tree node's split).
+func splitEven(n, per int, even bool) []int {
+	k := (n + per - 1) / per
+	sizes := make([]int, k)
+	for i := range sizes {
+		switch {
+		case even:
+			sizes[i] = n / k
+			if i < n%k {
+				sizes[i]++
+			}
+		case i < k-1:
+			sizes[i] = per
+		default:
+			sizes[i] = n - per*(k-1)
+		}
+	}
+	return sizes
 }
 
 func srcStr(s rowSrc, col int) string { return s.rec.Column(col).(*array.String).Value(s.row) }

@@ -333,7 +333,7 @@ func (c adjWriter) idIncremental(ctx context.Context, p *tablePlan, removed, add
 		changes = append(changes, adjChange{key: id, id: id, src: addition})
 	}
 	gone := setOf(removed)
-	return c.rewriteChunks(ctx, p.t, dirID, p.head.ids, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
+	return c.rewriteChunks(ctx, p.t, dirID, p.head.ids, true, changes, func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error) {
 		return c.rewriteIDPages(ctx, p.t, pages, changes, gone)
 	})
 }

@@ -156,7 +156,7 @@ func (r *reader) leafChunks(ctx context.Context, t *Table, d adjDir, refs []adjR
 // writeRefChunks cuts refs (of level level-1) into ref chunks of level
 // level, writes each and returns their refs.
 func (c adjWriter) writeRefChunks(ctx context.Context, t *Table, d adjDir, refs []adjRef, level int) ([]adjRef, error) {
-	return c.writeChunksAt(ctx, t, d, refs, level, c.g.refChunkRefs())
+	return c.writeChunksAt(ctx, t, d, refs, level, c.g.refChunkRefs(), false)
 }
 
 // rootRefs returns the refs a table version lists for a direction whose
