@@ -87,6 +87,10 @@ type Summary struct {
 	// final store, run after every -procs run; each problem is a violation.
 	Verify         string `json:"verify,omitempty"`
 	VerifyProblems int    `json:"verify_problems,omitempty"`
+	// IndexFanout is the -index-fanout of the processes' data handles (0:
+	// the kernel's shapes); unset for the mix workload, whose writers
+	// write no data plane.
+	IndexFanout *int `json:"index_fanout,omitempty"`
 	// Collections counts successful collections: the maintenance
 	// processes' (-procs -workload maint) or the simulated gcollect ops'.
 	Collections int `json:"collections,omitempty"`
@@ -256,7 +260,15 @@ func writeTable(w io.Writer, s *Summary) {
 func writeProcsTable(w io.Writer, s *Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
-	row("processes", fmt.Sprintf("%d (workload %s, store %s, faults %s)", s.Procs, s.Workload, s.Store, s.Faults))
+	fanout := "n/a: no data plane"
+	switch {
+	case s.IndexFanout == nil:
+	case *s.IndexFanout > 0:
+		fanout = fmt.Sprint(*s.IndexFanout)
+	default:
+		fanout = "the kernel's shapes"
+	}
+	row("processes", fmt.Sprintf("%d (workload %s, store %s, faults %s, index fanout %s)", s.Procs, s.Workload, s.Store, s.Faults, fanout))
 	row("kills (SIGKILL)", s.Kills)
 	row("restarts", fmt.Sprintf("%d (%d recovering opens recorded)", s.Restarts, s.RecoveringOpens))
 	row("recoveries", fmt.Sprintf("%d operations audited by recovery (%d sidecars left to the final sweep)", s.Recoveries, s.Resolved))
