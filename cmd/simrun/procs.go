@@ -377,10 +377,25 @@ func (r *procRun) check(c *config) *Summary {
 	return r.finish(c, s, vs)
 }
 
-// finish counts the violations into the summary.
+// finish counts the trees the final store holds (countTrees) and the
+// violations into the summary (a store the count cannot walk is a
+// violation).
 func (r *procRun) finish(c *config, s *Summary, vs []check.Violation) *Summary {
-	if r.workload() != "" { // the mix writers write no data plane
-		s.IndexFanout = &c.indexFanout
+	// The mix writers write table metadata through the kernel, no data
+	// plane: their tables carry no index, so only the heads are walked
+	// (a history walk would cost a GET per manifest for nothing).
+	history := r.workload() != ""
+	s.TreesOver = "live heads"
+	if history {
+		s.TreesOver, s.IndexFanout = "retained history", &c.indexFanout
+	}
+	if tc, err := r.countTrees(history); err != nil {
+		vs = append(vs, check.Violation{Check: "trees", Detail: err.Error()})
+	} else {
+		s.PinnedTableVersions, s.TreeTableVersions = tc.versions, tc.treeVersions
+		s.IndexRefChunks, s.FragmentRefChunks = tc.indexRefs, tc.fragRefs
+		s.IndexTreeLevels, s.FragmentTreeLevels = tc.indexLevels, tc.fragLevels
+		s.LiveHeads, s.HeadTableVersions, s.HeadTreeVersions = tc.heads, tc.headVersions, tc.headTrees
 	}
 	s.Violations = len(vs)
 	if len(vs) > 0 {

@@ -91,6 +91,25 @@ type Summary struct {
 	// the kernel's shapes); unset for the mix workload, whose writers
 	// write no data plane.
 	IndexFanout *int `json:"index_fanout,omitempty"`
+	// The trees of the final store (format 10, counted after verify), over
+	// TreesOver ("retained history"; "live heads" for the mix workload,
+	// whose writers write no data plane): the table versions the retained
+	// manifests of every live branch pin (each once; the heads' only) and
+	// those of them listing an index direction or their
+	// fragments through ref chunks; the distinct index and fragment ref
+	// chunks (level >= 1) under them and the most levels of ref chunks
+	// above one version's level-0 chunks; the live heads, the table
+	// versions they pin and those of them with a tree.
+	TreesOver           string `json:"trees_over,omitempty"`
+	PinnedTableVersions int    `json:"pinned_table_versions,omitempty"`
+	TreeTableVersions   int    `json:"tree_table_versions,omitempty"`
+	IndexRefChunks      int    `json:"index_ref_chunks,omitempty"`
+	FragmentRefChunks   int    `json:"fragment_ref_chunks,omitempty"`
+	IndexTreeLevels     int    `json:"index_tree_levels,omitempty"`
+	FragmentTreeLevels  int    `json:"fragment_tree_levels,omitempty"`
+	LiveHeads           int    `json:"live_heads,omitempty"`
+	HeadTableVersions   int    `json:"head_table_versions,omitempty"`
+	HeadTreeVersions    int    `json:"head_tree_versions,omitempty"`
 	// Collections counts successful collections: the maintenance
 	// processes' (-procs -workload maint) or the simulated gcollect ops'.
 	Collections int `json:"collections,omitempty"`
@@ -288,6 +307,11 @@ func writeProcsTable(w io.Writer, s *Summary) {
 		row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	}
 	row("verify", s.Verify)
+	if s.TreesOver != "" {
+		row("trees", fmt.Sprintf("%d index ref chunks (≤ %d levels), %d fragment ref chunks (≤ %d levels) under %d of the %d table versions of the live branches' %s; %d of the %d pinned by the %d live heads",
+			s.IndexRefChunks, s.IndexTreeLevels, s.FragmentRefChunks, s.FragmentTreeLevels, s.TreeTableVersions, s.PinnedTableVersions, s.TreesOver,
+			s.HeadTreeVersions, s.HeadTableVersions, s.LiveHeads))
+	}
 	row("violations", s.Violations)
 	row("wall time", fmt.Sprintf("%.1fs", s.WallSeconds))
 	tw.Flush()
