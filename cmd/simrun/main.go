@@ -57,9 +57,13 @@ type config struct {
 	recovery    bool
 	procs       int
 	procFaults  bool
-	writerMode  bool
-	writer      writerConfig
-	statusEvery time.Duration // -status-every: status lines without a terminal
+	// indexFanout is -index-fanout: the shape of the process harness's
+	// data handles that write (dataOptions; 0: the kernel's shapes).
+	indexFanout    int
+	indexFanoutSet bool
+	writerMode     bool
+	writer         writerConfig
+	statusEvery    time.Duration // -status-every: status lines without a terminal
 }
 
 // procsWorkloads are the workloads the process harness (-procs) runs:
@@ -90,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.store, "store", "sim", "store: sim, fs:`DIR`, s3://bucket/prefix or (with -procs) s3test, a local S3 server started as the tests do")
 	fs.IntVar(&c.procs, "procs", 0, "run `N` real writer processes on one graph of -store, SIGKILLing and restarting them, for -duration (default 30s)")
 	fs.BoolVar(&c.procFaults, "proc-faults", true, "with -procs: inject store faults into the writers (objstore/faulty)")
+	fs.IntVar(&c.indexFanout, "index-fanout", procsIndexFanout, "with -procs: the index fanout `N` (>= 2) of the processes' data handles, every version with a fragment paged (as the simulator's), so that small tables carry index and fragment trees; 0 takes the kernel's shapes")
 	fs.BoolVar(&c.writerMode, writerFlag, false, "internal: be one writer process of -procs")
 	fs.StringVar(&c.writer.root, "writer-root", "", "internal: the writer's graph root")
 	fs.IntVar(&c.writer.id, "writer-id", 0, "internal: the writer's id")
@@ -123,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			c.seedSet = true
 		case "seeds":
 			c.seedsSet = true
+		case "index-fanout":
+			c.indexFanoutSet = true
 		}
 	})
 	return c, c.resolve()
@@ -175,6 +182,10 @@ func (c *config) resolve() error {
 		return fmt.Errorf("-store s3test needs -procs")
 	case c.procs > 0 && !slices.Contains(procsWorkloads, c.workload):
 		return fmt.Errorf("workload %q runs on the simulator only: -procs runs %s", c.workload, strings.Join(procsWorkloads, ", "))
+	case c.indexFanout < 0 || c.indexFanout == 1:
+		return fmt.Errorf("-index-fanout must be 0 (the kernel's shapes) or at least 2")
+	case c.indexFanoutSet && c.procs == 0 && !c.writerMode:
+		return fmt.Errorf("-index-fanout shapes the data handles of -procs processes: it needs -procs (the simulator's workloads choose their own)")
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func maintMain(c *config, stdin io.Reader, stderr io.Writer) int {
 // open opens the graph read-write (the open runs recovery), retrying.
 func (p *maintProc) open(st objstore.Store) error {
 	ctx := context.Background()
-	opts := data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}}
+	opts := dataOptions(kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}, p.wc.indexFanout)
 	if maintRole(p.wc.id) == roleGroup {
 		opts.Group = groupOptions
 	}
@@ -514,12 +514,13 @@ func (p *maintProc) feedLoop() error {
 	return nil
 }
 
-// initMaintGraph creates the maintenance workload's graph (data plane).
-func initMaintGraph(ctx context.Context, st objstore.Store, root string) error {
+// initMaintGraph creates the maintenance workload's graph (data plane),
+// with index fanout n.
+func initMaintGraph(ctx context.Context, st objstore.Store, root string, n int) error {
 	s, err := schema.Parse([]byte(maintSchema))
 	if err != nil {
 		return err
 	}
-	_, err = data.Init(ctx, st, root, s, data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}})
+	_, err = data.Init(ctx, st, root, s, dataOptions(kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}, n))
 	return err
 }

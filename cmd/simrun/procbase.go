@@ -40,6 +40,7 @@ type workloadProc interface {
 // failed.
 func procMain(name string, c *config, stdin io.Reader, stderr io.Writer, newProc func(procBase) workloadProc) int {
 	wc := c.writer
+	wc.indexFanout = c.indexFanout
 	hw, err := createHist(wc.hist)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun %s: %v\n", name, err)
@@ -65,6 +66,28 @@ func procMain(name string, c *config, stdin io.Reader, stderr io.Writer, newProc
 		return 1
 	}
 	return 0
+}
+
+// procsIndexFanout is -index-fanout's default. At n, the process
+// harness's data handles write as the simulator's do (sim/workload
+// simIndexFanout, simInlineFragments): pages of n rows, n pages per index
+// chunk and n refs per ref chunk, one ref per index direction in a table
+// version, and every version holding a fragment paged, in fragment chunks
+// of n infos under fragment ref chunks of n refs, one ref in the version.
+// So the tables a run of seconds grows carry index trees and fragment ref
+// chunks under the kills; at the kernel's shapes (16 refs per chunk, pages
+// of hundreds of rows, 8 fragments inline) they never would.
+const procsIndexFanout = 4
+
+// dataOptions returns the options of a data handle that writes, with
+// kernel options k, shaped by index fanout n (-index-fanout; 0: the
+// kernel's shapes).
+func dataOptions(k kernel.Options, n int) data.Options {
+	opts := data.Options{Kernel: k}
+	if n > 0 {
+		opts.IndexFanout, opts.InlineFragments = n, -1
+	}
+	return opts
 }
 
 // record appends one record, stamped with the time and fault counts.

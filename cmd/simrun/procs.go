@@ -164,9 +164,9 @@ func (r *procRun) initGraph() error {
 	for a := 0; a < finalAttempts; a++ {
 		switch r.workload() {
 		case maintWorkload:
-			err = initMaintGraph(context.Background(), r.ps.st, r.root)
+			err = initMaintGraph(context.Background(), r.ps.st, r.root, r.c.indexFanout)
 		case schemaProcWorkload:
-			err = initSchemaGraph(context.Background(), r.ps.st, r.root)
+			err = initSchemaGraph(context.Background(), r.ps.st, r.root, r.c.indexFanout)
 		default:
 			_, err = kernel.Init(context.Background(), r.ps.st, r.root, workload.SchemaContract, kernel.Options{Env: kernel.SystemEnv()})
 		}
@@ -189,7 +189,8 @@ func (r *procRun) spawn(id, seg int, seed uint64) (*child, error) {
 	args := []string{"-" + writerFlag, "-store", r.ps.spec, "-writer-root", r.root,
 		"-writer-id", strconv.Itoa(id), "-writer-seg", strconv.Itoa(seg),
 		"-writer-seed", strconv.FormatUint(seed, 10), "-writer-hist", filepath.Join(r.dir, name+".jsonl"),
-		"-writer-faults=" + strconv.FormatBool(r.c.procFaults), "-writer-workload", r.workload()}
+		"-writer-faults=" + strconv.FormatBool(r.c.procFaults), "-writer-workload", r.workload(),
+		"-index-fanout", strconv.Itoa(r.c.indexFanout)}
 	if r.c.plant != "" {
 		args = append(args, "-plant", r.c.plant) // the planted bug in every process, not only the checker
 	}
@@ -376,8 +377,26 @@ func (r *procRun) check(c *config) *Summary {
 	return r.finish(c, s, vs)
 }
 
-// finish counts the violations into the summary.
+// finish counts the trees the final store holds (countTrees) and the
+// violations into the summary (a store the count cannot walk is a
+// violation).
 func (r *procRun) finish(c *config, s *Summary, vs []check.Violation) *Summary {
+	// The mix writers write table metadata through the kernel, no data
+	// plane: their tables carry no index, so only the heads are walked
+	// (a history walk would cost a GET per manifest for nothing).
+	history := r.workload() != ""
+	s.TreesOver = "live heads"
+	if history {
+		s.TreesOver, s.IndexFanout = "retained history", &c.indexFanout
+	}
+	if tc, err := r.countTrees(history); err != nil {
+		vs = append(vs, check.Violation{Check: "trees", Detail: err.Error()})
+	} else {
+		s.PinnedTableVersions, s.TreeTableVersions = tc.versions, tc.treeVersions
+		s.IndexRefChunks, s.FragmentRefChunks = tc.indexRefs, tc.fragRefs
+		s.IndexTreeLevels, s.FragmentTreeLevels = tc.indexLevels, tc.fragLevels
+		s.LiveHeads, s.HeadTableVersions, s.HeadTreeVersions = tc.heads, tc.headVersions, tc.headTrees
+	}
 	s.Violations = len(vs)
 	if len(vs) > 0 {
 		s.FailingSeeds = []uint64{c.seedBase}

@@ -31,7 +31,28 @@ func procsRun(t *testing.T, store string) {
 			t.Errorf("%s = %v, want > 0\n%s", k, m[k], out)
 		}
 	}
+	if m["trees_over"] != "live heads" || m["live_heads"] == nil { // the mix writers write no data plane: heads walked
+		t.Errorf("trees over %v, live heads %v\n%s", m["trees_over"], m["live_heads"], out)
+	}
 	t.Logf("%s", out)
+}
+
+// builtTrees fails t unless the -procs run summed up by m built index
+// trees and fragment ref chunks (format 10) that its final store's
+// retained history still pins: under the harness's default
+// -index-fanout (4) a run of seconds grows its tables past one chunk; at
+// the kernel's shapes (-index-fanout 0) it would not, and the kills would
+// never meet a tree.
+func builtTrees(t *testing.T, m map[string]any, out string) {
+	t.Helper()
+	if m["index_fanout"] != float64(procsIndexFanout) || m["trees_over"] != "retained history" {
+		t.Errorf("index fanout %v, trees over %v\n%s", m["index_fanout"], m["trees_over"], out)
+	}
+	for _, k := range []string{"index_ref_chunks", "fragment_ref_chunks", "tree_table_versions", "head_tree_versions"} {
+		if v, _ := m[k].(float64); v <= 0 {
+			t.Errorf("%s = %v, want > 0: the run built no trees\n%s", k, m[k], out)
+		}
+	}
 }
 
 // TestProcsFS pins -procs on a filesystem store: real writer processes
@@ -96,7 +117,8 @@ func TestHistoryTornRecord(t *testing.T) {
 // a pinning reader and a feed consumer, maintainers adding properties
 // (schema changes), a group writer whose committers share one handle
 // with group commit on (grouped commits), all SIGKILLed and restarted; no
-// violation, and verify (run after every -procs run) clean.
+// violation, verify (run after every -procs run) clean, and index and
+// fragment trees built (builtTrees).
 func TestProcsMaintFS(t *testing.T) {
 	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "4", "-workload", "maint", "-duration", "5s", "-json")
 	if code != 0 {
@@ -111,6 +133,7 @@ func TestProcsMaintFS(t *testing.T) {
 			t.Errorf("%s = %v, want > 0\n%s", k, m[k], out)
 		}
 	}
+	builtTrees(t, m, out)
 	t.Logf("%s", out)
 }
 
@@ -120,7 +143,8 @@ func TestProcsMaintFS(t *testing.T) {
 // @card, adds and drops properties, all SIGKILLed and restarted; no
 // violation (schema chain linear, writes landed under their staged
 // schema or refused with SchemaChangedError, acknowledged rows on main
-// under the final names), verify clean, and every kind of event seen.
+// under the final names), verify clean, every kind of event seen, and
+// index and fragment trees built (builtTrees).
 func TestProcsSchemaFS(t *testing.T) {
 	code, out, errs := simrun(t, "-store", "fs:"+t.TempDir(), "-procs", "6", "-workload", "schema", "-duration", "6s", "-json")
 	if code != 0 {
@@ -138,5 +162,6 @@ func TestProcsSchemaFS(t *testing.T) {
 	if tr, pr := m["type_renames"], m["prop_renames"]; tr == nil && pr == nil { // each ~1 change in 7: one of them
 		t.Errorf("no type or property rename acknowledged\n%s", out)
 	}
+	builtTrees(t, m, out)
 	t.Logf("%s", out)
 }

@@ -190,7 +190,7 @@ func (p *schemaProc) open(st objstore.Store) error {
 		if p.stop() {
 			return nil
 		}
-		if p.g, err = data.Open(ctx, st, p.wc.root, data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv()}}); err == nil {
+		if p.g, err = data.Open(ctx, st, p.wc.root, dataOptions(kernel.Options{Env: kernel.SystemEnv()}, p.wc.indexFanout)); err == nil {
 			break
 		}
 		p.unexpected("open", err)
@@ -430,15 +430,17 @@ func (p *schemaProc) change(ctx context.Context) error {
 }
 
 // initSchemaGraph creates the schema workload's graph (data plane) and
-// its seeded people, in a commit of no writer's (an untagged message).
-func initSchemaGraph(ctx context.Context, st objstore.Store, root string) error {
+// its seeded people, in a commit of no writer's (an untagged message),
+// with index fanout n.
+func initSchemaGraph(ctx context.Context, st objstore.Store, root string, n int) error {
 	s, err := schema.Parse([]byte(schemaProcSchema))
 	if err != nil {
 		return err
 	}
-	g, err := data.Init(ctx, st, root, s, data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv()}})
+	opts := dataOptions(kernel.Options{Env: kernel.SystemEnv()}, n)
+	g, err := data.Init(ctx, st, root, s, opts)
 	if errors.Is(err, kernel.ErrGraphExists) {
-		if g, err = data.Open(ctx, st, root, data.Options{Kernel: kernel.Options{Env: kernel.SystemEnv()}}); err != nil {
+		if g, err = data.Open(ctx, st, root, opts); err != nil {
 			return err
 		}
 	} else if err != nil {

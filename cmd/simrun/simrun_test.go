@@ -151,6 +151,9 @@ func TestUsageErrors(t *testing.T) {
 		{"-store", "s3test"},
 		{"-procs", "-1", "-store", "fs:/tmp/x"},
 		{"-procs", "2", "-store", "fs:/tmp/x", "-workload", "data"}, // no process version
+		{"-procs", "2", "-store", "fs:/tmp/x", "-index-fanout", "1"},
+		{"-procs", "2", "-store", "fs:/tmp/x", "-index-fanout", "-4"},
+		{"-index-fanout", "4"}, // shapes -procs handles only
 		{"extra"},
 	}
 	if !plant.Built {

@@ -90,6 +90,29 @@ type Summary struct {
 	// final store, run after every -procs run; each problem is a violation.
 	Verify         string `json:"verify,omitempty"`
 	VerifyProblems int    `json:"verify_problems,omitempty"`
+	// IndexFanout is the -index-fanout of the processes' data handles (0:
+	// the kernel's shapes); unset for the mix workload, whose writers
+	// write no data plane.
+	IndexFanout *int `json:"index_fanout,omitempty"`
+	// The trees of the final store (format 10, counted after verify), over
+	// TreesOver ("retained history"; "live heads" for the mix workload,
+	// whose writers write no data plane): the table versions the retained
+	// manifests of every live branch pin (each once; the heads' only) and
+	// those of them listing an index direction or their
+	// fragments through ref chunks; the distinct index and fragment ref
+	// chunks (level >= 1) under them and the most levels of ref chunks
+	// above one version's level-0 chunks; the live heads, the table
+	// versions they pin and those of them with a tree.
+	TreesOver           string `json:"trees_over,omitempty"`
+	PinnedTableVersions int    `json:"pinned_table_versions,omitempty"`
+	TreeTableVersions   int    `json:"tree_table_versions,omitempty"`
+	IndexRefChunks      int    `json:"index_ref_chunks,omitempty"`
+	FragmentRefChunks   int    `json:"fragment_ref_chunks,omitempty"`
+	IndexTreeLevels     int    `json:"index_tree_levels,omitempty"`
+	FragmentTreeLevels  int    `json:"fragment_tree_levels,omitempty"`
+	LiveHeads           int    `json:"live_heads,omitempty"`
+	HeadTableVersions   int    `json:"head_table_versions,omitempty"`
+	HeadTreeVersions    int    `json:"head_tree_versions,omitempty"`
 	// Collections counts successful collections: the maintenance
 	// processes' (-procs -workload maint) or the simulated gcollect ops'.
 	Collections int `json:"collections,omitempty"`
@@ -260,7 +283,15 @@ func writeTable(w io.Writer, s *Summary) {
 func writeProcsTable(w io.Writer, s *Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
-	row("processes", fmt.Sprintf("%d (workload %s, store %s, faults %s)", s.Procs, s.Workload, s.Store, s.Faults))
+	fanout := "n/a: no data plane"
+	switch {
+	case s.IndexFanout == nil:
+	case *s.IndexFanout > 0:
+		fanout = fmt.Sprint(*s.IndexFanout)
+	default:
+		fanout = "the kernel's shapes"
+	}
+	row("processes", fmt.Sprintf("%d (workload %s, store %s, faults %s, index fanout %s)", s.Procs, s.Workload, s.Store, s.Faults, fanout))
 	row("kills (SIGKILL)", s.Kills)
 	row("restarts", fmt.Sprintf("%d (%d recovering opens recorded)", s.Restarts, s.RecoveringOpens))
 	row("recoveries", fmt.Sprintf("%d operations audited by recovery (%d sidecars left to the final sweep)", s.Recoveries, s.Resolved))
@@ -280,6 +311,11 @@ func writeProcsTable(w io.Writer, s *Summary) {
 		row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	}
 	row("verify", s.Verify)
+	if s.TreesOver != "" {
+		row("trees", fmt.Sprintf("%d index ref chunks (≤ %d levels), %d fragment ref chunks (≤ %d levels) under %d of the %d table versions of the live branches' %s; %d of the %d pinned by the %d live heads",
+			s.IndexRefChunks, s.IndexTreeLevels, s.FragmentRefChunks, s.FragmentTreeLevels, s.TreeTableVersions, s.PinnedTableVersions, s.TreesOver,
+			s.HeadTreeVersions, s.HeadTableVersions, s.LiveHeads))
+	}
 	row("violations", s.Violations)
 	row("wall time", fmt.Sprintf("%.1fs", s.WallSeconds))
 	tw.Flush()

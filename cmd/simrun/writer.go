@@ -31,6 +31,10 @@ type writerConfig struct {
 	// workload is maintWorkload for a process of the maintenance workload
 	// (maintproc.go), else empty: the default writer.
 	workload string
+	// indexFanout shapes the process's data handles (-index-fanout,
+	// dataOptions; the default writers have none: they write table
+	// metadata through the kernel only).
+	indexFanout int
 }
 
 // The writer's workload: commits of one or two of procTables on main, some
