@@ -148,6 +148,20 @@ const (
 	// stale index (a publish attempt that lost its slot) gives the commit
 	// another commit's place and reach.
 	ReadAheadTrustsIndex = "read-ahead-trusts-index"
+	// FragEditDropsSubtree: a commit's edit of a paged head's fragment
+	// tree (format 10, kernel/data/fragtree.go rewriteFragRefs) takes a
+	// subtree it rewrote into one ref of the same level, fragments, rows
+	// and id envelope for the same subtree, as if its reuse check
+	// compared summaries instead of names: it drops the rewritten subtree
+	// and keeps the head's by ref. An update in place (same ids, same
+	// rows) is lost while every count and envelope a reader checks still
+	// agrees: a point read answers the old row. Only embedded fragments
+	// give it away to a structural check: a whole-list read refuses the
+	// version when the lost rewrite was embedded (it embeds a fragment it
+	// does not list), and an old fragment that was embedded is left with
+	// neither bytes nor object. (A kept subtree dropped outright changes
+	// the rows: fragContentTree's count check panics before any reader.)
+	FragEditDropsSubtree = "frag-edit-drops-subtree"
 )
 
 // PackageOnly lists, sorted, the planted bugs caught by package tests
@@ -164,7 +178,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree}
 	sort.Strings(names)
 	return names
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/internal/plant"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 )
@@ -463,6 +464,10 @@ func (c adjWriter) rewriteFragRefs(ctx context.Context, t *Table, e *fragEdit, r
 		}
 		if err != nil {
 			return nil, err
+		}
+		if plant.Enabled(plant.FragEditDropsSubtree) && len(got) == 1 && got[0].Level == ref.Level && got[0].Frags == ref.Frags &&
+			got[0].Rows == ref.Rows && got[0].Min == ref.Min && got[0].Max == ref.Max { // planted bug: "the same subtree" by summary, not by names
+			got = []fragChunkRef{ref}
 		}
 		out = append(out, got...)
 	}

@@ -182,3 +182,83 @@ func TestOneRowCommitReadsItsFragmentPathOnly(t *testing.T) {
 		t.Fatalf("after the commits: %d rows over %d fragment chunks", n, got)
 	}
 }
+
+// fanoutOptions are the options of a handle shaped as the simulator's
+// (IndexFanout n, every version paged) whose fragments are objects, so
+// that a read of a fragment a version lists answers its rows whether or
+// not the version embeds it.
+func fanoutOptions(seed uint64, n int) Options {
+	return Options{Kernel: kernel.Options{Env: testEnv(seed)}, InlineFragments: -1, IndexFanout: n, EmbedFragments: -1}
+}
+
+// updateBesideUnreadSubtrees builds a Person table of 12 fragments
+// (commits of 24 down to 13 rows, none merging) on IndexFanout 2
+// handles — fragment chunks of at most 2 infos under fragment ref chunks
+// of at most 2 refs, one ref in the version — then updates p00000, in the
+// first fragment, on a cold handle: the commit reads only that
+// fragment's path and keeps every other subtree by ref
+// (fragContentTree). It returns the leaf chunk refs before and after,
+// the name a fresh handle reads for p00000 and that handle's Count.
+func updateBesideUnreadSubtrees(t *testing.T) (before, after []fragChunkRef, name any, count uint64) {
+	t.Helper()
+	store := sim.New(sim.Config{Seed: 1})
+	g, err := Init(ctx, store, testRoot, testSchema(t), fanoutOptions(1, 2))
+	must(t, err)
+	id := 0
+	for b := range 12 {
+		commitTx(t, g, func(tx *Txn) error {
+			var rows []Row
+			for range 24 - b {
+				rows = append(rows, person(fmt.Sprintf("p%05d", id), "x"))
+				id++
+			}
+			return tx.Insert("Person", rows...)
+		})
+	}
+	tv := pinnedVersion(t, g, "Person")
+	if top := fragRefsOf(t, tv); len(top) != 1 || top[0].Level < 2 {
+		t.Fatalf("setup: the version lists %d fragment refs of level %d; want one of level 2 or more", len(top), top[0].Level)
+	}
+	before = leafFragRefs(t, g, tv)
+	cold, err := Open(ctx, store, testRoot, fanoutOptions(2, 2))
+	must(t, err)
+	commitTx(t, cold, func(tx *Txn) error { return tx.Update("Person", person("p00000", "changed")) })
+	after = leafFragRefs(t, g, pinnedVersion(t, g, "Person"))
+	fresh, err := Open(ctx, store, testRoot, fanoutOptions(3, 2))
+	must(t, err)
+	row, ok, err := snap(t, fresh).Get(ctx, "Person", "p00000")
+	if err != nil || !ok {
+		t.Fatalf("Get p00000 after the update: %v %v", ok, err)
+	}
+	count, err = snap(t, fresh).Count(ctx, "Person")
+	must(t, err)
+	if count != uint64(id) {
+		t.Fatalf("Count after the update: %d, want %d", count, id)
+	}
+	return before, after, row.Props["name"], count
+}
+
+// TestFragEditUpdateLandsBesideUnreadSubtrees: a one-row update on a cold
+// handle over a fragment tree of 3+ levels rewrites the leaf chunk
+// holding the row (and the ref chunks above it), keeps every other leaf
+// chunk by ref, and the update reads back. The control of the planted
+// bug frag-edit-drops-subtree (TestPlantedFragEditDropsSubtreeLosesAnUpdate).
+func TestFragEditUpdateLandsBesideUnreadSubtrees(t *testing.T) {
+	before, after, name, _ := updateBesideUnreadSubtrees(t)
+	old := map[string]bool{}
+	for _, r := range before {
+		old[r.Name] = true
+	}
+	kept := 0
+	for _, r := range after {
+		if old[r.Name] {
+			kept++
+		}
+	}
+	if len(after) != len(before) || kept != len(before)-1 || old[after[0].Name] {
+		t.Fatalf("one-row update of the first fragment: %d of %d leaf chunks kept (first rewritten: %t); want all but the first", kept, len(after), !old[after[0].Name])
+	}
+	if name != "changed" {
+		t.Fatalf("Get p00000 after the update: name %v, want changed", name)
+	}
+}

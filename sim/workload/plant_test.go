@@ -37,6 +37,7 @@ var plantChecks = map[string][]string{
 	plant.AdjShortIn:           {"read-consistency"},
 	plant.UpsertKeepsRow:       {"reads-vs-model"},
 	plant.PageSkip:             {"reads-vs-model"},
+	plant.FragEditDropsSubtree: {"reads-vs-model"},
 	plant.EmbedCarryDrop:       {"feed-error"},
 	plant.StampFirst:           {"kernel-error", "lineage", "format"},
 	plant.TrustCommitIndex:     {"cold-lookup"},
