@@ -94,6 +94,12 @@ var ErrTxnDone = errors.New("data: transaction already committed or discarded")
 // ids, non-null required columns). It also matches format.ErrCorrupt.
 var ErrCorruptFragment = errors.New("data: corrupt fragment")
 
+// ErrTreeTooTall: a commit would write an index tree or a fragment tree
+// taller than the readers accept (MaxIndexLevels, MaxFragmentLevels). It
+// publishes nothing. Only a handle writing tiny chunks (Options.IndexFanout
+// 2) can get there; compacting the table repacks its trees.
+var ErrTreeTooTall = errors.New("data: index or fragment tree too tall")
+
 func corruptFragment(name, msg string, args ...any) error {
 	return fmt.Errorf("%w %s: %s (%w)", ErrCorruptFragment, name, fmt.Sprintf(msg, args...), format.ErrCorrupt)
 }

@@ -1,11 +1,13 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -76,5 +78,40 @@ func TestIndexTreeStaysBalancedUnderRandomCommits(t *testing.T) {
 				t.Fatalf("%s ids: height %d over %d leaf chunks (bound %d), %d chunks off the rightmost path with one ref", order, height, leaves, bound, thin)
 			}
 		})
+	}
+}
+
+// TestTreeTooTallIsATypedError: at IndexFanout 2 (the smallest the option
+// takes) a split of three refs can only be two and one, so random one-row
+// commits still grow the id index's tree past MaxIndexLevels (about 400
+// commits). The commit that would write a 17th level fails with
+// ErrTreeTooTall and publishes nothing; the writer does not panic (it
+// did: "needs more than 16 levels", taking the process with it), and the
+// branch stays readable.
+func TestTreeTooTallIsATypedError(t *testing.T) {
+	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{}).withIndexFanout(2)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var last error
+	for i := 0; i < 2000 && last == nil; i++ {
+		id := fmt.Sprintf("p%06d", rng.IntN(1_000_000))
+		br := mainRef(t, g)
+		before, err := g.Kernel().Head(ctx, br)
+		must(t, err)
+		tx, err := g.Begin(ctx, br)
+		must(t, err)
+		must(t, tx.Upsert("Person", person(id, "x")))
+		if _, last = tx.Commit(ctx, kernel.LineageIntent{Actor: "test"}); last != nil {
+			after, err := g.Kernel().Head(ctx, br)
+			must(t, err)
+			if after.ID != before.ID {
+				t.Fatalf("a failed commit (%v) moved main's head", last)
+			}
+		}
+	}
+	if !errors.Is(last, ErrTreeTooTall) {
+		t.Fatalf("2,000 random commits at fanout 2: last error %v, want ErrTreeTooTall", last)
+	}
+	if got := scanIDs(t, snap(t, g), "Person"); got == "" {
+		t.Fatal("the branch reads no Person after the refused commit")
 	}
 }
