@@ -217,7 +217,7 @@ func (c adjWriter) fragRefLevels(ctx context.Context, t *Table, leaves []fragChu
 	}
 	for level := refs[0].Level + 1; format.CurrentFormat >= FormatIndexTrees && len(refs) > c.g.inlineFragRefs(); level++ {
 		if level > maxFragLevels {
-			panic(fmt.Sprintf("data: fragment refs of %s need more than %d levels", t.Name, maxFragLevels))
+			return nil, fmt.Errorf("fragment refs of %s need more than %d levels: %w", t.Name, maxFragLevels, ErrTreeTooTall)
 		}
 		var up []fragChunkRef
 		for len(refs) > 0 {

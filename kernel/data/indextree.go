@@ -167,7 +167,7 @@ func (c adjWriter) rootRefs(ctx context.Context, t *Table, d adjDir, refs []adjR
 	for format.CurrentFormat >= FormatIndexTrees && len(refs) > c.g.inlineIndexRefs() {
 		level := refs[0].Level + 1
 		if level > maxIndexLevels {
-			panic(fmt.Sprintf("data: index %s of %s needs more than %d levels", d, t.Name, maxIndexLevels))
+			return nil, fmt.Errorf("index %s of %s needs more than %d levels: %w", d, t.Name, maxIndexLevels, ErrTreeTooTall)
 		}
 		var err error
 		if refs, err = c.writeRefChunks(ctx, t, d, refs, level); err != nil {
