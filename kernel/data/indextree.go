@@ -37,8 +37,9 @@ const (
 	// DefaultInlineIndexRefs is the most refs a table version this build
 	// writes lists per index direction before it adds a level.
 	DefaultInlineIndexRefs = 1
-	// maxIndexLevels bounds a tree's height (64^16 leaf chunks: never
-	// reached; a reader refuses more).
+	// maxIndexLevels bounds a tree's height: a reader refuses more, and a
+	// commit that would write more fails with ErrTreeTooTall (reachable
+	// only at IndexFanout 2, whose splits of three refs are two and one).
 	maxIndexLevels = 16
 )
 
