@@ -115,3 +115,38 @@ func TestTreeTooTallIsATypedError(t *testing.T) {
 		t.Fatal("the branch reads no Person after the refused commit")
 	}
 }
+
+// TestIndexChunksTrackRowsUnderChurn: random inserts and deletes around a
+// steady ~250 live ids. Deletes thin chunks; before, a thinned chunk was
+// rewritten thin and never merged, so without a compaction the leaf
+// chunks grew with the history, not the rows (fanout 4: 30 → 47 leaf
+// chunks and 6 → 26 one-ref chunks from 1,000 to 4,000 commits). A
+// rewritten chunk under half full absorbs the unchanged chunk after it (as
+// a rewritten page absorbs a short page), so the index follows its rows.
+func TestIndexChunksTrackRowsUnderChurn(t *testing.T) {
+	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{}).withIndexFanout(4)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var live []string
+	var leavesAt1000 int
+	for i := 0; i < 4000; i++ {
+		if len(live) > 200 && rng.IntN(2) == 0 {
+			k := rng.IntN(len(live))
+			id := live[k]
+			live[k] = live[len(live)-1]
+			live = live[:len(live)-1]
+			commitTx(t, g, func(tx *Txn) error { return tx.Delete("Person", id) })
+		} else {
+			id := fmt.Sprintf("p%06d", rng.IntN(1_000_000))
+			live = append(live, id)
+			commitTx(t, g, func(tx *Txn) error { return tx.Upsert("Person", person(id, "x")) })
+		}
+		if i == 999 {
+			_, leavesAt1000, _ = treeShape(t, g, "Person", dirID)
+		}
+	}
+	height, leaves, thin := treeShape(t, g, "Person", dirID)
+	t.Logf("after 4,000 commits: %d live ids, height %d, %d leaf chunks (%d after 1,000), %d one-ref chunks", len(live), height, leaves, leavesAt1000, thin)
+	if 10*leaves > 13*leavesAt1000 || thin > 8 {
+		t.Fatalf("the index grows with the history: %d leaf chunks after 4,000 commits against %d after 1,000 (the rows about equal), %d one-ref chunks off the rightmost path", leaves, leavesAt1000, thin)
+	}
+}
