@@ -464,12 +464,16 @@ func (c adjWriter) adjIncremental(ctx context.Context, p *tablePlan, d adjDir, r
 // it, and a tree of such chunks grows a level every few hundred random
 // commits); greedily (full chunks, the rest last) on the rightmost path
 // (rightmost: refs end their level), where ascending keys append, so
-// appends keep their chunks full.
+// appends keep their chunks full. A rewritten chunk left under half full
+// (deletes thinned it) absorbs the unchanged chunk after it, as a
+// rewritten page absorbs a short page, so the chunks follow the rows, not
+// the history.
 func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs []adjRef, rightmost bool, changes []adjChange,
 	rewrite func(ctx context.Context, pages []adjRef, changes []adjChange) ([]adjRef, error)) ([]adjRef, error) {
 	byChunk := groupChanges(refs, changes)
 	var out []adjRef
-	for ci, ref := range refs {
+	for ci := 0; ci < len(refs); ci++ {
+		ref := refs[ci]
 		if len(byChunk[ci]) == 0 {
 			out = append(out, ref)
 			continue
@@ -479,23 +483,29 @@ func (c adjWriter) rewriteChunks(ctx context.Context, t *Table, d adjDir, refs [
 			return nil, err
 		}
 		last := rightmost && ci == len(refs)-1
-		var chunks []adjRef
+		var items []adjRef // the rewritten chunk's refs: its children's (a ref chunk) or its pages
+		per := c.g.leafChunkPages(t, d)
 		if ref.Level > 0 { // a ref chunk: rewrite its children, then re-cut them at its level
-			kids, err := c.rewriteChunks(ctx, t, d, chunk.Pages, last, byChunk[ci], rewrite)
+			if items, err = c.rewriteChunks(ctx, t, d, chunk.Pages, last, byChunk[ci], rewrite); err != nil {
+				return nil, err
+			}
+			per = c.g.refChunkRefs()
+		} else if items, err = rewrite(ctx, chunk.Pages, byChunk[ci]); err != nil {
+			return nil, err
+		}
+		if len(items) > 0 && 2*len(items) < per && ci+1 < len(refs) && len(byChunk[ci+1]) == 0 {
+			// Under half full (deletes thinned it): absorb the unchanged
+			// chunk after it, as a rewritten page absorbs a short page
+			// after it, so chunks track the rows, not the history.
+			next, err := c.r.chunk(ctx, t, d, refs[ci+1])
 			if err != nil {
 				return nil, err
 			}
-			if chunks, err = c.writeChunksAt(ctx, t, d, kids, ref.Level, c.g.refChunkRefs(), !last); err != nil {
-				return nil, err
-			}
-			out = append(out, chunks...)
-			continue
+			items = append(items, next.Pages...)
+			ci++
+			last = rightmost && ci == len(refs)-1
 		}
-		pages, err := rewrite(ctx, chunk.Pages, byChunk[ci])
-		if err != nil {
-			return nil, err
-		}
-		chunks, err = c.writeChunksAt(ctx, t, d, pages, 0, c.g.leafChunkPages(t, d), !last)
+		chunks, err := c.writeChunksAt(ctx, t, d, items, ref.Level, per, !last)
 		if err != nil {
 			return nil, err
 		}
