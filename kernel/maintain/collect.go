@@ -217,10 +217,7 @@ func (c *collection) load(ctx context.Context) error {
 	}
 	var roots []gc.RootManifest
 	for _, g := range c.groups {
-		if err := c.inTime(); err != nil {
-			return err
-		}
-		r, _, err := c.loadIncarnation(ctx, g)
+		r, _, err := c.loadIncarnation(ctx, g) // its manifest reads stop at the bound (c.manifest)
 		if err != nil {
 			return err
 		}
