@@ -631,7 +631,42 @@ func TestCollectKeepsForkPoints(t *testing.T) {
 // MergeBase answers as before and merging again works — without the rule
 // the base (the merged commit, far below either head) is collected and
 // the merge fails with ErrReclaimed.
-func TestCollectKeepsMergeBases(t *testing.T) {
+func TestCollectKeepsMergeBases(t *testing.T) { collectKeepsMergeBases(t, nil) }
+
+// TestCollectKeepsMergeBasesWithoutCommitIndexes: commit indexes are aids
+// an OS crash may lose (a publish writes its commit's index beside the
+// manifest, and no sync makes it durable; docs/format.md), so a
+// collection that finds a reach's index missing, torn or stale rebuilds
+// that reach from the manifests, as its publish computed it, and keeps
+// the same merge bases: after every index is lost (deleted, or read torn)
+// the merge bases answer the same and the merges succeed. Red without
+// readReach's rebuild: the heads' merge bases are unknown, the collection
+// deletes them and the merges fail with ErrReclaimed.
+func TestCollectKeepsMergeBasesWithoutCommitIndexes(t *testing.T) {
+	t.Run("deleted", func(t *testing.T) {
+		collectKeepsMergeBases(t, func(f *fixture) {
+			page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
+			if err != nil || len(page.Keys) == 0 || page.Truncated {
+				t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
+			}
+			for _, k := range page.Keys {
+				if err := f.store.Delete(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	})
+	t.Run("torn", func(t *testing.T) {
+		collectKeepsMergeBases(t, func(f *fixture) {
+			f.store.torn = func(key string) bool { return strings.HasPrefix(key, root+"/index/commits/") }
+		})
+	})
+}
+
+// collectKeepsMergeBases is TestCollectKeepsMergeBases with lose (if
+// set) run right before the collection: the merge bases found before it
+// must still answer, and merges succeed, after it.
+func collectKeepsMergeBases(t *testing.T, lose func(f *fixture)) {
 	f := newFixture(t)
 	main := f.branch("main")
 	f.seed(main, 1)
@@ -665,10 +700,14 @@ func TestCollectKeepsMergeBases(t *testing.T) {
 		before = append(before, c.ID)
 	}
 	f.clock.Advance(10 * time.Minute)
-	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 2, Grace: time.Minute, SkewMargin: time.Minute}})
-	if rep.Manifests.Deleted == 0 || rep.MergeBases == 0 {
-		t.Fatalf("collection reclaimed no manifest or kept no merge base: %+v", rep)
+	if lose != nil {
+		lose(f)
 	}
+	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 2, Grace: time.Minute, SkewMargin: time.Minute}})
+	if rep.Manifests.Deleted == 0 || rep.MergeBases == 0 || rep.MergeBasesUnknown != 0 {
+		t.Fatalf("collection reclaimed no manifest, kept no merge base or left some unknown: %+v", rep)
+	}
+	f.store.torn = nil
 	for i, p := range pairs {
 		c, err := f.reopen().Kernel().MergeBase(ctx, p[0], p[1])
 		if err != nil || c.ID != before[i] {
