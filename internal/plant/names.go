@@ -84,6 +84,12 @@ const (
 	// while main moves on past retention, loses its merge base and the
 	// next merge fails with ErrReclaimed.
 	GCNoMergeBase = "gc-no-merge-base"
+	// GCNoReachRebuild: a collection that finds a reach's commit index
+	// missing or torn (an OS crash lost it: indexes follow the publish
+	// and no sync makes them durable) takes the reach as unknown instead
+	// of rebuilding it from the manifests, so it deletes that head's merge
+	// bases and a later merge fails with ErrReclaimed.
+	GCNoReachRebuild = "gc-no-reach-rebuild"
 	// SkewUnchecked: a publish skips the clock-skew check (docs/gc.md §4),
 	// so a writer whose clock runs behind the branch head's commit time by
 	// more than the skew margin publishes, and its staged fragments may
@@ -178,7 +184,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, GCNoReachRebuild, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree}
 	sort.Strings(names)
 	return names
 }

@@ -1,9 +1,12 @@
 package maintain
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -57,8 +60,15 @@ type Report struct {
 	// (kept while young, then deleted), marking nothing. A kept version
 	// that is unreadable fails the collection instead.
 	UnreadableVersions int
+	// IndexesRebuilt counts the commit indexes this run rebuilt from the
+	// manifests (a reach whose index was missing, torn or stale: an OS
+	// crash may lose an index, since none is synced) and wrote, before
+	// deleting anything, for the manifests it keeps: readers then find
+	// the reaches the run kept merge bases by.
+	IndexesRebuilt int
 	// MergeBasesUnknown counts live heads whose reach could not be read
-	// (no complete commit index: a pre-index or migrated history), and
+	// (no complete commit index and none rebuilt: a pre-index or migrated
+	// history, or more than rebuildDepth commits without one), and
 	// live pairs whose merge base needed such a reach or a manifest
 	// already collected: their merge bases are not roots, and a later
 	// merge may meet ErrReclaimed.
@@ -109,6 +119,10 @@ type collection struct {
 	// seen the manifests they decoded.
 	reachOf map[format.ManifestRef]reachLoad
 	seen    map[format.ManifestRef]format.Manifest
+	// rebuilt holds the reaches this run rebuilt (rebuildReach) of
+	// manifests holding their head commit: writeRebuilt stores those of
+	// kept manifests as their commits' indexes.
+	rebuilt map[format.ManifestRef]lineage.Reach
 	// indexes holds commit index bytes readAheadFolds read ahead, by key,
 	// until readReach takes them (at most maxPrefetchedIndexes).
 	indexes map[string][]byte
@@ -238,7 +252,58 @@ func (c *collection) load(ctx context.Context) error {
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
 	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
+	return c.writeRebuilt(ctx)
+}
+
+// writeRebuilt stores, before anything is deleted, the index of each
+// kept manifest's commit whose reach this run rebuilt (in location
+// order), durably: a reader computing a merge base after the run then
+// reads the reaches the run kept its merge bases by, and needs no
+// manifest the run deletes to rebuild them. A rebuilt reach is what the
+// index would say had it not been lost (rebuildReach), so overwriting a
+// torn or stale index, or racing a writer's repair of it, is harmless.
+func (c *collection) writeRebuilt(ctx context.Context) error {
+	ats := make([]format.ManifestRef, 0, len(c.rebuilt))
+	//detlint:ordered collects locations that are sorted next
+	for at := range c.rebuilt {
+		if c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)] {
+			ats = append(ats, at)
+		}
+	}
+	slices.SortFunc(ats, compareRefs)
+	for _, at := range ats {
+		if err := c.inTime(); err != nil {
+			return err
+		}
+		x := c.rebuilt[at].Index()
+		tok, err := c.m.token()
+		if err != nil {
+			return err
+		}
+		b, err := format.EncodeCommitIndex(&x, tok)
+		if err != nil {
+			return fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+		}
+		if err := c.m.putOver(ctx, c.m.keys.CommitIndex(x.ID), b); err != nil {
+			return fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+		}
+		c.rep.IndexesRebuilt++
+	}
 	return nil
+}
+
+// wasRebuilt reports whether this run rebuilt the reach r of at, or the
+// reach of the manifest holding r's head commit (a commit-less version 0
+// takes its fork commit's).
+func (c *collection) wasRebuilt(at format.ManifestRef, r lineage.Reach) bool {
+	_, a := c.rebuilt[at]
+	_, h := c.rebuilt[r.HeadAt]
+	return a || h
+}
+
+// compareRefs orders manifest locations by branch, incarnation, version.
+func compareRefs(a, b format.ManifestRef) int {
+	return cmp.Or(strings.Compare(a.Branch, b.Branch), cmp.Compare(a.Incarnation, b.Incarnation), cmp.Compare(a.Version, b.Version))
 }
 
 // listManifests groups every manifest key by incarnation.
@@ -443,9 +508,7 @@ func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineag
 	if err == nil || errors.Is(err, gc.ErrReachUnknown) {
 		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
 	}
-	if err == nil && found {
-		c.m.immut.putReach(r)
-	}
+	c.cacheReach(at, r, found, err)
 	return r, found, err
 }
 
@@ -519,10 +582,131 @@ func (c *collection) listedRef(at format.ManifestRef) bool {
 }
 
 func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
+	return c.readReachDepth(ctx, at, rebuildDepth)
+}
+
+// rebuildDepth bounds how many manifests one reach rebuild (rebuildReach)
+// walks back for consecutive commits whose indexes are missing too. Past
+// it the reach is unknown, as it was before rebuilds.
+const rebuildDepth = 64
+
+// rebuildLimits bound the reaches the collector rebuilds, the kernel's
+// defaults: any limits give a correct reach (JoinReach folds only what
+// the folded manifests' reaches hold), the writers' may differ.
+var rebuildLimits = lineage.Limits{Entries: lineage.DefaultReachEntries, Folds: lineage.DefaultReachFolds}
+
+// readReachDepth is readReach whose rebuild of a reach without a usable
+// index (absent, torn, undecodable, incomplete or stale: commit indexes
+// are aids an OS crash may lose, since no sync makes them durable) walks
+// at most depth manifests back. found=false when the manifest at is gone.
+func (c *collection) readReachDepth(ctx context.Context, at format.ManifestRef, depth int) (lineage.Reach, bool, error) {
 	mf, found, err := c.manifestRef(ctx, at)
 	if err != nil || !found {
 		return lineage.Reach{}, false, err
 	}
+	r, found, err := c.indexReach(ctx, at, mf)
+	if !errors.Is(err, gc.ErrReachUnknown) || plant.Enabled(plant.GCNoReachRebuild) {
+		return r, found, err
+	}
+	rebuilt, ok, rerr := c.rebuildReach(ctx, at, mf, depth)
+	if rerr != nil && !errors.Is(rerr, gc.ErrReachUnknown) {
+		return lineage.Reach{}, false, rerr
+	}
+	if !ok {
+		return lineage.Reach{}, false, err // the index's reason
+	}
+	if rebuilt.HeadAt == at { // at holds its commit: its reach is that commit's index
+		if c.rebuilt == nil {
+			c.rebuilt = map[format.ManifestRef]lineage.Reach{}
+		}
+		c.rebuilt[at] = rebuilt
+	}
+	return rebuilt, true, nil
+}
+
+// rebuildReach is the reach of the manifest mf at at computed from the
+// manifests, as its publish computed its commit's index
+// (kernel.commitIndexFrom): the reach of the manifest before it joined
+// with the merged-from manifest's for a merge (lineage.JoinReach); for a
+// commit-less version 0, its fork commit's manifest's plus at. Its inputs
+// come from their indexes, or are rebuilt in turn, depth-1 deep. ok=false
+// (unknown) when depth is spent, at is a manifest whose commit is not
+// its head, or an input manifest is gone. A genesis reaches itself alone.
+func (c *collection) rebuildReach(ctx context.Context, at format.ManifestRef, mf format.Manifest, depth int) (lineage.Reach, bool, error) {
+	if depth <= 0 {
+		return lineage.Reach{}, false, nil
+	}
+	if mf.Commit == nil || mf.Commit.ID != mf.Head {
+		if mf.Version != 0 || mf.ForkOf == nil {
+			return lineage.Reach{}, false, nil
+		}
+		f := mf.ForkOf
+		fr, found, err := c.reachDepth(ctx, format.ManifestRef{Branch: f.Branch, Incarnation: f.Incarnation, Version: f.ManifestVersion}, depth-1)
+		if err != nil || !found || fr.ID != mf.Head {
+			return lineage.Reach{}, false, err
+		}
+		return fr.ForManifest(at), true, nil
+	}
+	if mf.Version == 0 {
+		if mf.ForkOf != nil || mf.Commit.Kind != format.KindGenesis {
+			return lineage.Reach{}, false, nil
+		}
+		return lineage.JoinReach(at, mf.Commit.ID, lineage.Reach{}, nil, rebuildLimits, false), true, nil // as Init wrote it
+	}
+	prevAt := at
+	prevAt.Version--
+	prev, found, err := c.reachDepth(ctx, prevAt, depth-1)
+	if err != nil || !found {
+		return lineage.Reach{}, false, err
+	}
+	var merged *lineage.Reach
+	if from := mf.Commit.MergedFrom; from != nil {
+		r, found, err := c.reachDepth(ctx, *from, depth-1)
+		if err != nil || !found {
+			return lineage.Reach{}, false, err
+		}
+		merged = &r
+	}
+	return lineage.JoinReach(at, mf.Commit.ID, prev, merged, rebuildLimits, false), true, nil
+}
+
+// reachDepth is reachAt for a rebuild's input, depth manifests deep: a
+// cached answer, else read (and rebuilt if need be) and, when found,
+// cached as reachAt caches.
+func (c *collection) reachDepth(ctx context.Context, at format.ManifestRef, depth int) (lineage.Reach, bool, error) {
+	if l, ok := c.reachOf[at]; ok {
+		return l.r, l.found, l.err
+	}
+	if r, ok := c.m.immut.getReach(at); ok && c.listedRef(at) && c.listedRef(r.HeadAt) {
+		c.reachOf[at] = reachLoad{r: r, found: true}
+		return r, true, nil
+	}
+	if err := c.inTime(); err != nil {
+		return lineage.Reach{}, false, err
+	}
+	r, found, err := c.readReachDepth(ctx, at, depth)
+	if err == nil && found {
+		c.reachOf[at] = reachLoad{r: r, found: true}
+	}
+	c.cacheReach(at, r, found, err)
+	return r, found, err
+}
+
+// cacheReach keeps a reach read from its index in the Maintainer's cache
+// for later runs; a rebuilt one is not kept there (a later run reads the
+// index this run wrote for it, or rebuilds it again if that write never
+// happened).
+func (c *collection) cacheReach(at format.ManifestRef, r lineage.Reach, found bool, err error) {
+	if err == nil && found && !c.wasRebuilt(at, r) {
+		c.m.immut.putReach(r)
+	}
+}
+
+// indexReach is the reach of the manifest mf at at from its head
+// commit's index: gc.ErrReachUnknown when the index is absent, torn,
+// undecodable, incomplete or stale; found=false when the manifest the
+// index names is gone.
+func (c *collection) indexReach(ctx context.Context, at format.ManifestRef, mf format.Manifest) (lineage.Reach, bool, error) {
 	b, found, err := c.commitIndex(ctx, c.m.keys.CommitIndex(mf.Head))
 	if errors.Is(err, objstore.ErrCorruptObject) {
 		// Torn by a crash (a publish writes its index wholly deferred):

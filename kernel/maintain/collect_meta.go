@@ -1,6 +1,7 @@
 package maintain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -525,6 +526,33 @@ func (m *Maintainer) putStands(ctx context.Context, key string, b []byte) error 
 		case errors.Is(err, objstore.ErrAmbiguous):
 			if _, found, gerr := m.get(ctx, key); gerr != nil || found {
 				return gerr
+			}
+		case !retryable(err):
+			return fmt.Errorf("maintain: put %s: %w", key, err)
+		}
+		last = err
+	}
+	return fmt.Errorf("maintain: put %s: %d attempts: %w", key, maxAttempts, last)
+}
+
+// putOver writes b at key unconditionally and durably, over whatever is
+// there (an aid every writer of key writes the same statement to: a
+// rebuilt commit index). An ambiguous outcome is read back: b there ends
+// it, anything else writes again.
+func (m *Maintainer) putOver(ctx context.Context, key string, b []byte) error {
+	var last error
+	for i := 0; i < maxAttempts; i++ {
+		_, err := m.store.Put(ctx, key, b, objstore.Unconditional)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, objstore.ErrAmbiguous):
+			got, found, gerr := m.get(ctx, key)
+			if gerr != nil {
+				return gerr
+			}
+			if found && bytes.Equal(got, b) {
+				return nil
 			}
 		case !retryable(err):
 			return fmt.Errorf("maintain: put %s: %w", key, err)

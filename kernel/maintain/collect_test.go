@@ -734,34 +734,50 @@ func collectKeepsMergeBases(t *testing.T, lose func(f *fixture)) {
 
 // TestCollectWithoutCommitIndexes: commit indexes are aids, never
 // authoritative; with every one gone a collection still runs and keeps
-// everything the other rules keep, and it counts the live heads whose
-// merge bases it could not find (Report.MergeBasesUnknown) instead of
-// guessing.
+// everything the other rules keep. It rebuilds the reach of a head whose
+// index is gone from the manifests, at most rebuildDepth commits back,
+// and stores the index of each kept manifest it rebuilt; past that depth
+// it counts the live heads whose merge bases it could not find
+// (Report.MergeBasesUnknown) instead of guessing.
 func TestCollectWithoutCommitIndexes(t *testing.T) {
-	f := newFixture(t)
-	main := f.branch("main")
-	cs := f.seed(main, 6)
-	if _, err := f.g.Kernel().CreateBranch(ctx, "feat", main); err != nil {
-		t.Fatal(err)
-	}
-	page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
-	if err != nil || len(page.Keys) == 0 || page.Truncated {
-		t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
-	}
-	for _, k := range page.Keys {
-		if err := f.store.Delete(ctx, k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.clock.Advance(10 * time.Minute)
-	rep := f.collect(policy)
-	if rep.MergeBasesUnknown != 2 || rep.MergeBases != 0 {
-		t.Fatalf("merge bases kept %d, unknown %d; want 0 and 2 (main and feat)", rep.MergeBases, rep.MergeBasesUnknown)
-	}
-	for i, c := range cs[len(cs)-3:] {
-		if name, err := f.readAll(c.ID); err != nil || name != fmt.Sprint("v", 3+i) {
-			t.Fatalf("retained commit %d: %q %v", i, name, err)
-		}
+	for _, tc := range []struct {
+		commits          int
+		rebuilt, unknown int
+	}{
+		{6, 4, 0},                         // main's three retained commit manifests and the genesis; feat's v0 holds no commit
+		{maintain.RebuildDepth + 6, 0, 2}, // main's head is more than rebuildDepth commits from the genesis
+	} {
+		t.Run(fmt.Sprint(tc.commits, "commits"), func(t *testing.T) {
+			f := newFixture(t)
+			main := f.branch("main")
+			cs := f.seed(main, tc.commits)
+			if _, err := f.g.Kernel().CreateBranch(ctx, "feat", main); err != nil {
+				t.Fatal(err)
+			}
+			page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
+			if err != nil || len(page.Keys) == 0 || page.Truncated {
+				t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
+			}
+			for _, k := range page.Keys {
+				if err := f.store.Delete(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.clock.Advance(10 * time.Minute)
+			rep := f.collect(policy)
+			if rep.MergeBasesUnknown != tc.unknown || rep.MergeBases != 0 || rep.IndexesRebuilt != tc.rebuilt {
+				t.Fatalf("merge bases kept %d, unknown %d, indexes rebuilt %d; want 0, %d and %d", rep.MergeBases, rep.MergeBasesUnknown, rep.IndexesRebuilt, tc.unknown, tc.rebuilt)
+			}
+			head := root + "/index/commits/" + f.head(main).String()
+			if _, err := f.store.Get(ctx, head); (err == nil) != (tc.rebuilt > 0) {
+				t.Fatalf("main's head index after the collection: %v (rebuilt %d)", err, tc.rebuilt)
+			}
+			for i, c := range cs[len(cs)-3:] {
+				if name, err := f.readAll(c.ID); err != nil || name != fmt.Sprint("v", tc.commits-3+i) {
+					t.Fatalf("retained commit %d: %q %v", i, name, err)
+				}
+			}
+		})
 	}
 }
 
@@ -770,9 +786,10 @@ func TestCollectWithoutCommitIndexes(t *testing.T) {
 // that attempt lands, so an OS crash can tear one; a later attempt's or a
 // repair's overwrite of it is not synced either, so even a published
 // commit's index may read torn (objstore.ErrCorruptObject) after a
-// crash. The collector counts such a head's merge bases unknown, as for
-// a missing index, and completes (red without readReach's rule: every
-// collection fails on the torn read).
+// crash. The collector takes such an index as missing (it rebuilds the
+// reach from the manifests, TestCollectWithoutCommitIndexes) and
+// completes (red without readReach's rule: every collection fails on the
+// torn read).
 func TestCollectTornCommitIndexes(t *testing.T) {
 	f := newFixture(t)
 	main := f.branch("main")
@@ -783,8 +800,8 @@ func TestCollectTornCommitIndexes(t *testing.T) {
 	f.store.torn = func(key string) bool { return strings.HasPrefix(key, root+"/index/commits/") }
 	f.clock.Advance(10 * time.Minute)
 	rep := f.collect(policy)
-	if rep.MergeBasesUnknown != 2 || rep.MergeBases != 0 {
-		t.Fatalf("merge bases kept %d, unknown %d; want 0 and 2 (main and feat)", rep.MergeBases, rep.MergeBasesUnknown)
+	if rep.MergeBasesUnknown != 0 || rep.MergeBases != 0 || rep.IndexesRebuilt != 4 {
+		t.Fatalf("merge bases kept %d, unknown %d, indexes rebuilt %d; want 0, 0 and 4 (main's three retained commit manifests and the genesis)", rep.MergeBases, rep.MergeBasesUnknown, rep.IndexesRebuilt)
 	}
 }
 

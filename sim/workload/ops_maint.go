@@ -72,7 +72,7 @@ func init() {
 			"durability as fs does and a power loss loses what was not yet durable, so a manifest durable before what it pins " +
 			"loses table versions and fragments (table-head, retained-readable)",
 		Generate:     func(seed uint64, _ string) *Scenario { return genMaint(seed, "oscrash") },
-		Plants:       []string{plant.PublishSkipsDeferred},
+		Plants:       []string{plant.PublishSkipsDeferred, plant.GCNoReachRebuild},
 		Contract:     mustContract(dataSchema),
 		Seed:         seedData,
 		Grace:        maintGrace,

@@ -1,0 +1,4 @@
+package maintain
+
+// RebuildDepth exports rebuildDepth to the external tests.
+const RebuildDepth = rebuildDepth
