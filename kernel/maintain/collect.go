@@ -66,6 +66,10 @@ type Report struct {
 	// deleting anything, for the manifests it keeps: readers then find
 	// the reaches the run kept merge bases by.
 	IndexesRebuilt int
+	// IndexesSynced counts the commit indexes this run read its kept
+	// manifests' reaches from and made durable before deleting anything
+	// (none on a store that writes durably).
+	IndexesSynced int
 	// MergeBasesUnknown counts live heads whose reach could not be read
 	// (no complete commit index and none rebuilt: a pre-index or migrated
 	// history, or more than rebuildDepth commits without one), and
@@ -123,6 +127,10 @@ type collection struct {
 	// manifests holding their head commit: writeRebuilt stores those of
 	// kept manifests as their commits' indexes.
 	rebuilt map[format.ManifestRef]lineage.Reach
+	// unsynced holds, by location, the head commit of each reach this run
+	// read from a commit index not known durable: syncIndexes makes those
+	// of kept manifests durable before anything is deleted.
+	unsynced map[format.ManifestRef]lineage.Reach
 	// indexes holds commit index bytes readAheadFolds read ahead, by key,
 	// until readReach takes them (at most maxPrefetchedIndexes).
 	indexes map[string][]byte
@@ -252,7 +260,51 @@ func (c *collection) load(ctx context.Context) error {
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
 	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
-	return c.writeRebuilt(ctx)
+	if err := c.writeRebuilt(ctx); err != nil {
+		return err
+	}
+	return c.syncIndexes(ctx)
+}
+
+// syncIndexes makes durable, before anything is deleted, the commit
+// indexes this run read the reaches of kept manifests from
+// (objstore.SyncDeferred; nothing to do on a store that writes durably),
+// then caches those reaches for later runs. An index is written with no
+// sync of its own (it follows its publish: docs/format.md), so an OS
+// crash after the run could otherwise lose one the run kept merge bases
+// by, after the run deleted the manifests a reader would need to rebuild
+// it. Reaches a later run takes from the cache are durable already. A
+// failure (an index gone since it was read) fails the run before any
+// delete.
+func (c *collection) syncIndexes(ctx context.Context) error {
+	ats := make([]format.ManifestRef, 0, len(c.unsynced))
+	//detlint:ordered collects locations that are sorted next
+	for at := range c.unsynced {
+		if c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)] {
+			ats = append(ats, at)
+		}
+	}
+	if len(ats) == 0 {
+		return nil
+	}
+	if err := c.inTime(); err != nil {
+		return err
+	}
+	slices.SortFunc(ats, compareRefs)
+	keys := make([]string, 0, len(ats))
+	for _, at := range ats {
+		keys = append(keys, c.m.keys.CommitIndex(c.unsynced[at].ID))
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if err := objstore.SyncDeferred(ctx, c.m.store, keys); err != nil {
+		return fmt.Errorf("sync commit indexes: %w", err)
+	}
+	for _, at := range ats {
+		c.m.immut.putReach(c.unsynced[at])
+	}
+	c.rep.IndexesSynced += len(keys)
+	return nil
 }
 
 // writeRebuilt stores, before anything is deleted, the index of each
@@ -494,22 +546,7 @@ type reachLoad struct {
 // version 0, its fork commit's) is gone; gc.ErrReachUnknown when the
 // index is absent, unreadable, incomplete or stale. Answers are cached.
 func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
-	if l, ok := c.reachOf[at]; ok {
-		return l.r, l.found, l.err
-	}
-	if r, ok := c.m.immut.getReach(at); ok && c.listedRef(at) && c.listedRef(r.HeadAt) {
-		c.reachOf[at] = reachLoad{r: r, found: true}
-		return r, true, nil
-	}
-	if err := c.inTime(); err != nil {
-		return lineage.Reach{}, false, err
-	}
-	r, found, err := c.readReach(ctx, at)
-	if err == nil || errors.Is(err, gc.ErrReachUnknown) {
-		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
-	}
-	c.cacheReach(at, r, found, err)
-	return r, found, err
+	return c.reachDepth(ctx, at, rebuildDepth)
 }
 
 // maxPrefetchedIndexes bounds the commit indexes one run holds read ahead.
@@ -670,9 +707,15 @@ func (c *collection) rebuildReach(ctx context.Context, at format.ManifestRef, mf
 	return lineage.JoinReach(at, mf.Commit.ID, prev, merged, rebuildLimits, false), true, nil
 }
 
-// reachDepth is reachAt for a rebuild's input, depth manifests deep: a
-// cached answer, else read (and rebuilt if need be) and, when found,
-// cached as reachAt caches.
+// reachDepth is reachAt whose rebuild, if the reach needs one, walks at
+// most depth manifests back: a cached answer, else read (and rebuilt if
+// need be). An answer is cached for the run unless it is unknown only
+// for want of depth (a rebuild's input: another path may reach it with
+// more). A reach read from an index is noted for syncIndexes, which puts
+// it in the Maintainer's cache once the index is durable: a cached reach
+// is one a later run may trust without reading the index, so it must be
+// the reach the store will keep saying (an index lost to an OS crash
+// after the read may be rebuilt by a writer with other reach limits).
 func (c *collection) reachDepth(ctx context.Context, at format.ManifestRef, depth int) (lineage.Reach, bool, error) {
 	if l, ok := c.reachOf[at]; ok {
 		return l.r, l.found, l.err
@@ -685,21 +728,28 @@ func (c *collection) reachDepth(ctx context.Context, at format.ManifestRef, dept
 		return lineage.Reach{}, false, err
 	}
 	r, found, err := c.readReachDepth(ctx, at, depth)
-	if err == nil && found {
-		c.reachOf[at] = reachLoad{r: r, found: true}
+	if err == nil || depth == rebuildDepth && errors.Is(err, gc.ErrReachUnknown) {
+		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
 	}
-	c.cacheReach(at, r, found, err)
+	if err == nil && found && !c.wasRebuilt(at, r) {
+		c.noteUnsynced(at, r)
+	}
 	return r, found, err
 }
 
-// cacheReach keeps a reach read from its index in the Maintainer's cache
-// for later runs; a rebuilt one is not kept there (a later run reads the
-// index this run wrote for it, or rebuilds it again if that write never
-// happened).
-func (c *collection) cacheReach(at format.ManifestRef, r lineage.Reach, found bool, err error) {
-	if err == nil && found && !c.wasRebuilt(at, r) {
+// noteUnsynced notes that the reach r of at was read from a commit index
+// (written without a sync of its own). On a store that writes durably
+// (no objstore.DeferredPutter) every index is durable once written, so r
+// goes to the Maintainer's cache at once.
+func (c *collection) noteUnsynced(at format.ManifestRef, r lineage.Reach) {
+	if _, defers := c.m.store.(objstore.DeferredPutter); !defers {
 		c.m.immut.putReach(r)
+		return
 	}
+	if c.unsynced == nil {
+		c.unsynced = map[format.ManifestRef]lineage.Reach{}
+	}
+	c.unsynced[at] = r
 }
 
 // indexReach is the reach of the manifest mf at at from its head

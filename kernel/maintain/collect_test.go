@@ -53,6 +53,11 @@ func (s *hookStore) Put(ctx context.Context, key string, b []byte, c objstore.Co
 type fixture struct {
 	t     *testing.T
 	store *hookStore
+	// kst is the store the handles and the Maintainer use: store, or
+	// (newDeferringFixture) store with the simulator's deferred
+	// durability, whose machine crash base.MachineCrash is.
+	kst   objstore.Store
+	base  *sim.Store
 	clock *kernel.ManualClock
 	g     *data.Graph
 	m     *maintain.Maintainer
@@ -92,6 +97,49 @@ func newFixtureOpts(t *testing.T, inline, fanout int) *fixture {
 // as data.Options.InlineFragments, EmbedFragments and IndexFanout.
 func newFixtureAll(t *testing.T, inline, embed, fanout int) *fixture {
 	t.Helper()
+	base := sim.New(sim.Config{Seed: 1})
+	store := &hookStore{Store: base}
+	return newFixtureOn(t, base, store, store, inline, embed, fanout)
+}
+
+// newDeferringFixture is newFixture on the simulator's deferring view
+// (sim.Deferring): deferred writes, a publish's commit index among them,
+// stay volatile until synced, and f.base.MachineCrash loses them.
+func newDeferringFixture(t *testing.T) *fixture {
+	t.Helper()
+	base := sim.New(sim.Config{Seed: 1})
+	d := base.Deferring()
+	store := &hookStore{Store: d}
+	return newFixtureOn(t, base, store, deferringStore{hookStore: store, d: d}, 0, 0, 0)
+}
+
+// deferringStore is a hookStore over a sim.Deferring that keeps its
+// deferred-durability capabilities (an embedded objstore.Store hides them).
+type deferringStore struct {
+	*hookStore
+	d *sim.Deferring
+}
+
+func (s deferringStore) PutDeferred(ctx context.Context, key string, b []byte) (string, error) {
+	return s.d.PutDeferred(ctx, key, b)
+}
+
+func (s deferringStore) PutDeferredIntact(ctx context.Context, key string, b []byte, c objstore.Condition) (string, bool, error) {
+	return s.d.PutDeferredIntact(ctx, key, b, c)
+}
+
+func (s deferringStore) SyncDeferred(ctx context.Context, keys []string) error {
+	return s.d.SyncDeferred(ctx, keys)
+}
+
+func (s deferringStore) PutAfterDeferred(ctx context.Context, key string, b []byte, c objstore.Condition, deferred []string) (string, error) {
+	return s.d.PutAfterDeferred(ctx, key, b, c, deferred)
+}
+
+// newFixtureOn is newFixtureAll on base, seen through store (the hooks)
+// and kst (what handles and the Maintainer use).
+func newFixtureOn(t *testing.T, base *sim.Store, store *hookStore, kst objstore.Store, inline, embed, fanout int) *fixture {
+	t.Helper()
 	clock := kernel.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	env := func(seed byte) kernel.Env {
 		return kernel.Env{Clock: clock, Entropy: rand.NewChaCha8([32]byte{seed})}
@@ -100,16 +148,15 @@ func newFixtureAll(t *testing.T, inline, embed, fanout int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &hookStore{Store: sim.New(sim.Config{Seed: 1})}
-	g, err := data.Init(ctx, store, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, EmbedFragments: embed, IndexFanout: fanout})
+	g, err := data.Init(ctx, kst, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, EmbedFragments: embed, IndexFanout: fanout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := maintain.New(store, root, env(2))
+	m, err := maintain.New(kst, root, env(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, store: store, clock: clock, g: g, m: m, inline: inline, embed: embed, fanout: fanout}
+	return &fixture{t: t, store: store, kst: kst, base: base, clock: clock, g: g, m: m, inline: inline, embed: embed, fanout: fanout}
 }
 
 var policy = maintain.Policy{Policy: gc.Policy{KeepLast: 3, Grace: time.Minute, SkewMargin: time.Minute}}
@@ -228,7 +275,7 @@ func (f *fixture) readAll(c kernel.CommitID) (string, error) {
 // reopen returns a fresh read-write handle (empty caches).
 func (f *fixture) reopen() *data.Graph {
 	f.t.Helper()
-	g, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, EmbedFragments: f.embed, IndexFanout: f.fanout})
+	g, err := data.Open(ctx, f.kst, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, EmbedFragments: f.embed, IndexFanout: f.fanout})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -631,7 +678,7 @@ func TestCollectKeepsForkPoints(t *testing.T) {
 // MergeBase answers as before and merging again works — without the rule
 // the base (the merged commit, far below either head) is collected and
 // the merge fails with ErrReclaimed.
-func TestCollectKeepsMergeBases(t *testing.T) { collectKeepsMergeBases(t, nil) }
+func TestCollectKeepsMergeBases(t *testing.T) { collectKeepsMergeBases(t, newFixture(t), lossHooks{}) }
 
 // TestCollectKeepsMergeBasesWithoutCommitIndexes: commit indexes are aids
 // an OS crash may lose (a publish writes its commit's index beside the
@@ -644,30 +691,80 @@ func TestCollectKeepsMergeBases(t *testing.T) { collectKeepsMergeBases(t, nil) }
 // deletes them and the merges fail with ErrReclaimed.
 func TestCollectKeepsMergeBasesWithoutCommitIndexes(t *testing.T) {
 	t.Run("deleted", func(t *testing.T) {
-		collectKeepsMergeBases(t, func(f *fixture) {
-			page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
-			if err != nil || len(page.Keys) == 0 || page.Truncated {
-				t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
-			}
-			for _, k := range page.Keys {
-				if err := f.store.Delete(ctx, k); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
+		collectKeepsMergeBases(t, newFixture(t), lossHooks{lose: func(f *fixture) { deleteCommitIndexes(t, f) }})
 	})
 	t.Run("torn", func(t *testing.T) {
-		collectKeepsMergeBases(t, func(f *fixture) {
+		collectKeepsMergeBases(t, newFixture(t), lossHooks{lose: func(f *fixture) {
 			f.store.torn = func(key string) bool { return strings.HasPrefix(key, root+"/index/commits/") }
-		})
+		}})
 	})
 }
 
-// collectKeepsMergeBases is TestCollectKeepsMergeBases with lose (if
-// set) run right before the collection: the merge bases found before it
-// must still answer, and merges succeed, after it.
-func collectKeepsMergeBases(t *testing.T, lose func(f *fixture)) {
-	f := newFixture(t)
+// TestCollectSyncsTheIndexesItKeepsBy: an index a handle rebuilt (writers
+// crashed between their publishes and their index writes; here the
+// indexes of each branch's last six commits are gone before the merge
+// bases are asked for, and a fresh handle's MergeBase rebuilds them) is
+// written with no sync of its own (writeCommitIndex), so a collection
+// that read a reach from such an index, kept the merge bases it names and
+// deleted the manifests in between must make the index durable first: an
+// OS crash right after the collection (every volatile object lost) then
+// leaves every merge base answering and the merges succeeding. Red
+// without syncIndexes: the rebuilt indexes are lost, and rebuilding them
+// again needs the manifests the collection deleted (ErrReclaimed).
+func TestCollectSyncsTheIndexesItKeepsBy(t *testing.T) {
+	collectKeepsMergeBases(t, newDeferringFixture(t), lossHooks{
+		early: func(f *fixture) {
+			// The last loop's 18 commits are the newest: their ids sort
+			// last (a ULID starts with its time; the clock moves on with
+			// every commit).
+			page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
+			if err != nil || page.Truncated || len(page.Keys) < 18 {
+				t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
+			}
+			lost := 0
+			for _, k := range page.Keys[len(page.Keys)-18:] {
+				if err := f.store.Delete(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+				lost++
+			}
+			if lost != 18 {
+				t.Fatalf("deleted %d commit indexes, want the last loop's 18", lost)
+			}
+		},
+		lose: func(f *fixture) {
+			if f.base.Volatile() == 0 {
+				t.Fatal("no object volatile before the collection: the rebuilt commit indexes were synced")
+			}
+
+		},
+		crash: func(f *fixture) { f.base.MachineCrash(0, 0) },
+	})
+}
+
+// collectKeepsMergeBases is TestCollectKeepsMergeBases on f with lose (if
+// set) run right before the collection and crash (if set) right after
+// it: the merge bases found before must still answer, and merges succeed,
+// after both.
+func collectKeepsMergeBases(t *testing.T, f *fixture, h lossHooks) {
+	t.Helper()
+	if err := collectMergeBases(t, f, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lossHooks are what collectMergeBases runs at its three points (each if
+// set): early before the merge bases are first asked for (a fresh
+// handle's MergeBase rebuilds and stores an index it finds missing),
+// lose right before the collection, crash right after it.
+type lossHooks struct {
+	early, lose, crash func(f *fixture)
+}
+
+// collectMergeBases is collectKeepsMergeBases returning what went wrong
+// after the collection: an error wrapping the kernel's (ErrReclaimed for
+// a merge base collected) or a report that kept no merge base.
+func collectMergeBases(t *testing.T, f *fixture, h lossHooks) error {
 	main := f.branch("main")
 	f.seed(main, 1)
 	feat := f.fork("feat", main)
@@ -690,6 +787,9 @@ func collectKeepsMergeBases(t *testing.T, lose func(f *fixture)) {
 		f.commit(fix, func(tx *data.Txn) error { return tx.Update("Person", person("p05", fmt.Sprint("fix", i))) })
 		f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p03", fmt.Sprint("main", i))) })
 	}
+	if h.early != nil {
+		h.early(f)
+	}
 	pairs := [][2]kernel.BranchRef{{main, feat}, {main, fix}, {feat, fix}}
 	var before []kernel.CommitID
 	for _, p := range pairs {
@@ -700,24 +800,27 @@ func collectKeepsMergeBases(t *testing.T, lose func(f *fixture)) {
 		before = append(before, c.ID)
 	}
 	f.clock.Advance(10 * time.Minute)
-	if lose != nil {
-		lose(f)
+	if h.lose != nil {
+		h.lose(f)
 	}
 	rep := f.collect(maintain.Policy{Policy: gc.Policy{KeepLast: 2, Grace: time.Minute, SkewMargin: time.Minute}})
-	if rep.Manifests.Deleted == 0 || rep.MergeBases == 0 || rep.MergeBasesUnknown != 0 {
-		t.Fatalf("collection reclaimed no manifest, kept no merge base or left some unknown: %+v", rep)
-	}
 	f.store.torn = nil
+	if h.crash != nil {
+		h.crash(f)
+	}
 	for i, p := range pairs {
 		c, err := f.reopen().Kernel().MergeBase(ctx, p[0], p[1])
 		if err != nil || c.ID != before[i] {
-			t.Fatalf("merge base of %s and %s after collection: %s %v, want %s", p[0], p[1], c.ID, err, before[i])
+			return fmt.Errorf("merge base of %s and %s after collection: %s, want %s: %w", p[0], p[1], c.ID, before[i], err)
 		}
+	}
+	if rep.Manifests.Deleted == 0 || rep.MergeBases == 0 || rep.MergeBasesUnknown != 0 {
+		return fmt.Errorf("collection reclaimed no manifest, kept no merge base or left some unknown: %+v", rep)
 	}
 	cold := f.reopen()
 	for _, src := range []kernel.BranchRef{feat, fix} {
 		if _, err := cold.Merge(ctx, src, main, kernel.LineageIntent{Actor: "t", Message: "again"}, data.MergeOptions{}); err != nil {
-			t.Fatalf("merge %s into main after collection: %v", src, err)
+			return fmt.Errorf("merge %s into main after collection: %w", src, err)
 		}
 	}
 	s, err := cold.SnapshotAt(ctx, main)
@@ -728,6 +831,21 @@ func collectKeepsMergeBases(t *testing.T, lose func(f *fixture)) {
 		r, ok, err := s.Get(ctx, "Person", id)
 		if err != nil || !ok || r.Props["name"] != want {
 			t.Fatalf("after the merges %s = %v %v %v, want name %q", id, r, ok, err, want)
+		}
+	}
+	return nil
+}
+
+// deleteCommitIndexes deletes every commit index of f's graph.
+func deleteCommitIndexes(t *testing.T, f *fixture) {
+	t.Helper()
+	page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
+	if err != nil || len(page.Keys) == 0 || page.Truncated {
+		t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
+	}
+	for _, k := range page.Keys {
+		if err := f.store.Delete(ctx, k); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -122,7 +122,8 @@ func (c *immutableCache) putPair(a, b format.ManifestRef, loaded []format.Manife
 }
 
 // getReach returns the verified reach of the manifest at, if a collection
-// of this Maintainer verified it before.
+// of this Maintainer verified it, and made the index it read it from
+// durable, before (collection.syncIndexes).
 func (c *immutableCache) getReach(at format.ManifestRef) (lineage.Reach, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

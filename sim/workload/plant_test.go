@@ -50,7 +50,6 @@ var plantChecks = map[string][]string{
 	plant.GCNoGrace:            {"retained-readable"},
 	plant.GCBranchLocal:        {"retained-readable"},
 	plant.GCNoMergeBase:        {"merge-base-kept"},
-	plant.GCNoReachRebuild:     {"merge-base-kept"},
 	plant.SkewUnchecked:        {"clock-skew"},
 	plant.TombstoneReuse:       {"recreated-name"},
 	plant.PinLeaseReadOnce:     {"pin-held"},
