@@ -70,3 +70,51 @@ func TestFailedCommitIndexWriteIsRepaired(t *testing.T) {
 		}
 	}
 }
+
+// TestIncompleteCommitIndexIsRepaired: an index written incomplete (its
+// publisher could not read its parent's reach: that index lost and past
+// the repair depth, or an input manifest gone) is a location aid but no
+// reach; a handle needing the reach rebuilds it like a missing one, so
+// the next publish stores both complete. Red before: a present
+// incomplete index was taken as final, every later commit's index was
+// written incomplete too, and merge bases walked the manifests for good.
+func TestIncompleteCommitIndexIsRepaired(t *testing.T) {
+	store := sim.New(sim.Config{Seed: 1})
+	g := mustInit(t, store, 1)
+	main := mustBranch(t, g, "main")
+	commitTable(t, g, main, "a", "1")
+	partial := commitTable(t, g, main, "a", "2")
+	keys := format.NewKeys(root)
+	obj, err := store.Get(ctx, keys.CommitIndex(partial.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := format.DecodeCommitIndex(obj.Data)
+	if err != nil || !x.Complete {
+		t.Fatalf("index of %s as published: complete=%v (%v)", partial.ID, x.Complete, err)
+	}
+	x = format.CommitIndex{ID: x.ID, At: x.At} // as a publisher that could not read its parent's reach writes it
+	b, err := format.EncodeCommitIndex(&x, format.Token{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(ctx, keys.CommitIndex(partial.ID), b, objstore.Unconditional); err != nil {
+		t.Fatal(err)
+	}
+	w, err := kernel.Open(ctx, store, root, kernel.Options{Env: testEnv(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := commitTable(t, w, mustBranch(t, w, "main"), "a", "3")
+	for _, c := range []kernel.Commit{partial, next} {
+		obj, err := store.Get(ctx, keys.CommitIndex(c.ID))
+		if err != nil {
+			t.Fatalf("index of %s after the next publish: %v", c.ID, err)
+		}
+		x, _, err := format.DecodeCommitIndex(obj.Data)
+		at := format.ManifestRef{Branch: c.Branch, Incarnation: c.Incarnation, Version: c.ManifestVersion}
+		if err != nil || !x.Complete || x.At != at {
+			t.Fatalf("index of %s: complete=%v at %v, want complete at %v (%v)", c.ID, x.Complete, x.At, at, err)
+		}
+	}
+}
