@@ -103,7 +103,10 @@ func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (li
 	if err != nil {
 		return lineage.Reach{}, false, err
 	}
-	if !ok {
+	if !ok || !x.Complete {
+		// Missing, stale, or written incomplete (its publisher could not
+		// read its parent's reach): rebuilt, and stored when complete, so
+		// an incomplete index does not make every descendant's incomplete.
 		if x, ok, err = g.repairIndex(ctx, l, depth); err != nil || !ok {
 			return lineage.Reach{}, false, err
 		}
@@ -315,7 +318,7 @@ func (g *Graph) commitIndexCached(head loaded, next *format.Manifest) (format.Co
 				return lineage.Reach{}, false, errNotCached
 			}
 			if !x.Complete {
-				return lineage.Reach{}, false, nil
+				return lineage.Reach{}, false, errNotCached // built after the publish, which repairs it
 			}
 			return lineage.FromIndex(x).ForManifest(l.ref()), true, nil
 		},

@@ -569,10 +569,12 @@ func (g *Graph) commitReach(ctx context.Context, id CommitID) (lineage.Reach, bo
 	if err != nil {
 		return lineage.Reach{}, false, err
 	}
-	if !ok {
-		at, err := g.locate(ctx, id)
-		if err != nil {
-			return lineage.Reach{}, false, err
+	if !ok || !x.Complete { // an incomplete one is rebuilt too (manifestReachDepth)
+		at := x.At
+		if !ok {
+			if at, err = g.locate(ctx, id); err != nil {
+				return lineage.Reach{}, false, err
+			}
 		}
 		l, err := g.lineageManifest(ctx, at)
 		if err != nil {
