@@ -121,9 +121,10 @@ func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (li
 // stale) from the manifest holding it and the one before it, exactly as
 // its publish would have (commitIndexForDepth), recursing at most depth
 // commits into the past for indexes missing too. A writable handle stores
-// it; every handle caches it. ok=false when it cannot be rebuilt: the
-// depth is spent, l is legacy or a genesis, or a manifest it needs was
-// collected.
+// it; every handle caches it. A genesis's is rebuilt as Init wrote it.
+// ok=false when it cannot be rebuilt: the depth is spent, l is legacy, or
+// a manifest it needs was collected (x is then incomplete, a location
+// aid only).
 func (g *Graph) repairIndex(ctx context.Context, l loaded, depth int) (format.CommitIndex, bool, error) {
 	x, ok, err := g.rebuildIndex(ctx, l, depth)
 	if err != nil || !ok {
@@ -152,7 +153,10 @@ func (g *Graph) rebuildIndex(ctx context.Context, l loaded, depth int) (format.C
 	}
 	at, ok := previous(l)
 	if !ok || l.m.Version == 0 {
-		return format.CommitIndex{}, false, nil // a genesis: written before its manifest
+		if l.m.Version == 0 && l.m.ForkOf == nil && l.m.Commit.Kind == format.KindGenesis {
+			return genesisIndex(l.m.Commit.ID, l.ref()), true, nil // as Init wrote it (unsynced: an OS crash may lose it)
+		}
+		return format.CommitIndex{}, false, nil
 	}
 	pl, found, err := g.manifestIfAny(ctx, at)
 	if err != nil || !found {
@@ -380,4 +384,10 @@ func (g *Graph) encodeCommitIndex(x *format.CommitIndex) ([]byte, error) {
 		panic(fmt.Sprintf("kernel: invariant broken: invalid commit index for %s: %v", x.ID, err))
 	}
 	return data, nil
+}
+
+// genesisIndex is the index of the genesis commit id at at: it reaches
+// itself alone.
+func genesisIndex(id format.ID, at format.ManifestRef) format.CommitIndex {
+	return format.CommitIndex{ID: id, At: at, Complete: true, Reach: []format.ReachEntry{{ManifestRef: at, Gen: 1}}, Gen: 1}
 }

@@ -329,7 +329,7 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 	}
 	m := lineage.Genesis(format.BranchIdentity{Name: format.MainBranch, Incarnation: 1, IncarnationID: incID}, c, schema)
 	at := format.ManifestRef{Branch: format.MainBranch, Incarnation: 1, Version: 0}
-	x := format.CommitIndex{ID: c.ID, At: at, Complete: true, Reach: []format.ReachEntry{{ManifestRef: at, Gen: 1}}, Gen: 1}
+	x := genesisIndex(c.ID, at)
 	if err := g.writeCommitIndex(ctx, &x); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -340,19 +339,23 @@ type riddenIndex struct {
 // are. When the new commit's index can be built from the handle's caches
 // with no request (commitIndexCached) it goes out in the same batch
 // (objstore.PutMany), so it adds no sequential request to the commit
-// (issue #32: one round on S3 for both), and the manifest names its key
-// in After: a placed manifest implies its commit's index, if its write
-// succeeded, is durable and whole (on fs the index's file and directory
-// ride the manifest's first sync round; a failed index write is dropped
-// from After and never fails the manifest). So the index costs only a
-// deferred create on the commit's critical path: the request's first
-// index write is create-only and wholly deferred (objstore.DeferAll: on
-// fs no lock, no fsync of its own); a later attempt's may find an
-// earlier attempt's index under the key and overwrites it
-// (Unconditional, objstore.DeferName), its rename made durable by the
-// same sync. An attempt that loses its slot leaves a DeferAll index no
-// manifest synced, which a crash may tear: verifiedIndex takes a torn
-// index (objstore.ErrCorruptObject) for an absent one.
+// (issue #32: one round on S3 for both). The index follows the publish:
+// it is written wholly deferred (objstore.DeferAll: on fs no lock, no
+// fsync) and nothing syncs it — the manifest does not wait for it (it is
+// not in After), so on fs a commit fsyncs two objects (its table version
+// and its manifest), not three (session 22: BenchmarkCommitFloor/fs
+// 2.7-2.8x one PUT, against 3.0-3.2x side by side with the index riding
+// the manifest's round). An index is an aid, never authoritative: an OS
+// crash may lose or tear the index of any commit since the OS last wrote
+// its dirty pages; a reader then walks the manifests and a handle
+// rebuilds it (repairIndex: a missing, torn, stale or incomplete index
+// alike), Maintain rebuilds every live head's (RepairHeadIndex), and a
+// collection rebuilds any it needs and syncs every index it keeps merge
+// bases by before it deletes anything (maintain: syncIndexes,
+// writeRebuilt), so no merge base is lost with an index. The request's
+// first index write is create-only; a later attempt's may find an
+// earlier attempt's index under the key and overwrites it (Unconditional,
+// objstore.DeferName). A failed index write never fails the manifest.
 //
 // The index is listed first: on a store without the batch capability
 // (the simulator's) it is written before the manifest, the order a
@@ -384,7 +387,6 @@ func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, h
 	} else {
 		*req.indexSent = true
 	}
-	manifest.After = append(slices.Clip(deferred), index.Key)
 	res := objstore.PutMany(ctx, g.store, []objstore.PutRequest{index, manifest})
 	ri.written = res[0].Err
 	return ri, res[1].Err

@@ -102,33 +102,37 @@ func (l *syncLedger) String() string {
 // version named per attempt, format 8, is read by nothing before the
 // manifest that pins it; before, it was intact-deferred, one data fsync),
 // the batch of commit index and manifest 2 (the manifest's: the
-// fragment's, the version's and the commit index's syncs ride its temp
-// file's round; the commit index is deferred whole, objstore.DeferAll,
-// and named in the manifest's After, kernel publishWrite; before, it was
-// intact-deferred with a round of its own, concurrently: 3). Format 7's
+// fragment's and the version's syncs ride its temp file's round; the
+// commit index is deferred whole, objstore.DeferAll, and synced by
+// nothing: it follows the publish, session 22, kernel publishWrite;
+// sessions 17-21 it was named in the manifest's After and rode the same
+// round; before, it was intact-deferred with a round of its own,
+// concurrently: 3). Format 7's
 // counter-named write paid 8 (a sidecar PUT 2 and DELETE 1, and the
 // fragment's own sync round before its version). A raw durable
 // create-only Put is 2.
 const fsCommitRounds = 2
 
 // fsCommitFiles is the file fsyncs of that commit: the manifest's temp
-// file, and the version's and the commit index's object files in the
-// manifest's first round (the one-row fragment rides the version, format
-// 9; before the index rode it, its temp file in a round of its own; 5
-// while the fragment was an object and the version was also fsynced
-// before its link).
-const fsCommitFiles = 3
+// file and the version's object file in the manifest's first round (the
+// one-row fragment rides the version, format 9; the commit index is not
+// synced, session 22: 3 while it rode the manifest's round, sessions
+// 17-21; before that, its temp file in a round of its own; 5 while the
+// fragment was an object and the version was also fsynced before its
+// link).
+const fsCommitFiles = 2
 
 // fsCommitDirs is the directory fsyncs of that commit in the steady state
 // on one Store, besides the parent of each directory the commit made: the
-// version's and the commit index's leaf directories (each holds a new
-// entry) and the manifest's (the fragment's too while it was an object).
+// version's leaf directory (it holds a new entry) and the manifest's (the
+// fragment's too while it was an object; the commit index's while it
+// rode the manifest's round, sessions 17-21: 3).
 // Every other directory on the deferred keys' paths (15 more, and the
 // root) the Store already knows durable (objstore/fs durableDirs: it
 // fsynced their parents in an earlier commit, and they have the identity
 // they had then); before that cache every commit fsynced them all, 18
 // directories in the manifest's batch.
-const fsCommitDirs = 3
+const fsCommitDirs = 2
 
 // fsCommitMkdirs bounds the directories a steady-state one-row commit
 // makes on a trie3 root (every new fs root): the fragment, the table

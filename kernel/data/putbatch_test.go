@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -61,9 +62,30 @@ func (s *deferStore) SyncDeferred(ctx context.Context, keys []string) error {
 	return nil
 }
 
+// pendingData is the deferred keys not yet synced, commit indexes left
+// out: an index follows its publish and nothing syncs it (an aid an OS
+// crash may lose; kernel publishWrite), and no write references it.
+func (s *deferStore) pendingData() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pendingDataLocked()
+}
+
+// pendingDataLocked is pendingData with s.mu held.
+func (s *deferStore) pendingDataLocked() []string {
+	var keys []string
+	for k := range s.pending {
+		if !strings.Contains(k, "/index/commits/") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func (s *deferStore) Put(ctx context.Context, key string, data []byte, cond objstore.Condition) (string, error) {
 	s.mu.Lock()
-	if len(s.pending) > 0 && !(strings.Contains(key, "/tables/") && strings.Contains(key, "/a/")) && !strings.Contains(key, "/index/commits/") {
+	if len(s.pendingDataLocked()) > 0 && !(strings.Contains(key, "/tables/") && strings.Contains(key, "/a/")) && !strings.Contains(key, "/index/commits/") {
 		s.early = append(s.early, key)
 	}
 	s.mu.Unlock()
@@ -94,8 +116,8 @@ func TestDeferredObjectsSyncedBeforeReferenced(t *testing.T) {
 	if st.deferred == 0 {
 		t.Fatal("no write was deferred")
 	}
-	if len(st.early) > 0 || len(st.pending) > 0 {
-		t.Fatalf("%d writes while deferred objects were unsynced (%v); %d never synced", len(st.early), st.early, len(st.pending))
+	if len(st.early) > 0 || len(st.pendingData()) > 0 {
+		t.Fatalf("%d writes while deferred objects were unsynced (%v); %d never synced", len(st.early), st.early, len(st.pendingData()))
 	}
 	if got := scanIDs(t, snap(t, g), "Knows"); len(got) == 0 {
 		t.Fatal("no Knows rows after the commit")
