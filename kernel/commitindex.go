@@ -91,9 +91,25 @@ func (g *Graph) manifestReach(ctx context.Context, l loaded) (lineage.Reach, boo
 
 // repairDepth bounds how many consecutive commits without an index one
 // repair rebuilds (a crash between a publish and its index write leaves
-// one; the next writer on the branch repairs it). Past it the reach is
-// unknown and readers walk, as without any aid.
-const repairDepth = 8
+// one; an OS crash loses the unsynced indexes of a run of commits, at
+// most indexSyncEvery-1 in a row per writing handle; the next handle
+// that needs the reach repairs them). Past it the reach is unknown and
+// readers walk, as without any aid.
+const repairDepth = 1024
+
+// indexSyncEvery is how often a handle makes a commit index it writes
+// durable (indexDurable): a publish's index is written with no sync of
+// its own (it follows the publish), so an OS crash may lose every index
+// written since the OS last wrote its pages; syncing every 64th bounds
+// the run a crash can leave without one, per handle, whatever the OS
+// does, at 1/64 of the index's fsyncs.
+const indexSyncEvery = 64
+
+// indexDurable counts one index write of this handle and reports whether
+// it is to be made durable (every indexSyncEvery-th).
+func (g *Graph) indexDurable() bool {
+	return g.indexWrites.Add(1)%indexSyncEvery == 0
+}
 
 func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (lineage.Reach, bool, error) {
 	if isLegacy(l) {
@@ -343,16 +359,23 @@ func (g *Graph) commitIndexCached(head loaded, next *format.Manifest) (format.Co
 // there end it, anything else (absent, or another writer's) writes again,
 // within the retry budget. Its name's durability is left to the store
 // (objstore.PutDeferredIntact, never synced: on fs one fsync round, not
-// two): an index is never authoritative, so a crash may lose it (repairIndex
-// rebuilds it) but never tears it.
+// two), but for every indexSyncEvery-th index of the handle (a durable
+// Put): an index is never authoritative, so a crash may lose it
+// (repairIndex rebuilds it) but never tears it.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
 	data, err := g.encodeCommitIndex(x)
 	if err != nil {
 		return err
 	}
 	key := g.keys.CommitIndex(x.ID)
+	durable := g.indexDurable()
 	err = g.withRetry(ctx, "write commit index", func() error {
-		_, _, err := objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.Unconditional)
+		var err error
+		if durable {
+			_, err = g.store.Put(ctx, key, data, objstore.Unconditional)
+		} else {
+			_, _, err = objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.Unconditional)
+		}
 		if !objstore.IsAmbiguous(err) {
 			return err
 		}

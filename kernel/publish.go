@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -341,9 +342,11 @@ type riddenIndex struct {
 // (objstore.PutMany), so it adds no sequential request to the commit
 // (issue #32: one round on S3 for both). The index follows the publish:
 // it is written wholly deferred (objstore.DeferAll: on fs no lock, no
-// fsync) and nothing syncs it — the manifest does not wait for it (it is
-// not in After), so on fs a commit fsyncs two objects (its table version
-// and its manifest), not three (session 22: BenchmarkCommitFloor/fs
+// fsync) and, but for every indexSyncEvery-th index of the handle
+// (indexDurable: the manifest names it in After and syncs it first, which
+// bounds the run of commits an OS crash can leave without an index), nothing
+// syncs it — the manifest does not wait for it, so on fs a commit fsyncs
+// two objects (its table version and its manifest), not three (session 22: BenchmarkCommitFloor/fs
 // 2.7-2.8x one PUT, against 3.0-3.2x side by side with the index riding
 // the manifest's round). An index is an aid, never authoritative: an OS
 // crash may lose or tear the index of any commit since the OS last wrote
@@ -386,6 +389,9 @@ func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, h
 		index.Cond, index.Durability = objstore.Unconditional, objstore.DeferName
 	} else {
 		*req.indexSent = true
+	}
+	if g.indexDurable() { // every indexSyncEvery-th index rides the manifest's sync
+		manifest.After = append(slices.Clip(deferred), index.Key)
 	}
 	res := objstore.PutMany(ctx, g.store, []objstore.PutRequest{index, manifest})
 	ri.written = res[0].Err

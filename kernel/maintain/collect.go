@@ -131,6 +131,9 @@ type collection struct {
 	// read from a commit index not known durable: syncIndexes makes those
 	// of kept manifests durable before anything is deleted.
 	unsynced map[format.ManifestRef]lineage.Reach
+	// pendingPairs are the pairs' loads (gc.PairMemo) this run found,
+	// cached by syncIndexes once the indexes they read are durable.
+	pendingPairs []pendingPair
 	// indexes holds commit index bytes readAheadFolds read ahead, by key,
 	// until readReach takes them (at most maxPrefetchedIndexes).
 	indexes map[string][]byte
@@ -285,6 +288,7 @@ func (c *collection) syncIndexes(ctx context.Context) error {
 		}
 	}
 	if len(ats) == 0 {
+		c.cachePairs()
 		return nil
 	}
 	if err := c.inTime(); err != nil {
@@ -304,7 +308,18 @@ func (c *collection) syncIndexes(ctx context.Context) error {
 		c.m.immut.putReach(c.unsynced[at])
 	}
 	c.rep.IndexesSynced += len(keys)
+	c.cachePairs()
 	return nil
+}
+
+// cachePairs puts the pairs' loads this run found in the Maintainer's
+// cache (their reaches are durable now: read from synced indexes, rebuilt
+// and written, or cached by an earlier run that synced them).
+func (c *collection) cachePairs() {
+	for _, p := range c.pendingPairs {
+		c.m.immut.putPair(p.a, p.b, p.loaded)
+	}
+	c.pendingPairs = nil
 }
 
 // writeRebuilt stores, before anything is deleted, the index of each
@@ -625,7 +640,7 @@ func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (line
 // rebuildDepth bounds how many manifests one reach rebuild (rebuildReach)
 // walks back for consecutive commits whose indexes are missing too. Past
 // it the reach is unknown, as it was before rebuilds.
-const rebuildDepth = 64
+const rebuildDepth = 1024
 
 // rebuildLimits bound the reaches the collector rebuilds, the kernel's
 // defaults: any limits give a correct reach (JoinReach folds only what
@@ -867,8 +882,21 @@ func (p pairMemo) Pair(a, b format.ManifestRef) ([]format.ManifestRef, bool) {
 	return loaded, true
 }
 
+// SetPair remembers a pair's loads. On a store that defers durability
+// it waits for syncIndexes (pendingPairs): a replayed search reads no
+// index, so it may only replay loads whose indexes are durable.
 func (p pairMemo) SetPair(a, b format.ManifestRef, loaded []format.ManifestRef) {
+	if _, defers := p.c.m.store.(objstore.DeferredPutter); defers {
+		p.c.pendingPairs = append(p.c.pendingPairs, pendingPair{a: a, b: b, loaded: loaded})
+		return
+	}
 	p.c.m.immut.putPair(a, b, loaded)
+}
+
+// pendingPair is one pair's loads waiting for syncIndexes.
+type pendingPair struct {
+	a, b   format.ManifestRef
+	loaded []format.ManifestRef
 }
 
 // timeOf is a manifest's time for retention: its commit's, or for a

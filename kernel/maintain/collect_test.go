@@ -836,17 +836,29 @@ func collectMergeBases(t *testing.T, f *fixture, h lossHooks) error {
 	return nil
 }
 
-// deleteCommitIndexes deletes every commit index of f's graph.
+// deleteCommitIndexes deletes every commit index of f's graph (at least
+// one, at most 10 pages of them).
 func deleteCommitIndexes(t *testing.T, f *fixture) {
 	t.Helper()
-	page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
-	if err != nil || len(page.Keys) == 0 || page.Truncated {
-		t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
-	}
-	for _, k := range page.Keys {
-		if err := f.store.Delete(ctx, k); err != nil {
-			t.Fatal(err)
+	deleted, after := 0, ""
+	for range 10 {
+		page, err := f.store.List(ctx, root+"/index/commits/", after, 1000)
+		if err != nil {
+			t.Fatalf("list commit indexes: %v", err)
 		}
+		for _, k := range page.Keys {
+			if err := f.store.Delete(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			deleted++
+			after = k
+		}
+		if !page.Truncated {
+			break
+		}
+	}
+	if deleted == 0 {
+		t.Fatal("no commit index to delete")
 	}
 }
 
@@ -872,15 +884,7 @@ func TestCollectWithoutCommitIndexes(t *testing.T) {
 			if _, err := f.g.Kernel().CreateBranch(ctx, "feat", main); err != nil {
 				t.Fatal(err)
 			}
-			page, err := f.store.List(ctx, root+"/index/commits/", "", 1000)
-			if err != nil || len(page.Keys) == 0 || page.Truncated {
-				t.Fatalf("list commit indexes: %d %v", len(page.Keys), err)
-			}
-			for _, k := range page.Keys {
-				if err := f.store.Delete(ctx, k); err != nil {
-					t.Fatal(err)
-				}
-			}
+			deleteCommitIndexes(t, f)
 			f.clock.Advance(10 * time.Minute)
 			rep := f.collect(policy)
 			if rep.MergeBasesUnknown != tc.unknown || rep.MergeBases != 0 || rep.IndexesRebuilt != tc.rebuilt {
