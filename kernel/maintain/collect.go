@@ -188,7 +188,7 @@ func (m *Maintainer) Collect(ctx context.Context, policy Policy) (Report, error)
 	}
 	err = c.run(ctx)
 	if errors.Is(err, errOutOfTime) {
-		c.rep.OutOfTime, err = true, nil // Complete stays false: nothing judged after the bound
+		c.rep.OutOfTime, err = true, c.syncRead(ctx) // Complete stays false: nothing judged after the bound
 	}
 	if eerr := c.end(ctx); eerr != nil {
 		err = errors.Join(err, eerr)
@@ -273,19 +273,36 @@ func (c *collection) load(ctx context.Context) error {
 // failure (an index gone since it was read) fails the run before any
 // delete.
 func (c *collection) syncIndexes(ctx context.Context) error {
+	if err := c.inTime(); err != nil {
+		return err
+	}
+	return c.syncReaches(ctx, func(at format.ManifestRef) bool {
+		return c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)]
+	})
+}
+
+// syncRead is syncIndexes for a run that stopped at its time bound while
+// loading: it syncs every index it read a reach from, kept or not (it
+// decided nothing), and caches those reaches and the pairs' loads, so the
+// next run starts further on (docs/gc.md §7, "reads are bounded too"). It
+// deletes nothing, so it may run past the bound; a failure is returned.
+func (c *collection) syncRead(ctx context.Context) error {
+	return c.syncReaches(ctx, func(format.ManifestRef) bool { return true })
+}
+
+// syncReaches syncs the indexes of the unsynced reaches whose location
+// want accepts, then caches those reaches and the pairs' loads.
+func (c *collection) syncReaches(ctx context.Context, want func(format.ManifestRef) bool) error {
 	ats := make([]format.ManifestRef, 0, len(c.unsynced))
 	//detlint:ordered collects locations that are sorted next
 	for at := range c.unsynced {
-		if c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)] {
+		if want(at) {
 			ats = append(ats, at)
 		}
 	}
 	if len(ats) == 0 {
 		c.cachePairs()
 		return nil
-	}
-	if err := c.inTime(); err != nil {
-		return err
 	}
 	slices.SortFunc(ats, compareRefs)
 	keys := make([]string, 0, len(ats))

@@ -174,17 +174,22 @@ func (s markerListStore) DeleteMany(ctx context.Context, keys []string) []error 
 	return objstore.DeleteMany(ctx, s.Store, keys)
 }
 
-// PutDeferred and SyncDeferred pass the store's deferred durability
-// through (the oscrash profile's sim.Deferring view: a collection makes
-// the commit indexes it keeps merge bases by durable before deleting);
-// on a store without it, a durable Put and nothing.
-func (s markerListStore) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
-	etag, _, err := objstore.PutDeferred(ctx, s.Store, key, data)
-	return etag, err
+// deferringMarkerListStore is markerListStore over a store that defers
+// durability (the oscrash profile's sim.Deferring view), which it passes
+// through: a collection makes the commit indexes it keeps merge bases by
+// durable before deleting. Over any other store the collectors get a
+// plain markerListStore, so they do not take it for one that defers.
+type deferringMarkerListStore struct {
+	markerListStore
+	d objstore.DeferredPutter
 }
 
-func (s markerListStore) SyncDeferred(ctx context.Context, keys []string) error {
-	return objstore.SyncDeferred(ctx, s.Store, keys)
+func (s deferringMarkerListStore) PutDeferred(ctx context.Context, key string, data []byte) (string, error) {
+	return s.d.PutDeferred(ctx, key, data)
+}
+
+func (s deferringMarkerListStore) SyncDeferred(ctx context.Context, keys []string) error {
+	return s.d.SyncDeferred(ctx, keys)
 }
 
 // dropPin forgets the pin with lease id (released).
@@ -373,7 +378,10 @@ func (p *Proc) maintainer() *maintain.Maintainer {
 	if p.maint != nil {
 		return p.maint
 	}
-	store := markerListStore{Store: p.run.Store, p: p, prefix: format.NewKeys(p.run.Root).NamesPrefix()}
+	var store objstore.Store = markerListStore{Store: p.run.Store, p: p, prefix: format.NewKeys(p.run.Root).NamesPrefix()}
+	if d, ok := p.run.Store.(objstore.DeferredPutter); ok {
+		store = deferringMarkerListStore{markerListStore: store.(markerListStore), d: d}
+	}
 	m, err := maintain.New(store, p.run.Root, p.env())
 	if err != nil {
 		panic(fmt.Sprintf("workload: maintainer: %v", err))
