@@ -61,9 +61,9 @@ type Report struct {
 	// that is unreadable fails the collection instead.
 	UnreadableVersions int
 	// IndexesRebuilt counts the commit indexes this run rebuilt from the
-	// manifests (a reach whose index was missing, torn, stale or
-	// incomplete: an OS crash may lose an index, which its publish does
-	// not sync) and wrote, durably, as it rebuilt them: readers then find
+	// manifests (a reach whose index was missing, torn or stale: an OS
+	// crash may lose an index, since none is synced) and wrote, before
+	// deleting anything, for the manifests it keeps: readers then find
 	// the reaches the run kept merge bases by.
 	IndexesRebuilt int
 	// IndexesSynced counts the commit indexes this run read its kept
@@ -123,6 +123,10 @@ type collection struct {
 	// seen the manifests they decoded.
 	reachOf map[format.ManifestRef]reachLoad
 	seen    map[format.ManifestRef]format.Manifest
+	// rebuilt holds the reaches this run rebuilt (rebuildReach) of
+	// manifests holding their head commit: writeRebuilt stores those of
+	// kept manifests as their commits' indexes.
+	rebuilt map[format.ManifestRef]lineage.Reach
 	// unsynced holds, by location, the head commit of each reach this run
 	// read from a commit index not known durable: syncIndexes makes those
 	// of kept manifests durable before anything is deleted.
@@ -259,6 +263,9 @@ func (c *collection) load(ctx context.Context) error {
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
 	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
+	if err := c.writeRebuilt(ctx); err != nil {
+		return err
+	}
 	return c.syncIndexes(ctx)
 }
 
@@ -332,30 +339,50 @@ func (c *collection) cachePairs() {
 	c.pendingPairs = nil
 }
 
-// storeRebuilt writes the reach r this run rebuilt (r.At holds its head
-// commit) as that commit's index, durably and at once, before the run
-// goes on: a reader after the run then reads the reach the run used
-// (kept merge bases by) and needs none of the manifests the run deletes
-// to rebuild it, and a later run (this one may stop at its time bound)
-// reads it instead of rebuilding it again. A rebuilt reach is what the
+// writeRebuilt stores, before anything is deleted, the index of each
+// kept manifest's commit whose reach this run rebuilt (in location
+// order), durably: a reader computing a merge base after the run then
+// reads the reaches the run kept its merge bases by, and needs no
+// manifest the run deletes to rebuild them. A rebuilt reach is what the
 // index would say had it not been lost (rebuildReach), so overwriting a
-// torn, stale or incomplete index, or racing a writer's repair of it, is
-// harmless. A failed write fails the run.
-func (c *collection) storeRebuilt(ctx context.Context, r lineage.Reach) error {
-	x := r.Index()
-	tok, err := c.m.token()
-	if err != nil {
-		return err
+// torn or stale index, or racing a writer's repair of it, is harmless.
+func (c *collection) writeRebuilt(ctx context.Context) error {
+	ats := make([]format.ManifestRef, 0, len(c.rebuilt))
+	//detlint:ordered collects locations that are sorted next
+	for at := range c.rebuilt {
+		if c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)] {
+			ats = append(ats, at)
+		}
 	}
-	b, err := format.EncodeCommitIndex(&x, tok)
-	if err != nil {
-		return fmt.Errorf("rebuilt commit index of %v: %w", r.At, err)
+	slices.SortFunc(ats, compareRefs)
+	for _, at := range ats {
+		if err := c.inTime(); err != nil {
+			return err
+		}
+		x := c.rebuilt[at].Index()
+		tok, err := c.m.token()
+		if err != nil {
+			return err
+		}
+		b, err := format.EncodeCommitIndex(&x, tok)
+		if err != nil {
+			return fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+		}
+		if err := c.m.putOver(ctx, c.m.keys.CommitIndex(x.ID), b); err != nil {
+			return fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+		}
+		c.rep.IndexesRebuilt++
 	}
-	if err := c.m.putOver(ctx, c.m.keys.CommitIndex(x.ID), b); err != nil {
-		return fmt.Errorf("rebuilt commit index of %v: %w", r.At, err)
-	}
-	c.rep.IndexesRebuilt++
 	return nil
+}
+
+// wasRebuilt reports whether this run rebuilt the reach r of at, or the
+// reach of the manifest holding r's head commit (a commit-less version 0
+// takes its fork commit's).
+func (c *collection) wasRebuilt(at format.ManifestRef, r lineage.Reach) bool {
+	_, a := c.rebuilt[at]
+	_, h := c.rebuilt[r.HeadAt]
+	return a || h
 }
 
 // compareRefs orders manifest locations by branch, incarnation, version.
@@ -662,9 +689,10 @@ func (c *collection) readReachDepth(ctx context.Context, at format.ManifestRef, 
 		return lineage.Reach{}, false, err // the index's reason
 	}
 	if rebuilt.HeadAt == at { // at holds its commit: its reach is that commit's index
-		if err := c.storeRebuilt(ctx, rebuilt); err != nil {
-			return lineage.Reach{}, false, err
+		if c.rebuilt == nil {
+			c.rebuilt = map[format.ManifestRef]lineage.Reach{}
 		}
+		c.rebuilt[at] = rebuilt
 	}
 	return rebuilt, true, nil
 }
@@ -739,7 +767,7 @@ func (c *collection) reachDepth(ctx context.Context, at format.ManifestRef, dept
 	if err == nil || depth == rebuildDepth && errors.Is(err, gc.ErrReachUnknown) {
 		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
 	}
-	if err == nil && found {
+	if err == nil && found && !c.wasRebuilt(at, r) {
 		c.noteUnsynced(at, r)
 	}
 	return r, found, err
