@@ -135,7 +135,7 @@ type collection struct {
 	// cached by syncIndexes once the indexes they read are durable.
 	pendingPairs []pendingPair
 	// indexes holds commit index bytes readAheadFolds read ahead, by key,
-	// until readReach takes them (at most maxPrefetchedIndexes).
+	// until readReachDepth takes them (at most maxPrefetchedIndexes).
 	indexes map[string][]byte
 	// walked holds the index and fragment chunks (R/adj/) whose whole
 	// subtree this run marked (unwalked); at most one entry per chunk,
@@ -590,7 +590,7 @@ const maxPrefetchedIndexes = 1 << 12
 // name, in two batches (objstore.GetMany). Each expansion reads a fold's
 // manifest, then its index, so a walk down a chain of folds (a branch
 // that lagged main since many compactions) costs two rounds a link, not
-// two a fold. It decides nothing: readReach verifies a prefetched index
+// two a fold. It decides nothing: readReachDepth verifies a prefetched index
 // as one it read itself.
 func (c *collection) readAheadFolds(ctx context.Context, folds []format.ManifestRef) {
 	if c.inTime() != nil {
@@ -650,10 +650,6 @@ func (c *collection) listedRef(at format.ManifestRef) bool {
 	return c.listedAt[at]
 }
 
-func (c *collection) readReach(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
-	return c.readReachDepth(ctx, at, rebuildDepth)
-}
-
 // rebuildDepth bounds how many manifests one reach rebuild (rebuildReach)
 // walks back for consecutive commits whose indexes are missing too: an
 // OS crash loses at most 63 in a row per writing handle (the kernel's
@@ -668,10 +664,11 @@ const rebuildDepth = 256
 // the folded manifests' reaches hold), the writers' may differ.
 var rebuildLimits = lineage.Limits{Entries: lineage.DefaultReachEntries, Folds: lineage.DefaultReachFolds}
 
-// readReachDepth is readReach whose rebuild of a reach without a usable
-// index (absent, torn, undecodable, incomplete or stale: commit indexes
-// are aids an OS crash may lose, since no sync makes them durable) walks
-// at most depth manifests back. found=false when the manifest at is gone.
+// readReachDepth is the reach of the manifest at, read from its head
+// commit's index or, without a usable one (absent, torn, undecodable,
+// incomplete or stale: an index is an aid an OS crash may lose, since its
+// publish does not sync it), rebuilt from the manifests at most depth
+// back (rebuildReach). found=false when the manifest at is gone.
 func (c *collection) readReachDepth(ctx context.Context, at format.ManifestRef, depth int) (lineage.Reach, bool, error) {
 	mf, found, err := c.manifestRef(ctx, at)
 	if err != nil || !found {

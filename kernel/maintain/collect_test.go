@@ -687,7 +687,7 @@ func TestCollectKeepsMergeBases(t *testing.T) { collectKeepsMergeBases(t, newFix
 // that reach from the manifests, as its publish computed it, and keeps
 // the same merge bases: after every index is lost (deleted, or read torn)
 // the merge bases answer the same and the merges succeed. Red without
-// readReach's rebuild: the heads' merge bases are unknown, the collection
+// readReachDepth's rebuild: the heads' merge bases are unknown, the collection
 // deletes them and the merges fail with ErrReclaimed.
 func TestCollectKeepsMergeBasesWithoutCommitIndexes(t *testing.T) {
 	t.Run("deleted", func(t *testing.T) {
@@ -910,7 +910,7 @@ func TestCollectWithoutCommitIndexes(t *testing.T) {
 // commit's index may read torn (objstore.ErrCorruptObject) after a
 // crash. The collector takes such an index as missing (it rebuilds the
 // reach from the manifests, TestCollectWithoutCommitIndexes) and
-// completes (red without readReach's rule: every collection fails on the
+// completes (red without readReachDepth's rule: every collection fails on the
 // torn read).
 func TestCollectTornCommitIndexes(t *testing.T) {
 	f := newFixture(t)
