@@ -47,17 +47,7 @@ func TestCommitIndexFollowsThePublish(t *testing.T) {
 	if repaired, err := w.RepairHeadIndex(ctx, mustBranch(t, w, "main")); err != nil || !repaired {
 		t.Fatalf("RepairHeadIndex after the crash: %v %v, want repaired", repaired, err)
 	}
-	next := commitTable(t, w, mustBranch(t, w, "main"), "a", "3")
-	for _, c := range []kernel.Commit{c, next} {
-		obj, err := store.Get(ctx, keys.CommitIndex(c.ID))
-		if err != nil {
-			t.Fatalf("index of %s after the repair and the next publish: %v", c.ID, err)
-		}
-		x, _, err := format.DecodeCommitIndex(obj.Data)
-		if err != nil || !x.Complete {
-			t.Fatalf("index of %s: complete=%v (%v)", c.ID, x.Complete, err)
-		}
-	}
+	requireCompleteIndexes(t, store, c, commitTable(t, w, mustBranch(t, w, "main"), "a", "3"))
 }
 
 // TestEveryIndexSyncEveryThIndexIsDurable: a handle makes every 64th

@@ -58,17 +58,7 @@ func TestFailedCommitIndexWriteIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := commitTable(t, w, mustBranch(t, w, "main"), "a", "3")
-	for _, c := range []kernel.Commit{lost, next} {
-		obj, err := store.Get(ctx, keys.CommitIndex(c.ID))
-		if err != nil {
-			t.Fatalf("index of %s after the next publish: %v", c.ID, err)
-		}
-		x, _, err := format.DecodeCommitIndex(obj.Data)
-		at := format.ManifestRef{Branch: c.Branch, Incarnation: c.Incarnation, Version: c.ManifestVersion}
-		if err != nil || !x.Complete || x.At != at {
-			t.Fatalf("index of %s: complete=%v at %v, want complete at %v (%v)", c.ID, x.Complete, x.At, at, err)
-		}
-	}
+	requireCompleteIndexes(t, store, lost, next)
 }
 
 // TestIncompleteCommitIndexIsRepaired: an index written incomplete (its
@@ -106,10 +96,18 @@ func TestIncompleteCommitIndexIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := commitTable(t, w, mustBranch(t, w, "main"), "a", "3")
-	for _, c := range []kernel.Commit{partial, next} {
+	requireCompleteIndexes(t, store, partial, next)
+}
+
+// requireCompleteIndexes fails t unless each commit's index is stored,
+// complete, at the commit's location.
+func requireCompleteIndexes(t *testing.T, store objstore.Store, commits ...kernel.Commit) {
+	t.Helper()
+	keys := format.NewKeys(root)
+	for _, c := range commits {
 		obj, err := store.Get(ctx, keys.CommitIndex(c.ID))
 		if err != nil {
-			t.Fatalf("index of %s after the next publish: %v", c.ID, err)
+			t.Fatalf("index of %s: %v", c.ID, err)
 		}
 		x, _, err := format.DecodeCommitIndex(obj.Data)
 		at := format.ManifestRef{Branch: c.Branch, Incarnation: c.Incarnation, Version: c.ManifestVersion}
