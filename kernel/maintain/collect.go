@@ -659,11 +659,6 @@ func (c *collection) listedRef(at format.ManifestRef) bool {
 // across runs).
 const rebuildDepth = 256
 
-// rebuildLimits bound the reaches the collector rebuilds, the kernel's
-// defaults: any limits give a correct reach (JoinReach folds only what
-// the folded manifests' reaches hold), the writers' may differ.
-var rebuildLimits = lineage.Limits{Entries: lineage.DefaultReachEntries, Folds: lineage.DefaultReachFolds}
-
 // readReachDepth is the reach of the manifest at, read from its head
 // commit's index or, without a usable one (absent, torn, undecodable,
 // incomplete or stale: an index is an aid an OS crash may lose, since its
@@ -697,7 +692,8 @@ func (c *collection) readReachDepth(ctx context.Context, at format.ManifestRef, 
 // rebuildReach is the reach of the manifest mf at at computed from the
 // manifests, as its publish computed its commit's index
 // (kernel.commitIndexFrom): the reach of the manifest before it joined
-// with the merged-from manifest's for a merge (lineage.JoinReach); for a
+// with the merged-from manifest's for a merge (lineage.JoinReach, under
+// the writers' reach bounds, Options); for a
 // commit-less version 0, its fork commit's manifest's plus at. Its inputs
 // come from their indexes, or are rebuilt in turn, depth-1 deep. ok=false
 // (unknown) when depth is spent, at is a manifest whose commit is not
@@ -721,7 +717,7 @@ func (c *collection) rebuildReach(ctx context.Context, at format.ManifestRef, mf
 		if mf.ForkOf != nil || mf.Commit.Kind != format.KindGenesis {
 			return lineage.Reach{}, false, nil
 		}
-		return lineage.JoinReach(at, mf.Commit.ID, lineage.Reach{}, nil, rebuildLimits, false), true, nil // as Init wrote it
+		return lineage.JoinReach(at, mf.Commit.ID, lineage.Reach{}, nil, c.m.reach, false), true, nil // as Init wrote it
 	}
 	prevAt := at
 	prevAt.Version--
@@ -737,7 +733,7 @@ func (c *collection) rebuildReach(ctx context.Context, at format.ManifestRef, mf
 		}
 		merged = &r
 	}
-	return lineage.JoinReach(at, mf.Commit.ID, prev, merged, rebuildLimits, false), true, nil
+	return lineage.JoinReach(at, mf.Commit.ID, prev, merged, c.m.reach, false), true, nil
 }
 
 // reachDepth is reachAt whose rebuild, if the reach needs one, walks at

@@ -8,6 +8,7 @@
 package maintain
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -31,6 +33,8 @@ type Maintainer struct {
 	store objstore.Store
 	keys  format.Keys
 	clock kernel.Clock
+	// reach bounds the reaches a collection rebuilds (Options).
+	reach lineage.Limits
 	mu    sync.Mutex // guards ent
 	ent   io.Reader
 	// immut keeps immutable objects its collections read, so the next
@@ -42,10 +46,32 @@ type Maintainer struct {
 // (which must be the writers' clock within the skew assumption of
 // docs/gc.md) and the entropy of lease ids and tokens.
 func New(store objstore.Store, root string, env kernel.Env) (*Maintainer, error) {
+	return NewWith(store, root, env, Options{})
+}
+
+// Options are a Maintainer's settings beyond New's.
+type Options struct {
+	// ReachEntries and ReachFolds must be the writers' reach bounds
+	// (kernel.Options.ReachEntries and ReachFolds; 0: the kernel's
+	// defaults). A collection rebuilds a reach whose commit index is
+	// missing, torn or stale exactly as its publish computed it, which
+	// takes the bounds the writers used: with others it computes another
+	// valid reach, whose merge-base search may load other manifests than
+	// a reader of the writers' index loads, so the reader may meet one the
+	// collection did not keep (ErrReclaimed).
+	ReachEntries, ReachFolds int
+}
+
+// NewWith is New with opts.
+func NewWith(store objstore.Store, root string, env kernel.Env, opts Options) (*Maintainer, error) {
 	if store == nil || env.Clock == nil || env.Entropy == nil {
 		return nil, fmt.Errorf("maintain: %w: store, Env.Clock and Env.Entropy are required", kernel.ErrInvalidArgument)
 	}
-	return &Maintainer{store: store, keys: format.NewKeys(root), clock: env.Clock, ent: env.Entropy}, nil
+	reach := lineage.Limits{Entries: cmp.Or(opts.ReachEntries, lineage.DefaultReachEntries), Folds: cmp.Or(opts.ReachFolds, lineage.DefaultReachFolds)}
+	if !reach.Valid() {
+		return nil, fmt.Errorf("maintain: %w: reach bounds %d/%d outside [%d, the format's caps]", kernel.ErrInvalidArgument, reach.Entries, reach.Folds, lineage.MinReachBound)
+	}
+	return &Maintainer{store: store, keys: format.NewKeys(root), clock: env.Clock, ent: env.Entropy, reach: reach}, nil
 }
 
 // prefix is root/part/ (or part/ for an empty root).
