@@ -55,7 +55,9 @@ func TestRebuiltReachMatchesThePublishedIndex(t *testing.T) {
 			f.seed(main, 1)
 			for i := range 4 { // four branches merged into main: more incarnations than entries
 				b := f.fork(fmt.Sprint("b", i), main)
-				f.commit(b, func(tx *data.Txn) error { return tx.Update("Person", person(fmt.Sprintf("p%02d", i), fmt.Sprint("b", i))) })
+				f.commit(b, func(tx *data.Txn) error {
+					return tx.Update("Person", person(fmt.Sprintf("p%02d", i), fmt.Sprint("b", i)))
+				})
 				f.commit(main, func(tx *data.Txn) error { return tx.Update("Person", person("p09", fmt.Sprint("main", i))) })
 				if _, err := g.Merge(ctx, b, main, kernel.LineageIntent{Actor: "t", Message: "merge"}, data.MergeOptions{}); err != nil {
 					t.Fatal(err)
