@@ -61,10 +61,10 @@ type Report struct {
 	// that is unreadable fails the collection instead.
 	UnreadableVersions int
 	// IndexesRebuilt counts the commit indexes this run rebuilt from the
-	// manifests (a reach whose index was missing, torn or stale: an OS
-	// crash may lose an index, since none is synced) and wrote, before
-	// deleting anything, for the manifests it keeps: readers then find
-	// the reaches the run kept merge bases by.
+	// manifests (a reach whose index was missing, torn, stale or
+	// incomplete: an OS crash may lose an index, which its publish does
+	// not sync) and wrote, before deleting anything, for the manifests it
+	// keeps: readers then find the reaches the run kept merge bases by.
 	IndexesRebuilt int
 	// IndexesSynced counts the commit indexes this run read its kept
 	// manifests' reaches from and made durable before deleting anything
@@ -283,9 +283,26 @@ func (c *collection) syncIndexes(ctx context.Context) error {
 	if err := c.inTime(); err != nil {
 		return err
 	}
-	return c.syncReaches(ctx, func(at format.ManifestRef) bool {
-		return c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)]
-	})
+	return c.syncReaches(ctx, c.kept)
+}
+
+// kept reports whether this run's marks keep the manifest at.
+func (c *collection) kept(at format.ManifestRef) bool {
+	return c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)]
+}
+
+// refsOf returns, in location order, the locations in m that want
+// accepts.
+func refsOf(m map[format.ManifestRef]lineage.Reach, want func(format.ManifestRef) bool) []format.ManifestRef {
+	ats := make([]format.ManifestRef, 0, len(m))
+	//detlint:ordered collects locations that are sorted next
+	for at := range m {
+		if want(at) {
+			ats = append(ats, at)
+		}
+	}
+	slices.SortFunc(ats, compareRefs)
+	return ats
 }
 
 // syncRead is syncIndexes for a run that stopped at its time bound while
@@ -300,18 +317,11 @@ func (c *collection) syncRead(ctx context.Context) error {
 // syncReaches syncs the indexes of the unsynced reaches whose location
 // want accepts, then caches those reaches and the pairs' loads.
 func (c *collection) syncReaches(ctx context.Context, want func(format.ManifestRef) bool) error {
-	ats := make([]format.ManifestRef, 0, len(c.unsynced))
-	//detlint:ordered collects locations that are sorted next
-	for at := range c.unsynced {
-		if want(at) {
-			ats = append(ats, at)
-		}
-	}
+	ats := refsOf(c.unsynced, want)
 	if len(ats) == 0 {
 		c.cachePairs()
 		return nil
 	}
-	slices.SortFunc(ats, compareRefs)
 	keys := make([]string, 0, len(ats))
 	for _, at := range ats {
 		keys = append(keys, c.m.keys.CommitIndex(c.unsynced[at].ID))
@@ -347,15 +357,7 @@ func (c *collection) cachePairs() {
 // index would say had it not been lost (rebuildReach), so overwriting a
 // torn or stale index, or racing a writer's repair of it, is harmless.
 func (c *collection) writeRebuilt(ctx context.Context) error {
-	ats := make([]format.ManifestRef, 0, len(c.rebuilt))
-	//detlint:ordered collects locations that are sorted next
-	for at := range c.rebuilt {
-		if c.marks.Manifests[c.m.keys.Manifest(at.Branch, at.Incarnation, at.Version)] {
-			ats = append(ats, at)
-		}
-	}
-	slices.SortFunc(ats, compareRefs)
-	for _, at := range ats {
+	for _, at := range refsOf(c.rebuilt, c.kept) {
 		if err := c.inTime(); err != nil {
 			return err
 		}
@@ -574,9 +576,11 @@ type reachLoad struct {
 // reachAt is the collector's lineage.ReachLoader: the reach of the
 // manifest at, from its head commit's index, trusted only when complete
 // and when the manifest it names carries that commit (indexes are never
-// authoritative). found=false when the manifest (or, for a commit-less
-// version 0, its fork commit's) is gone; gc.ErrReachUnknown when the
-// index is absent, unreadable, incomplete or stale. Answers are cached.
+// authoritative), else rebuilt from the manifests (readReachDepth).
+// found=false when the manifest (or, for a commit-less version 0, its
+// fork commit's) is gone; gc.ErrReachUnknown when the index is absent,
+// unreadable, incomplete or stale and the reach cannot be rebuilt within
+// rebuildDepth. Answers are cached.
 func (c *collection) reachAt(ctx context.Context, at format.ManifestRef) (lineage.Reach, bool, error) {
 	return c.reachDepth(ctx, at, rebuildDepth)
 }
@@ -771,7 +775,7 @@ func (c *collection) reachDepth(ctx context.Context, at format.ManifestRef, dept
 // (no objstore.DeferredPutter) every index is durable once written, so r
 // goes to the Maintainer's cache at once.
 func (c *collection) noteUnsynced(at format.ManifestRef, r lineage.Reach) {
-	if _, defers := c.m.store.(objstore.DeferredPutter); !defers {
+	if !c.m.defers {
 		c.m.immut.putReach(r)
 		return
 	}
@@ -900,7 +904,7 @@ func (p pairMemo) Pair(a, b format.ManifestRef) ([]format.ManifestRef, bool) {
 // it waits for syncIndexes (pendingPairs): a replayed search reads no
 // index, so it may only replay loads whose indexes are durable.
 func (p pairMemo) SetPair(a, b format.ManifestRef, loaded []format.ManifestRef) {
-	if _, defers := p.c.m.store.(objstore.DeferredPutter); defers {
+	if p.c.m.defers {
 		p.c.pendingPairs = append(p.c.pendingPairs, pendingPair{a: a, b: b, loaded: loaded})
 		return
 	}

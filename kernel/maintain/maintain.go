@@ -35,8 +35,12 @@ type Maintainer struct {
 	clock kernel.Clock
 	// reach bounds the reaches a collection rebuilds (Options).
 	reach lineage.Limits
-	mu    sync.Mutex // guards ent
-	ent   io.Reader
+	// defers: store defers durability (objstore.DeferredPutter), so a
+	// collection syncs the commit indexes it relies on before it caches
+	// or deletes by them.
+	defers bool
+	mu     sync.Mutex // guards ent
+	ent    io.Reader
 	// immut keeps immutable objects its collections read, so the next
 	// collection marks only what is new (immutable.go).
 	immut immutableCache
@@ -71,7 +75,8 @@ func NewWith(store objstore.Store, root string, env kernel.Env, opts Options) (*
 	if !reach.Valid() {
 		return nil, fmt.Errorf("maintain: %w: reach bounds %d/%d outside [%d, the format's caps]", kernel.ErrInvalidArgument, reach.Entries, reach.Folds, lineage.MinReachBound)
 	}
-	return &Maintainer{store: store, keys: format.NewKeys(root), clock: env.Clock, ent: env.Entropy, reach: reach}, nil
+	_, defers := store.(objstore.DeferredPutter)
+	return &Maintainer{store: store, keys: format.NewKeys(root), clock: env.Clock, ent: env.Entropy, reach: reach, defers: defers}, nil
 }
 
 // prefix is root/part/ (or part/ for an empty root).
