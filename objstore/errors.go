@@ -44,6 +44,19 @@ var (
 // object it never made durable as absent tells it apart with errors.Is.
 var ErrCorruptObject = errors.New("objstore: stored object fails its integrity check")
 
+// ErrSyncFailed is a cause, never a Kind: making a deferred object durable
+// failed (fs: an fsync returned an error, EIO after a failed writeback),
+// so its bytes may never reach the disk, and a later sync of the same
+// object cannot be trusted to say otherwise (Linux reports a writeback
+// error once, then lets fsync succeed over pages it marked clean). Its
+// Kind is ErrTransient: the caller may write the object again (a fresh
+// write, under a fresh name) and retry. A store that defers durability
+// remembers the keys of a failed sync and fails every later sync naming
+// one with this cause again, until the key is written again
+// (objstore.DeferredPutter); a caller never publishes an object whose
+// sync failed by syncing it again.
+var ErrSyncFailed = errors.New("objstore: a deferred object could not be made durable")
+
 // Op names the store operation an error came from.
 type Op string
 

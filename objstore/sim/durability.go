@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -18,6 +17,12 @@ type pending struct {
 	durable object
 	existed bool
 	all     bool
+	// syncFailed: a sync naming the key failed since it was written (an
+	// fsync's EIO). The OS let its pages go clean without reaching the
+	// disk, so the key stays volatile however often it is synced again
+	// (Linux reports a writeback error once); the store refuses to sync
+	// it again (objstore.ErrSyncFailed) unless the view forgets.
+	syncFailed bool
 }
 
 // streamCrash selects MachineCrash's PCG stream ("oscrash"), streamSync
@@ -51,6 +56,17 @@ const (
 //     injected fsync failure (ErrTransient naming the first key); then
 //     none of the keys is made durable (the contract lets none be assumed
 //     durable).
+//   - A failed sync (injected: SyncDeferred's and PutAfterDeferred's
+//     fault draws, FailSyncs) marks every volatile key it named as failed
+//     (objstore.ErrSyncFailed): as on Linux, whose fsync reports a
+//     writeback error once and then succeeds over pages it marked clean,
+//     no later sync makes such a key durable (a MachineCrash may still
+//     lose or tear it). The store remembers: a later SyncDeferred or
+//     PutAfterDeferred naming a failed key fails again (ErrTransient with
+//     cause objstore.ErrSyncFailed, nothing made durable), until the key
+//     is written again; the Forgetful view lets such a sync succeed, the
+//     OS's answer, with the key still volatile (what a store that trusted
+//     a second fsync would report).
 //   - PutAfterDeferred makes the deferred keys durable first, as
 //     SyncDeferred does, and then writes key durably under its condition
 //     (fs syncs them in the round of its temp file, before it places the
@@ -73,11 +89,58 @@ const (
 // still has every write. MachineCrash is the power loss.
 type Deferring struct {
 	*Store
+	forget bool // Forgetful: a failed key's later sync succeeds, still volatile
 }
 
 // Deferring returns s seen as a store that defers durability (see
 // Deferring). Every view of s shares s's state.
 func (s *Store) Deferring() *Deferring { return &Deferring{Store: s} }
+
+// Forgetful returns s seen as Deferring, but as a store that does not
+// remember a failed sync: a later sync of the key succeeds and the key
+// stays volatile (the OS's answer, passed on). Tests of callers use it:
+// a caller must never publish an object whose sync failed by syncing it
+// again.
+func (s *Store) Forgetful() *Deferring { return &Deferring{Store: s, forget: true} }
+
+// FailSyncs makes the next n syncs of deferred keys fail as an fsync's
+// EIO does (SyncDeferred, or PutAfterDeferred's sync of its deferred
+// keys: see Deferring), before any fault draw; a test's deterministic
+// injection.
+func (s *Store) FailSyncs(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failSyncs += n
+}
+
+// injectedSyncFailure reports whether the next sync of deferred keys fails:
+// one FailSyncs'd, else one draw from the sync stream at the transient
+// rate. s.mu is held.
+func (s *Store) injectedSyncFailure() bool {
+	if s.failSyncs > 0 {
+		s.failSyncs--
+		return true
+	}
+	if s.syncRNG == nil {
+		s.syncRNG = rand.New(rand.NewPCG(s.cfg.Seed, streamSync))
+	}
+	return unit(s.syncRNG.Uint64()) < s.cfg.Faults.TransientRate
+}
+
+// failSync records a failed sync of keys: every volatile one is marked
+// failed (see pending.syncFailed). It returns the sync's error, naming
+// the first key. s.mu is held.
+func (s *Store) failSync(keys []string) error {
+	s.syncFaults++
+	for _, k := range keys {
+		if p, ok := s.volatile[k]; ok {
+			p.syncFailed = true
+			s.volatile[k] = p
+		}
+	}
+	return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient,
+		fmt.Errorf("sync deferred write: sim: injected fsync failure: %w", objstore.ErrSyncFailed))
+}
 
 var (
 	_ objstore.DeferredPutter       = (*Deferring)(nil)
@@ -135,16 +198,10 @@ func (d *Deferring) SyncDeferred(ctx context.Context, keys []string) error {
 	s := d.Store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.syncRNG == nil {
-		s.syncRNG = rand.New(rand.NewPCG(s.cfg.Seed, streamSync))
+	if s.injectedSyncFailure() {
+		return s.failSync(keys) // an fsync that fails (fs: EIO): nothing is made durable
 	}
-	if unit(s.syncRNG.Uint64()) < s.cfg.Faults.TransientRate {
-		// An fsync that fails (fs: EIO): nothing is made durable.
-		s.syncFaults++
-		return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient,
-			errors.New("sync deferred write: sim: injected fsync failure"))
-	}
-	return s.syncLocked(keys)
+	return s.syncLocked(keys, d.forget)
 }
 
 // PutAfterDeferred implements objstore.DeferredPublisher: one Put call
@@ -169,7 +226,10 @@ func (d *Deferring) PutAfterDeferred(ctx context.Context, key string, data []byt
 	}
 	c := Call{Op: objstore.OpPut, Key: key, Cond: cond, Size: len(data), After: len(deferred)}
 	return run(ctx, s, c, func() (string, bool, error) {
-		if err := s.syncLocked(deferred); err != nil {
+		if s.injectedSyncFailure() {
+			return "", false, s.failSync(deferred) // fs: the round of the temp file fails before the name is placed
+		}
+		if err := s.syncLocked(deferred, d.forget); err != nil {
 			return "", false, err
 		}
 		return s.putLocked(key, data, cond, objstore.DurableNow)
@@ -177,8 +237,11 @@ func (d *Deferring) PutAfterDeferred(ctx context.Context, key string, data []byt
 }
 
 // syncLocked makes keys' visible versions durable, or fails with none made
-// durable if one does not exist. s.mu is held.
-func (s *Store) syncLocked(keys []string) error {
+// durable if one does not exist or, unless forget, one's sync failed
+// before (objstore.ErrSyncFailed). A failed key is never made durable
+// (forget: it stays volatile and the sync succeeds, as the OS answers a
+// second fsync). s.mu is held.
+func (s *Store) syncLocked(keys []string, forget bool) error {
 	sorted := append([]string(nil), keys...)
 	sort.Strings(sorted)
 	for _, k := range sorted {
@@ -186,9 +249,15 @@ func (s *Store) syncLocked(keys []string) error {
 			return objstore.NewError(objstore.OpPut, k, objstore.ErrTransient,
 				fmt.Errorf("sync deferred write: sim: deferred key %q does not exist", k))
 		}
+		if s.volatile[k].syncFailed && !forget {
+			return objstore.NewError(objstore.OpPut, k, objstore.ErrTransient,
+				fmt.Errorf("sync deferred write: sim: an earlier sync of %q failed: %w", k, objstore.ErrSyncFailed))
+		}
 	}
 	for _, k := range sorted {
-		delete(s.volatile, k)
+		if !s.volatile[k].syncFailed {
+			delete(s.volatile, k)
+		}
 	}
 	return nil
 }
@@ -210,6 +279,7 @@ func (s *Store) noteDurability(key string, cur object, exists bool, dur objstore
 		p = pending{durable: cur, existed: exists}
 	}
 	p.all = dur == objstore.DeferAll
+	p.syncFailed = false // a new write: a new file, whose sync has not failed
 	s.volatile[key] = p
 }
 

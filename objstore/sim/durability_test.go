@@ -384,30 +384,65 @@ func TestCloneKeepsVolatility(t *testing.T) {
 }
 
 // TestSyncFaultMakesNothingDurable: SyncDeferred fails with the store's
-// transient rate (an fsync that fails), definite, and then makes none of
-// its keys durable; its draw shifts no call's.
+// transient rate (an fsync that fails), definite, with cause
+// objstore.ErrSyncFailed, and makes none of its keys durable; its draw
+// shifts no call's. As on Linux, no later sync makes a failed key durable:
+// the store refuses to sync it again (red without the memory: the second
+// sync succeeds), the Forgetful view lets the sync succeed and the key
+// stays volatile (a crash loses it), and a new write of the key clears it.
 func TestSyncFaultMakesNothingDurable(t *testing.T) {
 	ctx := t.Context()
 	s := sim.New(sim.Config{Seed: 10})
 	d := s.Deferring()
-	for _, k := range []string{"f/1", "f/2"} {
+	for _, k := range []string{"f/1", "f/2", "f/3"} {
 		if _, err := d.PutDeferred(ctx, k, []byte(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s.SetFaults(sim.Faults{TransientRate: 1})
-	err := d.SyncDeferred(ctx, []string{"f/1", "f/2"})
-	if !errors.Is(err, objstore.ErrTransient) || objstore.IsAmbiguous(err) || s.SyncFaults() != 1 {
-		t.Fatalf("sync under transient rate 1: %v (%d injected), want a definite ErrTransient", err, s.SyncFaults())
+	err := d.SyncDeferred(ctx, []string{"f/1", "f/2", "f/3"})
+	if !errors.Is(err, objstore.ErrTransient) || !errors.Is(err, objstore.ErrSyncFailed) || objstore.IsAmbiguous(err) || s.SyncFaults() != 1 {
+		t.Fatalf("sync under transient rate 1: %v (%d injected), want a definite ErrTransient with ErrSyncFailed", err, s.SyncFaults())
 	}
-	if s.Counters().Requests() != 2 {
+	if s.Counters().Requests() != 3 {
 		t.Fatalf("a sync counted as a request: %+v", s.Counters())
 	}
 	s.SetFaults(sim.Faults{})
-	if err := d.SyncDeferred(ctx, []string{"f/2"}); err != nil {
+	if err := d.SyncDeferred(ctx, []string{"f/2"}); !errors.Is(err, objstore.ErrSyncFailed) || !errors.Is(err, objstore.ErrTransient) {
+		t.Fatalf("sync of a key whose sync failed: %v, want ErrSyncFailed again", err)
+	}
+	if err := s.Forgetful().SyncDeferred(ctx, []string{"f/2"}); err != nil || !s.IsVolatile("f/2") {
+		t.Fatalf("forgetful sync of a failed key: %v, volatile %v; want success, still volatile", err, s.IsVolatile("f/2"))
+	}
+	if _, _, err := d.PutDeferredIntact(ctx, "f/3", []byte("f/3 again"), objstore.Unconditional); err != nil {
 		t.Fatal(err)
+	}
+	if err := d.SyncDeferred(ctx, []string{"f/3"}); err != nil {
+		t.Fatalf("sync of a failed key written again: %v", err)
 	}
 	s.MachineCrash(0, 0)
 	wantAbsent(t, d, "f/1")
-	wantData(t, d, "f/2", "f/2")
+	wantAbsent(t, d, "f/2")
+	wantData(t, d, "f/3", "f/3 again")
+}
+
+// TestPublishSyncFault: PutAfterDeferred's sync of its deferred keys fails
+// as SyncDeferred's does (FailSyncs, or a fault draw), definite, before
+// the key is written, and marks the deferred keys failed: the next
+// PutAfterDeferred naming them fails again.
+func TestPublishSyncFault(t *testing.T) {
+	ctx := t.Context()
+	s := sim.New(sim.Config{Seed: 10})
+	d := s.Deferring()
+	if _, err := d.PutDeferred(ctx, "v/1", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	s.FailSyncs(1)
+	for i := range 2 {
+		_, err := d.PutAfterDeferred(ctx, "m/1", []byte("m"), objstore.CreateOnly, []string{"v/1"})
+		if !errors.Is(err, objstore.ErrSyncFailed) || objstore.IsAmbiguous(err) {
+			t.Fatalf("publish %d after a failed sync: %v, want a definite ErrSyncFailed", i, err)
+		}
+		wantAbsent(t, d, "m/1")
+	}
 }

@@ -52,6 +52,7 @@ type Store struct {
 	crashRNG   *rand.Rand // MachineCrash's stream, made on first use
 	syncRNG    *rand.Rand // Deferring.SyncDeferred's fault stream, made on first use
 	syncFaults uint64
+	failSyncs  int // syncs still to fail (FailSyncs)
 }
 
 var _ objstore.Store = (*Store)(nil)
