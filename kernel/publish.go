@@ -322,6 +322,14 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		// loads the head and re-parents.
 		g.views.drop(req.branch.incID, head.m.Version)
 		return false, Commit{}, err
+	case errors.Is(err, objstore.ErrSyncFailed):
+		// The sync of the objects this write deferred failed (an fsync's
+		// EIO), before the manifest was placed. Their bytes may never
+		// reach the disk, and syncing them again cannot show it (Linux
+		// reports a writeback error once): publishing them would risk
+		// an acknowledged commit a power loss takes. The write ends here,
+		// retryable for its caller, whose new attempt writes new objects.
+		return true, Commit{}, err
 	case retryable(err):
 		return false, Commit{}, err
 	}

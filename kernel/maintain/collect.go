@@ -70,6 +70,10 @@ type Report struct {
 	// manifests' reaches from and made durable before deleting anything
 	// (none on a store that writes durably).
 	IndexesSynced int
+	// IndexesRewritten counts, of those, the indexes whose sync failed
+	// (objstore.ErrSyncFailed: an fsync's EIO) and that the run wrote
+	// again durably instead, since no later sync of them can be trusted.
+	IndexesRewritten int
 	// MergeBasesUnknown counts live heads whose reach could not be read
 	// (no complete commit index and none rebuilt: a pre-index or migrated
 	// history, or more than rebuildDepth commits without one), and
@@ -328,14 +332,43 @@ func (c *collection) syncReaches(ctx context.Context, want func(format.ManifestR
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	if err := objstore.SyncDeferred(ctx, c.m.store, keys); err != nil {
-		return fmt.Errorf("sync commit indexes: %w", err)
+	if err := c.syncIndexKeys(ctx, keys); err != nil {
+		return err
 	}
 	for _, at := range ats {
 		c.m.immut.putReach(c.unsynced[at])
 	}
 	c.rep.IndexesSynced += len(keys)
 	c.cachePairs()
+	return nil
+}
+
+// syncIndexKeys makes the commit indexes at keys durable. If the sync
+// fails as an fsync's EIO does (objstore.ErrSyncFailed), no later sync
+// of them can be trusted (the store refuses one), so each is read back
+// and written again durably (putOver: a new file, the same statement) —
+// else every later run would fail on the same keys.
+func (c *collection) syncIndexKeys(ctx context.Context, keys []string) error {
+	err := objstore.SyncDeferred(ctx, c.m.store, keys)
+	if !errors.Is(err, objstore.ErrSyncFailed) {
+		if err != nil {
+			return fmt.Errorf("sync commit indexes: %w", err)
+		}
+		return nil
+	}
+	for _, key := range keys {
+		if err := c.inTime(); err != nil {
+			return err
+		}
+		b, found, gerr := c.m.get(ctx, key)
+		if gerr != nil || !found {
+			return fmt.Errorf("sync commit indexes: %w; read back %s: found %v, %v", err, key, found, gerr)
+		}
+		if perr := c.m.putOver(ctx, key, b); perr != nil {
+			return fmt.Errorf("sync commit indexes: %w; write %s again: %w", err, key, perr)
+		}
+		c.rep.IndexesRewritten++
+	}
 	return nil
 }
 

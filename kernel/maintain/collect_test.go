@@ -742,6 +742,20 @@ func TestCollectSyncsTheIndexesItKeepsBy(t *testing.T) {
 	})
 }
 
+// TestCollectSurvivesAFailedIndexSync: the collection's sync of the
+// indexes it keeps merge bases by fails (an fsync's EIO:
+// objstore.ErrSyncFailed, which the store then refuses to sync again);
+// the run reads them back and writes them again durably, and after a
+// machine crash the merges still find their bases. Red without the
+// rewrite: the collection fails, and so would every later one on the
+// same keys.
+func TestCollectSurvivesAFailedIndexSync(t *testing.T) {
+	collectKeepsMergeBases(t, newDeferringFixture(t), lossHooks{
+		lose:  func(f *fixture) { f.base.FailSyncs(1) },
+		crash: func(f *fixture) { f.base.MachineCrash(0, 0) },
+	})
+}
+
 // collectKeepsMergeBases is TestCollectKeepsMergeBases on f with lose (if
 // set) run right before the collection and crash (if set) right after
 // it: the merge bases found before must still answer, and merges succeed,

@@ -78,6 +78,9 @@ func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTar
 	if err != nil {
 		return err
 	}
+	if err := s.failed.check(keys); err != nil {
+		return err // never synced again: a second fsync may lie (syncfailed.go)
+	}
 	root, err := s.begin(ctx, objstore.OpPut, keys[0])
 	if err != nil {
 		return err
@@ -137,6 +140,11 @@ func (s *Store) syncDeferred(ctx context.Context, keys []string, extra []syncTar
 	}
 	if run.err == nil && run.extraErr == nil && ctx.Err() != nil {
 		return objstore.NewError(objstore.OpPut, keys[0], objstore.ErrTransient, fmt.Errorf("sync deferred write: %w", ctx.Err()))
+	}
+	if run.fsyncFailed {
+		s.failed.note(keys) // a file or directory of theirs failed its fsync: none is trusted again
+		return objstore.NewError(objstore.OpPut, run.err.node.key, objstore.ErrTransient,
+			fmt.Errorf("sync deferred write: %w: %w", run.err.err, objstore.ErrSyncFailed))
 	}
 	if run.err != nil {
 		return objstore.NewError(objstore.OpPut, run.err.node.key, objstore.ErrTransient,
@@ -239,6 +247,10 @@ type syncRun struct {
 	mu       sync.Mutex
 	err      *syncFailure
 	extraErr error // the first failure of an extra target
+	// fsyncFailed: an fsync of a key's file or directory failed (not an
+	// open: a missing key is no failed writeback), so the batch's keys
+	// can never be trusted durable (failedSyncs).
+	fsyncFailed bool
 }
 
 type syncFailure struct {
@@ -256,6 +268,9 @@ func (r *syncRun) fail(j syncJob, err error) {
 		}
 		return
 	}
+	r.mu.Lock()
+	r.fsyncFailed = true
+	r.mu.Unlock()
 	r.failNode(j.node, err)
 }
 

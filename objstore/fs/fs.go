@@ -32,6 +32,9 @@ type Store struct {
 	// SyncDeferred need not sync again (nil with NoSync); shared by
 	// copies of the Store.
 	durable *durableDirs
+	// failed is the keys whose deferred sync failed, which no later sync
+	// may report durable (syncfailed.go); shared by copies of the Store.
+	failed *failedSyncs
 }
 
 // Crash points a test can stop a writer at, and rendezvous points in a
@@ -93,7 +96,7 @@ func OpenWith(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	s := &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}}
+	s := &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}, failed: &failedSyncs{}}
 	if !opts.NoSync {
 		s.durable = newDurableDirs(durableDirsLimit)
 	}

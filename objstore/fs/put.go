@@ -104,6 +104,7 @@ func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.
 	if err != nil {
 		return "", wrapErr(op, key, err)
 	}
+	s.failed.forget(key) // a new file at key: no earlier sync of it failed
 	return h.etag(), nil
 }
 
@@ -214,6 +215,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	}
 	c, err := s.unlinkLocked(root, key)
 	release()
+	if err == nil {
+		s.failed.forget(key)
+	}
 	if c != nil {
 		prune(c, s.durable)
 		c.close()
