@@ -15,6 +15,15 @@ import "context"
 // none of them may be assumed durable (the batch must not be referenced;
 // write it again under fresh names). A caller must not publish a reference
 // to a deferred object before its SyncDeferred returned nil.
+//
+// A sync that failed as an fsync's EIO does (cause ErrSyncFailed) is
+// final for its keys: their bytes may never reach the disk, and the
+// operating system may let a second fsync succeed anyway (Linux reports a
+// writeback error once). The store remembers such keys and fails every
+// later SyncDeferred or PutAfterDeferred naming one with ErrSyncFailed
+// again, until the key is written or deleted; a caller writes the objects
+// again (under fresh names, or durably over the old key) rather than
+// syncing them again.
 type DeferredPutter interface {
 	PutDeferred(ctx context.Context, key string, data []byte) (string, error)
 	SyncDeferred(ctx context.Context, keys []string) error

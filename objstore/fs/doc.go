@@ -207,6 +207,14 @@
 //     merge keys that differ only in case or Unicode normalization.
 //   - Durability relies on the filesystem and the drive honoring fsync;
 //     it is not tested against power loss, only against killed processes.
+//   - A failed fsync is remembered by the Store that saw it only
+//     (failedSyncs, at most 4,096 keys, oldest forgotten first): another
+//     process's Store, or this one past the bound, could sync such a key
+//     and be told it is durable when its pages never reached the disk
+//     (Linux reports a writeback error once). The kernel never syncs
+//     another process's deferred objects but for a roll-forward's counter-
+//     named table versions (format 7), whose data their writer fsynced
+//     before their name.
 //   - Concurrent List is not a snapshot: keys written or deleted during a
 //     List may or may not appear.
 //   - A Put that finds a directory present which another writer made
