@@ -322,7 +322,7 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 		// loads the head and re-parents.
 		g.views.drop(req.branch.incID, head.m.Version)
 		return false, Commit{}, err
-	case errors.Is(err, objstore.ErrSyncFailed):
+	case errors.Is(err, objstore.ErrSyncFailed) && !plant.Enabled(plant.SyncRetryPublish): // planted bug: retried like any transient failure
 		// The sync of the objects this write deferred failed (an fsync's
 		// EIO), before the manifest was placed. Their bytes may never
 		// reach the disk, and syncing them again cannot show it (Linux

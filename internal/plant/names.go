@@ -91,6 +91,12 @@ const (
 	// deletes that head's merge bases and a later merge fails with
 	// ErrReclaimed.
 	GCNoReachRebuild = "gc-no-reach-rebuild"
+	// SyncRetryPublish: a publish whose sync of its deferred objects
+	// failed (objstore.ErrSyncFailed, an fsync's EIO) is retried like any
+	// transient failure, so on a store that lets a second sync succeed
+	// (Linux's fsync after a failed writeback) the commit is acknowledged
+	// with a table version a power loss then takes.
+	SyncRetryPublish = "sync-retry-publish"
 	// SkewUnchecked: a publish skips the clock-skew check (docs/gc.md §4),
 	// so a writer whose clock runs behind the branch head's commit time by
 	// more than the skew margin publishes, and its staged fragments may
@@ -179,9 +185,12 @@ const (
 // ahead); gc-no-reach-rebuild (maintain
 // TestPlantedNoReachRebuildLosesMergeBases; no workload loses the index
 // of a head a collection then reads: 0 of 100 seeds of maint and of
-// maint-oscrash catch it).
+// maint-oscrash catch it); sync-retry-publish (kernel
+// TestPlantedSyncRetryPublishLosesACommit; the simulator's stores
+// remember a failed sync and refuse it again, as fs does, so no workload
+// lets the retry succeed).
 func PackageOnly() []string {
-	names := []string{ReadAheadTrustsIndex, GCNoReachRebuild}
+	names := []string{ReadAheadTrustsIndex, GCNoReachRebuild, SyncRetryPublish}
 	sort.Strings(names)
 	return names
 }
