@@ -1,9 +1,11 @@
 package maintain_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/gc"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/kernel/schema"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -234,5 +237,67 @@ func TestIncompleteRepairNeverReplacesACompleteIndex(t *testing.T) {
 	}
 	if err := mergesAgain(open(), main, feat, base.ID); err != nil {
 		t.Fatalf("after the writer's repair: %v", err)
+	}
+}
+
+// ambiguousIndexStore answers the next n Puts of commit indexes
+// ambiguously (objstore.ErrAmbiguous), after applying them when applied.
+type ambiguousIndexStore struct {
+	objstore.Store
+	n       int
+	applied bool
+}
+
+func (s *ambiguousIndexStore) Put(ctx context.Context, key string, b []byte, c objstore.Condition) (string, error) {
+	if s.n == 0 || !strings.Contains(key, "/index/commits/") {
+		return s.Store.Put(ctx, key, b, c)
+	}
+	s.n--
+	if s.applied {
+		if _, err := s.Store.Put(ctx, key, b, c); err != nil {
+			return "", err
+		}
+	}
+	return "", objstore.NewAmbiguousError(objstore.OpPut, key, objstore.ErrTransient, errors.New("connection reset after the request was sent"))
+}
+
+// TestAmbiguousRebuiltIndexWriteIsResolved: a collection's conditional
+// write of a rebuilt commit index that answers ambiguously is read back
+// (house rule 3): applied, the index there is the run's (a create-only
+// retry would find the key taken, and the run would use what is there);
+// not applied, it is written again. Either way the run completes with
+// every kept manifest's rebuilt index stored, and the merge bases answer
+// after it. Red when an ambiguous outcome fails the write (the run
+// fails); a retry without the read-back would also end well, through the
+// lost condition's re-read.
+func TestAmbiguousRebuiltIndexWriteIsResolved(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprint("applied=", applied), func(t *testing.T) {
+			base := sim.New(sim.Config{Seed: 1})
+			amb := &ambiguousIndexStore{Store: base}
+			store := &hookStore{Store: amb}
+			f := newFixtureOn(t, base, store, store, 0, 0, 0)
+			main := f.branch("main")
+			cs := f.seed(main, 6)
+			feat := f.fork("feat", main)
+			f.commit(feat, func(tx *data.Txn) error { return tx.Update("Person", person("p01", "feat")) })
+			want, err := f.reopen().Kernel().MergeBase(ctx, main, feat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deleteCommitIndexes(t, f)
+			f.clock.Advance(10 * time.Minute)
+			amb.n, amb.applied = 3, applied
+			rep := f.collect(policy)
+			if amb.n != 0 || rep.IndexesRebuilt == 0 || rep.MergeBasesUnknown != 0 {
+				t.Fatalf("ambiguous writes left %d, report %+v; want every ambiguous write met, indexes rebuilt, no merge base unknown", amb.n, rep)
+			}
+			if _, err := store.Get(ctx, format.NewKeys(root).CommitIndex(cs[len(cs)-1].ID)); err != nil {
+				t.Fatalf("main's head index after the collection: %v", err)
+			}
+			if c, err := f.reopen().Kernel().MergeBase(ctx, main, feat); err != nil || c.ID != want.ID {
+				t.Fatalf("merge base after the collection: %s %v, want %s", c.ID, err, want.ID)
+			}
+		})
 	}
 }
