@@ -31,8 +31,9 @@ const indexCacheEntries = 1 << 16
 // deferred and made durable only by its manifest's placement, so an
 // attempt whose manifest never landed may leave one a crash tore; the
 // lookup then walks the manifests, as for a missing one, and a complete
-// repair deletes it and creates its own, writeCommitIndex). An index the store returned intact that does not decode
-// is an error (ErrCorrupt), never a guess.
+// repair deletes it and creates its own, writeCommitIndex). An index the
+// store returned intact that does not decode is an error (ErrCorrupt),
+// never a guess.
 func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitIndex, bool, error) {
 	if x, ok := g.indexes.get(id.String()); ok {
 		return x, true, nil
@@ -192,8 +193,8 @@ func (g *Graph) rebuildIndex(ctx context.Context, l loaded, depth int) (format.C
 // more than it must. repaired=true when it was missing or stale and this
 // call rebuilt it from the manifests and wrote it (false when a usable
 // one was written meanwhile: it is used, never overwritten,
-// writeCommitIndex); a failed write is
-// returned (wrapped once), unlike a reader's best-effort repair. A head
+// writeCommitIndex); a failed write is returned (wrapped once), unlike a
+// reader's best-effort repair. A head
 // whose index cannot be rebuilt (more than repairDepth commits without
 // one, a legacy history, a collected manifest) is left as it is:
 // repaired=false, no error. It changes no answer (indexes are never
@@ -385,11 +386,12 @@ var errIndexLost = errors.New("kernel: commit index changed under its write")
 // bytes there end it, another's is a lost condition, absence writes
 // again. ours reports that the key holds x, written by this call.
 // mayExist (an earlier publish attempt of this commit sent its index)
-// starts with the read instead of a create-only write that would fail. Its name's durability is left to the store
-// (objstore.PutDeferredIntact, never synced: on fs one fsync round, not
-// two), but for every indexSyncEvery-th index of the handle (a durable
-// Put): an index is never authoritative, so a crash may lose it
-// (repairIndex rebuilds it) but never tears it.
+// starts with the read instead of a create-only write that would fail.
+// Its name's durability is left to the store (objstore.PutDeferredIntact,
+// never synced: on fs one fsync round, not two), but for every
+// indexSyncEvery-th index of the handle (a durable Put): an index is
+// never authoritative, so a crash may lose it (repairIndex rebuilds it)
+// but never tears it.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex, mayExist bool) (_ format.CommitIndex, ours bool, err error) {
 	data, err := g.encodeCommitIndex(x)
 	if err != nil {
