@@ -30,9 +30,10 @@ const indexCacheEntries = 1 << 16
 // (objstore.ErrCorruptObject: a publish attempt's index is written wholly
 // deferred and made durable only by its manifest's placement, so an
 // attempt whose manifest never landed may leave one a crash tore; the
-// lookup then walks the manifests, as for a missing one, and a repair
-// overwrites it). An index the store returned intact that does not decode
-// is an error (ErrCorrupt), never a guess.
+// lookup then walks the manifests, as for a missing one, and a complete
+// repair deletes it and creates its own, writeCommitIndex). An index the
+// store returned intact that does not decode is an error (ErrCorrupt),
+// never a guess.
 func (g *Graph) verifiedIndex(ctx context.Context, id format.ID) (format.CommitIndex, bool, error) {
 	if x, ok := g.indexes.get(id.String()); ok {
 		return x, true, nil
@@ -146,8 +147,7 @@ func (g *Graph) repairIndex(ctx context.Context, l loaded, depth int) (format.Co
 	if err != nil || !ok {
 		return x, ok, err
 	}
-	g.storeIndex(ctx, x)
-	return x, true, nil
+	return g.storeIndex(ctx, x, false), true, nil
 }
 
 // rebuildIndex is repairIndex without storing the index it rebuilds (the
@@ -191,8 +191,10 @@ func (g *Graph) rebuildIndex(ctx context.Context, l loaded, depth int) (format.C
 // without one; readers rebuild it when they need it, but a collection
 // that meets it first counts that head's merge bases unknown and keeps
 // more than it must. repaired=true when it was missing or stale and this
-// call rebuilt it from the manifests and wrote it; a failed write is
-// returned (wrapped once), unlike a reader's best-effort repair. A head
+// call rebuilt it from the manifests and wrote it (false when a usable
+// one was written meanwhile: it is used, never overwritten,
+// writeCommitIndex); a failed write is returned (wrapped once), unlike a
+// reader's best-effort repair. A head
 // whose index cannot be rebuilt (more than repairDepth commits without
 // one, a legacy history, a collected manifest) is left as it is:
 // repaired=false, no error. It changes no answer (indexes are never
@@ -222,11 +224,12 @@ func (g *Graph) RepairHeadIndex(ctx context.Context, b BranchRef) (repaired bool
 	if !rebuilt {
 		return false, nil
 	}
-	if err := g.writeCommitIndex(ctx, &x); err != nil {
+	y, ours, err := g.writeCommitIndex(ctx, &x, false)
+	if err != nil {
 		return false, fmt.Errorf("repair head index of %s: %w", b, err)
 	}
-	g.indexes.put(x.ID.String(), x)
-	return true, nil
+	g.indexes.put(y.ID.String(), y)
+	return ours, nil
 }
 
 // manifestIfAny is manifestAt with a collected manifest as found=false.
@@ -238,17 +241,21 @@ func (g *Graph) manifestIfAny(ctx context.Context, at format.ManifestRef) (loade
 	return l, err == nil, err
 }
 
-// storeIndex caches x, the index of a published commit built by this
-// handle, and writes it unless the handle is read-only. A failed write
-// is not the caller's failure: the index is an aid, and the next handle
-// that needs it rebuilds it (repairIndex) — the designed fallback, as the
-// sweep is for a failed sidecar delete.
-func (g *Graph) storeIndex(ctx context.Context, x format.CommitIndex) {
-	g.indexes.put(x.ID.String(), x)
-	if g.readOnly {
-		return
+// storeIndex writes x, the index of a published commit built by this
+// handle, unless the handle is read-only, and caches and returns the
+// index to use: x, or the usable one its write found there
+// (writeCommitIndex never overwrites one). A failed write is not the
+// caller's failure: the index is an aid, and the next handle that needs
+// it rebuilds it (repairIndex) — the designed fallback, as the sweep is
+// for a failed sidecar delete.
+func (g *Graph) storeIndex(ctx context.Context, x format.CommitIndex, mayExist bool) format.CommitIndex {
+	if !g.readOnly {
+		if y, _, err := g.writeCommitIndex(ctx, &x, mayExist); err == nil { // see above: repairIndex is the fallback
+			x = y
+		}
 	}
-	_ = g.writeCommitIndex(ctx, &x) // see above: repairIndex is the fallback
+	g.indexes.put(x.ID.String(), x)
+	return x
 }
 
 // indexAfterPublish writes the index of l's commit, which this handle has
@@ -256,12 +263,13 @@ func (g *Graph) storeIndex(ctx context.Context, x format.CommitIndex) {
 // known, then l's previous manifest is read). It runs after the manifest
 // write, never before it: a crash in between leaves a published commit
 // without an index, which repairIndex rebuilds for the next handle that
-// needs it.
-func (g *Graph) indexAfterPublish(ctx context.Context, head, l loaded) {
+// needs it. mayExist: an earlier attempt of the publish sent an index
+// (storeIndex).
+func (g *Graph) indexAfterPublish(ctx context.Context, head, l loaded, mayExist bool) {
 	if prev, ok := previous(l); head.m.Commit != nil && ok && head.ref() == prev {
 		x, err := g.commitIndexForDepth(ctx, head, &l.m, repairDepth)
 		if err == nil {
-			g.storeIndex(ctx, x)
+			g.storeIndex(ctx, x, mayExist)
 		}
 		return // an error: nothing stored, repairIndex is the fallback
 	}
@@ -353,28 +361,100 @@ func (g *Graph) commitIndexCached(head loaded, next *format.Manifest) (format.Co
 	return x, err == nil
 }
 
-// writeCommitIndex writes x (an unconditional overwrite: every writer of
-// it, the publisher after its manifest or a repairer, writes the same
-// location). An ambiguous outcome is read back (house rule 3): our bytes
-// there end it, anything else (absent, or another writer's) writes again,
-// within the retry budget. Its name's durability is left to the store
-// (objstore.PutDeferredIntact, never synced: on fs one fsync round, not
-// two), but for every indexSyncEvery-th index of the handle (a durable
-// Put): an index is never authoritative, so a crash may lose it
-// (repairIndex rebuilds it) but never tears it.
-func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) error {
+// maxIndexRounds bounds the conditional writes one writeCommitIndex
+// makes, each after finding the key changed since it last looked.
+const maxIndexRounds = 4
+
+// errIndexLost is a conditional index write that found the key changed:
+// its condition failed, or its outcome was ambiguous and another's
+// object is there.
+var errIndexLost = errors.New("kernel: commit index changed under its write")
+
+// writeCommitIndex stores x, the index of a published commit, unless a
+// usable one is there, and returns the index the key then holds for the
+// handle to use: x, or the usable one it found. It never overwrites a
+// usable index (one that verifies against the manifest it names and is
+// complete), whoever wrote it — a collection keeps merge bases by the
+// index it stores or reads (docs/gc.md rule 3b), so a reach written over
+// it, another valid one under other reach bounds or an incomplete one,
+// would send readers to manifests it deleted. The first write is
+// create-only; when it loses, the index there is read: a usable one is
+// adopted; a stale, incomplete (x complete) or undecodable one is
+// replaced If-Match on the ETag read; a torn one (no ETag to match: the
+// store's compare fails its check) is deleted and created again, by a
+// complete x only. An ambiguous outcome is read back (house rule 3): our
+// bytes there end it, another's is a lost condition, absence writes
+// again. ours reports that the key holds x, written by this call.
+// mayExist (an earlier publish attempt of this commit sent its index)
+// starts with the read instead of a create-only write that would fail.
+// Its name's durability is left to the store (objstore.PutDeferredIntact,
+// never synced: on fs one fsync round, not two), but for every
+// indexSyncEvery-th index of the handle (a durable Put): an index is
+// never authoritative, so a crash may lose it (repairIndex rebuilds it)
+// but never tears it.
+func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex, mayExist bool) (_ format.CommitIndex, ours bool, err error) {
 	data, err := g.encodeCommitIndex(x)
 	if err != nil {
-		return err
+		return format.CommitIndex{}, false, err
 	}
 	key := g.keys.CommitIndex(x.ID)
 	durable := g.indexDurable()
-	err = g.withRetry(ctx, "write commit index", func() error {
+	cond, read := objstore.CreateOnly, mayExist
+	for range maxIndexRounds {
+		if !read {
+			err := g.putIndex(ctx, key, data, cond, durable)
+			if err == nil {
+				return *x, true, nil
+			}
+			if !errors.Is(err, errIndexLost) {
+				return format.CommitIndex{}, false, fmt.Errorf("write commit index %s: %w", key, err)
+			}
+		}
+		read = false
+		var obj objstore.Object
+		err = g.withRetry(ctx, "read commit index", func() (err error) { obj, err = g.store.Get(ctx, key); return err })
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			cond = objstore.CreateOnly
+			continue
+		case errors.Is(err, objstore.ErrCorruptObject):
+			if !x.Complete {
+				return *x, false, nil // an incomplete index replaces nothing; the torn one reads as absent
+			}
+			if err := g.withRetry(ctx, "delete torn commit index", func() error { return g.store.Delete(ctx, key) }); err != nil {
+				return format.CommitIndex{}, false, fmt.Errorf("write commit index %s: %w", key, err)
+			}
+			cond = objstore.CreateOnly
+			continue
+		case err != nil:
+			return format.CommitIndex{}, false, fmt.Errorf("write commit index %s: %w", key, err)
+		}
+		y, ok, err := g.acceptIndex(ctx, x.ID, key, obj.Data)
+		switch {
+		case err != nil && !errors.Is(err, ErrCorrupt):
+			return format.CommitIndex{}, false, err
+		case ok && (y.Complete || !x.Complete):
+			return y, false, nil // usable (or no better than ours): never overwritten
+		}
+		cond = objstore.IfMatch(obj.ETag) // stale, incomplete or undecodable: replaced unless it changes again
+	}
+	return format.CommitIndex{}, false, fmt.Errorf("write commit index %s: changed under %d writes: %w", key, maxIndexRounds, errIndexLost)
+}
+
+// putIndex is one conditional write of a commit index (see
+// writeCommitIndex), retried within the handle's budget while the store
+// answers retryable; errIndexLost when the condition failed or an
+// ambiguous outcome read back another's object.
+func (g *Graph) putIndex(ctx context.Context, key string, data []byte, cond objstore.Condition, durable bool) error {
+	return g.withRetry(ctx, "write commit index", func() error {
 		var err error
 		if durable {
-			_, err = g.store.Put(ctx, key, data, objstore.Unconditional)
+			_, err = g.store.Put(ctx, key, data, cond)
 		} else {
-			_, _, err = objstore.PutDeferredIntact(ctx, g.store, key, data, objstore.Unconditional)
+			_, _, err = objstore.PutDeferredIntact(ctx, g.store, key, data, cond)
+		}
+		if errors.Is(err, objstore.ErrPreconditionFailed) {
+			return fmt.Errorf("%w: %v", errIndexLost, err)
 		}
 		if !objstore.IsAmbiguous(err) {
 			return err
@@ -383,17 +463,15 @@ func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex) err
 		switch {
 		case gerr == nil && bytes.Equal(obj.Data, data):
 			return nil // it landed
-		case gerr != nil && !errors.Is(gerr, objstore.ErrNotFound):
-			return gerr // unknown still: retried if retryable, else the attempt fails before its manifest
+		case gerr == nil || errors.Is(gerr, objstore.ErrCorruptObject):
+			return fmt.Errorf("%w: ambiguous write read back another's object: %v", errIndexLost, err)
+		case !errors.Is(gerr, objstore.ErrNotFound):
+			return gerr // unknown still: retried if retryable
 		}
-		// Not there (or not ours): a definite miss, written again; the
-		// error no longer claims ambiguity, since nothing of it applied.
+		// Not there: a definite miss, written again; the error no longer
+		// claims ambiguity, since nothing of it applied.
 		return objstore.NewError(objstore.OpPut, key, objstore.ErrTransient, fmt.Errorf("ambiguous write read back as not applied: %v", err))
 	})
-	if err != nil {
-		return fmt.Errorf("write commit index %s: %w", key, err)
-	}
-	return nil
 }
 
 // encodeCommitIndex encodes x under a fresh writer token.

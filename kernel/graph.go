@@ -334,7 +334,7 @@ func (g *Graph) writeGenesis(ctx context.Context, schema string) error {
 	m := lineage.Genesis(format.BranchIdentity{Name: format.MainBranch, Incarnation: 1, IncarnationID: incID}, c, schema)
 	at := format.ManifestRef{Branch: format.MainBranch, Incarnation: 1, Version: 0}
 	x := genesisIndex(c.ID, at)
-	if err := g.writeCommitIndex(ctx, &x); err != nil {
+	if _, _, err := g.writeCommitIndex(ctx, &x, false); err != nil {
 		return err
 	}
 	tok, err := g.token()

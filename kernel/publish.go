@@ -272,7 +272,7 @@ func (g *Graph) publishOn(ctx context.Context, req *publishReq, pending *[]uint6
 			return final(err), Commit{}, err
 		}
 		if landed {
-			g.indexAfterPublish(ctx, loaded{}, l)
+			g.indexAfterPublish(ctx, loaded{}, l, true)
 			return true, commitOf(l), nil
 		}
 	}
@@ -341,6 +341,7 @@ type riddenIndex struct {
 	x       format.CommitIndex
 	built   bool  // built from the handle's caches and sent with the manifest
 	written error // its write's outcome (built only)
+	earlier bool  // an earlier attempt of the request sent an index (its key may hold it)
 }
 
 // publishWrite is the attempt's one conditional write: the manifest next
@@ -362,11 +363,18 @@ type riddenIndex struct {
 // rebuilds it (repairIndex: a missing, torn, stale or incomplete index
 // alike), Maintain rebuilds every live head's (RepairHeadIndex), and a
 // collection rebuilds any it needs and syncs every index it keeps merge
-// bases by before it deletes anything (maintain: syncIndexes,
-// writeRebuilt), so no merge base is lost with an index. The request's
-// first index write is create-only; a later attempt's may find an
-// earlier attempt's index under the key and overwrites it (Unconditional,
-// objstore.DeferName). A failed index write never fails the manifest.
+// bases by before it deletes anything (maintain: storeRebuilt,
+// syncIndexes), so no merge base is lost with an index; a rebuilt index
+// is never written over a usable one (writeCommitIndex, storeRebuilt).
+// The request's first index write is create-only; a later attempt's may
+// find an earlier attempt's index under the key and overwrites it
+// (Unconditional, objstore.DeferName: a handle or a collection rebuilds
+// a commit's index only from a manifest showing the commit, and before
+// this attempt's lands none does, but for an earlier attempt's ambiguous
+// write, which the publish reads back first, resolvePending). An index
+// written after the manifest (a failed or ambiguous ride, or none) goes
+// through writeCommitIndex, which never overwrites a usable one. A
+// failed index write never fails the manifest.
 //
 // The index is listed first: on a store without the batch capability
 // (the simulator's) it is written before the manifest, the order a
@@ -381,7 +389,7 @@ func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, h
 		deferred = nil
 	}
 	manifest := objstore.PutRequest{Key: key, Data: mustEncodeManifest(next, req.token), Cond: objstore.CreateOnly, After: deferred}
-	var ri riddenIndex
+	ri := riddenIndex{earlier: req.indexSent == nil || *req.indexSent}
 	if next.Commit != nil && next.Commit.ID == next.Head {
 		ri.x, ri.built = g.commitIndexCached(head, next)
 	}
@@ -415,9 +423,9 @@ func (g *Graph) indexRodePublish(ctx context.Context, head, l loaded, ri riddenI
 	case ri.built && ri.written == nil:
 		g.indexes.put(ri.x.ID.String(), ri.x)
 	case ri.built:
-		g.storeIndex(ctx, ri.x)
+		g.storeIndex(ctx, ri.x, true) // its write failed or its outcome is unknown
 	default:
-		g.indexAfterPublish(ctx, head, l)
+		g.indexAfterPublish(ctx, head, l, ri.earlier)
 	}
 }
 
@@ -538,7 +546,7 @@ func (g *Graph) resolveAfterBudget(ctx context.Context, req *publishReq, pending
 			return Commit{}, &ContentionError{Op: op, Attempts: g.budget, CommitID: req.commit.ID, Ambiguous: true, Last: err}
 		}
 		if l.token == req.token && l.m.Commit != nil && l.m.Commit.ID == req.commit.ID {
-			g.indexAfterPublish(ctx, loaded{}, l)
+			g.indexAfterPublish(ctx, loaded{}, l, true)
 			return commitOf(l), nil
 		}
 	}

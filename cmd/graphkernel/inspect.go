@@ -27,7 +27,7 @@ func (a *app) openGraph(ctx context.Context, spec, root string, rw bool) (*data.
 	if a.wrapStore != nil {
 		st = a.wrapStore(st)
 	}
-	g, err := data.Open(ctx, st, root, data.Options{Kernel: kernel.Options{ReadOnly: !rw, Env: a.env}, Limits: a.limits})
+	g, err := data.Open(ctx, st, root, data.Options{Kernel: kernel.Options{ReadOnly: !rw, Env: a.env, ReachEntries: a.reachEntries, ReachFolds: a.reachFolds}, Limits: a.limits})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open graph %q: %w", root, err)
 	}

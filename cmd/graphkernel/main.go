@@ -36,6 +36,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/feed"
 	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
 )
 
@@ -72,6 +73,11 @@ type app struct {
 	statusEvery    time.Duration                       // interval of the status line without a terminal (0: defaultStatusEvery)
 	wrapStore      func(objstore.Store) objstore.Store // openGraph wraps the store (progress meters); nil: as opened
 	stdoutBytes    int64                               // bytes written to stdout so far (a --json failure prints its object only on an empty stdout)
+	reachEntries   int                                 // kernel.Options.ReachEntries of openGraph's handle (0: the kernel's; maintain's --reach-entries)
+	reachFolds     int                                 // kernel.Options.ReachFolds of openGraph's handle (0: the kernel's; maintain's --reach-folds)
+	// newMaintainer makes maintain's Maintainer (nil: maintain.NewWith;
+	// tests see the options the flags give).
+	newMaintainer func(objstore.Store, string, kernel.Env, maintain.Options) (*maintain.Maintainer, error)
 }
 
 // command is one subcommand.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel/data/compact"
 	"github.com/graphkernel/graphkernel/kernel/gc"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
 	"github.com/graphkernel/graphkernel/objstore"
 )
@@ -22,6 +23,12 @@ type maintainOpts struct {
 	minFragments int
 	maxDeletes   int
 	noCollect    bool
+	// reachEntries and reachFolds are the writers' reach bounds
+	// (kernel.Options.ReachEntries/ReachFolds): the Maintainer rebuilds
+	// lost commit indexes under them (maintain.Options), and the
+	// command's own handle writes its indexes under them.
+	reachEntries int
+	reachFolds   int
 }
 
 // maintainCommand is maintain, over maintain.Maintain (kernel/maintain).
@@ -30,6 +37,9 @@ func maintainCommand() command {
 	return command{name: "maintain", args: "STORE ROOT", nargs: exactly(2),
 		summary: "compact every live branch's small fragments, then collect what retention no longer keeps (docs/gc.md); " +
 			"prints the compactions and what collection deleted and kept per category",
+		notes: "--reach-entries and --reach-folds must be the bounds the graph's writers use (kernel.Options; the defaults are the kernel's): " +
+			"a collection rebuilds a lost commit index under them and stores it (never over a usable one); a handle that rebuilt the same index under other bounds " +
+			"and could not store it (read-only, or its write failed) would search by another reach than the one the collection kept merge bases by (docs/gc.md rule 3b)",
 		example: "graphkernel maintain fs:/var/lib/graphs g1 --keep-last 20 --keep-for 168h",
 		flags: func(fs *flag.FlagSet, o *opts) {
 			m := &o.maint
@@ -40,6 +50,8 @@ func maintainCommand() command {
 			fs.IntVar(&m.minFragments, "min-fragments", compact.DefaultMinFragments, "compaction: a table needs `N` small fragments before it is rewritten (>= 2)")
 			fs.IntVar(&m.maxDeletes, "max-deletes", maintain.DefaultMaxDeletes, "collection: at most `N` deletes in this run (run again to go on)")
 			fs.BoolVar(&m.noCollect, "no-collect", false, "compact only")
+			fs.IntVar(&m.reachEntries, "reach-entries", lineage.DefaultReachEntries, "the writers' reach bound: at most `N` explicit entries in a commit index's reach (must equal their kernel.Options.ReachEntries; >= 2)")
+			fs.IntVar(&m.reachFolds, "reach-folds", lineage.DefaultReachFolds, "the writers' reach bound: at most `N` folds in a commit index's reach (must equal their kernel.Options.ReachFolds; >= 2)")
 		},
 		run: runMaintain}
 }
@@ -59,6 +71,15 @@ func maintainPolicy(m maintainOpts) (maintain.RunPolicy, error) {
 		return maintain.RunPolicy{}, &usageError{err.Error()}
 	}
 	return p, nil
+}
+
+// maintainOptions turns the reach flags into the Maintainer's options,
+// checked (lineage's bounds).
+func maintainOptions(m maintainOpts) (maintain.Options, error) {
+	if !(lineage.Limits{Entries: m.reachEntries, Folds: m.reachFolds}).Valid() {
+		return maintain.Options{}, &usageError{fmt.Sprintf("--reach-entries %d, --reach-folds %d: want each >= %d and within the format's caps", m.reachEntries, m.reachFolds, lineage.MinReachBound)}
+	}
+	return maintain.Options{ReachEntries: m.reachEntries, ReachFolds: m.reachFolds}, nil
 }
 
 // compactionJSON is one table compaction.
@@ -98,6 +119,11 @@ func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
 	if err != nil {
 		return err
 	}
+	mo, err := maintainOptions(o.maint)
+	if err != nil {
+		return err
+	}
+	a.reachEntries, a.reachFolds = mo.ReachEntries, mo.ReachFolds
 	var meter *meter
 	a.wrapStore = func(st objstore.Store) objstore.Store {
 		st, meter = a.meterStore(st, "maintain")
@@ -108,7 +134,11 @@ func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
 		return err
 	}
 	defer meter.done()
-	m, err := maintain.New(st, pos[1], a.env)
+	newMaintainer := a.newMaintainer
+	if newMaintainer == nil {
+		newMaintainer = maintain.NewWith
+	}
+	m, err := newMaintainer(st, pos[1], a.env, mo)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
+	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/kernel/maintain"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // manyCommits builds a graph with n single-row commits on main (each adds
@@ -137,5 +143,39 @@ func TestMaintainMaxDeletes(t *testing.T) {
 	decodeJSON(t, f.mustRun(0, "maintain", f.spec, testRoot, "--keep-last", "2", "--json"), &m)
 	if !m.Complete || m.Collection["manifests"].Deleted == 0 {
 		t.Fatalf("the next run: %+v", m)
+	}
+}
+
+// TestMaintainReachFlags: --reach-entries and --reach-folds reach the
+// Maintainer (maintain.Options) and the command's own handle; their
+// defaults are the kernel's; bounds below lineage's minimum are a usage
+// error (exit 2).
+func TestMaintainReachFlags(t *testing.T) {
+	f := newFixture(t, "sim")
+	f.manyCommits(2)
+	for _, tc := range []struct {
+		args []string
+		want maintain.Options
+	}{
+		{nil, maintain.Options{ReachEntries: lineage.DefaultReachEntries, ReachFolds: lineage.DefaultReachFolds}},
+		{[]string{"--reach-entries", "4", "--reach-folds", "2"}, maintain.Options{ReachEntries: 4, ReachFolds: 2}},
+	} {
+		var out, errb bytes.Buffer
+		a := f.app(&out, &errb)
+		var got maintain.Options
+		a.newMaintainer = func(st objstore.Store, root string, env kernel.Env, o maintain.Options) (*maintain.Maintainer, error) {
+			got = o
+			return maintain.NewWith(st, root, env, o)
+		}
+		args := append([]string{"maintain", f.spec, testRoot, "--json"}, tc.args...)
+		if code := a.run(context.Background(), args); code != 0 {
+			t.Fatalf("graphkernel %v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		if got != tc.want || a.reachEntries != tc.want.ReachEntries || a.reachFolds != tc.want.ReachFolds {
+			t.Fatalf("graphkernel %v: Maintainer options %+v, handle bounds %d/%d; want %+v", args, got, a.reachEntries, a.reachFolds, tc.want)
+		}
+	}
+	if code, _, errs := f.run("maintain", f.spec, testRoot, "--reach-folds", "1"); code != 2 || !strings.Contains(errs, "--reach-folds 1") {
+		t.Fatalf("maintain --reach-folds 1: exit %d, stderr %q; want a usage error (2) naming the flag", code, errs)
 	}
 }

@@ -60,15 +60,17 @@ type Report struct {
 	// (kept while young, then deleted), marking nothing. A kept version
 	// that is unreadable fails the collection instead.
 	UnreadableVersions int
-	// IndexesRebuilt counts the commit indexes this run rebuilt from the
-	// manifests (a reach whose index was missing, torn, stale or
-	// incomplete: an OS crash may lose an index, which its publish does
-	// not sync) and wrote, before deleting anything, for the manifests it
-	// keeps: readers then find the reaches the run kept merge bases by.
+	// IndexesRebuilt counts the commit indexes of kept manifests this
+	// run rebuilt from the manifests (a reach whose index was missing,
+	// torn, stale or incomplete: an OS crash may lose an index, which its
+	// publish does not sync) and stored, create-only or If-Match over the
+	// unusable one it read, before using the reach (one a writer stored
+	// meanwhile is used instead, never overwritten): readers then find
+	// the reaches the run kept merge bases by.
 	IndexesRebuilt int
-	// IndexesSynced counts the commit indexes this run read its kept
-	// manifests' reaches from and made durable before deleting anything
-	// (none on a store that writes durably).
+	// IndexesSynced counts the commit indexes this run took its kept
+	// manifests' reaches from (read, or stored by it) and made durable
+	// before deleting anything (none on a store that writes durably).
 	IndexesSynced int
 	// IndexesRewritten counts, of those, the indexes whose sync failed
 	// (objstore.ErrSyncFailed: an fsync's EIO) and that the run wrote
@@ -128,19 +130,20 @@ type collection struct {
 	reachOf map[format.ManifestRef]reachLoad
 	seen    map[format.ManifestRef]format.Manifest
 	// rebuilt holds the reaches this run rebuilt (rebuildReach) of
-	// manifests holding their head commit: writeRebuilt stores those of
-	// kept manifests as their commits' indexes.
+	// manifests holding their head commit and stored as their commits'
+	// indexes (storeRebuilt).
 	rebuilt map[format.ManifestRef]lineage.Reach
 	// unsynced holds, by location, the head commit of each reach this run
-	// read from a commit index not known durable: syncIndexes makes those
-	// of kept manifests durable before anything is deleted.
+	// took from a commit index not known durable (read, or stored by it):
+	// syncIndexes makes those of kept manifests durable before anything is
+	// deleted.
 	unsynced map[format.ManifestRef]lineage.Reach
 	// pendingPairs are the pairs' loads (gc.PairMemo) this run found,
 	// cached by syncIndexes once the indexes they read are durable.
 	pendingPairs []pendingPair
-	// indexes holds commit index bytes readAheadFolds read ahead, by key,
+	// indexes holds commit indexes readAheadFolds read ahead, by key,
 	// until readReachDepth takes them (at most maxPrefetchedIndexes).
-	indexes map[string][]byte
+	indexes map[string]objstore.Object
 	// walked holds the index and fragment chunks (R/adj/) whose whole
 	// subtree this run marked (unwalked); at most one entry per chunk,
 	// within gc.MaxMarks.
@@ -267,14 +270,13 @@ func (c *collection) load(ctx context.Context) error {
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
 	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
-	if err := c.writeRebuilt(ctx); err != nil {
-		return err
-	}
+	c.rep.IndexesRebuilt = len(refsOf(c.rebuilt, c.kept))
 	return c.syncIndexes(ctx)
 }
 
 // syncIndexes makes durable, before anything is deleted, the commit
-// indexes this run read the reaches of kept manifests from
+// indexes this run took the reaches of kept manifests from (read, or
+// rebuilt and stored: storeRebuilt)
 // (objstore.SyncDeferred; nothing to do on a store that writes durably),
 // then caches those reaches for later runs. An index is written with no
 // sync of its own (it follows its publish: docs/format.md), so an OS
@@ -346,8 +348,11 @@ func (c *collection) syncReaches(ctx context.Context, want func(format.ManifestR
 // syncIndexKeys makes the commit indexes at keys durable. If the sync
 // fails as an fsync's EIO does (objstore.ErrSyncFailed), no later sync
 // of them can be trusted (the store refuses one), so each is read back
-// and written again durably (putOver: a new file, the same statement) —
-// else every later run would fail on the same keys.
+// and written again durably over itself (If-Match on the ETag read: a new
+// file, the same statement; never over an index someone else wrote
+// since) — else every later run would fail on the same keys. Any other
+// outcome of that write (lost condition, ambiguous, failed) fails the
+// run before it deletes anything; the next run reads the index again.
 func (c *collection) syncIndexKeys(ctx context.Context, keys []string) error {
 	err := objstore.SyncDeferred(ctx, c.m.store, keys)
 	if !errors.Is(err, objstore.ErrSyncFailed) {
@@ -360,11 +365,11 @@ func (c *collection) syncIndexKeys(ctx context.Context, keys []string) error {
 		if err := c.inTime(); err != nil {
 			return err
 		}
-		b, found, gerr := c.m.get(ctx, key)
+		obj, found, gerr := c.m.getObject(ctx, key)
 		if gerr != nil || !found {
 			return fmt.Errorf("sync commit indexes: %w; read back %s: found %v, %v", err, key, found, gerr)
 		}
-		if perr := c.m.putOver(ctx, key, b); perr != nil {
+		if _, perr := c.m.store.Put(ctx, key, obj.Data, objstore.Condition{Kind: objstore.CondIfMatch, ETag: obj.ETag}); perr != nil {
 			return fmt.Errorf("sync commit indexes: %w; write %s again: %w", err, key, perr)
 		}
 		c.rep.IndexesRewritten++
@@ -380,44 +385,6 @@ func (c *collection) cachePairs() {
 		c.m.immut.putPair(p.a, p.b, p.loaded)
 	}
 	c.pendingPairs = nil
-}
-
-// writeRebuilt stores, before anything is deleted, the index of each
-// kept manifest's commit whose reach this run rebuilt (in location
-// order), durably: a reader computing a merge base after the run then
-// reads the reaches the run kept its merge bases by, and needs no
-// manifest the run deletes to rebuild them. A rebuilt reach is what the
-// index would say had it not been lost (rebuildReach), so overwriting a
-// torn or stale index, or racing a writer's repair of it, is harmless.
-func (c *collection) writeRebuilt(ctx context.Context) error {
-	for _, at := range refsOf(c.rebuilt, c.kept) {
-		if err := c.inTime(); err != nil {
-			return err
-		}
-		x := c.rebuilt[at].Index()
-		tok, err := c.m.token()
-		if err != nil {
-			return err
-		}
-		b, err := format.EncodeCommitIndex(&x, tok)
-		if err != nil {
-			return fmt.Errorf("rebuilt commit index of %v: %w", at, err)
-		}
-		if err := c.m.putOver(ctx, c.m.keys.CommitIndex(x.ID), b); err != nil {
-			return fmt.Errorf("rebuilt commit index of %v: %w", at, err)
-		}
-		c.rep.IndexesRebuilt++
-	}
-	return nil
-}
-
-// wasRebuilt reports whether this run rebuilt the reach r of at, or the
-// reach of the manifest holding r's head commit (a commit-less version 0
-// takes its fork commit's).
-func (c *collection) wasRebuilt(at format.ManifestRef, r lineage.Reach) bool {
-	_, a := c.rebuilt[at]
-	_, h := c.rebuilt[r.HeadAt]
-	return a || h
 }
 
 // compareRefs orders manifest locations by branch, incarnation, version.
@@ -663,23 +630,23 @@ func (c *collection) readAheadFolds(ctx context.Context, folds []format.Manifest
 		return
 	}
 	if c.indexes == nil {
-		c.indexes = map[string][]byte{}
+		c.indexes = map[string]objstore.Object{}
 	}
 	for i, r := range objstore.GetMany(ctx, c.m.store, keys) {
 		if r.Err == nil {
-			c.indexes[keys[i]] = r.Object.Data
+			c.indexes[keys[i]] = r.Object
 		}
 	}
 }
 
-// commitIndex reads the commit index at key: the bytes readAheadFolds read
-// ahead (taken once), else the store's.
-func (c *collection) commitIndex(ctx context.Context, key string) ([]byte, bool, error) {
-	if b, ok := c.indexes[key]; ok {
+// commitIndex reads the commit index at key: the object readAheadFolds
+// read ahead (taken once), else the store's.
+func (c *collection) commitIndex(ctx context.Context, key string) (objstore.Object, bool, error) {
+	if obj, ok := c.indexes[key]; ok {
 		delete(c.indexes, key)
-		return b, true, nil
+		return obj, true, nil
 	}
-	return c.m.get(ctx, key)
+	return c.m.getObject(ctx, key)
 }
 
 // listedRef reports whether this run listed the manifest at.
@@ -706,7 +673,12 @@ func (c *collection) readReachDepth(ctx context.Context, at format.ManifestRef, 
 	if err != nil || !found {
 		return lineage.Reach{}, false, err
 	}
-	r, found, err := c.indexReach(ctx, at, mf)
+	key := c.m.keys.CommitIndex(mf.Head)
+	read, rerr := c.readIndex(ctx, key)
+	if rerr != nil {
+		return lineage.Reach{}, false, rerr
+	}
+	r, found, err := c.indexReach(ctx, at, mf, read)
 	if !errors.Is(err, gc.ErrReachUnknown) || plant.Enabled(plant.GCNoReachRebuild) {
 		return r, found, err
 	}
@@ -717,13 +689,84 @@ func (c *collection) readReachDepth(ctx context.Context, at format.ManifestRef, 
 	if !ok {
 		return lineage.Reach{}, false, err // the index's reason
 	}
-	if rebuilt.HeadAt == at { // at holds its commit: its reach is that commit's index
-		if c.rebuilt == nil {
-			c.rebuilt = map[format.ManifestRef]lineage.Reach{}
-		}
-		c.rebuilt[at] = rebuilt
+	if rebuilt.HeadAt != at { // a commit-less version 0: its fork commit's reach, stored at that manifest
+		return rebuilt, true, nil
 	}
-	return rebuilt, true, nil
+	return c.storeRebuilt(ctx, at, mf, rebuilt, read)
+}
+
+// indexRead is what one read of a commit index found: the object (with
+// its ETag), none (found=false), or a torn one (objstore.ErrCorruptObject).
+type indexRead struct {
+	obj         objstore.Object
+	found, torn bool
+}
+
+// readIndex reads the commit index at key (see commitIndex); a torn one
+// is an answer, not an error.
+func (c *collection) readIndex(ctx context.Context, key string) (indexRead, error) {
+	obj, found, err := c.commitIndex(ctx, key)
+	if errors.Is(err, objstore.ErrCorruptObject) {
+		return indexRead{torn: true}, nil
+	}
+	return indexRead{obj: obj, found: found}, err
+}
+
+// storeRebuilt stores r, the reach of at rebuilt from the manifests
+// (rebuildReach), as the index of at's head commit before the run uses
+// it, and returns the reach to use: r, or the one a writer stored
+// meanwhile. An index is never written over a usable one (docs/gc.md
+// rule 3b): the run keeps merge bases by the reach it uses, and a reader
+// must search by the same one, so the write is create-only when read
+// found none, If-Match on its ETag over a stale, incomplete or
+// undecodable one, and, over a torn one (the store's compare fails on
+// it), a delete then create-only. A lost condition reads the index
+// again: a usable one is used (and noted for syncIndexes, as any reach
+// read), an unusable one replaced as above, at most maxAttempts times.
+// The write's name is durable only once syncIndexes syncs it (kept
+// manifests' indexes only; on a store without deferred durability it is
+// durable at once).
+func (c *collection) storeRebuilt(ctx context.Context, at format.ManifestRef, mf format.Manifest, r lineage.Reach, read indexRead) (lineage.Reach, bool, error) {
+	x := r.Index()
+	tok, err := c.m.token()
+	if err != nil {
+		return lineage.Reach{}, false, err
+	}
+	b, err := format.EncodeCommitIndex(&x, tok)
+	if err != nil {
+		return lineage.Reach{}, false, fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+	}
+	key := c.m.keys.CommitIndex(x.ID)
+	for range maxAttempts {
+		cond := objstore.CreateOnly
+		switch {
+		case read.torn:
+			if err := c.m.del(ctx, key); err != nil {
+				return lineage.Reach{}, false, fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+			}
+		case read.found:
+			cond = objstore.IfMatch(read.obj.ETag)
+		}
+		won, err := c.m.putIndex(ctx, key, b, cond)
+		if err != nil {
+			return lineage.Reach{}, false, fmt.Errorf("rebuilt commit index of %v: %w", at, err)
+		}
+		if won {
+			if c.rebuilt == nil {
+				c.rebuilt = map[format.ManifestRef]lineage.Reach{}
+			}
+			c.rebuilt[at] = r
+			return r, true, nil
+		}
+		if read, err = c.readIndex(ctx, key); err != nil {
+			return lineage.Reach{}, false, err
+		}
+		got, found, err := c.indexReach(ctx, at, mf, read)
+		if !errors.Is(err, gc.ErrReachUnknown) {
+			return got, found, err // usable: a writer's (or another run's), never overwritten
+		}
+	}
+	return lineage.Reach{}, false, fmt.Errorf("rebuilt commit index of %v: changed under %d writes: %w", at, maxAttempts, objstore.ErrPreconditionFailed)
 }
 
 // rebuildReach is the reach of the manifest mf at at computed from the
@@ -797,14 +840,14 @@ func (c *collection) reachDepth(ctx context.Context, at format.ManifestRef, dept
 	if err == nil || depth == rebuildDepth && errors.Is(err, gc.ErrReachUnknown) {
 		c.reachOf[at] = reachLoad{r: r, found: found, err: err}
 	}
-	if err == nil && found && !c.wasRebuilt(at, r) {
+	if err == nil && found {
 		c.noteUnsynced(at, r)
 	}
 	return r, found, err
 }
 
-// noteUnsynced notes that the reach r of at was read from a commit index
-// (written without a sync of its own). On a store that writes durably
+// noteUnsynced notes that the reach r of at was taken from a commit index
+// (written without a sync of its own, or stored by storeRebuilt). On a store that writes durably
 // (no objstore.DeferredPutter) every index is durable once written, so r
 // goes to the Maintainer's cache at once.
 func (c *collection) noteUnsynced(at format.ManifestRef, r lineage.Reach) {
@@ -819,23 +862,19 @@ func (c *collection) noteUnsynced(at format.ManifestRef, r lineage.Reach) {
 }
 
 // indexReach is the reach of the manifest mf at at from its head
-// commit's index: gc.ErrReachUnknown when the index is absent, torn,
-// undecodable, incomplete or stale; found=false when the manifest the
-// index names is gone.
-func (c *collection) indexReach(ctx context.Context, at format.ManifestRef, mf format.Manifest) (lineage.Reach, bool, error) {
-	b, found, err := c.commitIndex(ctx, c.m.keys.CommitIndex(mf.Head))
-	if errors.Is(err, objstore.ErrCorruptObject) {
+// commit's index as read found it: gc.ErrReachUnknown when the index is
+// absent, torn, undecodable, incomplete or stale; found=false when the
+// manifest the index names is gone.
+func (c *collection) indexReach(ctx context.Context, at format.ManifestRef, mf format.Manifest, read indexRead) (lineage.Reach, bool, error) {
+	if read.torn {
 		// Torn by a crash (a publish writes its index wholly deferred):
 		// an aid, so unknown, as one that does not decode.
-		return lineage.Reach{}, false, fmt.Errorf("%v: %v: %w", at, err, gc.ErrReachUnknown)
+		return lineage.Reach{}, false, fmt.Errorf("%v: torn commit index: %w", at, gc.ErrReachUnknown)
 	}
-	if err != nil {
-		return lineage.Reach{}, false, err
-	}
-	if !found {
+	if !read.found {
 		return lineage.Reach{}, false, fmt.Errorf("%v: no commit index: %w", at, gc.ErrReachUnknown)
 	}
-	x, _, err := format.DecodeCommitIndex(b)
+	x, _, err := format.DecodeCommitIndex(read.obj.Data)
 	if err != nil {
 		return lineage.Reach{}, false, fmt.Errorf("%v: %v: %w", at, err, gc.ErrReachUnknown) // an aid, never authoritative
 	}

@@ -535,29 +535,35 @@ func (m *Maintainer) putStands(ctx context.Context, key string, b []byte) error 
 	return fmt.Errorf("maintain: put %s: %d attempts: %w", key, maxAttempts, last)
 }
 
-// putOver writes b at key unconditionally and durably, over whatever is
-// there (an aid every writer of key writes the same statement to: a
-// rebuilt commit index). An ambiguous outcome is read back: b there ends
-// it, anything else writes again.
-func (m *Maintainer) putOver(ctx context.Context, key string, b []byte) error {
+// putIndex writes b, a commit index, at key under cond (create-only, or
+// If-Match over an unusable index: storeRebuilt), its name's durability
+// deferred when the store can (objstore.PutDeferredIntact: whole after a
+// crash, durable once synced). won=false when the condition failed, or an
+// ambiguous outcome read back another's object (or a torn one); an
+// ambiguous outcome that left nothing there writes again.
+func (m *Maintainer) putIndex(ctx context.Context, key string, b []byte, cond objstore.Condition) (won bool, err error) {
 	var last error
 	for i := 0; i < maxAttempts; i++ {
-		_, err := m.store.Put(ctx, key, b, objstore.Unconditional)
+		_, _, err := objstore.PutDeferredIntact(ctx, m.store, key, b, cond)
 		switch {
 		case err == nil:
-			return nil
+			return true, nil
+		case errors.Is(err, objstore.ErrPreconditionFailed):
+			return false, nil
 		case errors.Is(err, objstore.ErrAmbiguous):
-			got, found, gerr := m.get(ctx, key)
-			if gerr != nil {
-				return gerr
-			}
-			if found && bytes.Equal(got, b) {
-				return nil
+			obj, found, gerr := m.getObject(ctx, key)
+			switch {
+			case errors.Is(gerr, objstore.ErrCorruptObject):
+				return false, nil
+			case gerr != nil:
+				return false, gerr
+			case found:
+				return bytes.Equal(obj.Data, b), nil
 			}
 		case !retryable(err):
-			return fmt.Errorf("maintain: put %s: %w", key, err)
+			return false, fmt.Errorf("maintain: put %s: %w", key, err)
 		}
 		last = err
 	}
-	return fmt.Errorf("maintain: put %s: %d attempts: %w", key, maxAttempts, last)
+	return false, fmt.Errorf("maintain: put %s: %d attempts: %w", key, maxAttempts, last)
 }

@@ -32,9 +32,18 @@ type hookStore struct {
 	// torn, if set, is every key whose reads fail as the fs store's do
 	// for a file a crash tore (objstore.ErrCorruptObject).
 	torn func(key string) bool
+	// getHook, if set, runs once before forwarding the first Get of the
+	// key getMatch.
+	getMatch string
+	getHook  func()
 }
 
 func (s *hookStore) Get(ctx context.Context, key string) (objstore.Object, error) {
+	if s.getHook != nil && key == s.getMatch {
+		h := s.getHook
+		s.getHook = nil
+		h()
+	}
 	if s.torn != nil && s.torn(key) {
 		return objstore.Object{}, objstore.NewError(objstore.OpGet, key, objstore.ErrRejected, fmt.Errorf("torn: %w", objstore.ErrCorruptObject))
 	}

@@ -58,10 +58,15 @@ type Options struct {
 	// ReachEntries and ReachFolds must be the writers' reach bounds
 	// (kernel.Options.ReachEntries and ReachFolds; 0: the kernel's
 	// defaults). A collection rebuilds a reach whose commit index is
-	// missing, torn or stale exactly as its publish computed it, which
-	// takes the bounds the writers used: with others it computes another
-	// valid reach, whose merge-base search may load other manifests than
-	// a reader of the writers' index loads, so the reader may meet one the
+	// missing, torn, stale or incomplete exactly as its publish computed
+	// it, which takes the bounds the writers used: with others it
+	// computes another valid reach, whose merge-base search may load
+	// other manifests than the writers' reach. The collection stores the
+	// reach it rebuilt (create-only, or If-Match over the unusable index)
+	// and uses a writer's instead when one lands first, so the store
+	// holds the reach it kept merge bases by; but a handle that rebuilt
+	// the index itself and could not store it (a read-only handle, a
+	// failed write) searches by its own, and may meet a manifest the
 	// collection did not keep (ErrReclaimed).
 	ReachEntries, ReachFolds int
 }
@@ -137,21 +142,27 @@ func (m *Maintainer) retryList(ctx context.Context, prefix, after string) (objst
 
 // get reads key; found=false only for not-found.
 func (m *Maintainer) get(ctx context.Context, key string) ([]byte, bool, error) {
+	obj, found, err := m.getObject(ctx, key)
+	return obj.Data, found, err
+}
+
+// getObject is get with the object's ETag.
+func (m *Maintainer) getObject(ctx context.Context, key string) (objstore.Object, bool, error) {
 	var last error
 	for i := 0; i < maxAttempts; i++ {
 		obj, err := m.store.Get(ctx, key)
 		if err == nil {
-			return obj.Data, true, nil
+			return obj, true, nil
 		}
 		if errors.Is(err, objstore.ErrNotFound) {
-			return nil, false, nil
+			return objstore.Object{}, false, nil
 		}
 		if !retryable(err) {
-			return nil, false, fmt.Errorf("maintain: get %s: %w", key, err)
+			return objstore.Object{}, false, fmt.Errorf("maintain: get %s: %w", key, err)
 		}
 		last = err
 	}
-	return nil, false, fmt.Errorf("maintain: get %s: %d attempts: %w", key, maxAttempts, last)
+	return objstore.Object{}, false, fmt.Errorf("maintain: get %s: %d attempts: %w", key, maxAttempts, last)
 }
 
 // del deletes key (a missing key is fine). An ambiguous delete is retried:
