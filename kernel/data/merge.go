@@ -68,6 +68,32 @@ func (e *MergeConflictError) Is(target error) bool {
 	return target == ErrMergeConflict || (target == ErrSchemaConflict && hasSchemaConflict(e.Conflicts))
 }
 
+// MergeHeadReclaimedError says a merge round read a branch head, the
+// branch moved on, and a collection reclaimed what the round still had to
+// read of the head it read (a round slower than the grace period: nothing
+// a stale head alone reaches outlives it, docs/gc.md rule 2). Nothing was
+// published. Merge computes the merge again from the fresh heads, within
+// MergeOptions.Rounds; past them it is the last cause of the
+// *kernel.ContentionError. It matches kernel.ErrHeadMoved and not
+// kernel.ErrReclaimed: nothing a fresh merge needs is gone (Reclaimed is
+// reported, not unwrapped). Retryable.
+type MergeHeadReclaimedError struct {
+	Branch     string          // the branch that moved
+	Read, Head kernel.CommitID // the head the round read, and the head after
+	Reclaimed  error           // the round's read that answered kernel.ErrReclaimed
+}
+
+// Error implements error.
+func (e *MergeHeadReclaimedError) Error() string {
+	return fmt.Sprintf("data: merge read %s's head %s, which moved to %s and was reclaimed under the merge (merge again): %v", e.Branch, e.Read, e.Head, e.Reclaimed)
+}
+
+// Is makes errors.Is(err, kernel.ErrHeadMoved) hold.
+func (e *MergeHeadReclaimedError) Is(target error) bool { return target == kernel.ErrHeadMoved }
+
+// Retryable reports true: a merge from the fresh heads reads what they reach.
+func (e *MergeHeadReclaimedError) Retryable() bool { return true }
+
 // MergeOptions tune Merge.
 type MergeOptions struct {
 	// DryRun computes the outcome and every conflict and writes nothing.
@@ -113,7 +139,8 @@ type MergeResult struct {
 	// would have been reported without it (sorted like Conflicts).
 	Resolved []MergeConflict
 	// Rounds is how many times the merge was computed (1 unless the
-	// target moved before a publish).
+	// target moved before a publish, or a round was slower than the grace
+	// period; see Merge).
 	Rounds int
 	// PeakRows bounds the rows the merge held in memory at once: the
 	// largest diff window, plus the images and target fragments it keeps.
@@ -144,12 +171,21 @@ type MergeResult struct {
 // merged parent so the next merge base is the source head.
 //
 // The publish expects the target head the merge read (ExpectHead): if the
-// target moved, the merge is computed again on the new head, at most
-// opts.Rounds times, then fails with a retryable *kernel.ContentionError.
-// A round publishes within the grace period of its first read
-// (LineageIntent.ReadSince), else it fails with *kernel.GraceExpiredError
-// (retryable): what it read, the merged parent included, may have been
-// collected since (docs/gc.md §3).
+// target moved, the merge is computed again on the new heads, at most
+// opts.Rounds times, then fails with a retryable *kernel.ContentionError
+// (its last cause the last round's). A round publishes within the grace
+// period of its first read (LineageIntent.ReadSince), else it refuses with
+// *kernel.GraceExpiredError: what it read, the merged parent included, may
+// have been collected since (docs/gc.md §3); the merge is computed again
+// too, unless the caller's ReadSince started the grace clock before the
+// merge (then the GraceExpiredError is returned). A round slower than the
+// grace period may also find what it read of a head collected before its
+// publish (the head moved on and a collection reclaimed what only the old
+// head reached): a read answering kernel.ErrReclaimed makes the merge read
+// both heads again, and if one moved the round counts as
+// *MergeHeadReclaimedError (ErrHeadMoved) and the merge is computed again
+// from the fresh heads; if neither moved the ErrReclaimed is returned
+// (history lost under the current heads, which no retry brings back).
 // A crash leaves the target unmerged or merged; recovery rolls an
 // unpublished merge back (never forward: a recovery commit has one parent).
 func (g *Graph) Merge(ctx context.Context, source, target kernel.BranchRef, intent kernel.LineageIntent, opts MergeOptions) (MergeResult, error) {
@@ -163,14 +199,18 @@ func (g *Graph) Merge(ctx context.Context, source, target kernel.BranchRef, inte
 	if rounds <= 0 {
 		rounds = DefaultMergeRounds
 	}
+	// A caller's ReadSince in the past bounds every round (the grace
+	// clock then starts before the merge): a round refused for it is not
+	// computed again.
+	ownGrace := intent.ReadSince.IsZero() || g.clock.Now().Before(intent.ReadSince)
 	var last error
 	for round := 1; round <= rounds; round++ {
 		res, err := g.mergeRound(ctx, source, target, intent, opts)
 		res.Rounds = round
-		// Only a definite refusal is computed again: an ambiguous round may
-		// have published, and must be resolved by the caller.
-		moved := errors.Is(err, kernel.ErrHeadMoved) || errors.Is(err, kernel.ErrVersionMismatch)
-		if !moved || objstore.IsAmbiguous(err) {
+		if readHeadReclaimed(err, res) {
+			err = g.reclaimedUnder(ctx, source, target, res, err)
+		}
+		if !mergeAgain(err, ownGrace) {
 			if err != nil {
 				err = fmt.Errorf("merge %s into %s: %w", source, target, err)
 			}
@@ -179,6 +219,66 @@ func (g *Graph) Merge(ctx context.Context, source, target kernel.BranchRef, inte
 		last = err
 	}
 	return MergeResult{Rounds: rounds}, &kernel.ContentionError{Op: fmt.Sprintf("merge %s into %s", source, target), Attempts: rounds, Last: last}
+}
+
+// mergeAgain decides whether a round that ended with err is computed
+// again from fresh heads. Only a definite refusal is (an ambiguous round
+// may have published, and must be resolved by the caller): the target
+// moved before the publish (ErrHeadMoved, ErrVersionMismatch); a head the
+// round read moved on and a collection reclaimed what the round still had
+// to read of it (*MergeHeadReclaimedError, which matches ErrHeadMoved);
+// or the round read for longer than the grace period (ErrGraceExpired),
+// unless the caller's LineageIntent.ReadSince started the grace clock
+// before the merge (ownGrace false: every round would be refused alike).
+func mergeAgain(err error, ownGrace bool) bool {
+	if err == nil || objstore.IsAmbiguous(err) {
+		return false
+	}
+	return errors.Is(err, kernel.ErrHeadMoved) || errors.Is(err, kernel.ErrVersionMismatch) ||
+		(ownGrace && errors.Is(err, kernel.ErrGraceExpired))
+}
+
+// readHeadReclaimed reports whether a round's err is a definite
+// ErrReclaimed after it read at least one head (res.Source or
+// res.Target): whether the heads must be read again to tell a reclaimed
+// stale head (merge again) from lost history (ErrReclaimed stands).
+func readHeadReclaimed(err error, res MergeResult) bool {
+	return err != nil && errors.Is(err, kernel.ErrReclaimed) && !objstore.IsAmbiguous(err) &&
+		(res.Source != (kernel.CommitID{}) || res.Target != (kernel.CommitID{}))
+}
+
+// reclaimedUnder reads the heads of source and target again after a round
+// that read res.Source and res.Target failed with the ErrReclaimed err,
+// and answers reclaimedVerdict's error (a head-read failure is answered
+// instead, with err's text).
+func (g *Graph) reclaimedUnder(ctx context.Context, source, target kernel.BranchRef, res MergeResult, err error) error {
+	src, herr := g.k.Head(ctx, source)
+	if herr != nil {
+		return fmt.Errorf("%v; read %s's head again: %w", err, source, herr)
+	}
+	tgt, herr := g.k.Head(ctx, target)
+	if herr != nil {
+		return fmt.Errorf("%v; read %s's head again: %w", err, target, herr)
+	}
+	return reclaimedVerdict(err, [2]string{source.Name(), target.Name()}, [2]kernel.CommitID{res.Source, res.Target}, [2]kernel.CommitID{src.ID, tgt.ID})
+}
+
+// reclaimedVerdict decides what a round's ErrReclaimed err means, given
+// the heads of source and target (names) the round read (read; zero: not
+// read) and the heads now. A collection deletes nothing a current head
+// reaches (docs/gc.md rules 2, 3), so when a head the round read is no
+// longer the head, what was reclaimed may be what only that stale head
+// reached: the answer is *MergeHeadReclaimedError (retryable; Merge
+// computes the merge again from the fresh heads). When both heads are
+// still the ones read, a fresh round would read the same: err stands
+// (lost history is ErrReclaimed, never retried).
+func reclaimedVerdict(err error, names [2]string, read, now [2]kernel.CommitID) error {
+	for i := range read {
+		if read[i] != (kernel.CommitID{}) && read[i] != now[i] {
+			return &MergeHeadReclaimedError{Branch: names[i], Read: read[i], Head: now[i], Reclaimed: err}
+		}
+	}
+	return err
 }
 
 // mergeRound computes the merge on the current heads and, unless it is
@@ -190,7 +290,7 @@ func (g *Graph) mergeRound(ctx context.Context, source, target kernel.BranchRef,
 	}
 	in, err := g.loadMergeInput(ctx, source, target)
 	if err != nil {
-		return MergeResult{}, err
+		return in.heads(), err // the heads it read: a reclaimed read is judged by them (Merge)
 	}
 	res := MergeResult{Outcome: merge.Classify(in.base.ks.Head(), in.src.ks.Head(), in.tgt.ks.Head()),
 		Base: in.base.ks.Head(), Source: in.src.ks.Head(), Target: in.tgt.ks.Head()}
@@ -241,23 +341,36 @@ type mergeInput struct {
 	comparable      *catalog
 }
 
+// heads is a result naming the source and target heads in read (zero
+// for one not read).
+func (in *mergeInput) heads() MergeResult {
+	var res MergeResult
+	if in.src != nil {
+		res.Source = in.src.ks.Head()
+	}
+	if in.tgt != nil {
+		res.Target = in.tgt.ks.Head()
+	}
+	return res
+}
+
+// loadMergeInput reads the heads, the merge base and the merged schema.
+// On error the input holds the heads it read.
 func (g *Graph) loadMergeInput(ctx context.Context, source, target kernel.BranchRef) (mergeInput, error) {
-	tgt, err := g.SnapshotAt(ctx, target)
-	if err != nil {
-		return mergeInput{}, err
+	var in mergeInput
+	var err error
+	if in.tgt, err = g.SnapshotAt(ctx, target); err != nil {
+		return in, err
 	}
-	src, err := g.SnapshotAt(ctx, source)
-	if err != nil {
-		return mergeInput{}, err
+	if in.src, err = g.SnapshotAt(ctx, source); err != nil {
+		return in, err
 	}
-	bc, err := g.k.MergeBaseOf(ctx, src.ks.Head(), tgt.ks.Head())
+	bc, err := g.k.MergeBaseOf(ctx, in.src.ks.Head(), in.tgt.ks.Head())
 	if err != nil {
-		return mergeInput{}, err
+		return in, err
 	}
-	base, err := g.SnapshotAtCommit(ctx, bc.ID)
-	if err != nil {
-		return mergeInput{}, err
+	if in.base, err = g.SnapshotAtCommit(ctx, bc.ID); err != nil {
+		return in, err
 	}
-	in := mergeInput{base: base, src: src, tgt: tgt}
 	return in, g.mergeSchemas(&in)
 }

@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +34,16 @@ func (s *listHookStore) List(ctx context.Context, prefix, startAfter string, lim
 // period while a merge round reads (between its first read and its
 // write), so a collector may have deleted what it read — the merged
 // parent's manifest among them. The round refuses to publish with
-// *kernel.GraceExpiredError (retryable) and the target is unchanged; both
+// *kernel.GraceExpiredError (retryable) and the merge computes again from
+// fresh heads; when every round reads past the grace period, the merge
+// fails after MergeOptions.Rounds with a *kernel.ContentionError whose
+// last cause is the *GraceExpiredError, and the target is unchanged; both
 // the merge with table changes (a Write) and the one without (a bare
-// Publish). Without LineageIntent.ReadSince the grace clock of the Write
-// starts after the reads, and the bare Publish has none: both publish.
+// Publish). When only the first round does, the second publishes. A
+// caller's LineageIntent.ReadSince already past the grace period is
+// refused once, not computed again. Without LineageIntent.ReadSince the
+// grace clock of the Write starts after the reads, and the bare Publish
+// has none: both publish.
 func TestMergePublishesWithinGraceOfItsReads(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -66,12 +73,15 @@ func TestMergePublishesWithinGraceOfItsReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hs.match, hs.hook = "/branches/feat/", func() { clock.Advance(2 * time.Minute) } // the round's head lookup of the source
-			_, err = f.merge(feat, f.main, MergeOptions{})
+			var late func()
+			late = func() { clock.Advance(2 * time.Minute); hs.hook = late } // every round's head lookup of the source
+			hs.match, hs.hook = "/branches/feat/", late
+			res, err := f.merge(feat, f.main, MergeOptions{Rounds: 2})
 			var ge *kernel.GraceExpiredError
-			if !errors.As(err, &ge) || !errors.Is(err, kernel.ErrGraceExpired) {
-				t.Fatalf("merge read past the grace period: %v, want *GraceExpiredError", err)
+			if !errors.As(err, &ge) || !errors.Is(err, kernel.ErrGraceExpired) || !errors.Is(err, kernel.ErrContention) || res.Rounds != 2 {
+				t.Fatalf("merge read past the grace period in every round: %v (rounds %d), want *ContentionError of *GraceExpiredError after 2 rounds", err, res.Rounds)
 			}
+			hs.hook = nil
 			after, err := g.Kernel().Head(ctx, f.main)
 			if err != nil || after.ID != head.ID {
 				t.Fatalf("target moved: %s %v, want %s", after.ID, err, head.ID)
@@ -79,9 +89,65 @@ func TestMergePublishesWithinGraceOfItsReads(t *testing.T) {
 			if d := sameState(f.state(f.main), before); d != "" {
 				t.Fatalf("target changed:\n%s", d)
 			}
-			if res, err := f.merge(feat, f.main, MergeOptions{}); err != nil || res.Commit.ID == (kernel.CommitID{}) {
-				t.Fatalf("merge again within the grace period: %+v %v", res, err)
+			since := clock.Now().Add(-2 * time.Minute) // the caller read 2 minutes ago
+			if res, err := f.g.Merge(ctx, feat, f.main, kernel.LineageIntent{Actor: "test", ReadSince: since}, MergeOptions{}); !errors.As(err, &ge) || errors.Is(err, kernel.ErrContention) || res.Rounds != 1 {
+				t.Fatalf("merge whose caller read past the grace period: %v (rounds %d), want *GraceExpiredError after 1 round", err, res.Rounds)
+			}
+			hs.hook = func() { clock.Advance(2 * time.Minute) } // the first round only
+			if res, err := f.merge(feat, f.main, MergeOptions{}); err != nil || res.Commit.ID == (kernel.CommitID{}) || res.Rounds != 2 {
+				t.Fatalf("merge whose first round read past the grace period: %+v %v, want a publish in round 2", res, err)
 			}
 		})
+	}
+}
+
+// TestMergeAgainDecides pins Merge's two decisions on a failed round:
+// which errors are computed again (mergeAgain), and what an ErrReclaimed
+// round means given the heads it read and the heads after
+// (reclaimedVerdict).
+func TestMergeAgainDecides(t *testing.T) {
+	reclaimed := fmt.Errorf("read table version: %w", kernel.ErrReclaimed)
+	grace := &kernel.GraceExpiredError{Grace: time.Minute}
+	ambiguous := fmt.Errorf("%w: %w", &kernel.HeadMovedError{Branch: "main"}, objstore.ErrAmbiguous)
+	for _, tc := range []struct {
+		name     string
+		err      error
+		ownGrace bool
+		want     bool
+	}{
+		{"nil", nil, true, false},
+		{"head moved", &kernel.HeadMovedError{Branch: "main"}, false, true},
+		{"version mismatch", &kernel.VersionMismatchError{Table: "Person"}, false, true},
+		{"head reclaimed", &MergeHeadReclaimedError{Branch: "main", Reclaimed: reclaimed}, false, true},
+		{"grace, own clock", grace, true, true},
+		{"grace, caller's clock", grace, false, false},
+		{"reclaimed", reclaimed, true, false},
+		{"ambiguous", ambiguous, true, false},
+		{"conflict", &MergeConflictError{}, true, false},
+	} {
+		if got := mergeAgain(tc.err, tc.ownGrace); got != tc.want {
+			t.Errorf("mergeAgain(%s) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	a, b, c := kernel.CommitID{1}, kernel.CommitID{2}, kernel.CommitID{3}
+	names := [2]string{"main", "feat"}
+	for _, tc := range []struct {
+		name      string
+		read, now [2]kernel.CommitID
+		moved     string // the branch the verdict names, "" for err standing
+	}{
+		{"both still heads", [2]kernel.CommitID{a, b}, [2]kernel.CommitID{a, b}, ""},
+		{"source moved", [2]kernel.CommitID{a, b}, [2]kernel.CommitID{c, b}, "main"},
+		{"target moved", [2]kernel.CommitID{a, b}, [2]kernel.CommitID{a, c}, "feat"},
+		{"source not read, target still", [2]kernel.CommitID{{}, b}, [2]kernel.CommitID{a, b}, ""},
+	} {
+		got := reclaimedVerdict(reclaimed, names, tc.read, tc.now)
+		var hr *MergeHeadReclaimedError
+		switch {
+		case tc.moved == "" && got != reclaimed:
+			t.Errorf("%s: %v, want the reclaimed read", tc.name, got)
+		case tc.moved != "" && (!errors.As(got, &hr) || hr.Branch != tc.moved || !errors.Is(got, kernel.ErrHeadMoved) || errors.Is(got, kernel.ErrReclaimed)):
+			t.Errorf("%s: %v, want *MergeHeadReclaimedError of %s (ErrHeadMoved, not ErrReclaimed)", tc.name, got, tc.moved)
+		}
 	}
 }

@@ -382,7 +382,7 @@ func (p *Proc) maintainer() *maintain.Maintainer {
 	if d, ok := p.run.Store.(objstore.DeferredPutter); ok {
 		store = deferringMarkerListStore{markerListStore: store.(markerListStore), d: d}
 	}
-	m, err := maintain.New(store, p.run.Root, p.env())
+	m, err := maintain.NewWith(store, p.run.Root, p.env(), maintain.Options{ReachEntries: p.run.wl.ReachEntries, ReachFolds: p.run.wl.ReachFolds})
 	if err != nil {
 		panic(fmt.Sprintf("workload: maintainer: %v", err))
 	}
