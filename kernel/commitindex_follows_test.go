@@ -75,3 +75,37 @@ func TestEveryIndexSyncEveryThIndexIsDurable(t *testing.T) {
 		t.Fatalf("of 200 commits' indexes %d durable, longest volatile run %d; want every 64th durable (>= 3, runs <= 63)", durable, longest)
 	}
 }
+
+// TestIndexSyncBoundsTheBranchNotTheHandle: the commit whose manifest
+// version is a multiple of 64 has its index made durable, whichever handle
+// wrote it, so an OS crash leaves at most 63 commits in a row of a branch
+// without an index however many writers interleave on it (within the
+// collector's rebuild depth, 256). Red with a per-handle count: five
+// writers taking turns make a run of 5x63.
+func TestIndexSyncBoundsTheBranchNotTheHandle(t *testing.T) {
+	base := sim.New(sim.Config{Seed: 1})
+	store := base.Deferring()
+	writers := []*kernel.Graph{mustInit(t, store, 1)}
+	for i := range 4 {
+		w, err := kernel.Open(ctx, store, root, kernel.Options{Env: testEnv(uint64(10 + i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writers = append(writers, w)
+	}
+	main := mustBranch(t, writers[0], "main")
+	keys := format.NewKeys(root)
+	run, longest, durable := 0, 0, 0
+	for i := range 400 {
+		c := commitTable(t, writers[i%len(writers)], main, "a", fmt.Sprint(i))
+		if base.IsVolatile(keys.CommitIndex(c.ID)) {
+			run++
+			longest = max(longest, run)
+			continue
+		}
+		durable, run = durable+1, 0
+	}
+	if durable < 6 || longest > 63 {
+		t.Fatalf("of 400 commits by 5 interleaved writers %d indexes durable, longest volatile run %d; want every 64th commit of the branch durable (>= 6, runs <= 63)", durable, longest)
+	}
+}
