@@ -93,23 +93,27 @@ func (g *Graph) manifestReach(ctx context.Context, l loaded) (lineage.Reach, boo
 // repairDepth bounds how many consecutive commits without an index one
 // repair rebuilds (a crash between a publish and its index write leaves
 // one; an OS crash loses the unsynced indexes of a run of commits, at
-// most indexSyncEvery-1 in a row per writing handle; the next handle
-// that needs the reach repairs them). Past it the reach is unknown and
-// readers walk, as without any aid.
+// most indexSyncEvery-1 in a row per branch; the next handle that needs
+// the reach repairs them). Past it the reach is unknown and readers walk,
+// as without any aid.
 const repairDepth = 1024
 
-// indexSyncEvery is how often a handle makes a commit index it writes
-// durable (indexDurable): a publish's index is written with no sync of
-// its own (it follows the publish), so an OS crash may lose every index
-// written since the OS last wrote its pages; syncing every 64th bounds
-// the run a crash can leave without one, per handle, whatever the OS
-// does, at 1/64 of the index's fsyncs.
+// indexSyncEvery is how often a branch's commit index is made durable
+// (indexDurable): a publish's index is written with no sync of its own
+// (it follows the publish), so an OS crash may lose every index written
+// since the OS last wrote its pages; making the index of every commit
+// whose manifest version is a multiple of 64 durable bounds the run a
+// crash can leave without one on a branch, whatever the OS does and
+// however many handles take turns writing it, at 1/64 of the index's
+// fsyncs.
 const indexSyncEvery = 64
 
-// indexDurable counts one index write of this handle and reports whether
-// it is to be made durable (every indexSyncEvery-th).
-func (g *Graph) indexDurable() bool {
-	return g.indexWrites.Add(1)%indexSyncEvery == 0
+// indexDurable reports whether the index of the commit at is to be made
+// durable: every indexSyncEvery-th manifest version of its branch. A pure
+// function of the location, so every writer of the branch (and every
+// repairer of the index) agrees on it.
+func indexDurable(at format.ManifestRef) bool {
+	return at.Version%indexSyncEvery == 0
 }
 
 func (g *Graph) manifestReachDepth(ctx context.Context, l loaded, depth int) (lineage.Reach, bool, error) {
@@ -388,8 +392,8 @@ var errIndexLost = errors.New("kernel: commit index changed under its write")
 // mayExist (an earlier publish attempt of this commit sent its index)
 // starts with the read instead of a create-only write that would fail.
 // Its name's durability is left to the store (objstore.PutDeferredIntact,
-// never synced: on fs one fsync round, not two), but for every
-// indexSyncEvery-th index of the handle (a durable Put): an index is
+// never synced: on fs one fsync round, not two), but for the index of
+// every indexSyncEvery-th commit of a branch (indexDurable: a durable Put): an index is
 // never authoritative, so a crash may lose it (repairIndex rebuilds it)
 // but never tears it.
 func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex, mayExist bool) (_ format.CommitIndex, ours bool, err error) {
@@ -398,7 +402,7 @@ func (g *Graph) writeCommitIndex(ctx context.Context, x *format.CommitIndex, may
 		return format.CommitIndex{}, false, err
 	}
 	key := g.keys.CommitIndex(x.ID)
-	durable := g.indexDurable()
+	durable := indexDurable(x.At)
 	cond, read := objstore.CreateOnly, mayExist
 	for range maxIndexRounds {
 		if !read {

@@ -50,8 +50,8 @@ func TestCommitIndexFollowsThePublish(t *testing.T) {
 	requireCompleteIndexes(t, store, c, commitTable(t, w, mustBranch(t, w, "main"), "a", "3"))
 }
 
-// TestEveryIndexSyncEveryThIndexIsDurable: a handle makes every 64th
-// commit index it writes durable (the manifest syncs it first), so an OS
+// TestEveryIndexSyncEveryThIndexIsDurable: the index of every 64th commit
+// of a branch is made durable (the manifest syncs it first), so an OS
 // crash leaves at most 63 commits in a row of one writer without an
 // index, within what a repair rebuilds, whatever the OS wrote back. Red
 // without indexDurable: every index volatile.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
@@ -133,9 +132,6 @@ type Graph struct {
 	tables    *cache[format.TableVersion]
 	locations *cache[format.ManifestRef]
 	indexes   *cache[format.CommitIndex] // verified commit indexes (kernel/commitindex.go)
-	// indexWrites counts the commit indexes this handle wrote; every
-	// indexSyncEvery-th is made durable (indexDurable).
-	indexWrites atomic.Uint64
 	// bases holds MergeBaseOf's answers by commit pair (mergeBaseKey).
 	bases  *cache[Commit]
 	legacy *cache[*migrate.Lineage] // v3 lineages, per incarnation or legacy block (kernel/legacy.go)

@@ -351,9 +351,10 @@ type riddenIndex struct {
 // (objstore.PutMany), so it adds no sequential request to the commit
 // (issue #32: one round on S3 for both). The index follows the publish:
 // it is written wholly deferred (objstore.DeferAll: on fs no lock, no
-// fsync) and, but for every indexSyncEvery-th index of the handle
-// (indexDurable: the manifest names it in After and syncs it first, which
-// bounds the run of commits an OS crash can leave without an index),
+// fsync) and, but for the index of every indexSyncEvery-th commit of the
+// branch (indexDurable: the manifest names it in After and syncs it
+// first, which bounds the run of commits an OS crash can leave without an
+// index, however many writers take turns),
 // nothing syncs it — the manifest does not wait for it, so on fs a
 // commit fsyncs two objects (its table version and its manifest), not
 // three (session 22: BenchmarkCommitFloor/fs 2.7-2.8x one PUT, against
@@ -406,7 +407,7 @@ func (g *Graph) publishWrite(ctx context.Context, req *publishReq, key string, h
 	} else {
 		*req.indexSent = true
 	}
-	if g.indexDurable() { // every indexSyncEvery-th index rides the manifest's sync
+	if indexDurable(ri.x.At) { // every indexSyncEvery-th commit's index rides the manifest's sync
 		manifest.After = append(slices.Clip(deferred), index.Key)
 	}
 	res := objstore.PutMany(ctx, g.store, []objstore.PutRequest{index, manifest})

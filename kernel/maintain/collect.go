@@ -656,8 +656,10 @@ func (c *collection) listedRef(at format.ManifestRef) bool {
 
 // rebuildDepth bounds how many manifests one reach rebuild (rebuildReach)
 // walks back for consecutive commits whose indexes are missing too: an
-// OS crash loses at most 63 in a row per writing handle (the kernel's
-// indexSyncEvery), so 256 covers four writers interleaved on a branch.
+// OS crash loses at most 63 in a row per branch (the kernel makes the
+// index of every 64th manifest version of a branch durable, whichever
+// handle writes it: indexSyncEvery), so 256 leaves room for a few of
+// those durable writes to have failed.
 // Past it the reach is unknown, as it was before rebuilds; each run
 // pays up to 2·256 reads again for such a reach (unknowns are not kept
 // across runs).
