@@ -10,31 +10,38 @@ import (
 
 var _ objstore.BatchDeleter = (*Store)(nil)
 
-// deleteGroup bounds the keys one sync round of DeleteMany covers, and so
-// the parent chains it holds open at once (one per distinct directory).
-const deleteGroup = 128
+// Bounds of one sync round of DeleteMany: the keys it unlinks, and the
+// distinct directories whose chains it holds open (each a descriptor a
+// level) until their fsync.
+const (
+	deleteGroupKeys = 128
+	deleteGroupDirs = 32
+)
 
 // DeleteMany implements objstore.BatchDeleter: each key is removed as
 // Delete removes it (under the key's lock; a missing key is no error),
 // but the directories the unlinks changed are fsynced once each, together
-// in one round (syncRound) after the unlinks of up to deleteGroup keys,
-// instead of one fsync and one round per key; then the empty directories
-// are pruned as Delete prunes them. A key reports nil only after its
-// directory was synced, so a batch is as durable as its keys deleted one
-// by one; a failed round makes every key of its group whose unlink it
-// covered ambiguous (ErrTransient: delete it again). Two keys share an
-// fsync only if their directory has the same identity (dirIdentity) when
-// each was unlinked, so a directory removed and made again between them
-// is synced in both incarnations; without an identity each key's
-// directory is synced.
+// in one round (syncRound) after the unlinks of a group (up to
+// deleteGroupKeys keys in up to deleteGroupDirs directories), instead of
+// one fsync and one round per key; then the empty directories are pruned
+// as Delete prunes them. A key reports nil only after its directory was
+// synced, so a batch is as durable as its keys deleted one by one; a
+// failed round makes every key of its group whose unlink it covered
+// ambiguous (ErrTransient: delete it again). The key's lock covers its
+// unlink, not the fsync after it (Delete holds it through its fsync): a
+// concurrent If-Match Put may see the key gone before that is durable, as
+// a Get, which takes no lock, may after either. Two keys share an fsync
+// only if their directory has the same identity (dirIdentity) when each
+// was unlinked, so a directory removed and made again between them is
+// synced in both incarnations; without an identity each key's directory
+// is synced.
 func (s *Store) DeleteMany(ctx context.Context, keys []string) []error {
 	if errs := objstore.OversizedBatch(keys); errs != nil {
 		return errs
 	}
 	errs := make([]error, len(keys))
-	for start := 0; start < len(keys); start += deleteGroup {
-		end := min(start+deleteGroup, len(keys))
-		s.deleteGroup(ctx, keys[start:end], errs[start:end])
+	for start := 0; start < len(keys); {
+		start += s.deleteGroup(ctx, keys[start:], errs[start:])
 	}
 	return errs
 }
@@ -46,9 +53,11 @@ type unlinkedDir struct {
 	keys []int
 }
 
-// deleteGroup unlinks keys (at most deleteGroup), syncs the directories
-// it changed in one round, prunes them, and sets errs (one per key).
-func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) {
+// deleteGroup unlinks the first keys (up to deleteGroupKeys, stopping
+// after the one whose directory is the deleteGroupDirs-th), syncs the
+// directories it changed in one round, prunes them, sets their errs, and
+// returns how many keys it took (at least one).
+func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) int {
 	const op = objstore.OpDelete
 	root := -1 // opened at the first valid key; every chain borrows it
 	defer func() {
@@ -58,7 +67,12 @@ func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) {
 	}()
 	var dirs []*unlinkedDir
 	byID := map[dirID]*unlinkedDir{}
+	n := 0
 	for i, key := range keys {
+		if n == deleteGroupKeys || len(dirs) == deleteGroupDirs {
+			break
+		}
+		n++
 		if root < 0 {
 			r, err := s.begin(ctx, op, key)
 			if err != nil {
@@ -91,6 +105,7 @@ func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) {
 		}
 	}
 	s.syncUnlinked(keys, dirs, errs)
+	return n
 }
 
 // syncUnlinked fsyncs the directories of a group's unlinks in one round,

@@ -142,3 +142,30 @@ func TestDeleteManySharesAnFsyncOnlyWithinOneIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteManyBoundsItsOpenDirectories: keys in 40 directories are
+// deleted in two rounds, 32 directories (deleteGroupDirs) and 8, so a
+// batch never holds more than 32 directory chains open; every key goes.
+func TestDeleteManyBoundsItsOpenDirectories(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	var keys []string
+	for i := 0; i < 40; i++ {
+		keys = append(keys, fmt.Sprintf("g/d%02d/x", i))
+		mustPut(t, s, keys[i], "v", objstore.CreateOnly)
+	}
+	before := s.SyncStats()
+	for i, err := range objstore.DeleteMany(ctx, s, keys) {
+		if err != nil {
+			t.Fatalf("key %s: %v", keys[i], err)
+		}
+	}
+	if d := s.SyncStats().Sub(before); d.Rounds != 2 || d.Dirs != 40 {
+		t.Errorf("synced %+v, want 40 directories in 2 rounds (32 and 8)", d)
+	}
+	for _, k := range keys {
+		if _, err := s.Get(ctx, k); !errors.Is(err, objstore.ErrNotFound) {
+			t.Fatalf("%s: %v, want not found", k, err)
+		}
+	}
+}
