@@ -18,8 +18,11 @@ import (
 // full ones (every page but the last holds exactly the page size; a full
 // page met before any short one is kept by name) and lists them in full
 // chunks, so a repacked direction holds ceil(rows/page size) pages and
-// ceil(pages/chunk size) chunks. The old objects stay with the versions
-// that name them and are collected with them.
+// ceil(pages/chunk size) chunks. The page and chunk sizes are the ones
+// the handle writes (writePageRows, leafChunkPages: Options.IndexFanout
+// shapes them), so that a repacked direction does not qualify again. The
+// old objects stay with the versions that name them and are collected
+// with them.
 
 // indexDir is one index direction of a table version: its metadata key,
 // its chunk refs and the page refs those chunks list, in order.
@@ -109,7 +112,7 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 			}
 			dir.pages = append(dir.pages, c.Pages...)
 		}
-		if repackWorth(int(dir.rows), len(dir.pages), len(dir.chunks), d.pageRows(t), r.g.leafChunkPages(t, d)) {
+		if repackWorth(int(dir.rows), len(dir.pages), len(dir.chunks), r.g.writePageRows(t, d), r.g.leafChunkPages(t, d)) {
 			out = append(out, dir)
 		}
 	}
@@ -136,11 +139,11 @@ func (c adjWriter) repackIndex(ctx context.Context, t *Table, dir indexDir) ([]a
 	return c.rootRefs(ctx, t, dir.d, chunks)
 }
 
-// repackIDPages re-cuts id pages (in order) into pages of exactly
-// idPageRows(t) ids but the last, keeping by name the full pages met
-// before any short one.
+// repackIDPages re-cuts id pages (in order) into pages of exactly the
+// handle's page size (writePageRows) ids but the last, keeping by name
+// the full pages met before any short one.
 func (c adjWriter) repackIDPages(ctx context.Context, t *Table, pages []adjRef) ([]adjRef, error) {
-	size := idPageRows(t)
+	size := c.g.writePageRows(t, dirID)
 	var out []adjRef
 	var pend []string
 	for _, p := range pages {
@@ -172,13 +175,14 @@ func (c adjWriter) repackIDPages(ctx context.Context, t *Table, pages []adjRef) 
 }
 
 // repackAdjPages re-cuts the adjacency pages of direction d (in (key, id)
-// order) into pages of exactly AdjPageRows rows but the last, keeping by
-// name the full pages met before any short one.
+// order) into pages of exactly the handle's page size (writePageRows) rows
+// but the last, keeping by name the full pages met before any short one.
 func (c adjWriter) repackAdjPages(ctx context.Context, t *Table, d adjDir, pages []adjRef) ([]adjRef, error) {
+	size := c.g.writePageRows(t, d)
 	var out []adjRef
 	var pend []rowSrc
 	for _, p := range pages {
-		if len(pend) == 0 && int(p.Rows) == AdjPageRows {
+		if len(pend) == 0 && int(p.Rows) == size {
 			out = append(out, p)
 			continue
 		}
@@ -189,12 +193,12 @@ func (c adjWriter) repackAdjPages(ctx context.Context, t *Table, d adjDir, pages
 		for i := 0; i < int(rec.NumRows()); i++ {
 			pend = append(pend, rowSrc{rec, i})
 		}
-		for len(pend) >= AdjPageRows {
-			w, err := c.writePages(ctx, t, d, append([]rowSrc(nil), pend[:AdjPageRows]...))
+		for len(pend) >= size {
+			w, err := c.writePages(ctx, t, d, append([]rowSrc(nil), pend[:size]...))
 			if err != nil {
 				return nil, err
 			}
-			out, pend = append(out, w...), pend[AdjPageRows:]
+			out, pend = append(out, w...), pend[size:]
 		}
 	}
 	if len(pend) > 0 {

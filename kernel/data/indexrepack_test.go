@@ -167,3 +167,77 @@ func TestOneRowCommitsKeepIndexPagesFull(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactConvergesUnderIndexFanout: on a handle whose IndexFanout
+// shapes its pages (4 ids a page, the simulator's and simrun -procs'
+// shape), a commit deleting three ids of every four leaves each id page
+// holding one; a compaction repacks the id index into ceil(rows/4)
+// pages, and a second compaction does nothing. Red when the repack
+// judges and cuts pages at the format's page size (IDPageRows) instead of
+// the handle's: every compaction found the 4-id pages "poorly filled" and
+// rewrote the whole index again (docs/perf.md, "Maintenance rounds under
+// paged shapes").
+func TestCompactConvergesUnderIndexFanout(t *testing.T) {
+	const fanout, seeded = 4, 40
+	g, err := Init(ctx, sim.New(sim.Config{Seed: 1}), "g", testSchema(t), fanoutOptions(1, fanout))
+	must(t, err)
+	commitTx(t, g, func(tx *Txn) error {
+		for i := 0; i < seeded; i++ {
+			if err := tx.Insert("Person", person(fmt.Sprintf("p%03d", i), "n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var kept []string
+	commitTx(t, g, func(tx *Txn) error {
+		for i := 0; i < seeded; i++ {
+			if i%fanout == 0 {
+				kept = append(kept, fmt.Sprintf("p%03d", i))
+				continue
+			}
+			if err := tx.Delete("Person", fmt.Sprintf("p%03d", i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	idPages := func() (pages, full int) {
+		s := snap(t, g)
+		tb, err := s.cat.table("Person")
+		must(t, err)
+		r := newReader(g, s.cat)
+		leaves, err := r.leafChunks(ctx, tb, dirID, indexRefsOf(t, pinnedVersion(t, g, "Person"), "id"))
+		must(t, err)
+		for _, ref := range leaves {
+			c, err := r.chunk(ctx, tb, dirID, ref)
+			must(t, err)
+			for _, p := range c.Pages {
+				pages++
+				if p.Rows == fanout {
+					full++
+				}
+			}
+		}
+		return pages, full
+	}
+	before, _ := idPages()
+	rep, err := g.Compact(ctx, mainRef(t, g), compact.Policy{})
+	must(t, err)
+	if len(rep.Tables) != 1 || strings.Join(rep.Tables[0].Repacked, ",") != "id" {
+		t.Fatalf("first compaction did %+v, want Person's id index repacked (%d pages before)", rep, before)
+	}
+	want := ceilDiv(len(kept), fanout)
+	if pages, full := idPages(); pages != want || full != len(kept)/fanout {
+		t.Fatalf("repacked id index: %d pages (%d full), want %d (%d full; %d before)", pages, full, want, len(kept)/fanout, before)
+	}
+	rep, err = g.Compact(ctx, mainRef(t, g), compact.Policy{})
+	must(t, err)
+	if len(rep.Tables) != 0 {
+		t.Fatalf("second compaction did %+v, want nothing (a compacted table converges)", rep)
+	}
+	got, err := snap(t, g).GetMany(ctx, "Person", kept)
+	if err != nil || len(got) != len(kept) {
+		t.Fatalf("rows after the compactions: %d of %d, %v", len(got), len(kept), err)
+	}
+}

@@ -119,9 +119,11 @@
 //     directory the walk found missing are fsynced in one round (all at
 //     once, so the file system can commit the new directories and the
 //     name together: a Put waits for two rounds whatever its depth); the
-//     parent directory is fsynced after every delete; all before the call
-//     returns. Until then nothing refers to a new directory but the
-//     object, which is not yet acknowledged. PutDeferred fsyncs nothing
+//     parent directory is fsynced after every delete (DeleteMany unlinks
+//     up to 128 keys in up to 32 directories, then fsyncs each directory
+//     it changed once, all in one round); all before the call returns.
+//     Until then nothing refers to a new directory but the object, which
+//     is not yet acknowledged. PutDeferred fsyncs nothing
 //     and PutDeferredIntact only its temp file (after a crash its object
 //     is absent or whole); SyncDeferred, or PutAfterDeferred in the round
 //     of its own temp file and before it places its name, fsyncs such

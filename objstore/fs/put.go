@@ -213,7 +213,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return storeErr(op, key, err)
 	}
-	c, err := s.unlinkLocked(root, key)
+	c, err := s.unlinkLocked(root, key, true)
 	release()
 	if err == nil {
 		s.failed.forget(key)
@@ -225,9 +225,11 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return wrapErr(op, key, err)
 }
 
-// unlinkLocked removes key's file; the caller holds the key's lock. It
-// returns the open parent chain for pruning when a file was removed.
-func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
+// unlinkLocked removes key's file, then with sync fsyncs its directory;
+// the caller holds the key's lock. It returns the open parent chain for
+// pruning (and, without sync, for the caller's fsync) when a file was
+// removed.
+func (s *Store) unlinkLocked(root int, key string, sync bool) (*chain, error) {
 	names := s.layout.encodeKey(key)
 	c, err := walk(root, names[:len(names)-1], noCreate, true, nil)
 	if errors.Is(err, unix.ENOENT) {
@@ -244,6 +246,9 @@ func (s *Store) unlinkLocked(root int, key string) (*chain, error) {
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("unlink: %w", err)
+	}
+	if !sync {
+		return c, nil
 	}
 	if err := s.fsync(c.leaf()); err != nil {
 		c.close()
