@@ -88,6 +88,9 @@ func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) in
 			continue
 		}
 		c, err := s.unlinkOne(ctx, root, key)
+		if err == nil {
+			s.failed.forget(key) // gone: a later write at key is a new file
+		}
 		if err != nil || c == nil {
 			errs[i] = err
 			continue
