@@ -3,9 +3,12 @@ package kernel
 import "sync"
 
 // cache is a bounded FIFO cache of decoded immutable objects, keyed by store
-// key. Only objects whose keys are create-only and never deleted (manifests,
-// table versions) are cached, so a hit can never be stale. Values must be
-// treated as read-only by every caller.
+// key. Only objects whose keys are create-only and never rewritten
+// (manifests, table versions) are cached, so a hit's content can never be
+// stale; but a collection may have deleted the object since, so a hit does
+// not say it is still there (a caller whose answer depends on that reads
+// the store: reachLoader). Values must be treated as read-only by every
+// caller.
 type cache[V any] struct {
 	mu    sync.Mutex
 	max   int

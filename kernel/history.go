@@ -474,8 +474,20 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 // reachLoader loads the verified reach of a manifest for
 // lineage.ReachMergeBase: found=false when it was collected, errNoReach
 // when it has no complete verified reach.
+//
+// A manifest the handle has cached may have been collected since (the
+// cache never forgets one), and with it its commit index and the
+// manifests a repair would rebuild its reach from. Its reach is then
+// unknown, where a handle without the cached copy finds the manifest gone
+// and the search sets it aside (answering when an accepted candidate
+// reaches it: docs/gc.md rule 3b). So a cached manifest whose reach is
+// unknown is looked up in the store again (collectedSince), and one that
+// is gone answers found=false: the answer does not depend on the cache
+// (TestMergeBaseOverACachedCollectedManifest; before, the search walked
+// instead, and the walk met the collected history: ErrReclaimed).
 func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 	return func(at format.ManifestRef) (lineage.Reach, bool, error) {
+		_, cached := g.manifests.get(g.keys.Manifest(at.Branch, at.Incarnation, at.Version))
 		l, err := g.lineageManifest(ctx, at)
 		if errors.Is(err, ErrReclaimed) {
 			return lineage.Reach{}, false, nil
@@ -487,11 +499,42 @@ func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 		if err != nil {
 			return lineage.Reach{}, false, err
 		}
-		if !ok {
-			return lineage.Reach{}, false, fmt.Errorf("manifest %s#%d v%d: %w", at.Branch, at.Incarnation, at.Version, errNoReach)
+		if ok {
+			return r, true, nil
 		}
-		return r, true, nil
+		if cached {
+			gone, err := g.collectedSince(ctx, l)
+			if err != nil {
+				return lineage.Reach{}, false, err
+			}
+			if gone {
+				return lineage.Reach{}, false, nil
+			}
+		}
+		return lineage.Reach{}, false, fmt.Errorf("manifest %s#%d v%d: %w", at.Branch, at.Incarnation, at.Version, errNoReach)
 	}
+}
+
+// collectedSince reports whether manifest l, read earlier, is gone from
+// the store now, or (l a commit-less version 0, whose reach is its fork
+// commit's) the manifest holding its head commit is: a lineage.ReachLoader
+// answers found=false for either. It reads past the handle's cache.
+func (g *Graph) collectedSince(ctx context.Context, l loaded) (bool, error) {
+	refs := []format.ManifestRef{l.ref()}
+	if at, ok := previous(l); ok && l.m.Version == 0 && (l.m.Commit == nil || l.m.Commit.ID != l.m.Head) {
+		refs = append(refs, at)
+	}
+	for _, at := range refs {
+		key := g.keys.Manifest(at.Branch, at.Incarnation, at.Version)
+		err := g.withRetry(ctx, "read manifest", func() error { _, err := g.store.Get(ctx, key); return err })
+		if errors.Is(err, objstore.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read manifest %s: %w", key, err)
+		}
+	}
+	return false, nil
 }
 
 // readAhead is the merge-base search's hint (lineage.ReachHint): it reads

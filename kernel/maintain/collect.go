@@ -83,6 +83,12 @@ type Report struct {
 	// already collected: their merge bases are not roots, and a later
 	// merge may meet ErrReclaimed.
 	MergeBasesUnknown int
+	// ReachesUnknown counts kept manifests on the boundary of what the run
+	// keeps (gc.ReachBoundary: an input of their reach deleted) whose
+	// reach it could neither read nor rebuild, so could not make durable
+	// (docs/gc.md rule 3c): a merge base through one may meet
+	// ErrReclaimed should its commit index be lost.
+	ReachesUnknown int
 	// MergeBasesInexact: the merge-base work ran past gc.MaxBaseChecks, so
 	// every position and fold the live heads' reaches name was kept too.
 	MergeBasesInexact bool
@@ -270,6 +276,9 @@ func (c *collection) load(ctx context.Context) error {
 	// The genesis manifest (main#1 v0, no pins) is the graph's identity:
 	// the change feed's tokens name it. It is kept forever.
 	c.marks.Manifests[c.m.keys.Manifest(format.MainBranch, 1, 0)] = true
+	if err := c.loadBoundaryReaches(ctx); err != nil {
+		return err
+	}
 	c.rep.IndexesRebuilt = len(refsOf(c.rebuilt, c.kept))
 	return c.syncIndexes(ctx)
 }
