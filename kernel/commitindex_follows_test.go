@@ -58,19 +58,7 @@ func TestCommitIndexFollowsThePublish(t *testing.T) {
 func TestEveryIndexSyncEveryThIndexIsDurable(t *testing.T) {
 	base := sim.New(sim.Config{Seed: 1})
 	store := base.Deferring()
-	g := mustInit(t, store, 1)
-	main := mustBranch(t, g, "main")
-	keys := format.NewKeys(root)
-	run, longest, durable := 0, 0, 0
-	for i := range 200 {
-		c := commitTable(t, g, main, "a", fmt.Sprint(i))
-		if base.IsVolatile(keys.CommitIndex(c.ID)) {
-			run++
-			longest = max(longest, run)
-			continue
-		}
-		durable, run = durable+1, 0
-	}
+	durable, longest := indexDurability(t, base, []*kernel.Graph{mustInit(t, store, 1)}, 200)
 	if durable < 3 || longest > 63 {
 		t.Fatalf("of 200 commits' indexes %d durable, longest volatile run %d; want every 64th durable (>= 3, runs <= 63)", durable, longest)
 	}
@@ -93,10 +81,22 @@ func TestIndexSyncBoundsTheBranchNotTheHandle(t *testing.T) {
 		}
 		writers = append(writers, w)
 	}
+	durable, longest := indexDurability(t, base, writers, 400)
+	if durable < 6 || longest > 63 {
+		t.Fatalf("of 400 commits by 5 interleaved writers %d indexes durable, longest volatile run %d; want every 64th commit of the branch durable (>= 6, runs <= 63)", durable, longest)
+	}
+}
+
+// indexDurability commits n times on main, the writers taking turns, and
+// returns how many of the commits' indexes are durable on base's
+// deferring view and the longest run of commits in a row whose indexes
+// are volatile.
+func indexDurability(t *testing.T, base *sim.Store, writers []*kernel.Graph, n int) (durable, longest int) {
+	t.Helper()
 	main := mustBranch(t, writers[0], "main")
 	keys := format.NewKeys(root)
-	run, longest, durable := 0, 0, 0
-	for i := range 400 {
+	run := 0
+	for i := range n {
 		c := commitTable(t, writers[i%len(writers)], main, "a", fmt.Sprint(i))
 		if base.IsVolatile(keys.CommitIndex(c.ID)) {
 			run++
@@ -105,7 +105,5 @@ func TestIndexSyncBoundsTheBranchNotTheHandle(t *testing.T) {
 		}
 		durable, run = durable+1, 0
 	}
-	if durable < 6 || longest > 63 {
-		t.Fatalf("of 400 commits by 5 interleaved writers %d indexes durable, longest volatile run %d; want every 64th commit of the branch durable (>= 6, runs <= 63)", durable, longest)
-	}
+	return durable, longest
 }
