@@ -191,7 +191,9 @@ func (l *syncLog) placements(e string) []map[string]bool {
 // temp file is written concurrently; only its sync round waits for the
 // index (the index's write here dawdles after its temp file, so a
 // manifest that did not wait would find it missing). Red if fs PutMany's
-// dependent does not wait for the index, or does not sync it.
+// dependent does not wait for the index, or does not sync it. (PutMany
+// runs a batch this small in order since session 23, inOrderBatch; the
+// test drives the concurrent path larger batches take.)
 func TestPutManyAfterSyncsBatchedAidBeforePlacing(t *testing.T) {
 	ctx := context.Background()
 	const index, fragment = "g/index/commits/01JGJFGR48XEKVHR5ZSPHN8PKH", "g/data/T/01JGJFGR48XEKVHR5ZSPHN8PKJ"
@@ -227,10 +229,12 @@ func TestPutManyAfterSyncsBatchedAidBeforePlacing(t *testing.T) {
 			}
 			before := s.SyncStats()
 			manifest := "g/branches/main/18446744073709551613"
-			res := s.PutMany(ctx, []objstore.PutRequest{
+			// Concurrently, as PutMany runs a batch larger than
+			// inOrderBatch: in order the dependent waits trivially.
+			res := s.putMany(ctx, []objstore.PutRequest{
 				{Key: index, Data: []byte("index"), Cond: tc.cond, Durability: tc.durability},
 				{Key: manifest, Data: []byte("manifest"), Cond: objstore.CreateOnly, After: []string{fragment, index}},
-			})
+			}, syncWorkers)
 			for i, r := range res {
 				if r.Err != nil {
 					t.Fatalf("request %d: %v", i, r.Err)

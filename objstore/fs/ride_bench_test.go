@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -91,4 +92,51 @@ func benchStore(b *testing.B) (*Store, format.Keys) {
 		b.Fatal(err)
 	}
 	return s, format.NewKeys("g")
+}
+
+// BenchmarkPutManyInOrder times one PutMany of n requests — n-1 deferred
+// creates (objstore.DeferAll) and a manifest whose After names them all,
+// a commit's shape — run in order (one worker) and concurrently
+// (syncWorkers), alternating on one durable Store, for n = 2, 3, 4, 8 and
+// 32. It reports each side's median (ms-inorder-n, ms-concurrent-n) and
+// their ratio (inorder/concurrent-n): below 1, order wins. PutMany runs
+// batches of at most inOrderBatch in order.
+func BenchmarkPutManyInOrder(b *testing.B) {
+	ctx := context.Background()
+	s, keys := benchStore(b)
+	id := func() format.ID { return ulid.Make() }
+	sizes := []int{2, 3, 4, 8, 32}
+	version := uint64(0)
+	batch := func(n, workers int) time.Duration {
+		reqs := make([]objstore.PutRequest, 0, n)
+		var after []string
+		for range n - 1 {
+			k := keys.Data("T", id())
+			reqs = append(reqs, objstore.PutRequest{Key: k, Data: make([]byte, 600), Cond: objstore.CreateOnly, Durability: objstore.DeferAll})
+			after = append(after, k)
+		}
+		version++
+		reqs = append(reqs, objstore.PutRequest{Key: keys.Manifest("main", 1, version), Data: make([]byte, 700), Cond: objstore.CreateOnly, After: after})
+		start := time.Now()
+		for i, r := range s.putMany(ctx, reqs, workers) {
+			if r.Err != nil {
+				b.Fatalf("batch of %d, request %d: %v", n, i, r.Err)
+			}
+		}
+		return time.Since(start)
+	}
+	inOrder, concurrent := make([][]time.Duration, len(sizes)), make([][]time.Duration, len(sizes))
+	batch(2, 1) // the first syncs every directory on the paths
+	for b.Loop() {
+		for i, n := range sizes {
+			inOrder[i] = append(inOrder[i], batch(n, 1))
+			concurrent[i] = append(concurrent[i], batch(n, syncWorkers))
+		}
+	}
+	for i, n := range sizes {
+		o, c := medianMS(inOrder[i]), medianMS(concurrent[i])
+		b.ReportMetric(o, fmt.Sprintf("ms-inorder-%d", n))
+		b.ReportMetric(c, fmt.Sprintf("ms-concurrent-%d", n))
+		b.ReportMetric(o/c, fmt.Sprintf("inorder/concurrent-%d", n))
+	}
 }
