@@ -174,7 +174,7 @@ func (g *Graph) rebuildIndex(ctx context.Context, l loaded, depth int) (format.C
 	at, ok := previous(l)
 	if !ok || l.m.Version == 0 {
 		if l.m.Version == 0 && l.m.ForkOf == nil && l.m.Commit.Kind == format.KindGenesis {
-			return genesisIndex(l.m.Commit.ID, l.ref()), true, nil // as Init wrote it (unsynced: an OS crash may lose it)
+			return genesisIndex(l.m.Commit.ID, l.ref()), true, nil // as Init wrote it (durably: version 0 is a multiple of indexSyncEvery)
 		}
 		return format.CommitIndex{}, false, nil
 	}
