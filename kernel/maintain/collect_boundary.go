@@ -28,23 +28,38 @@ func (c *collection) loadBoundaryReaches(ctx context.Context) error {
 		}
 	}
 	slices.SortFunc(ats, compareRefs)
+	var forkErr error // a read forkOf could not make: the run fails, never guesses
 	forkOf := func(at format.ManifestRef) (format.ManifestRef, bool) {
-		if at.Version != 0 || !c.listedRef(at) {
+		if at.Version != 0 || !c.listedRef(at) || forkErr != nil {
 			return format.ManifestRef{}, false
 		}
 		mf, found, err := c.manifestRef(ctx, at)
-		if err != nil || !found || mf.ForkOf == nil || mf.Commit != nil && mf.Commit.ID == mf.Head {
+		if err != nil {
+			forkErr = err
 			return format.ManifestRef{}, false
 		}
-		f := mf.ForkOf
-		return format.ManifestRef{Branch: f.Branch, Incarnation: f.Incarnation, Version: f.ManifestVersion}, true
+		if !found || mf.Commit != nil && mf.Commit.ID == mf.Head {
+			return format.ManifestRef{}, false
+		}
+		ins := gc.ReachInputs(at, &mf) // a commit-less version 0: its fork commit's manifest
+		if len(ins) == 0 {
+			return format.ManifestRef{}, false
+		}
+		return ins[0], true
 	}
 	for _, at := range ats {
 		mf, found, err := c.manifestRef(ctx, at)
 		if err != nil {
 			return err
 		}
-		if !found || !gc.ReachBoundary(at, &mf, c.kept, forkOf) {
+		if !found {
+			continue
+		}
+		boundary := gc.ReachBoundary(at, &mf, c.kept, forkOf)
+		if forkErr != nil {
+			return forkErr
+		}
+		if !boundary {
 			continue
 		}
 		_, found, err = c.reachDepth(ctx, at, rebuildDepth)
