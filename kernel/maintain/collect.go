@@ -378,7 +378,7 @@ func (c *collection) syncIndexKeys(ctx context.Context, keys []string) error {
 		if gerr != nil || !found {
 			return fmt.Errorf("sync commit indexes: %w; read back %s: found %v, %v", err, key, found, gerr)
 		}
-		if _, perr := c.m.store.Put(ctx, key, obj.Data, objstore.Condition{Kind: objstore.CondIfMatch, ETag: obj.ETag}); perr != nil {
+		if _, perr := c.m.store.Put(ctx, key, obj.Data, objstore.IfMatch(obj.ETag)); perr != nil {
 			return fmt.Errorf("sync commit indexes: %w; write %s again: %w", err, key, perr)
 		}
 		c.rep.IndexesRewritten++
