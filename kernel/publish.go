@@ -473,6 +473,12 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 	if mm != nil {
 		return format.Manifest{}, &VersionMismatchError{Table: mm.Table, Expected: mm.Expected, Actual: mm.Actual}
 	}
+	if lineage.RidingOverBudget(&next, req.updates) {
+		return format.Manifest{}, fmt.Errorf("%w: %d riding bytes on %s v%d", errRidingOverBudget, format.RidingBytes(next.Tables), head.Branch.Name, head.Version)
+	}
+	if plant.Enabled(plant.RidingDropped) {
+		plantRidingDropped(req, &next)
+	}
 	if err := lineage.CheckSuccessor(head, &next); err != nil {
 		panic(fmt.Sprintf("kernel: invariant broken: publish would write an invalid successor of %s v%d: %v",
 			head.Branch.Name, head.Version, err))
@@ -481,6 +487,29 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 		plantReparentOnce(req, &next)
 	}
 	return next, nil
+}
+
+// errRidingOverBudget is buildNext's refusal of a write whose riding
+// versions (format 11) no longer fit the budget on the head it builds on
+// (lineage.RidingOverBudget): its round is done again with every version
+// an object (writeRoundNamed).
+var errRidingOverBudget = errors.New("kernel: the riding versions exceed the manifest's budget")
+
+// plantRidingDropped is the planted bug riding-dropped (internal/plant;
+// dead code unless built with -tags simplant and switched on): a pin the
+// write carries over from the head loses its riding payload, so the
+// manifest names a version that has no object (a reader finds it
+// reclaimed).
+func plantRidingDropped(req *publishReq, next *format.Manifest) {
+	written := map[string]bool{}
+	for _, u := range req.updates {
+		written[u.Table] = true
+	}
+	for i := range next.Tables {
+		if !written[next.Tables[i].Name] {
+			next.Tables[i].Riding = ""
+		}
+	}
 }
 
 // plantReparentOnce is the planted bug reparent-once (internal/plant; dead

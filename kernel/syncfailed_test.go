@@ -71,6 +71,6 @@ func failedSyncOutcome(t *testing.T) failedSync {
 	}
 	o.head = snap.Head()
 	pin, _ := snap.Table("a")
-	_, o.readErr = cold.ReadTable(ctx, "a", pin.Ref())
+	_, o.readErr = cold.ReadPinned(ctx, pin)
 	return o
 }

@@ -159,7 +159,9 @@ func sortedMetadata(md map[string]string) []format.KV {
 }
 
 // ReadTable returns the table version ref names (or ErrNotFound). The zero
-// ref yields the zero TableVersion for table.
+// ref yields the zero TableVersion for table. A version that rides its
+// manifest (ref.Rides, format 11) has no object: ReadTable refuses it with
+// ErrInvalidArgument, and ReadPinned reads it from a pin.
 func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (TableVersion, error) {
 	if err := format.ValidateName(table); err != nil {
 		return TableVersion{}, fmt.Errorf("read table: %w", err)
@@ -168,7 +170,13 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 		return TableVersion{Table: table}, nil
 	}
 	key := g.keys.TableVersionRef(table, ref)
-	if tv, ok := g.tables.get(key); ok {
+	if ref.Rides {
+		// No object holds it: the manifests pinning it carry it. Refused
+		// whatever the handle's cache holds, so the answer never depends
+		// on it.
+		return TableVersion{}, fmt.Errorf("read table version %s: it rides its manifest and has no object; read it through its pin (ReadPinned): %w", key, ErrInvalidArgument)
+	}
+	if tv, ok := g.tables.get(key); ok && !tv.Rides {
 		return tv, nil
 	}
 	var obj objstore.Object
@@ -190,6 +198,35 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 	}
 	g.tables.put(key, tv)
 	return tv, nil
+}
+
+// ReadPinned returns the table version pin names: the version riding
+// the manifest with the pin (format 11: pin.Riding, no request), else
+// ReadTable of its reference. A riding payload that does not decode to
+// the version the pin names matches ErrCorrupt.
+func (g *Graph) ReadPinned(ctx context.Context, pin TablePin) (TableVersion, error) {
+	if pin.Riding == "" {
+		return g.ReadPinned(ctx, pin)
+	}
+	key := g.keys.TableVersionRef(pin.Name, pin.Ref())
+	if tv, ok := g.tables.get(key); ok && tv.Rides {
+		return tv, nil
+	}
+	tv, err := format.RidingVersion(pin)
+	if err != nil {
+		return TableVersion{}, fmt.Errorf("read table version %s: %w", key, err)
+	}
+	g.tables.put(key, tv)
+	return tv, nil
+}
+
+// readAt reads table's version ref as manifest m shows it: through m's pin
+// when m pins ref (the version may ride m), else by reference.
+func (g *Graph) readAt(ctx context.Context, m *format.Manifest, table string, ref TableRef) (TableVersion, error) {
+	if pin, ok := m.Pin(table); ok && pin.Ref() == ref {
+		return g.ReadPinned(ctx, pin)
+	}
+	return g.ReadTable(ctx, table, ref)
 }
 
 // isMismatch reports a *VersionMismatchError and returns it.

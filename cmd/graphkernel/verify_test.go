@@ -85,7 +85,7 @@ func (f *fixture) damageKeys(g *data.Graph) damageKeys {
 		f.t.Fatal(err)
 	}
 	p, _ := s.Kernel().Table("Person")
-	tv, err := g.Kernel().ReadTable(ctx, "Person", p.Ref())
+	tv, err := g.Kernel().ReadPinned(ctx, p)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys, ta
 	f.t.Helper()
 	ctx := context.Background()
 	p, _ := s.Table(table)
-	tv, err := g.Kernel().ReadTable(ctx, table, p.Ref())
+	tv, err := g.Kernel().ReadPinned(ctx, p)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestVerifyIndexMatchesRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := s.Kernel().Table("Knows")
-	old, err := k.ReadTable(ctx, "Knows", p.Ref())
+	old, err := k.ReadPinned(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}

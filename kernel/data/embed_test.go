@@ -19,7 +19,7 @@ func headVersion(t *testing.T, g *Graph, typ string) kernel.TableVersion {
 	s := snap(t, g)
 	tab, err := s.Table(typ)
 	must(t, err)
-	tv, err := g.k.ReadTable(ctx, tab.Storage, pinOf(s.ks, tab))
+	tv, err := g.k.ReadPinned(ctx, pinOf(s.ks, tab))
 	must(t, err)
 	return tv
 }

@@ -137,7 +137,7 @@ func TestFormat4GraphOpensAndPagesOnWrite(t *testing.T) {
 		t.Fatalf("the commit's Person version is not paged")
 	}
 	pin := pinRef(snap(t, p).ks, "Person")
-	raw, err := st.Get(ctx, p.keys.TableVersionRef("Person", pin))
+	raw, err := st.Get(ctx, p.keys.TableVersionRef("Person", pin.Ref()))
 	must(t, err)
 	if e, err := format.DecodeEnvelope(raw.Data); err != nil || e.Stamp != format.CurrentFormat {
 		t.Fatalf("paged table version stamped %d (%v), want %d: a format-4 binary must refuse it", e.Stamp, err, format.CurrentFormat)

@@ -60,6 +60,10 @@ type Report struct {
 	// (kept while young, then deleted), marking nothing. A kept version
 	// that is unreadable fails the collection instead.
 	UnreadableVersions int
+	// RidingVersions counts the distinct table versions riding kept
+	// manifests (format 11) whose fragments and index objects the run
+	// marked from the manifests' payloads (no object of them exists).
+	RidingVersions int
 	// IndexesRebuilt counts the commit indexes of kept manifests this
 	// run rebuilt from the manifests (a reach whose index was missing,
 	// torn, stale or incomplete: an OS crash may lose an index, which its
@@ -234,7 +238,38 @@ func (c *collection) run(ctx context.Context) error {
 	if err := c.markTables(ctx); err != nil {
 		return err
 	}
+	if err := c.markRiding(ctx); err != nil {
+		return err
+	}
 	return c.sweepAll(ctx)
+}
+
+// markRiding marks the fragments and index objects of every version that
+// rides a root manifest (format 11): markTables marks only versions with
+// an object to list. A payload that does not decode is an error (the
+// manifest that carries it decoded, so this is a bug), never a skip.
+func (c *collection) markRiding(ctx context.Context) error {
+	for _, k := range c.marks.RidingKeys() {
+		if err := c.inTime(); err != nil {
+			return err
+		}
+		tv, err := format.RidingVersion(c.marks.Riding[k])
+		if err != nil {
+			return err
+		}
+		tv, _ = data.WithoutEmbeds(tv)
+		if err := c.marks.MarkFragments(tv.Table, tv.Fragments); err != nil {
+			return err
+		}
+		if err := c.markFragmentChunks(ctx, tv); err != nil {
+			return err
+		}
+		if err := c.markAdjacency(ctx, tv); err != nil {
+			return err
+		}
+		c.rep.RidingVersions++
+	}
+	return nil
 }
 
 // load reads the root set and marks what it reaches.

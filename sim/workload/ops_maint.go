@@ -358,7 +358,12 @@ func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error)
 	}
 	at := lp.Ref()
 	for steps := 0; steps < 64 && at.Version > bp.Version; steps++ {
-		tv, err := g.Kernel().ReadTable(ctx, "Person", at)
+		var tv kernel.TableVersion
+		if at == lp.Ref() {
+			tv, err = g.Kernel().ReadPinned(ctx, lp) // it may ride the manifest (format 11)
+		} else {
+			tv, err = g.Kernel().ReadTable(ctx, "Person", at)
+		}
 		if err != nil || !tv.ContentPreserving || tv.BasedOn == nil {
 			return p.readFailed("gtx: read table", err)
 		}
