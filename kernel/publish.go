@@ -135,17 +135,51 @@ type publishReq struct {
 // commit without an index, which the next handle that needs it rebuilds
 // from the manifests (repairIndex).
 // Updates must name versions committed with CommitTableVersion (or pins of
-// another branch being adopted); Publish does not re-read them.
+// another branch being adopted: build the update with UpdateOf, which
+// carries a riding version's payload); Publish does not re-read them,
+// but an update naming a version per attempt without a payload must name
+// an object: Publish checks that one exists (one HEAD request each) and
+// refuses a version that rides (format 11) with ErrInvalidArgument, as its
+// manifest would otherwise pin a version nobody can read.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
 	if err := g.checkWritable("publish"); err != nil {
 		return Commit{}, err
 	}
 	ctx = g.withOpBudget(ctx, "publish")
+	if err := g.checkAdopted(ctx, updates); err != nil {
+		return Commit{}, fmt.Errorf("publish on %s: %w", b, err)
+	}
 	req, err := g.newPublishReq(ctx, b, updates, intent, exp)
 	if err != nil {
 		return Commit{}, fmt.Errorf("publish on %s: %w", b, err)
 	}
 	return g.publish(ctx, req)
+}
+
+// UpdateOf returns the update that pins table version pin (another
+// branch's, being adopted), with its riding payload if it rides.
+func UpdateOf(pin TablePin) TableUpdate {
+	return TableUpdate{Table: pin.Name, Fork: pin.Fork, Version: pin.Version, Rows: pin.Rows, Attempt: pin.Attempt, Riding: pin.Riding}
+}
+
+// checkAdopted refuses an update naming a version per attempt without a
+// riding payload when no object holds it: the version rides some other
+// manifest and the caller dropped its payload (UpdateOf keeps it).
+func (g *Graph) checkAdopted(ctx context.Context, updates []TableUpdate) error {
+	for _, u := range updates {
+		if u.Attempt == (format.ID{}) || u.Riding != "" {
+			continue
+		}
+		key := g.keys.TableAttempt(u.Table, u.Fork, u.Attempt)
+		err := g.withRetry(ctx, "check adopted version", func() error { _, err := g.store.Head(ctx, key); return err })
+		if errors.Is(err, objstore.ErrNotFound) {
+			return fmt.Errorf("update of %q names %s, which has no object (a version that rides its manifest is adopted with its payload: UpdateOf): %w", u.Table, key, ErrInvalidArgument)
+		}
+		if err != nil {
+			return fmt.Errorf("check adopted version %s: %w", key, err)
+		}
+	}
+	return nil
 }
 
 func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (publishReq, error) {

@@ -206,7 +206,7 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 // the version the pin names matches ErrCorrupt.
 func (g *Graph) ReadPinned(ctx context.Context, pin TablePin) (TableVersion, error) {
 	if pin.Riding == "" {
-		return g.ReadPinned(ctx, pin)
+		return g.ReadTable(ctx, pin.Name, pin.Ref())
 	}
 	key := g.keys.TableVersionRef(pin.Name, pin.Ref())
 	if tv, ok := g.tables.get(key); ok && tv.Rides {

@@ -65,7 +65,7 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 		return Commit{}, err
 	}
 	req.updates, req.exp, req.deferred = nil, nil, nil
-	updates, err := g.commitNamedBatch(ctx, req, &head.m, plans, run.noRide)
+	updates, err := g.commitNamedBatch(ctx, req, &head.m, plans, run.noRide || g.noRiding)
 	if err != nil {
 		return Commit{}, err
 	}

@@ -727,6 +727,15 @@ const tvUnreadable = ^uint64(0)
 // readInfos reads a table version (bounded), checks its envelope, decode
 // and location, and returns its fragment infos, or the problem.
 func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin) ([]data.FragmentInfo, *Problem) {
+	if p.Riding != "" {
+		// It rides the manifest (format 11): no object; the manifest's
+		// decode checked the payload against the pin already.
+		tv, err := format.RidingVersion(p)
+		if err != nil {
+			return nil, &Problem{key, RuleDecode, "riding table version: " + err.Error()}
+		}
+		return v.versionInfos(ctx, key, p, tv)
+	}
 	at, err := v.st.Head(ctx, key)
 	if err == nil && at.Size > maxEnvelopeBytes {
 		return nil, &Problem{key, RuleTooLarge, fmt.Sprintf("%d bytes, more than %d", at.Size, maxEnvelopeBytes)}
@@ -751,6 +760,12 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if tv.Table != p.Name || tv.Ref() != p.Ref() {
 		return nil, &Problem{key, RuleLocation, fmt.Sprintf("table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)}
 	}
+	return v.versionInfos(ctx, key, p, tv)
+}
+
+// versionInfos returns the fragment infos of table version tv (read from
+// its object or its pin), checking its paged infos and adjacency.
+func (v *verifier) versionInfos(ctx context.Context, key string, p format.TablePin, tv format.TableVersion) ([]data.FragmentInfo, *Problem) {
 	if !v.dataTable(p.Name) {
 		return nil, nil // opaque to the data plane: its fragments are not ours to read
 	}
@@ -769,7 +784,7 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 		md[kv.Key] = kv.Value
 	}
 	v.checkAdjacency(ctx, key, p.Name, md)
-	infos, err = data.WithEmbedded(tv, infos)
+	infos, err := data.WithEmbedded(tv, infos)
 	if err != nil {
 		return nil, &Problem{key, RuleDecode, err.Error()}
 	}

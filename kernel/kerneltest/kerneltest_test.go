@@ -31,12 +31,13 @@ func TestSweepCutsTwoTable(t *testing.T) {
 	}
 }
 
-// SweepCuts over the same two-table write named per attempt (format 8):
+// SweepCuts over the same two-table write named per attempt (format 8),
+// its versions objects (NoRiding, as format 10 wrote them):
 // two table-version PUTs, the manifest, the commit index — no sidecar, so
 // every cut is pre or post with nothing to recover (a sidecar left at any
 // cut is a violation).
 func TestSweepCutsTwoTableNamed(t *testing.T) {
-	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3})
+	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3, NoRiding: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +48,27 @@ func TestSweepCutsTwoTableNamed(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	for i, want := range []string{"/tables/", "/tables/", "/branches/", "/index/commits/"} {
+		if e := rep.Effects[i]; e.Op != "put" || !strings.Contains(e.Key, want) {
+			t.Fatalf("effect %d is %+v, want a put under %s", i, e, want)
+		}
+	}
+}
+
+// SweepCuts over the same two-table write with both versions riding the
+// manifest (format 11): the manifest and the commit index are its only
+// durable effects, so a cut either shows the whole write or none of it.
+func TestSweepCutsTwoTableRiding(t *testing.T) {
+	rep, err := SweepCuts(context.Background(), WriterScenarios()[0], CutOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) > 0 {
+		t.Fatalf("violations: %v", rep.Violations)
+	}
+	if len(rep.Effects) != 2 || rep.RecoveryCuts != 0 || rep.Recoveries != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, want := range []string{"/branches/", "/index/commits/"} {
 		if e := rep.Effects[i]; e.Op != "put" || !strings.Contains(e.Key, want) {
 			t.Fatalf("effect %d is %+v, want a put under %s", i, e, want)
 		}
