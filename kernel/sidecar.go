@@ -336,7 +336,7 @@ func (g *Graph) undoDangling(ctx context.Context, s *format.Sidecar) error {
 		if err != nil {
 			return err
 		}
-		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i], tok); err != nil && !errors.Is(err, errRestoreRace) {
+		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, &v.head.m, v.pins[i], tok); err != nil && !errors.Is(err, errRestoreRace) {
 			return err
 		}
 	}

@@ -84,18 +84,25 @@ func TestCommitRequestBudget(t *testing.T) {
 	cases := []struct {
 		name    string
 		embed   bool
+		riding  bool
 		insert  []string // the row's table version named per attempt (create-only, cannot collide), then the publish
 		inserts int
 		update  []string
 		updates int
 	}{
-		{"embedded", true, []string{"put table-version", publish}, 3, []string{"put fragment + put table-version", publish}, 4},
-		{"objects", false, []string{"put fragment + put table-version", publish}, 4, []string{"put fragment + put table-version", publish}, 4},
+		// format 11: the version rides the manifest, no request of its own
+		{"riding", true, true, []string{publish}, 2, []string{"put fragment", publish}, 3},
+		{"riding, fragments as objects", false, true, []string{"put fragment", publish}, 3, []string{"put fragment", publish}, 3},
+		{"embedded", true, false, []string{"put table-version", publish}, 3, []string{"put fragment + put table-version", publish}, 4},
+		{"objects", false, false, []string{"put fragment + put table-version", publish}, 4, []string{"put fragment + put table-version", publish}, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.embed {
 				objectFragments(t)
+			}
+			if !c.riding {
+				versionsAsObjects(t)
 			}
 			commitBudget(t, c.insert, c.inserts, c.update, c.updates)
 		})
