@@ -106,6 +106,15 @@ func noBareCounters(t *rapid.T, payload []byte) {
 func TestEncodedSizeIndependentOfCounters(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := genManifest(t)
+		// A riding payload must name its pin's counters, which this test
+		// rewrites; its own counters are a table version's, fixed-width
+		// too (TestTableVersionRoundTrip, noBareCounters below).
+		for i := range m.Tables {
+			if m.Tables[i].Riding != "" {
+				noBareCounters(t, []byte(m.Tables[i].Riding))
+				m.Tables[i].Riding = ""
+			}
+		}
 		b, err := EncodeManifest(&m, Token{})
 		if err != nil {
 			t.Fatal(err)
