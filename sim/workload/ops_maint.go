@@ -55,7 +55,7 @@ func init() {
 			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, ListBranches lists every fork created before a collection listed the name markers (branch-listed), a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
 		Generate:   genMaint,
-		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce, plant.GCMarkerNoLookup},
+		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce, plant.GCMarkerNoLookup, plant.GCSkipsRiding},
 		Contract:   mustContract(dataSchema),
 		Seed:       seedData,
 		Grace:      maintGrace,
