@@ -167,6 +167,13 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 	if err := ValidateManifest(&m); err != nil {
 		return Manifest{}, Token{}, err
 	}
+	for _, p := range m.Tables { // read from the store: every riding payload decoded whole
+		if p.Riding != "" {
+			if _, err := RidingVersion(p); err != nil {
+				return Manifest{}, Token{}, err
+			}
+		}
+	}
 	if m.FormatStamp != e.Stamp {
 		return Manifest{}, Token{}, corrupt("manifest", "format_stamp %d in an envelope stamped %d", m.FormatStamp, e.Stamp)
 	}
@@ -275,7 +282,7 @@ func ValidatePins(pins []TablePin) error {
 			return fmt.Errorf("tables not sorted and unique at %q", p.Name)
 		}
 		if p.Riding != "" {
-			if _, err := RidingVersion(p); err != nil {
+			if err := checkRidingFrame(p); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,9 @@
 package format
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Bounds on table versions that ride their manifest (format 11,
 // docs/format.md "v10->v11").
@@ -80,4 +83,33 @@ func RidingBytes(pins []TablePin) int {
 // on the head it builds on, lineage.ApplyUpdates' caller).
 func RidingFits(carried, add int) bool {
 	return add > 0 && add <= MaxRidingVersionBytes && carried+add <= MaxRidingManifestBytes
+}
+
+// checkRidingFrame is the cheap check ValidatePins makes of a riding pin
+// on every encode (the assertion before each publish) and decode: the
+// payload is within MaxRidingVersionBytes and its canonical frame names
+// the pin — it opens with the pin's table, fork and number, holds the
+// pin's row count (an unescaped "rows" key occurs only as the version's
+// own: quotes inside strings are escaped), ends with the pin's attempt,
+// and is not content-preserving. DecodeManifest then decodes every
+// payload whole (RidingVersion), once per manifest read; a payload the
+// kernel built itself (RidingPayload) needs no decode to be written.
+func checkRidingFrame(p TablePin) error {
+	bad := func(f string, a ...any) error { return fmt.Errorf("table %q rides: %s", p.Name, fmt.Sprintf(f, a...)) }
+	if len(p.Riding) > MaxRidingVersionBytes {
+		return bad("%d bytes exceeds %d", len(p.Riding), MaxRidingVersionBytes)
+	}
+	if p.Attempt == (ID{}) {
+		return bad("a counter-named version")
+	}
+	head := appendFixed(append(appendID(append(appendString([]byte(`{"table":`), p.Name), `,"fork":`...), p.Fork), `,"version":`...), p.Version)
+	tail := append(appendID([]byte(`,"attempt":`), p.Attempt), '}')
+	rows := appendFixed([]byte(`,"rows":`), p.Rows)
+	if !strings.HasPrefix(p.Riding, string(head)) || !strings.HasSuffix(p.Riding, string(tail)) || !strings.Contains(p.Riding, string(rows)) {
+		return bad("the payload does not name the pin's table, fork, version, rows and attempt")
+	}
+	if strings.Contains(p.Riding, `"content_preserving":true`) {
+		return bad("a content-preserving version")
+	}
+	return nil
 }

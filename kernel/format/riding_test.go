@@ -109,3 +109,22 @@ func TestRidingPayloadMustMatchItsPin(t *testing.T) {
 		t.Error("RidingFits: wrong bounds")
 	}
 }
+
+// TestDecodeManifestDecodesEveryRidingPayload: the check on encode is the
+// cheap frame (checkRidingFrame: the payload names its pin); a manifest
+// read from the store has every payload decoded whole, so one whose body
+// breaks a table version's rules (an empty fragment name) is corrupt there.
+func TestDecodeManifestDecodesEveryRidingPayload(t *testing.T) {
+	pin, _ := ridingPin(t)
+	pin.Riding = strings.Replace(pin.Riding, `"fragments":["f1","f2"]`, `"fragments":["","f2"]`, 1)
+	m := Manifest{Version: 4, Branch: BranchIdentity{Name: "main", Incarnation: 1, IncarnationID: ID{9}}, Tables: []TablePin{pin},
+		Commit: &Commit{ID: ID{5}, Parents: []ID{{6}}, Actor: "x", Kind: KindCommit}, Head: ID{5},
+		Schema: strings.Repeat("a", 64), FormatStamp: CurrentFormat}
+	b, err := EncodeManifest(&m, Token{1})
+	if err != nil {
+		t.Fatalf("encode (the frame names the pin): %v", err)
+	}
+	if _, _, err := DecodeManifest(b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("decode of a manifest whose riding payload breaks the rules: %v, want ErrCorrupt", err)
+	}
+}
