@@ -390,9 +390,10 @@ type riddenIndex struct {
 // first, which bounds the run of commits an OS crash can leave without an
 // index, however many writers take turns),
 // nothing syncs it — the manifest does not wait for it, so on fs a
-// commit fsyncs two objects (its table version and its manifest), not
-// three (session 22: BenchmarkCommitFloor/fs 2.7-2.8x one PUT, against
-// 3.0-3.2x side by side with the index riding the manifest's round). An index is an aid, never authoritative: an OS
+// commit fsyncs its manifest alone when its versions ride it (format 11),
+// its table version objects and its manifest otherwise (session 22:
+// BenchmarkCommitFloor/fs 2.7-2.8x one PUT with a version object,
+// against 3.0-3.2x with the index riding the manifest's round). An index is an aid, never authoritative: an OS
 // crash may lose or tear the index of any commit since the OS last wrote
 // its dirty pages; a reader then walks the manifests and a handle
 // rebuilds it (repairIndex: a missing, torn, stale or incomplete index
