@@ -47,7 +47,8 @@ type TableVersion = format.TableVersion
 // head manifest pins (inherited from the source branch, or adopted by a
 // merge). The zero TableRef means the table has no version on b. The HEAD
 // may be ahead of the pinned version: a version is committed before it is
-// published.
+// published. A version that rides its manifest (Rides, format 11) has no
+// object: read it with ReadPinned from a snapshot's pin.
 func (g *Graph) TableHead(ctx context.Context, b BranchRef, table string) (TableRef, error) {
 	if err := format.ValidateName(table); err != nil {
 		return TableRef{}, fmt.Errorf("table head: %w", err)
