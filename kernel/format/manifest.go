@@ -161,23 +161,37 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 		return Manifest{}, Token{}, legacyManifestError(e.Stamp)
 	}
 	var m Manifest
-	if err := decodeCanonical("manifest", e.Payload, &m); err != nil {
+	if err := decodeManifestPayload(e.Payload, &m); err != nil {
 		return Manifest{}, Token{}, err
 	}
 	if err := ValidateManifest(&m); err != nil {
 		return Manifest{}, Token{}, err
 	}
-	for _, p := range m.Tables { // read from the store: every riding payload decoded whole
-		if p.Riding != "" {
-			if _, err := RidingVersion(p); err != nil {
-				return Manifest{}, Token{}, err
-			}
-		}
-	}
 	if m.FormatStamp != e.Stamp {
 		return Manifest{}, Token{}, corrupt("manifest", "format_stamp %d in an envelope stamped %d", m.FormatStamp, e.Stamp)
 	}
 	return m, e.Token, nil
+}
+
+// decodeManifestPayload is decodeCanonical for a manifest: the re-encode
+// is the hand encoder's (appendManifest, which emits exactly what
+// json.Marshal of the manifest does: K11a) without json.Marshal's
+// compaction pass over it, a pass over every riding payload (format 11)
+// on every manifest read.
+func decodeManifestPayload(payload []byte, m *Manifest) error {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
+		return corrupt("manifest", "payload: %v", err)
+	}
+	again, err := appendManifest(make([]byte, 0, len(payload)), m)
+	if err != nil {
+		return corrupt("manifest", "re-marshal: %v", err)
+	}
+	if !bytes.Equal(again, payload) {
+		return corrupt("manifest", "payload is not in canonical form")
+	}
+	return nil
 }
 
 // decodeCanonical strictly unmarshals payload into v and insists that

@@ -91,9 +91,11 @@ func RidingFits(carried, add int) bool {
 // the pin — it opens with the pin's table, fork and number, holds the
 // pin's row count (an unescaped "rows" key occurs only as the version's
 // own: quotes inside strings are escaped), ends with the pin's attempt,
-// and is not content-preserving. DecodeManifest then decodes every
-// payload whole (RidingVersion), once per manifest read; a payload the
-// kernel built itself (RidingPayload) needs no decode to be written.
+// and is not content-preserving. The payload is decoded whole when the
+// version is read (RidingVersion: ReadPinned, the collector's marking,
+// verify), as an object's bytes are checked when it is read; decoding
+// every payload on every manifest read made the simulator's runs about 3x
+// slower (a collection reads every retained manifest).
 func checkRidingFrame(p TablePin) error {
 	bad := func(f string, a ...any) error { return fmt.Errorf("table %q rides: %s", p.Name, fmt.Sprintf(f, a...)) }
 	if len(p.Riding) > MaxRidingVersionBytes {

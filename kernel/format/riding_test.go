@@ -110,11 +110,12 @@ func TestRidingPayloadMustMatchItsPin(t *testing.T) {
 	}
 }
 
-// TestDecodeManifestDecodesEveryRidingPayload: the check on encode is the
-// cheap frame (checkRidingFrame: the payload names its pin); a manifest
-// read from the store has every payload decoded whole, so one whose body
-// breaks a table version's rules (an empty fragment name) is corrupt there.
-func TestDecodeManifestDecodesEveryRidingPayload(t *testing.T) {
+// TestRidingPayloadIsDecodedWhenRead: the check on encode and decode is
+// the cheap frame (checkRidingFrame: the payload names its pin); a payload
+// whose body breaks a table version's rules (an empty fragment name) is
+// corrupt when the version is read (RidingVersion), as an object's bytes
+// are.
+func TestRidingPayloadIsDecodedWhenRead(t *testing.T) {
 	pin, _ := ridingPin(t)
 	pin.Riding = strings.Replace(pin.Riding, `"fragments":["f1","f2"]`, `"fragments":["","f2"]`, 1)
 	m := Manifest{Version: 4, Branch: BranchIdentity{Name: "main", Incarnation: 1, IncarnationID: ID{9}}, Tables: []TablePin{pin},
@@ -124,7 +125,11 @@ func TestDecodeManifestDecodesEveryRidingPayload(t *testing.T) {
 	if err != nil {
 		t.Fatalf("encode (the frame names the pin): %v", err)
 	}
-	if _, _, err := DecodeManifest(b); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("decode of a manifest whose riding payload breaks the rules: %v, want ErrCorrupt", err)
+	got, _, err := DecodeManifest(b)
+	if err != nil {
+		t.Fatalf("decode (the frame names the pin): %v", err)
+	}
+	if _, err := RidingVersion(got.Tables[0]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("reading a riding payload that breaks the rules: %v, want ErrCorrupt", err)
 	}
 }

@@ -253,11 +253,10 @@ func (c *collection) markRiding(ctx context.Context) error {
 		if err := c.inTime(); err != nil {
 			return err
 		}
-		tv, err := format.RidingVersion(c.marks.Riding[k])
+		tv, err := c.ridingView(c.marks.Riding[k])
 		if err != nil {
 			return err
 		}
-		tv, _ = data.WithoutEmbeds(tv)
 		if err := c.marks.MarkFragments(tv.Table, tv.Fragments); err != nil {
 			return err
 		}
@@ -1337,6 +1336,27 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 		return err
 	}
 	return c.markAdjacency(ctx, tv)
+}
+
+// ridingView decodes the version riding pin, without the fragments it
+// embeds (data.WithoutEmbeds), through the Maintainer's cache of
+// immutable values: a riding version is as immutable as an object (its
+// identity is its table, fork and attempt), and decoding every kept one
+// again each run made the simulator's collections a third slower.
+func (c *collection) ridingView(pin format.TablePin) (format.TableVersion, error) {
+	key := "riding\x00" + c.m.keys.TableVersionRef(pin.Name, pin.Ref()) // no store key holds a NUL
+	if cached, ok := c.m.immut.get(key); ok {
+		if tv, ok := cached.(format.TableVersion); ok {
+			return tv, nil
+		}
+	}
+	tv, err := format.RidingVersion(pin)
+	if err != nil {
+		return tv, err
+	}
+	tv, left := data.WithoutEmbeds(tv)
+	c.m.immut.put(key, tv, max(1, len(pin.Riding)-left))
+	return tv, nil
 }
 
 // tableVersion reads and decodes the table version at key, without the
