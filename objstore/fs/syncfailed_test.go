@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,8 +49,11 @@ func wantUnlinkSyncFailed(t *testing.T, what, key string, err error) {
 // delete durable, however often it is retried and even after a
 // successful fsync of the same directory (another key's delete: on Linux
 // that success says nothing about the earlier writeback). Writing the key
-// again clears it: the next delete unlinks the new file and syncs. Red
-// without the memory: the retried Delete returns nil.
+// again clears it: the next delete unlinks the new file and syncs, and
+// once another Store (another process) deleted the key written again, a
+// delete finding it absent is nil again. Red without the memory: the
+// retried Delete returns nil; red if a Put does not clear it: the last
+// delete fails.
 func TestFailedUnlinkSyncIsRemembered(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
@@ -84,6 +88,63 @@ func TestFailedUnlinkSyncIsRemembered(t *testing.T) {
 		if err := s.Delete(ctx, "g/m/a"); err != nil {
 			t.Fatalf("delete %d of the key written again: %v", i, err)
 		}
+	}
+	wantUnlinkSyncFailed(t, "delete of the key never written again", "g/m/b", failAgain(t, s, "g/m/b"))
+	mustPut(t, s, "g/m/b", "again", objstore.CreateOnly)
+	o, err := Open(s.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Delete(ctx, "g/m/b"); err != nil {
+		t.Fatalf("another Store's delete: %v", err)
+	}
+	if err := s.Delete(ctx, "g/m/b"); err != nil {
+		t.Fatalf("delete of a key written again, deleted elsewhere: %v", err)
+	}
+}
+
+// failAgain deletes key from s (present) with its directory fsync
+// failing, then returns what deleting it again returns.
+func failAgain(t *testing.T, s *Store, key string) error {
+	t.Helper()
+	ctx := context.Background()
+	mustPut(t, s, key, "v", objstore.CreateOnly)
+	failFsyncs(t, 1)
+	if err := s.Delete(ctx, key); !objstore.IsAmbiguous(err) {
+		t.Fatalf("delete of %s with its fsync failing: %v, want ambiguous", key, err)
+	}
+	return s.Delete(ctx, key)
+}
+
+// TestFailedSyncsBounded: a failedSyncs holds at most failedSyncsLimit
+// keys, forgetting the oldest note first; a key forgotten and noted again
+// counts from its new note (its stale place in the order evicts nothing),
+// and the order of notes stays bounded however many keys pass through.
+// forgetNotedBy clears only notes at most its mark.
+func TestFailedSyncsBounded(t *testing.T) {
+	var f failedSyncs
+	for i := 0; i < failedSyncsLimit; i++ {
+		f.note([]string{fmt.Sprint("k", i)})
+	}
+	f.forget("k0")
+	f.note([]string{"k0"}) // now the newest
+	f.note([]string{"extra"})
+	if !f.has("k0") || f.has("k1") || !f.has("k2") || !f.has("extra") || len(f.keys) != failedSyncsLimit {
+		t.Fatalf("after one past the limit: k0 %v k1 %v k2 %v extra %v, %d keys; want k1 (the oldest note) forgotten",
+			f.has("k0"), f.has("k1"), f.has("k2"), f.has("extra"), len(f.keys))
+	}
+	for i := 0; i < 10*failedSyncsLimit; i++ {
+		f.note([]string{fmt.Sprint("x", i)})
+		if len(f.keys) > failedSyncsLimit || len(f.order) > 2*failedSyncsLimit+1 {
+			t.Fatalf("after %d more notes: %d keys, %d notes kept", i+1, len(f.keys), len(f.order))
+		}
+	}
+	m := f.mark()
+	f.note([]string{"late"})
+	f.forgetNotedBy("late", m)
+	f.forgetNotedBy(fmt.Sprint("x", 10*failedSyncsLimit-1), m)
+	if !f.has("late") || f.has(fmt.Sprint("x", 10*failedSyncsLimit-1)) {
+		t.Fatalf("forgetNotedBy: a note after the mark cleared (%v) or one before it kept", !f.has("late"))
 	}
 }
 
