@@ -15,7 +15,8 @@ const MaxDeleteBatch = 1000
 // order (nil: deleted or absent). A request that failed as a whole
 // reports its error for every key; an ambiguous one (ErrAmbiguous) may
 // have deleted any of them, which a delete, being idempotent, resolves by
-// deleting again. The keys are independent: nothing orders one delete of
+// deleting again, unless the store knows the earlier delete was not made
+// durable: then deleting again fails (ErrSyncFailed, as Delete). The keys are independent: nothing orders one delete of
 // a batch before another, so a caller that needs an order puts the keys
 // in separate calls.
 type BatchDeleter interface {

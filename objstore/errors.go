@@ -54,7 +54,13 @@ var ErrCorruptObject = errors.New("objstore: stored object fails its integrity c
 // remembers the keys of a failed sync and fails every later sync naming
 // one with this cause again, until the key is written again
 // (objstore.DeferredPutter); a caller never publishes an object whose
-// sync failed by syncing it again.
+// sync failed by syncing it again. The same cause marks a delete whose
+// unlink could not be made durable (fs: its directory's fsync failed,
+// an ambiguous ErrTransient; a later delete that finds the key absent
+// returns this cause, definite, until the key is written again): a crash
+// may bring such an object back, so a caller never takes the retried
+// delete for a durable one; writing the key again and deleting it makes
+// the delete durable.
 var ErrSyncFailed = errors.New("objstore: a deferred object could not be made durable")
 
 // Op names the store operation an error came from.

@@ -91,7 +91,9 @@ type Store interface {
 	// Put stores data under key if cond holds and returns the new ETag. A
 	// failed condition returns ErrPreconditionFailed.
 	Put(ctx context.Context, key string, data []byte, cond Condition) (string, error)
-	// Delete removes key. Deleting a missing key is not an error.
+	// Delete removes key. Deleting a missing key is not an error, except
+	// where the store knows an earlier delete of it was not made durable
+	// (fs: ErrTransient with cause ErrSyncFailed, see ErrSyncFailed).
 	// Unconditional only: nothing in graphkernel depends on conditional
 	// deletes.
 	Delete(ctx context.Context, key string) error

@@ -27,10 +27,14 @@ const (
 // as Delete prunes them. A key reports nil only after its directory was
 // synced, so a batch is as durable as its keys deleted one by one; a
 // failed round makes every key of its group whose unlink it covered
-// ambiguous (ErrTransient: delete it again). The key's lock covers its
-// unlink, not the fsync after it (Delete holds it through its fsync): a
-// concurrent If-Match Put may see the key gone before that is durable, as
-// a Get, which takes no lock, may after either. Two keys share an fsync
+// ambiguous (ErrTransient) and remembered as Delete's failed fsync is:
+// deleting it again fails with objstore.ErrSyncFailed until the key is
+// written again (syncfailed.go). The key's lock covers its unlink, not
+// the fsync after it (Delete holds it through its fsync): a concurrent
+// If-Match Put may see the key gone before that is durable, as a Get,
+// which takes no lock, may after either, and a concurrent Delete finding
+// it gone returns nil before the round ends (so before a failure of the
+// round is remembered). Two keys share an fsync
 // only if their directory has the same identity (dirIdentity) when each
 // was unlinked, so a directory removed and made again between them is
 // synced in both incarnations; without an identity each key's directory
@@ -65,6 +69,9 @@ func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) in
 			unix.Close(root)
 		}
 	}()
+	// Failed unlinks noted from here on may be about files unlinked
+	// after this group's: its round clears only earlier ones.
+	mark := s.failedUnlinks.mark()
 	var dirs []*unlinkedDir
 	byID := map[dirID]*unlinkedDir{}
 	n := 0
@@ -107,14 +114,17 @@ func (s *Store) deleteGroup(ctx context.Context, keys []string, errs []error) in
 			byID[id] = d
 		}
 	}
-	s.syncUnlinked(keys, dirs, errs)
+	s.syncUnlinked(keys, dirs, errs, mark)
 	return n
 }
 
 // syncUnlinked fsyncs the directories of a group's unlinks in one round,
 // then prunes them as Delete does (not after a failed round: Delete
-// prunes only a synced unlink) and closes their chains.
-func (s *Store) syncUnlinked(keys []string, dirs []*unlinkedDir, errs []error) {
+// prunes only a synced unlink) and closes their chains. A failed round
+// notes its unlinked keys in failedUnlinks; a successful one clears the
+// notes of those keys numbered at most mark (taken before the group's
+// first unlink).
+func (s *Store) syncUnlinked(keys []string, dirs []*unlinkedDir, errs []error, mark uint64) {
 	targets := make([]syncTarget, len(dirs))
 	for j, d := range dirs {
 		targets[j] = syncTarget{fd: d.c.leaf(), dir: true, what: "dir after unlink"}
@@ -124,8 +134,12 @@ func (s *Store) syncUnlinked(keys []string, dirs []*unlinkedDir, errs []error) {
 		if err != nil {
 			for _, i := range d.keys {
 				errs[i] = wrapErr(objstore.OpDelete, keys[i], &ambiguousError{fmt.Errorf("fsync dir after unlink: %w", err)})
+				s.failedUnlinks.note(keys[i : i+1]) // a retry finds it gone: never report that durable
 			}
 		} else {
+			for _, i := range d.keys {
+				s.failedUnlinks.forgetNotedBy(keys[i], mark)
+			}
 			prune(d.c, s.durable)
 		}
 		d.c.close()

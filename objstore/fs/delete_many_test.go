@@ -67,7 +67,10 @@ func TestDeleteManySyncsEachDirectoryOnce(t *testing.T) {
 
 // TestDeleteManyFailedSyncIsAmbiguous: when the round's fsync fails,
 // every key the batch unlinked is an ambiguous ErrTransient (the unlink
-// happened, its durability is unknown) and deleting again succeeds.
+// happened, its durability is unknown) and deleting them again, batched
+// or not, fails with ErrSyncFailed (the Store remembers them) instead of
+// reporting the absent keys deleted; written again, they delete. Red
+// without the memory: the second batch returns nil for every key.
 func TestDeleteManyFailedSyncIsAmbiguous(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
@@ -85,8 +88,15 @@ func TestDeleteManyFailedSyncIsAmbiguous(t *testing.T) {
 	}
 	fsyncFd = old
 	for i, err := range objstore.DeleteMany(ctx, s, keys) {
+		wantUnlinkSyncFailed(t, "batched delete again", keys[i], err)
+	}
+	wantUnlinkSyncFailed(t, "delete again", keys[0], s.Delete(ctx, keys[0]))
+	for _, k := range keys {
+		mustPut(t, s, k, "again", objstore.CreateOnly)
+	}
+	for i, err := range objstore.DeleteMany(ctx, s, keys) {
 		if err != nil {
-			t.Fatalf("deleting %s again: %v", keys[i], err)
+			t.Fatalf("deleting %s written again: %v", keys[i], err)
 		}
 	}
 	for _, k := range keys {

@@ -158,9 +158,29 @@
 //     gives a refusal its error; what the fast path opens is never
 //     entered in the cache. It fsyncs exactly what the walk would.
 //     SyncStats counts the fsyncs, rounds and mkdirs. A failed fsync
-//     after the name was placed returns an ambiguous ErrTransient. OpenWith(root, Options{NoSync: true}) skips
-//     every fsync and keeps every other rule; it exists to build large
-//     benchmark fixtures and is not durable across an OS crash.
+//     after the name was placed returns an ambiguous ErrTransient.
+//     OpenWith(root, Options{NoSync: true}) skips every fsync and keeps
+//     every other rule; it exists to build large benchmark fixtures and
+//     is not durable across an OS crash.
+//   - A failed delete is never reported durable by a retry: when the
+//     fsync of the directory after an unlink fails (Delete or
+//     DeleteMany: an ambiguous ErrTransient), the Store remembers the key
+//     (failedUnlinks, as failed deferred syncs are remembered: at most
+//     4,096 keys, oldest forgotten first), and a later Delete or
+//     DeleteMany that finds it absent returns a definite ErrTransient with
+//     cause objstore.ErrSyncFailed instead of nil, however often it is
+//     retried and whatever other fsyncs of the directory succeed in
+//     between: Linux reports a writeback error to one fsync and marks
+//     the pages clean, so a later fsync that succeeds says nothing about
+//     the unlink, and there is nothing for this Store to fsync again to
+//     show it. The key is cleared when it is written again (a Put of any
+//     kind: it holds a new object, whose own fsyncs speak for it, and a
+//     delete of it is a new unlink with a new fsync) or when this Store's
+//     delete unlinks a file found there (another Store wrote it) and
+//     syncs its directory. A write or delete clears only failures noted
+//     before it placed or unlinked its file, so a racing delete's failure
+//     about that very file stays. The caller makes such a delete durable
+//     by writing the key again and deleting it.
 //   - Crash safety: a writer killed at any point leaves the old object or
 //     the new one, never a torn one. Its temp file stays in root/.tmp,
 //     invisible to Get, Head and List; SweepTemp reclaims it. A CRC-32C over
@@ -198,7 +218,9 @@
 // (SweepTemp, deletes, other writers finishing) within a retry budget.
 // The OS error stays the cause, visible to errors.Is/As. A failure after
 // the new name is in place is an ambiguous ErrTransient whatever its
-// errno. Every error is an *objstore.Error carrying Op and Key.
+// errno, and so is a failed fsync after an unlink; a later delete finding
+// that key absent is a definite ErrTransient with cause
+// objstore.ErrSyncFailed (Guarantees). Every error is an *objstore.Error carrying Op and Key.
 //
 // # Not guaranteed
 //
@@ -213,7 +235,17 @@
 //     (failedSyncs, at most 4,096 keys, oldest forgotten first): another
 //     process's Store, or this one past the bound, could sync such a key
 //     and be told it is durable when its pages never reached the disk
-//     (Linux reports a writeback error once). The kernel never syncs
+//     (Linux reports a writeback error once). Likewise for a failed
+//     delete (failedUnlinks, its own 4,096 keys): another process's
+//     Store, this one past the bound, or a new Store after a restart finds
+//     the key absent and reports the delete done (nil), and a Delete
+//     racing a DeleteMany's unlink of the key returns nil before the
+//     batch's fsync, so before a failure of it is known. That writing the
+//     key again and deleting it makes the delete durable assumes the file
+//     system writes the directory's changed blocks on the next fsync,
+//     including the one whose writeback failed when the key's new entry
+//     lands in it; a journaling file system (ext4, XFS) usually aborts
+//     its journal on such a failure instead, failing every later write. The kernel never syncs
 //     another process's deferred objects but for a roll-forward's counter-
 //     named table versions (format 7), whose data their writer fsynced
 //     before their name.

@@ -35,6 +35,10 @@ type Store struct {
 	// failed is the keys whose deferred sync failed, which no later sync
 	// may report durable (syncfailed.go); shared by copies of the Store.
 	failed *failedSyncs
+	// failedUnlinks is the keys whose unlink's directory fsync failed,
+	// which no later delete finding them absent may report durable
+	// (syncfailed.go); shared by copies of the Store.
+	failedUnlinks *failedSyncs
 }
 
 // Crash points a test can stop a writer at, and rendezvous points in a
@@ -96,7 +100,8 @@ func OpenWith(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open %s: %w", root, err)
 	}
-	s := &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{}, failed: &failedSyncs{}}
+	s := &Store{root: real, layout: l, noSync: opts.NoSync, stats: &syncCounters{},
+		failed: &failedSyncs{}, failedUnlinks: &failedSyncs{}}
 	if !opts.NoSync {
 		s.durable = newDurableDirs(durableDirsLimit)
 	}

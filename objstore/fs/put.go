@@ -54,6 +54,9 @@ func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.
 		return "", err
 	}
 	defer unix.Close(root)
+	// Failed unlinks noted before this write places its file are about
+	// older files; a later one may be about this write's (syncfailed.go).
+	unlinkMark := s.failedUnlinks.mark()
 	if cond.Kind > objstore.CondIfMatch {
 		return "", objstore.NewError(op, key, objstore.ErrPreconditionFailed,
 			fmt.Errorf("unknown condition kind %d", cond.Kind))
@@ -104,7 +107,10 @@ func (s *Store) put(ctx context.Context, key string, data []byte, cond objstore.
 	if err != nil {
 		return "", wrapErr(op, key, err)
 	}
-	s.failed.forget(key) // a new file at key: no earlier sync of it failed
+	// A new file at key: no earlier sync of it failed, and its absence
+	// no longer matters (a failed unlink noted before unlinkMark).
+	s.failed.forget(key)
+	s.failedUnlinks.forgetNotedBy(key, unlinkMark)
 	return h.etag(), nil
 }
 
@@ -201,7 +207,12 @@ func (s *Store) publish(root int, names []string, src source, place placeFunc) e
 
 // Delete removes key under the key's lock (so it cannot slip between a
 // concurrent CAS's compare and its rename), fsyncs the parent, then prunes
-// empty parent directories. Deleting a missing key is not an error.
+// empty parent directories. Deleting a missing key is not an error, except
+// after this Store's earlier unlink of it failed its directory fsync (an
+// ambiguous ErrTransient then): until the key is written again, a delete
+// that finds it missing returns a definite ErrTransient with cause
+// objstore.ErrSyncFailed, as a second fsync could not prove the unlink
+// durable (syncfailed.go).
 func (s *Store) Delete(ctx context.Context, key string) error {
 	const op = objstore.OpDelete
 	root, err := s.begin(ctx, op, key)
@@ -228,12 +239,16 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // unlinkLocked removes key's file, then with sync fsyncs its directory;
 // the caller holds the key's lock. It returns the open parent chain for
 // pruning (and, without sync, for the caller's fsync) when a file was
-// removed.
+// removed. A missing key is nil, nil unless an earlier unlink of it
+// failed its directory fsync (failedUnlinks: checkUnlink's error). With
+// sync, a failed fsync notes the key in failedUnlinks before the lock is
+// released, and a successful one clears it.
 func (s *Store) unlinkLocked(root int, key string, sync bool) (*chain, error) {
+	mark := s.failedUnlinks.mark()
 	names := s.layout.encodeKey(key)
 	c, err := walk(root, names[:len(names)-1], noCreate, true, nil)
 	if errors.Is(err, unix.ENOENT) {
-		return nil, nil
+		return nil, s.failedUnlinks.checkUnlink(key)
 	}
 	if err != nil {
 		return nil, err
@@ -241,7 +256,7 @@ func (s *Store) unlinkLocked(root int, key string, sync bool) (*chain, error) {
 	err = unix.Unlinkat(c.leaf(), names[len(names)-1], 0)
 	if errors.Is(err, unix.ENOENT) {
 		c.close()
-		return nil, nil
+		return nil, s.failedUnlinks.checkUnlink(key)
 	}
 	if err != nil {
 		c.close()
@@ -252,7 +267,9 @@ func (s *Store) unlinkLocked(root int, key string, sync bool) (*chain, error) {
 	}
 	if err := s.fsync(c.leaf()); err != nil {
 		c.close()
+		s.failedUnlinks.note([]string{key}) // a retry finds it gone: never report that durable
 		return nil, &ambiguousError{fmt.Errorf("fsync dir after unlink: %w", err)}
 	}
+	s.failedUnlinks.forgetNotedBy(key, mark)
 	return c, nil
 }
