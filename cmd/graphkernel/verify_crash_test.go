@@ -375,3 +375,82 @@ func firstIndexChunk(t *testing.T, g *kernel.Graph, p format.TablePin, keys form
 	t.Fatalf("%s has no %s index", p.Name, md)
 	return ""
 }
+
+// TestVerifyKeptTombstoneRidingGarbage: a deleted branch whose first
+// commit main and dev both merged keeps, past its retention, that merge
+// base and so its tombstone (docs/gc.md rule 2), whose pins are not roots:
+// the collection deletes what only the tombstone's versions name. Verify
+// counts that as garbage, not damage, whether the versions were objects
+// (their objects are gone) or rode the tombstone (the index chunks they
+// name are gone: the riding versions are not checked as retained ones);
+// and an index chunk main's head needs, deleted, is still damage.
+func TestVerifyKeptTombstoneRidingGarbage(t *testing.T) {
+	for _, versions := range []bool{false, true} {
+		t.Run(fmt.Sprintf("versions-as-objects=%t", versions), func(t *testing.T) {
+			f := newFixture(t, "sim")
+			f.versions = versions
+			g := f.buildGraph()
+			ctx := context.Background()
+			k := g.Kernel()
+			main, _ := k.Branch(ctx, "main")
+			for _, b := range []string{"dev", "gone"} {
+				if _, err := k.CreateBranch(ctx, b, main); err != nil {
+					t.Fatal(err)
+				}
+			}
+			unique := func(n string) {
+				f.commit(g, "gone", "unique "+n, func(tx *data.Txn) error {
+					if err := tx.Insert("Person", person("u"+n, "Una")); err != nil {
+						return err
+					}
+					return tx.Insert("Knows", edgeRow("ku"+n, "u"+n, "p1"))
+				})
+			}
+			unique("1")
+			for _, into := range []string{"main", "dev"} {
+				src, _ := k.Branch(ctx, "gone")
+				tgt, _ := k.Branch(ctx, into)
+				if _, err := g.Merge(ctx, src, tgt, kernel.LineageIntent{Actor: "test", Message: "merge gone"}, data.MergeOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			unique("2") // only the tombstone pins what this writes
+			if err := k.DeleteBranch(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Advance(time.Hour)
+			rep, err := collectOn(t, f.store, f.clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.MergeBases == 0 || rep.Adjacency.Deleted == 0 || (versions && rep.TableVersions.Deleted == 0) || (!versions && rep.RidingVersions == 0) {
+				t.Fatalf("the fixture collects too little to test: %+v", rep)
+			}
+			env := kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{4})}
+			r, err := verifyGraph(ctx, f.store, testRoot, env, f.clock.Now(), crashPolicy.KeepLast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes := strings.Join(r.Notes, "\n")
+			if len(r.Problems) != 0 || !strings.Contains(notes, "table version(s) pinned only by manifests outside retention") ||
+				strings.Contains(notes, " 0 table version(s) pinned only") {
+				t.Fatalf("problems %+v\nnotes %v", r.Problems, r.Notes)
+			}
+			// What main's head needs, deleted, is still damage (though the
+			// tombstone was walked first and its versions may share it).
+			main, _ = k.Branch(ctx, "main")
+			snap, err := k.SnapshotAt(ctx, main)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := snap.Table("Knows")
+			chunk := firstIndexChunk(t, k, p, format.NewKeys(testRoot), "data.adj.out")
+			if err := f.store.Inner().Delete(ctx, chunk); err != nil {
+				t.Fatal(err)
+			}
+			if r, err = verifyGraph(ctx, f.store, testRoot, env, f.clock.Now(), crashPolicy.KeepLast); err != nil || !hasProblem(*r, chunk, ruleMissing) {
+				t.Fatalf("%s deleted: %v, problems %+v", chunk, err, r.Problems)
+			}
+		})
+	}
+}
