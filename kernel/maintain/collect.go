@@ -471,9 +471,9 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	if err := c.inTime(); err != nil {
 		return format.Manifest{}, false, err
 	}
-	decode := func(b []byte) (format.Manifest, error) { return decodeManifest(key, b) }
+	decode := func(b []byte) (format.Manifest, int, error) { return decodeManifestView(key, b) }
 	if c.listed[key] {
-		mf, found, err := readImmutable(ctx, c.m, key, decode)
+		mf, found, err := readImmutableView(ctx, c.m, key, decode)
 		if err != nil || !found {
 			return format.Manifest{}, false, err
 		}
@@ -483,7 +483,7 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	if err != nil || !found {
 		return format.Manifest{}, false, err
 	}
-	mf, err := decode(b)
+	mf, _, err := decode(b)
 	return mf, err == nil, err
 }
 
@@ -494,6 +494,42 @@ func decodeManifest(key string, b []byte) (format.Manifest, error) {
 		return mf, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
 	}
 	return mf, nil
+}
+
+// decodeManifestView decodes the manifest at key as a collection uses it:
+// every riding version's payload (format 11) without the fragments it
+// embeds (data.WithoutEmbeds: no collection reads them), with the bytes
+// that left out. A collection keeps many manifests in the Maintainer's
+// cache (rule 3b's merge bases), and each would otherwise hold its riding
+// versions' embedded fragments: the cache filled with them and
+// collections ran out of their bound (lifetime-10k -seed 3, session 24),
+// as table versions' embeds once did (session 19).
+func decodeManifestView(key string, b []byte) (format.Manifest, int, error) {
+	mf, err := decodeManifest(key, b)
+	if err != nil {
+		return mf, 0, err
+	}
+	left := 0 // mf was just decoded: its pins are its own to change
+	for i, p := range mf.Tables {
+		if p.Riding == "" {
+			continue
+		}
+		tv, err := format.RidingVersion(p)
+		if err != nil {
+			return mf, 0, fmt.Errorf("manifest %s: %w", key, err)
+		}
+		view, n := data.WithoutEmbeds(tv)
+		if n == 0 {
+			continue
+		}
+		payload, err := format.RidingPayload(&view)
+		if err != nil {
+			return mf, 0, fmt.Errorf("manifest %s: %w", key, err)
+		}
+		left += len(p.Riding) - len(payload)
+		mf.Tables[i].Riding = payload
+	}
+	return mf, left, nil
 }
 
 // prefetchManifests reads the listed manifests at ats that this run has
@@ -512,10 +548,7 @@ func (c *collection) prefetchManifests(ctx context.Context, ats []format.Manifes
 			keys = append(keys, key)
 		}
 	}
-	prefetchImmutable(ctx, c.m, keys, func(b []byte) (format.Manifest, int, error) {
-		mf, err := decodeManifest("", b)
-		return mf, 0, err
-	})
+	prefetchImmutable(ctx, c.m, keys, func(b []byte) (format.Manifest, int, error) { return decodeManifestView("", b) })
 }
 
 // loadIncarnation reads g's head and its protected manifests, records the
