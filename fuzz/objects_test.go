@@ -39,6 +39,10 @@ func sampleManifests() map[string]format.Manifest {
 		"merge":   {Version: 9, Branch: feat, ForkOf: fork, Tables: pins, Commit: commit(format.KindMerge, id(3), id(5)), Schema: schemaSum, FormatStamp: format.CurrentFormat},
 		"tombstone": {Version: 10, Branch: feat, ForkOf: fork, Tombstone: true, Tables: pins, Commit: commit(format.KindBranchDelete, id(3)),
 			Schema: schemaSum, FormatStamp: format.CurrentFormat},
+		// Format 11: edges v5 rides the manifest (its pin carries the
+		// version's payload).
+		"riding": {Version: 11, Branch: main, Tables: []format.TablePin{ridingPin(), pins[1]}, Commit: commit(format.KindCommit, id(3)),
+			Schema: schemaSum, FormatStamp: format.CurrentFormat},
 	}
 	for k, m := range out {
 		if m.Commit != nil {
@@ -49,8 +53,26 @@ func sampleManifests() map[string]format.Manifest {
 	return out
 }
 
+// namedVersion is a table version named per attempt: one that may ride
+// its manifest (format 11).
+func namedVersion() format.TableVersion {
+	return format.TableVersion{Table: "edges", Fork: id(1), Version: 5, Attempt: id(60), Fragments: []string{"frag-3"}, Rows: 2,
+		Metadata: []format.KV{{Key: "codec", Value: "arrow"}}}
+}
+
+// ridingPin pins namedVersion riding its manifest.
+func ridingPin() format.TablePin {
+	tv := namedVersion()
+	payload, err := format.RidingPayload(&tv)
+	if err != nil {
+		panic(err)
+	}
+	return format.TablePin{Name: tv.Table, Fork: tv.Fork, Version: tv.Version, Rows: tv.Rows, Attempt: tv.Attempt, Riding: payload}
+}
+
 func sampleTableVersions() map[string]format.TableVersion {
 	return map[string]format.TableVersion{
+		"named": namedVersion(),
 		"first": {Table: "nodes", Fork: id(1), Version: 1, Rows: 0},
 		"full": {Table: "edges", Fork: id(2), Version: 12, Fragments: []string{"data/edges/01J000", "frag-2"}, Rows: 1 << 40,
 			Metadata: []format.KV{{Key: "codec", Value: "arrow"}, {Key: "z", Value: "ünï"}}, BasedOn: &format.TableRef{Fork: id(1), Version: 11}},

@@ -223,8 +223,8 @@ func TestBranchWriteIsolation(t *testing.T) {
 		if ma.Fork != main.IncarnationID() || ma.Version != 2 || fa.Fork != f.IncarnationID() || fa.Version != 2 {
 			t.Fatalf("pins main %+v f %+v", ma, fa)
 		}
-		mt, _ := g.ReadTable(ctx, "a", kernelRef(ma))
-		ft, _ := g.ReadTable(ctx, "a", kernelRef(fa))
+		mt, _ := g.ReadPinned(ctx, ma)
+		ft, _ := g.ReadPinned(ctx, fa)
 		if !cmp.Equal(mt.Fragments, []string{"m1", "m2"}) || !cmp.Equal(ft.Fragments, []string{"m1", "f1"}) {
 			t.Fatalf("contents main %v f %v\ndiff (-mt.Fragments +[]string{'m1', 'm2'}):\n%s\ndiff (-ft.Fragments +[]string{'m1', 'f1'}):\n%s", mt.Fragments, ft.Fragments, cmp.Diff(mt.Fragments, []string{"m1", "m2"}), cmp.Diff(ft.Fragments, []string{"m1", "f1"}))
 		}

@@ -153,7 +153,7 @@ func TestNonStrictWritersOnOneTableLoseNothing(t *testing.T) {
 			g, _ := kernel.Open(ctx, store, root, kernel.Options{ReadOnly: true, Env: testEnv(1)})
 			snap, _ := g.SnapshotAt(ctx, mustBranch(t, g, "main"))
 			pin, _ := snap.Table("shared")
-			tv, err := g.ReadTable(ctx, "shared", kernelRef(pin))
+			tv, err := g.ReadPinned(ctx, pin)
 			if err != nil {
 				t.Fatal(err)
 			}

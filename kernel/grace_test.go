@@ -44,7 +44,7 @@ func TestWritePastGraceRefusesToPublish(t *testing.T) {
 	}
 	snap, _ := g.SnapshotAt(ctx, main)
 	pin, _ := snap.Table("a")
-	tv, _ := g.ReadTable(ctx, "a", kernelRef(pin))
+	tv, _ := g.ReadPinned(ctx, pin)
 	if len(tv.Fragments) != 2 || tv.Fragments[1] != "slow" {
 		t.Fatalf("published content %v", tv.Fragments)
 	}

@@ -107,6 +107,14 @@ type Options struct {
 	// other packages. A production handle leaves it false and writes
 	// versions named per attempt.
 	CounterWrites bool
+
+	// NoRiding makes Write commit every table version as an object, as
+	// format 10 did, never riding its manifest (format 11, docs/format.md
+	// "v10->v11"). Manifests are still stamped with the current format;
+	// every handle reads both kinds. It exists for tests (fixtures of older
+	// layouts, the object path of the collector and recovery) and for
+	// measuring what riding saves; a production handle leaves it false.
+	NoRiding bool
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -127,6 +135,8 @@ type Graph struct {
 	reachLimits lineage.Limits
 	// counterWrites is Options.CounterWrites.
 	counterWrites bool
+	// noRiding is Options.NoRiding.
+	noRiding bool
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -190,7 +200,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
-		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim, counterWrites: opts.CounterWrites,
+		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim, counterWrites: opts.CounterWrites, noRiding: opts.NoRiding,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),

@@ -235,7 +235,7 @@ func TestWriteStrictAndRebase(t *testing.T) {
 		c := commitTable(t, g, main, "a", "2") // non-strict: builds on pin 2, lands at 3
 		snap, _ = g.SnapshotAtCommit(ctx, c.ID)
 		pin, _ := snap.Table("a")
-		tv, _ := g.ReadTable(ctx, "a", kernelRef(pin))
+		tv, _ := g.ReadPinned(ctx, pin)
 		if pin.Version != 3 || pin.Attempt == (format.ID{}) || !cmp.Equal(tv.Fragments, []string{"2"}) || tv.BasedOn.Version != 2 {
 			t.Fatalf("rebased pin %+v content %+v\ndiff (-tv.Fragments +[]string{'2'}):\n%s", pin, tv, cmp.Diff(tv.Fragments, []string{"2"}))
 		}

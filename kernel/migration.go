@@ -65,8 +65,17 @@ var migrations = []registeredMigration{
 	{From: migrationV6ToV7From, To: format.FormatV7, Name: "v6->v7 compact index pages (zstd id pages and chunks, column adjacency pages): nothing rewritten"},
 	{From: migrationV7ToV8From, To: format.FormatV8, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
 	{From: migrationV8ToV9From, To: format.FormatV9, Name: "v8->v9 small fragments embedded in their table version: nothing rewritten"},
-	{From: migrationV9ToV10From, To: format.CurrentFormat, Name: "v9->v10 paged index refs: nothing rewritten"},
+	{From: migrationV9ToV10From, To: format.FormatV10, Name: "v9->v10 paged index refs: nothing rewritten"},
+	{From: migrationV10ToV11From, To: format.CurrentFormat, Name: "v10->v11 table versions ride their manifest: nothing rewritten"},
 }
+
+// migrationV10ToV11From is the source stamp of the v10->v11 step (a named
+// table version may ride the manifest that pins it: the pin's "riding"
+// holds its payload and no object exists; docs/format.md "v10->v11"). It
+// rewrites nothing: format 11 readers read a pin without "riding" through
+// its object as before, and a branch's next publish stamps 11. Like v4->v5
+// it has no planning code.
+const migrationV10ToV11From = format.FormatV10
 
 // migrationV9ToV10From is the source stamp of the v9->v10 step (an index
 // direction may be listed through ref chunks; docs/format.md "v9->v10").

@@ -95,7 +95,7 @@ func checkLegacyTables(t *testing.T, g *kernel.Graph, fx migrate.Fixture) {
 	for _, br := range fx.Branches {
 		b := mustRef(t, g, br.Name)
 		for _, p := range br.Tables {
-			tv, err := g.ReadTable(mctx, p.Name, p.Ref())
+			tv, err := g.ReadPinned(mctx, p)
 			if err != nil || tv.Rows != p.Rows || len(tv.Fragments) != 1 {
 				t.Fatalf("ReadTable(%s %s v%d) = %+v, %v", br.Name, p.Name, p.Version, tv, err)
 			}

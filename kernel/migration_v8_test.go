@@ -88,7 +88,7 @@ func TestV7ToV8SweepsAbandonedSidecarBeforeNamedWrite(t *testing.T) {
 	if !ok || pin.Attempt == (format.ID{}) {
 		t.Fatalf("pin of a after the first named write: %+v (named %v)", pin, ok)
 	}
-	tv, err := g8.ReadTable(recCtx, "a", pin.Ref())
+	tv, err := g8.ReadPinned(recCtx, pin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,9 @@ func (g *Graph) PinSatisfied(ctx context.Context, table string, base uint64, at 
 	if at.Version == base {
 		return true, nil
 	}
-	if at.Version < base {
+	if at.Version < base || at.Rides {
+		// A riding version (format 11) is never content-preserving
+		// (format.RidingPayload), so it holds other rows than base.
 		return false, nil
 	}
 	tv, err := g.ReadTable(ctx, table, at)
@@ -32,6 +34,9 @@ func (g *Graph) PinSatisfied(ctx context.Context, table string, base uint64, at 
 		}
 		if tv.BasedOn == nil || tv.BasedOn.Version != next {
 			panic(fmt.Sprintf("kernel: ChainNeedsMore asked for %d, version %d of %q is based on %v", next, tv.Version, table, tv.BasedOn))
+		}
+		if tv.BasedOn.Rides { // not content-preserving, and above base: the rows differ
+			return false, nil
 		}
 		if tv, err = g.ReadTable(ctx, table, *tv.BasedOn); err != nil {
 			return false, fmt.Errorf("pin of %q at %d satisfied by %d: %w", table, base, at.Version, err)

@@ -65,7 +65,7 @@ func TestStrictWriterSurvivesCompaction(t *testing.T) {
 	}
 	snap, _ := g.SnapshotAt(ctx, main)
 	pin, _ := snap.Table("a")
-	tv, _ := g.ReadTable(ctx, "a", kernelRef(pin))
+	tv, _ := g.ReadPinned(ctx, pin)
 	if tv.Rows != 4 || len(tv.Fragments) != 2 || tv.Fragments[0] != "c2" || tv.ContentPreserving {
 		t.Fatalf("final content %+v", tv)
 	}

@@ -135,17 +135,51 @@ type publishReq struct {
 // commit without an index, which the next handle that needs it rebuilds
 // from the manifests (repairIndex).
 // Updates must name versions committed with CommitTableVersion (or pins of
-// another branch being adopted); Publish does not re-read them.
+// another branch being adopted: build the update with UpdateOf, which
+// carries a riding version's payload); Publish does not re-read them,
+// but an update naming a version per attempt without a payload must name
+// an object: Publish checks that one exists (one HEAD request each) and
+// refuses a version that rides (format 11) with ErrInvalidArgument, as its
+// manifest would otherwise pin a version nobody can read.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
 	if err := g.checkWritable("publish"); err != nil {
 		return Commit{}, err
 	}
 	ctx = g.withOpBudget(ctx, "publish")
+	if err := g.checkAdopted(ctx, updates); err != nil {
+		return Commit{}, fmt.Errorf("publish on %s: %w", b, err)
+	}
 	req, err := g.newPublishReq(ctx, b, updates, intent, exp)
 	if err != nil {
 		return Commit{}, fmt.Errorf("publish on %s: %w", b, err)
 	}
 	return g.publish(ctx, req)
+}
+
+// UpdateOf returns the update that pins table version pin (another
+// branch's, being adopted), with its riding payload if it rides.
+func UpdateOf(pin TablePin) TableUpdate {
+	return TableUpdate{Table: pin.Name, Fork: pin.Fork, Version: pin.Version, Rows: pin.Rows, Attempt: pin.Attempt, Riding: pin.Riding}
+}
+
+// checkAdopted refuses an update naming a version per attempt without a
+// riding payload when no object holds it: the version rides some other
+// manifest and the caller dropped its payload (UpdateOf keeps it).
+func (g *Graph) checkAdopted(ctx context.Context, updates []TableUpdate) error {
+	for _, u := range updates {
+		if u.Attempt == (format.ID{}) || u.Riding != "" {
+			continue
+		}
+		key := g.keys.TableAttempt(u.Table, u.Fork, u.Attempt)
+		err := g.withRetry(ctx, "check adopted version", func() error { _, err := g.store.Head(ctx, key); return err })
+		if errors.Is(err, objstore.ErrNotFound) {
+			return fmt.Errorf("update of %q names %s, which has no object (a version that rides its manifest is adopted with its payload: UpdateOf): %w", u.Table, key, ErrInvalidArgument)
+		}
+		if err != nil {
+			return fmt.Errorf("check adopted version %s: %w", key, err)
+		}
+	}
+	return nil
 }
 
 func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (publishReq, error) {
@@ -356,9 +390,10 @@ type riddenIndex struct {
 // first, which bounds the run of commits an OS crash can leave without an
 // index, however many writers take turns),
 // nothing syncs it — the manifest does not wait for it, so on fs a
-// commit fsyncs two objects (its table version and its manifest), not
-// three (session 22: BenchmarkCommitFloor/fs 2.7-2.8x one PUT, against
-// 3.0-3.2x side by side with the index riding the manifest's round). An index is an aid, never authoritative: an OS
+// commit fsyncs its manifest alone when its versions ride it (format 11),
+// its table version objects and its manifest otherwise (session 22:
+// BenchmarkCommitFloor/fs 2.7-2.8x one PUT with a version object,
+// against 3.0-3.2x with the index riding the manifest's round). An index is an aid, never authoritative: an OS
 // crash may lose or tear the index of any commit since the OS last wrote
 // its dirty pages; a reader then walks the manifests and a handle
 // rebuilds it (repairIndex: a missing, torn, stale or incomplete index
@@ -473,6 +508,12 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 	if mm != nil {
 		return format.Manifest{}, &VersionMismatchError{Table: mm.Table, Expected: mm.Expected, Actual: mm.Actual}
 	}
+	if lineage.RidingOverBudget(&next, req.updates) {
+		return format.Manifest{}, fmt.Errorf("%w: %d riding bytes on %s v%d", errRidingOverBudget, format.RidingBytes(next.Tables), head.Branch.Name, head.Version)
+	}
+	if plant.Enabled(plant.RidingDropped) {
+		plantRidingDropped(req, &next)
+	}
 	if err := lineage.CheckSuccessor(head, &next); err != nil {
 		panic(fmt.Sprintf("kernel: invariant broken: publish would write an invalid successor of %s v%d: %v",
 			head.Branch.Name, head.Version, err))
@@ -481,6 +522,29 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 		plantReparentOnce(req, &next)
 	}
 	return next, nil
+}
+
+// errRidingOverBudget is buildNext's refusal of a write whose riding
+// versions (format 11) no longer fit the budget on the head it builds on
+// (lineage.RidingOverBudget): its round is done again with every version
+// an object (writeRoundNamed).
+var errRidingOverBudget = errors.New("kernel: the riding versions exceed the manifest's budget")
+
+// plantRidingDropped is the planted bug riding-dropped (internal/plant;
+// dead code unless built with -tags simplant and switched on): a pin the
+// write carries over from the head loses its riding payload, so the
+// manifest names a version that has no object (a reader finds it
+// reclaimed).
+func plantRidingDropped(req *publishReq, next *format.Manifest) {
+	written := map[string]bool{}
+	for _, u := range req.updates {
+		written[u.Table] = true
+	}
+	for i := range next.Tables {
+		if !written[next.Tables[i].Name] {
+			next.Tables[i].Riding = ""
+		}
+	}
 }
 
 // plantReparentOnce is the planted bug reparent-once (internal/plant; dead

@@ -12,22 +12,25 @@ import (
 // effect of the write (and of each recovery), reopen, and require
 // pre-or-post state, one audit record per left sidecar, no sidecar left;
 // plus the acknowledgement cut. Named per attempt (format 8) no cut may
-// leave a sidecar at all; counter-named (format 7's writes, which old
+// leave a sidecar at all, riding their manifest (format 11) or not;
+// counter-named (format 7's writes, which old
 // graphs may still hold) every sidecar-leaving cut is recovered.
 func TestCrashCutSweep(t *testing.T) {
-	for _, counter := range []bool{false, true} {
+	for _, f := range []struct {
+		name              string
+		counter, noRiding bool
+	}{{"riding", false, false}, {"named", false, true}, {"counter", true, false}} {
 		for _, sc := range kerneltest.WriterScenarios() {
-			name := sc.Name + "/named"
-			if counter {
-				name = sc.Name + "/counter"
-			}
-			t.Run(name, func(t *testing.T) { crashCutSweep(t, sc, counter) })
+			t.Run(sc.Name+"/"+f.name, func(t *testing.T) {
+				crashCutSweep(t, sc, kerneltest.CutOptions{Seed: 1, CounterWrites: f.counter, NoRiding: f.noRiding})
+			})
 		}
 	}
 }
 
-func crashCutSweep(t *testing.T, sc kerneltest.CutScenario, counter bool) {
-	rep, err := kerneltest.SweepCuts(recCtx, sc, kerneltest.CutOptions{Seed: 1, CounterWrites: counter})
+func crashCutSweep(t *testing.T, sc kerneltest.CutScenario, opt kerneltest.CutOptions) {
+	counter := opt.CounterWrites
+	rep, err := kerneltest.SweepCuts(recCtx, sc, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

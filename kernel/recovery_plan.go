@@ -222,12 +222,20 @@ func (g *Graph) carryOut(ctx context.Context, s *format.Sidecar, sp storedPlan) 
 	p := &sp.plan
 	var updates []TableUpdate
 	var exp []Expectation
+	var base *format.Manifest // the head the plan was made on: its pins may ride it (format 11)
 	for _, t := range p.Tables {
 		if t.Restore == 0 {
 			continue
 		}
+		if base == nil && t.PinAttempt != (format.ID{}) {
+			l, err := g.manifestAt(ctx, format.ManifestRef{Branch: p.Branch.Name, Incarnation: p.Branch.Incarnation, Version: p.Slot - 1})
+			if err != nil {
+				return fmt.Errorf("read the head of plan %s (v%d): %w", p.Op, p.Slot-1, err)
+			}
+			base = &l.m
+		}
 		pin := t.PinRef()
-		u, err := g.writeRestore(ctx, format.SidecarTable{Table: t.Table, Fork: t.Fork}, t.Restore, pin, sp.token)
+		u, err := g.writeRestore(ctx, format.SidecarTable{Table: t.Table, Fork: t.Fork}, t.Restore, base, pin, sp.token)
 		if err != nil {
 			return err
 		}

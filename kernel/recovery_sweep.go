@@ -602,10 +602,18 @@ var errSlotTaken = errors.New("kernel: recovery: roll-back plan's manifest slot 
 // writeRestore writes version at of t's table on t's fork: a copy of the
 // pinned content (pin zero: an empty fence), carrying tok (a roll-back
 // plan's token: a peer following the same plan writes the same bytes).
-func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint64, pin TableRef, tok format.Token) (TableUpdate, error) {
+//
+// m, if set, is the manifest the pin was taken from: a pin named per
+// attempt is read through it, as the version may ride it (format 11).
+func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint64, m *format.Manifest, pin TableRef, tok format.Token) (TableUpdate, error) {
 	tv := format.TableVersion{Table: t.Table, Fork: t.Fork, Version: at}
 	if pin != (TableRef{}) {
-		src, err := g.ReadTable(ctx, t.Table, pin)
+		read := func() (TableVersion, error) { return g.ReadTable(ctx, t.Table, pin) }
+		if p, ok := pinIn(m, t.Table, pin); ok {
+			pin = p.Ref() // Rides set if it rides
+			read = func() (TableVersion, error) { return g.ReadPinned(ctx, p) }
+		}
+		src, err := read()
 		if err != nil {
 			return TableUpdate{}, err
 		}
@@ -626,6 +634,16 @@ func (g *Graph) writeRestore(ctx context.Context, t format.SidecarTable, at uint
 	}
 	g.tables.put(key, tv)
 	return TableUpdate{Table: t.Table, Fork: t.Fork, Version: at, Rows: tv.Rows}, nil
+}
+
+// pinIn returns m's pin of table when it names ref's version (fork,
+// number and attempt; whether it rides is the pin's to say): m may be nil.
+func pinIn(m *format.Manifest, table string, ref TableRef) (TablePin, bool) {
+	if m == nil {
+		return TablePin{}, false
+	}
+	p, ok := m.Pin(table)
+	return p, ok && p.Fork == ref.Fork && p.Version == ref.Version && p.Attempt == ref.Attempt
 }
 
 // recoveryReq is the publish request of a recovery commit: actor

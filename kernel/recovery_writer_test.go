@@ -207,7 +207,7 @@ func recCheckNoStrays(t *testing.T, store *sim.Store) {
 			continue
 		}
 		head, _ := g.ReadTable(recCtx, table, th)
-		pinned, _ := g.ReadTable(recCtx, table, pin.Ref())
+		pinned, _ := g.ReadPinned(recCtx, pin)
 		if !cmp.Equal(head.Fragments, pinned.Fragments) || head.Rows != pinned.Rows {
 			t.Fatalf("table %s: HEAD v%d %v dangles above pin v%d %v\ndiff (-head.Fragments +pinned.Fragments):\n%s", table, th.Version, head.Fragments, pin.Version, pinned.Fragments, cmp.Diff(head.Fragments, pinned.Fragments))
 		}

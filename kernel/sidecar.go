@@ -34,6 +34,10 @@ type writeRun struct {
 	// follow is WriteOptions.FollowCompactions: strict tables and reads
 	// moved only by content-preserving versions do not end the write.
 	follow bool
+	// noRide makes every table version of the write an object (format
+	// 11): set after a publish found the riding budget spent on the head
+	// it built on (errRidingOverBudget).
+	noRide bool
 }
 
 // planRound builds every table's new content on its pinned version and
@@ -48,7 +52,7 @@ func (g *Graph) planRound(ctx context.Context, m *format.Manifest, writes []Tabl
 		if pin, ok := m.Pin(w.Table); ok {
 			base = pin.Ref()
 			var err error
-			if pinned, err = g.ReadTable(ctx, w.Table, base); err != nil {
+			if pinned, err = g.ReadPinned(ctx, pin); err != nil {
 				return nil, err
 			}
 		}
@@ -332,7 +336,7 @@ func (g *Graph) undoDangling(ctx context.Context, s *format.Sidecar) error {
 		if err != nil {
 			return err
 		}
-		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, v.pins[i], tok); err != nil && !errors.Is(err, errRestoreRace) {
+		if _, err := g.writeRestore(ctx, t, v.obs[i].Head+1, &v.head.m, v.pins[i], tok); err != nil && !errors.Is(err, errRestoreRace) {
 			return err
 		}
 	}
@@ -396,7 +400,7 @@ func (g *Graph) headRepeatsPin(ctx context.Context, m *format.Manifest, table st
 	if err != nil {
 		return false, err
 	}
-	pinned, err := g.ReadTable(ctx, table, pin)
+	pinned, err := g.readAt(ctx, m, table, pin)
 	if err != nil {
 		return false, err
 	}

@@ -24,7 +24,7 @@ func TestSmoke(t *testing.T) {
 		if !ok || pin.Version != 2 {
 			t.Fatalf("pin %+v", pin)
 		}
-		tv, err := g.ReadTable(ctx, "a", kernelRef(pin))
+		tv, err := g.ReadPinned(ctx, pin)
 		if err != nil || len(tv.Fragments) != 2 {
 			t.Fatalf("%+v %v", tv, err)
 		}

@@ -181,7 +181,7 @@ func (m *machine) readAt(t *rapid.T) {
 	}
 	got := map[string]string{}
 	for _, pin := range snap.Tables() {
-		tv, err := m.g.ReadTable(ctx, pin.Name, kernelRef(pin))
+		tv, err := m.g.ReadPinned(ctx, pin)
 		if err != nil || len(tv.Fragments) != 1 {
 			t.Fatalf("read %s at %s: %+v %v", pin.Name, id, tv, err)
 		}

@@ -56,7 +56,12 @@ type failedSync struct {
 func failedSyncOutcome(t *testing.T) failedSync {
 	base := sim.New(sim.Config{Seed: 1})
 	o := failedSync{store: base.Forgetful()}
-	g := mustInit(t, o.store, 1)
+	// Versions as objects (format 10): a version riding its manifest
+	// (format 11) defers nothing for the publish to sync.
+	g, err := kernel.Init(ctx, o.store, root, schema, kernel.Options{Env: testEnv(1), NoRiding: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	main := mustBranch(t, g, "main")
 	o.first = commitTable(t, g, main, "a", "1")
 	base.FailSyncs(1)
@@ -71,6 +76,6 @@ func failedSyncOutcome(t *testing.T) failedSync {
 	}
 	o.head = snap.Head()
 	pin, _ := snap.Table("a")
-	_, o.readErr = cold.ReadTable(ctx, "a", pin.Ref())
+	_, o.readErr = cold.ReadPinned(ctx, pin)
 	return o
 }

@@ -47,7 +47,8 @@ type TableVersion = format.TableVersion
 // head manifest pins (inherited from the source branch, or adopted by a
 // merge). The zero TableRef means the table has no version on b. The HEAD
 // may be ahead of the pinned version: a version is committed before it is
-// published.
+// published. A version that rides its manifest (Rides, format 11) has no
+// object: read it with ReadPinned from a snapshot's pin.
 func (g *Graph) TableHead(ctx context.Context, b BranchRef, table string) (TableRef, error) {
 	if err := format.ValidateName(table); err != nil {
 		return TableRef{}, fmt.Errorf("table head: %w", err)
@@ -159,7 +160,9 @@ func sortedMetadata(md map[string]string) []format.KV {
 }
 
 // ReadTable returns the table version ref names (or ErrNotFound). The zero
-// ref yields the zero TableVersion for table.
+// ref yields the zero TableVersion for table. A version that rides its
+// manifest (ref.Rides, format 11) has no object: ReadTable refuses it with
+// ErrInvalidArgument, and ReadPinned reads it from a pin.
 func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (TableVersion, error) {
 	if err := format.ValidateName(table); err != nil {
 		return TableVersion{}, fmt.Errorf("read table: %w", err)
@@ -168,7 +171,13 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 		return TableVersion{Table: table}, nil
 	}
 	key := g.keys.TableVersionRef(table, ref)
-	if tv, ok := g.tables.get(key); ok {
+	if ref.Rides {
+		// No object holds it: the manifests pinning it carry it. Refused
+		// whatever the handle's cache holds, so the answer never depends
+		// on it.
+		return TableVersion{}, fmt.Errorf("read table version %s: it rides its manifest and has no object; read it through its pin (ReadPinned): %w", key, ErrInvalidArgument)
+	}
+	if tv, ok := g.tables.get(key); ok && !tv.Rides {
 		return tv, nil
 	}
 	var obj objstore.Object
@@ -190,6 +199,35 @@ func (g *Graph) ReadTable(ctx context.Context, table string, ref TableRef) (Tabl
 	}
 	g.tables.put(key, tv)
 	return tv, nil
+}
+
+// ReadPinned returns the table version pin names: the version riding
+// the manifest with the pin (format 11: pin.Riding, no request), else
+// ReadTable of its reference. A riding payload that does not decode to
+// the version the pin names matches ErrCorrupt.
+func (g *Graph) ReadPinned(ctx context.Context, pin TablePin) (TableVersion, error) {
+	if pin.Riding == "" {
+		return g.ReadTable(ctx, pin.Name, pin.Ref())
+	}
+	key := g.keys.TableVersionRef(pin.Name, pin.Ref())
+	if tv, ok := g.tables.get(key); ok && tv.Rides {
+		return tv, nil
+	}
+	tv, err := format.RidingVersion(pin)
+	if err != nil {
+		return TableVersion{}, fmt.Errorf("read table version %s: %w", key, err)
+	}
+	g.tables.put(key, tv)
+	return tv, nil
+}
+
+// readAt reads table's version ref as manifest m shows it: through m's pin
+// when m pins ref (the version may ride m), else by reference.
+func (g *Graph) readAt(ctx context.Context, m *format.Manifest, table string, ref TableRef) (TableVersion, error) {
+	if pin, ok := m.Pin(table); ok && pin.Ref() == ref {
+		return g.ReadPinned(ctx, pin)
+	}
+	return g.ReadTable(ctx, table, ref)
 }
 
 // isMismatch reports a *VersionMismatchError and returns it.

@@ -279,7 +279,7 @@ func (g *Graph) checkReads(ctx context.Context, m *format.Manifest, reads []read
 			r.cur = pin.Version
 			continue
 		}
-		tv, err := g.ReadTable(ctx, r.Table, pin)
+		tv, err := g.readAt(ctx, m, r.Table, pin)
 		if err != nil {
 			return err
 		}

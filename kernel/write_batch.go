@@ -136,20 +136,39 @@ func (g *Graph) encodeNamed(b BranchRef, p plannedWrite) (namedVersion, error) {
 // A version's key is fresh (a ULID minted for this round), so its write
 // cannot lose a race; an object of someone else there means the entropy
 // source repeats (ErrCorrupt).
-func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, plans []plannedWrite) ([]TableUpdate, error) {
+//
+// A version that rides (format 11, ridingPlans: it fits the riding budget
+// of the head m the round planned on) is not written at all: its payload
+// goes in its update, and the manifest that pins it carries it.
+func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, m *format.Manifest, plans []plannedWrite, noRide bool) ([]TableUpdate, error) {
 	b := req.branch
 	reqs := newObjectRequests(plans)
 	objects := len(reqs)
 	versions := make([]namedVersion, len(plans))
+	rides, err := ridingPlans(b, m, plans, noRide)
+	if err != nil {
+		return nil, err
+	}
+	at := make([]int, len(plans)) // the index of each written version's request
 	for i, p := range plans {
+		if rides[i] != "" {
+			tv := plannedVersion(b, p)
+			tv.Rides = true
+			versions[i] = namedVersion{tv: tv, key: g.keys.TableAttempt(p.table, b.incID, p.attempt)}
+			continue
+		}
 		v, err := g.encodeNamed(b, p)
 		if err != nil {
 			return nil, err
 		}
 		versions[i] = v
+		at[i] = len(reqs)
 		reqs = append(reqs, objstore.PutRequest{Key: v.key, Data: v.data, Cond: objstore.CreateOnly, Durability: objstore.DeferAll})
 	}
-	results := objstore.PutMany(ctx, g.store, reqs)
+	var results []objstore.PutResult
+	if len(reqs) > 0 {
+		results = objstore.PutMany(ctx, g.store, reqs)
+	}
 	for i := range objects {
 		deferred, err := g.settleObject(ctx, reqs[i], results[i])
 		if err != nil {
@@ -161,14 +180,53 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, plans []p
 	}
 	updates := make([]TableUpdate, len(plans))
 	for i, v := range versions {
-		if err := g.settleNamed(ctx, req, v, results[objects+i]); err != nil {
-			return nil, err
+		if rides[i] == "" {
+			if err := g.settleNamed(ctx, req, v, results[at[i]]); err != nil {
+				return nil, err
+			}
 		}
 		g.tables.put(v.key, v.tv)
 		p := plans[i]
-		updates[i] = TableUpdate{Table: p.table, Fork: b.incID, Version: p.version, Rows: v.tv.Rows, Attempt: p.attempt}
+		updates[i] = TableUpdate{Table: p.table, Fork: b.incID, Version: p.version, Rows: v.tv.Rows, Attempt: p.attempt, Riding: rides[i]}
 	}
 	return updates, nil
+}
+
+// ridingPlans decides which of a round's versions ride the manifest
+// (format 11; docs/format.md "v10->v11") and returns their payloads (""
+// for a version written as an object): a pure function of the head m the
+// round planned on. In plan order (by table), a version rides if it is
+// not content-preserving (a compaction keeps an object: the based_on
+// chains PinSatisfied walks never pass a riding version) and its payload
+// fits the budget beside the riding payloads m's pins keep
+// (format.RidingFits; the versions it replaces free theirs). The publish
+// checks the budget again on the head it builds on (buildNext).
+func ridingPlans(b BranchRef, m *format.Manifest, plans []plannedWrite, noRide bool) ([]string, error) {
+	rides := make([]string, len(plans))
+	if noRide {
+		return rides, nil
+	}
+	carried := format.RidingBytes(m.Tables)
+	for _, p := range plans {
+		if pin, ok := m.Pin(p.table); ok {
+			carried -= len(pin.Riding)
+		}
+	}
+	for i, p := range plans {
+		if p.content.ContentPreserving {
+			continue
+		}
+		tv := plannedVersion(b, p)
+		payload, err := format.RidingPayload(&tv)
+		if err != nil {
+			return nil, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
+		}
+		if format.RidingFits(carried, len(payload)) {
+			rides[i] = payload
+			carried += len(payload)
+		}
+	}
+	return rides, nil
 }
 
 // settleNamed settles the batch outcome res of named version v as

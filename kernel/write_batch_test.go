@@ -78,13 +78,13 @@ func TestBatchOutcomesSettledOneByOne(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				inner := sim.New(sim.Config{Seed: 7})
-				g, err := kernel.Init(recCtx, inner, recRoot, []byte("batch\n"), kernel.Options{CounterWrites: counter, Env: kerneltest.Env(1, nil)})
+				g, err := kernel.Init(recCtx, inner, recRoot, []byte("batch\n"), kernel.Options{CounterWrites: counter, NoRiding: true, Env: kerneltest.Env(1, nil)})
 				if err != nil {
 					t.Fatal(err)
 				}
 				recMustWrite(t, g, "main", map[string]string{"a": "a0"}, "setup")
 				store := &faultyBatch{Store: inner, fault: fault}
-				g, err = kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: counter, Env: kerneltest.Env(2, nil), SkewMargin: kerneltest.EpochSkewMargin})
+				g, err = kernel.Open(recCtx, store, recRoot, kernel.Options{CounterWrites: counter, NoRiding: true, Env: kerneltest.Env(2, nil), SkewMargin: kerneltest.EpochSkewMargin})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,11 +2,13 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/kernel/lineage"
+	"github.com/graphkernel/graphkernel/objstore"
 )
 
 // Writes named per attempt (format 8, docs/format.md "v7->v8"). A round
@@ -63,7 +65,7 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 		return Commit{}, err
 	}
 	req.updates, req.exp, req.deferred = nil, nil, nil
-	updates, err := g.commitNamedBatch(ctx, req, plans)
+	updates, err := g.commitNamedBatch(ctx, req, &head.m, plans, run.noRide || g.noRiding)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -80,7 +82,15 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 	if err := g.fp.Hit(ctx, failpoint.BeforePublish); err != nil {
 		return Commit{}, err
 	}
-	return g.publish(ctx, *req)
+	c, err := g.publish(ctx, *req)
+	if errors.Is(err, errRidingOverBudget) && !objstore.IsAmbiguous(err) && !run.noRide {
+		// Another write spent the riding budget on the head this one
+		// built on: nothing of this round was published (the refusal is
+		// definite), so the round is done again, every version an object.
+		run.noRide = true
+		return g.writeRoundNamed(ctx, req, writes, reads, run)
+	}
+	return c, err
 }
 
 // prepareNamed checks a round against the head manifest m (schema, clock

@@ -79,7 +79,7 @@ func wrAssertUntouched(t *testing.T, store *sim.Store, g *kernel.Graph, want ker
 		if err != nil {
 			t.Fatal(err)
 		}
-		pinned, err := g.ReadTable(recCtx, table, kernelRef(pin))
+		pinned, err := g.ReadPinned(recCtx, pin)
 		if err != nil {
 			t.Fatal(err)
 		}

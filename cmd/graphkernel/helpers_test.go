@@ -40,6 +40,11 @@ type fixture struct {
 	// fragment objects; otherwise a small fragment rides its table
 	// version (format 9).
 	objects bool
+	// versions makes initGraph's handle write every table version as an
+	// object (kernel.Options.NoRiding), for tests whose subject is version
+	// objects (damaging, deleting or counting them); otherwise a named
+	// write's version rides its manifest (format 11).
+	versions bool
 }
 
 // backends are the stores every subcommand is tested on.
@@ -108,7 +113,7 @@ func (f *fixture) initGraph() *data.Graph {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	opts := data.Options{Kernel: kernel.Options{Env: f.env}}
+	opts := data.Options{Kernel: kernel.Options{Env: f.env, NoRiding: f.versions}}
 	if f.objects {
 		opts.EmbedFragments = -1
 	}

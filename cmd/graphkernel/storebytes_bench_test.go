@@ -340,7 +340,7 @@ func fragmentKeys(b *testing.B, res storeResult, types []string) []string {
 		if !ok {
 			b.Fatalf("%s not pinned", typ)
 		}
-		tv, err := res.g.Kernel().ReadTable(context.Background(), typ, pin.Ref())
+		tv, err := res.g.Kernel().ReadPinned(context.Background(), pin)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,6 +23,7 @@ const (
 	ruleChainGap    = verify.RuleChainGap
 	ruleCommitIndex = verify.RuleCommitIndex
 	ruleDangling    = verify.RuleDangling
+	ruleDecode      = verify.RuleDecode
 	ruleDuplicateID = verify.RuleDuplicateID
 	ruleEnvelope    = verify.RuleEnvelope
 	ruleForkIndex   = verify.RuleForkIndex

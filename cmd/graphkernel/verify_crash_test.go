@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
+	"github.com/oklog/ulid/v2"
 )
 
 // crashPolicy is the soak's retention (issue 27 part 5): KeepLast 3, a short
@@ -95,8 +97,10 @@ func (s *killStore) Delete(ctx context.Context, key string) error {
 // long-lived branch "dev", and cycles of fork feature from main, commit on
 // it, commit on main, merge it into main, delete it (names reused, so
 // older incarnations are re-created), with the clock moving. It returns
-// the store and the clock; the graph is at testRoot.
-func branchPerChange(t *testing.T, cycles int) (*sim.Store, *kernel.ManualClock) {
+// the store and the clock; the graph is at testRoot. With versions, every
+// table version is an object (kernel.Options.NoRiding, as format 10 wrote
+// them); otherwise a named write's version rides its manifest.
+func branchPerChange(t *testing.T, cycles int, versions bool) (*sim.Store, *kernel.ManualClock) {
 	t.Helper()
 	ctx := context.Background()
 	st := sim.New(sim.Config{Seed: 1})
@@ -106,7 +110,7 @@ func branchPerChange(t *testing.T, cycles int) (*sim.Store, *kernel.ManualClock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := data.Init(ctx, st, testRoot, s, data.Options{Kernel: kernel.Options{Env: env, Grace: crashPolicy.Grace}})
+	g, err := data.Init(ctx, st, testRoot, s, data.Options{Kernel: kernel.Options{Env: env, Grace: crashPolicy.Grace, NoRiding: versions}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +219,7 @@ func verifyClean(t *testing.T, st objstore.Store, clock *kernel.ManualClock, wha
 // manifests of deleted branches collected) verifies clean under the
 // collector's --keep-last.
 func TestVerifyAfterCollection(t *testing.T) {
-	st, clock := branchPerChange(t, 9)
+	st, clock := branchPerChange(t, 9, false)
 	verifyClean(t, st, clock, "before collection")
 	clock.Advance(time.Minute)
 	if _, err := collectOn(t, st, clock); err != nil {
@@ -230,7 +234,16 @@ func TestVerifyAfterCollection(t *testing.T) {
 // first one ran and was killed at its i-th delete, then continues — after
 // either the graph verifies clean, and again after a complete collection.
 func TestVerifyAfterKilledCollections(t *testing.T) {
-	base, clock := branchPerChange(t, 9)
+	for _, versions := range []bool{false, true} {
+		t.Run(fmt.Sprintf("versions-as-objects=%t", versions), func(t *testing.T) { killedCollections(t, versions) })
+	}
+}
+
+// killedCollections is TestVerifyAfterKilledCollections on a history whose
+// table versions ride their manifests (versions false: the collector
+// deletes none, it marks what riding versions name) or are objects.
+func killedCollections(t *testing.T, versions bool) {
+	base, clock := branchPerChange(t, 9, versions)
 	clock.Advance(time.Minute)
 	probe := base.Clone()
 	rep, err := collectOn(t, probe, clock)
@@ -238,7 +251,8 @@ func TestVerifyAfterKilledCollections(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := rep.Manifests.Deleted + rep.TableVersions.Deleted + rep.Fragments.Deleted + rep.Adjacency.Deleted + rep.CommitIndexes.Deleted + rep.Leases.Deleted
-	if total < 20 || rep.Manifests.Deleted == 0 || rep.TableVersions.Deleted == 0 {
+	if total < 20 || rep.Manifests.Deleted == 0 || rep.Adjacency.Deleted == 0 ||
+		(versions && rep.TableVersions.Deleted == 0) || (!versions && rep.RidingVersions == 0) {
 		t.Fatalf("the fixture collects too little to test: %+v", rep)
 	}
 	for i := 0; i < total; i++ {
@@ -285,12 +299,20 @@ type adjRefJSON struct {
 }
 
 // TestVerifyCollectedStillFindsDamage: what verify now calls garbage does
-// not hide damage: after the collection, a table version main's head
-// pins, deleted, is a missing problem, though a tombstone pinning it too
-// was walked first.
+// not hide damage: after the collection, a table version object main's
+// head pins (versions as objects), deleted, is a missing problem, though a
+// tombstone pinning it too was walked first; and on a history whose
+// versions ride their manifests, so is an index chunk a riding version
+// main's head pins names (the version has no object to delete).
 func TestVerifyCollectedStillFindsDamage(t *testing.T) {
+	for _, versions := range []bool{true, false} {
+		t.Run(fmt.Sprintf("versions-as-objects=%t", versions), func(t *testing.T) { collectedStillFindsDamage(t, versions) })
+	}
+}
+
+func collectedStillFindsDamage(t *testing.T, versions bool) {
 	ctx := context.Background()
-	st, clock := branchPerChange(t, 9)
+	st, clock := branchPerChange(t, 9, versions)
 	clock.Advance(time.Minute)
 	if _, err := collectOn(t, st, clock); err != nil {
 		t.Fatal(err)
@@ -305,12 +327,19 @@ func TestVerifyCollectedStillFindsDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []string{"Person", "Knows"} {
-		p, ok := s.Table(typ)
+	keys := format.NewKeys(testRoot)
+	for _, tc := range []struct{ typ, index string }{{"Person", "data.adj.id"}, {"Knows", "data.adj.out"}} {
+		p, ok := s.Table(tc.typ)
 		if !ok {
-			t.Fatalf("main pins no %s", typ)
+			t.Fatalf("main pins no %s", tc.typ)
 		}
-		key := format.NewKeys(testRoot).TableVersionRef(typ, p.Ref())
+		if p.Ref().Rides == versions {
+			t.Fatalf("main's %s pin rides: %t, want %t", tc.typ, p.Ref().Rides, !versions)
+		}
+		key := keys.TableVersionRef(tc.typ, p.Ref())
+		if !versions {
+			key = firstIndexChunk(t, g, p, keys, tc.index)
+		}
 		c := st.Clone()
 		if err := c.Delete(ctx, key); err != nil {
 			t.Fatal(err)
@@ -322,5 +351,106 @@ func TestVerifyCollectedStillFindsDamage(t *testing.T) {
 		if !hasProblem(*r, key, ruleMissing) {
 			t.Fatalf("%s deleted: problems %+v", key, r.Problems)
 		}
+	}
+}
+
+// firstIndexChunk returns the key of the first chunk the version pin
+// pins lists under metadata key md (data.adj.out, data.adj.id, ...).
+func firstIndexChunk(t *testing.T, g *kernel.Graph, p format.TablePin, keys format.Keys, md string) string {
+	t.Helper()
+	tv, err := g.ReadPinned(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range tv.Metadata {
+		if kv.Key != md {
+			continue
+		}
+		var chunks []adjRefJSON
+		if err := json.Unmarshal([]byte(kv.Value), &chunks); err != nil || len(chunks) == 0 {
+			t.Fatalf("%s %s: %d chunks, %v", p.Name, md, len(chunks), err)
+		}
+		return keys.Adjacency(p.Name, ulid.MustParseStrict(chunks[0].Name))
+	}
+	t.Fatalf("%s has no %s index", p.Name, md)
+	return ""
+}
+
+// TestVerifyKeptTombstoneRidingGarbage: a deleted branch whose first
+// commit main and dev both merged keeps, past its retention, that merge
+// base and so its tombstone (docs/gc.md rule 2), whose pins are not roots:
+// the collection deletes what only the tombstone's versions name. Verify
+// counts that as garbage, not damage, whether the versions were objects
+// (their objects are gone) or rode the tombstone (the index chunks they
+// name are gone: the riding versions are not checked as retained ones);
+// and an index chunk main's head needs, deleted, is still damage.
+func TestVerifyKeptTombstoneRidingGarbage(t *testing.T) {
+	for _, versions := range []bool{false, true} {
+		t.Run(fmt.Sprintf("versions-as-objects=%t", versions), func(t *testing.T) {
+			f := newFixture(t, "sim")
+			f.versions = versions
+			g := f.buildGraph()
+			ctx := context.Background()
+			k := g.Kernel()
+			main, _ := k.Branch(ctx, "main")
+			for _, b := range []string{"dev", "gone"} {
+				if _, err := k.CreateBranch(ctx, b, main); err != nil {
+					t.Fatal(err)
+				}
+			}
+			unique := func(n string) {
+				f.commit(g, "gone", "unique "+n, func(tx *data.Txn) error {
+					if err := tx.Insert("Person", person("u"+n, "Una")); err != nil {
+						return err
+					}
+					return tx.Insert("Knows", edgeRow("ku"+n, "u"+n, "p1"))
+				})
+			}
+			unique("1")
+			for _, into := range []string{"main", "dev"} {
+				src, _ := k.Branch(ctx, "gone")
+				tgt, _ := k.Branch(ctx, into)
+				if _, err := g.Merge(ctx, src, tgt, kernel.LineageIntent{Actor: "test", Message: "merge gone"}, data.MergeOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			unique("2") // only the tombstone pins what this writes
+			if err := k.DeleteBranch(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Advance(time.Hour)
+			rep, err := collectOn(t, f.store, f.clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.MergeBases == 0 || rep.Adjacency.Deleted == 0 || (versions && rep.TableVersions.Deleted == 0) || (!versions && rep.RidingVersions == 0) {
+				t.Fatalf("the fixture collects too little to test: %+v", rep)
+			}
+			env := kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{4})}
+			r, err := verifyGraph(ctx, f.store, testRoot, env, f.clock.Now(), crashPolicy.KeepLast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes := strings.Join(r.Notes, "\n")
+			if len(r.Problems) != 0 || !strings.Contains(notes, "table version(s) pinned only by manifests outside retention") ||
+				strings.Contains(notes, " 0 table version(s) pinned only") {
+				t.Fatalf("problems %+v\nnotes %v", r.Problems, r.Notes)
+			}
+			// What main's head needs, deleted, is still damage (though the
+			// tombstone was walked first and its versions may share it).
+			main, _ = k.Branch(ctx, "main")
+			snap, err := k.SnapshotAt(ctx, main)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := snap.Table("Knows")
+			chunk := firstIndexChunk(t, k, p, format.NewKeys(testRoot), "data.adj.out")
+			if err := f.store.Inner().Delete(ctx, chunk); err != nil {
+				t.Fatal(err)
+			}
+			if r, err = verifyGraph(ctx, f.store, testRoot, env, f.clock.Now(), crashPolicy.KeepLast); err != nil || !hasProblem(*r, chunk, ruleMissing) {
+				t.Fatalf("%s deleted: %v, problems %+v", chunk, err, r.Problems)
+			}
+		})
 	}
 }

@@ -45,7 +45,7 @@ func (f *fixture) collectedGraph() collectedKeys {
 		f.t.Fatal(err)
 	}
 	p, _ := s.Kernel().Table("Person")
-	tv, err := g.Kernel().ReadTable(ctx, "Person", p.Ref())
+	tv, err := g.Kernel().ReadPinned(ctx, p)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ type treeWalk struct {
 // version walks the trees of the table version pin names and reports
 // whether it has any.
 func (w *treeWalk) version(g *kernel.Graph, pin kernel.TablePin) (bool, error) {
-	tv, err := g.ReadTable(w.ctx, pin.Name, pin.Ref())
+	tv, err := g.ReadPinned(w.ctx, pin)
 	if err != nil {
 		return false, err
 	}

@@ -215,7 +215,7 @@ func (w *writer) valueAt(ctx context.Context, snap kernel.Snapshot, table string
 	if !ok {
 		return model.Absent, 0, nil
 	}
-	tv, err := w.g.ReadTable(ctx, table, pin.Ref())
+	tv, err := w.g.ReadPinned(ctx, pin)
 	if err != nil {
 		return "", 0, err
 	}

@@ -117,6 +117,16 @@ const (
 	// the stale head, at the next free slot instead of loading the head
 	// and re-parenting, so it drops the commits in between from the chain.
 	StaleViewCommit = "stale-view-commit"
+	// RidingDropped: a publish carries a table's pin over from the head
+	// without the version's riding payload (format 11), so the manifest
+	// names a version that has no object and a reader of the table finds
+	// it reclaimed.
+	RidingDropped = "riding-dropped"
+	// GCSkipsRiding: garbage collection marks the table versions a root
+	// manifest pins but not what a version riding it (format 11, no
+	// object to list) names, so it deletes that version's fragments and
+	// index objects while the manifest is kept.
+	GCSkipsRiding = "gc-skips-riding"
 	// StaleSchemaValidate: neither a transaction's prepare nor its publish
 	// requires the branch's schema to be the one the transaction began
 	// under, so a write validated against the old schema lands after a
@@ -197,7 +207,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree, RidingDropped, GCSkipsRiding}
 	sort.Strings(names)
 	return names
 }

@@ -131,7 +131,11 @@ type verifier struct {
 	incExpired map[incKey]bool   // deleted incarnations every such collection may have reclaimed (all but the tombstone)
 	tvGone     map[string]string // missing table versions only unretained manifests pin (garbage, not damage) -> the first such manifest
 	garbage    int               // references from unretained manifests to collected objects
-	kernelOnly bool              // the schema contract is no data-plane schema: every table is opaque
+	// ridingLater: the versions riding only manifests outside retention
+	// seen so far (format 11), checked after the walk (checkRidingLater).
+	ridingLater []ridingPin
+	scratch     *[]Problem // while set, problem collects here (checkRidingLater)
+	kernelOnly  bool       // the schema contract is no data-plane schema: every table is opaque
 
 	g         *data.Graph           // the read-only data handle (nil if the open failed)
 	views     map[string]schemaView // per schema hash (schemas.go)
@@ -151,6 +155,10 @@ type liveHead struct {
 }
 
 func (v *verifier) problem(key, rule, f string, args ...any) {
+	if v.scratch != nil {
+		*v.scratch = append(*v.scratch, Problem{Key: key, Rule: rule, Detail: fmt.Sprintf(f, args...)})
+		return
+	}
 	v.rep.ProblemCount[rule]++
 	if v.rep.ProblemCount[rule] <= maxProblemsPerRule {
 		v.rep.Problems = append(v.rep.Problems, Problem{Key: key, Rule: rule, Detail: fmt.Sprintf(f, args...)})
@@ -177,6 +185,7 @@ func Graph(ctx context.Context, st objstore.Store, root string, env kernel.Env, 
 	if err := v.walkManifests(ctx); err != nil {
 		return nil, err
 	}
+	v.checkRidingLater(ctx)
 	v.checkRefs(ctx)
 	if v.truncated > 0 || v.reclaimed > 0 || v.garbage > 0 {
 		v.note("retention: %d incarnation(s) hold no history below their retained manifests, %d fork point(s) or merged-from manifest(s) of collected history are gone, %d table version(s) pinned only by manifests outside retention (kept tombstones, or collected history not yet deleted) are gone (garbage collection, docs/gc.md)",
@@ -662,9 +671,58 @@ func (v *verifier) checkPins(ctx context.Context, mkey string, m *format.Manifes
 			v.problem(key, RuleMissing, "referenced object does not exist (pinned by retained %s; also by %s)", mkey, from)
 			continue
 		}
+		if p.Riding != "" && !retained {
+			v.ridingLater = append(v.ridingLater, ridingPin{pin: p, mkey: mkey, schema: m.Schema})
+			continue
+		}
 		rows, ok := v.tableVersion(ctx, p, mkey, retained)
 		if ok && rows != p.Rows {
 			v.problem(mkey, RuleRows, "pins %s version %d with %d rows; its fragments hold %d", p.Name, p.Version, p.Rows, rows)
+		}
+	}
+}
+
+// ridingPin is a pin riding a manifest outside retention, to check after
+// the walk: the pin, its manifest and that manifest's schema.
+type ridingPin struct {
+	pin    format.TablePin
+	mkey   string
+	schema string
+}
+
+// checkRidingLater checks the versions riding only manifests outside
+// retention (format 11), after the walk checked every retained one. Such
+// a version has no object to be collected, but what it names may be: a
+// collection deletes the objects only unretained manifests' versions name
+// (docs/gc.md rule 2: a kept tombstone's pins are not roots). If its check
+// finds an object missing, it is garbage, as a collected version object
+// is; any other problem is damage. Checked last, it reaches only objects
+// no retained version shares (the walk marked those seen): a shared
+// object missing was a retained version's problem.
+func (v *verifier) checkRidingLater(ctx context.Context) {
+	defer func(s string) { v.curSchema = s }(v.curSchema)
+	for _, r := range v.ridingLater {
+		key := v.keys.TableVersionRef(r.pin.Name, r.pin.Ref())
+		if _, seen := v.tvRows[key]; seen {
+			continue // a retained manifest pins it too, or an earlier entry checked it
+		}
+		var ps []Problem
+		v.scratch, v.curSchema = &ps, r.schema
+		rows, ok := v.tableVersion(ctx, r.pin, r.mkey, false)
+		v.scratch = nil
+		missing := false
+		for _, pr := range ps {
+			missing = missing || pr.Rule == RuleMissing
+		}
+		if missing {
+			v.garbage++
+			continue
+		}
+		for _, pr := range ps {
+			v.problem(pr.Key, pr.Rule, "%s", pr.Detail)
+		}
+		if ok && rows != r.pin.Rows {
+			v.problem(r.mkey, RuleRows, "pins %s version %d with %d rows; its fragments hold %d", r.pin.Name, r.pin.Version, r.pin.Rows, rows)
 		}
 	}
 }
@@ -727,6 +785,15 @@ const tvUnreadable = ^uint64(0)
 // readInfos reads a table version (bounded), checks its envelope, decode
 // and location, and returns its fragment infos, or the problem.
 func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin) ([]data.FragmentInfo, *Problem) {
+	if p.Riding != "" {
+		// It rides the manifest (format 11): no object; the manifest's
+		// decode checked the payload against the pin already.
+		tv, err := format.RidingVersion(p)
+		if err != nil {
+			return nil, &Problem{key, RuleDecode, "riding table version: " + err.Error()}
+		}
+		return v.versionInfos(ctx, key, p, tv)
+	}
 	at, err := v.st.Head(ctx, key)
 	if err == nil && at.Size > maxEnvelopeBytes {
 		return nil, &Problem{key, RuleTooLarge, fmt.Sprintf("%d bytes, more than %d", at.Size, maxEnvelopeBytes)}
@@ -751,6 +818,12 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 	if tv.Table != p.Name || tv.Ref() != p.Ref() {
 		return nil, &Problem{key, RuleLocation, fmt.Sprintf("table version names %s/%s/%d", tv.Table, tv.Fork, tv.Version)}
 	}
+	return v.versionInfos(ctx, key, p, tv)
+}
+
+// versionInfos returns the fragment infos of table version tv (read from
+// its object or its pin), checking its paged infos and adjacency.
+func (v *verifier) versionInfos(ctx context.Context, key string, p format.TablePin, tv format.TableVersion) ([]data.FragmentInfo, *Problem) {
 	if !v.dataTable(p.Name) {
 		return nil, nil // opaque to the data plane: its fragments are not ours to read
 	}
@@ -769,7 +842,7 @@ func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin)
 		md[kv.Key] = kv.Value
 	}
 	v.checkAdjacency(ctx, key, p.Name, md)
-	infos, err = data.WithEmbedded(tv, infos)
+	infos, err := data.WithEmbedded(tv, infos)
 	if err != nil {
 		return nil, &Problem{key, RuleDecode, err.Error()}
 	}

@@ -118,7 +118,7 @@ func TestMergeCommitIsFirstParentRelative(t *testing.T) {
 	must(t, err)
 	pin, _ := ds.Table("Person")
 	merged := devHead.ID
-	m, err := k.Publish(ctx, branch(t, g, "main"), []kernel.TableUpdate{{Table: "Person", Fork: pin.Fork, Version: pin.Version, Rows: pin.Rows, Attempt: pin.Attempt}},
+	m, err := k.Publish(ctx, branch(t, g, "main"), []kernel.TableUpdate{kernel.UpdateOf(pin)},
 		kernel.LineageIntent{Actor: "merger", Message: "merge dev", MergedParent: &merged}, nil)
 	must(t, err)
 	cause, got, _ := allChanges(t, f, m.ID, feed.Filter{}, feed.Limits{})

@@ -172,7 +172,7 @@ func (t *Txn) prepare(ctx context.Context, live kernel.Snapshot) (*committer, er
 // has released what it built.
 func (c *committer) buildAll(ctx context.Context) error {
 	for _, name := range keys(c.plans) {
-		if err := c.build(ctx, name, c.t.cat.pin(c.live, name)); err != nil {
+		if err := c.build(ctx, name, c.t.cat.pin(c.live, name).Ref()); err != nil {
 			c.release()
 			return err
 		}
@@ -263,7 +263,7 @@ func (c *committer) revalidateEnds(ctx context.Context, typ string) func(kernel.
 		if err != nil {
 			return err
 		}
-		v, err := c.t.r.view(ctx, tb, p.Ref())
+		v, err := c.t.r.viewAt(tb, p)
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func (c *committer) checkStrict(ctx context.Context, tables []string) error {
 	for _, name := range tables {
 		base, live := c.t.cat.pin(c.t.base, name), c.t.cat.pin(c.live, name)
 		if base != live {
-			if ok, err := c.t.g.k.PinSatisfied(ctx, c.t.cat.store(name), base.Version, live); err != nil || ok {
+			if ok, err := c.t.g.k.PinSatisfied(ctx, c.t.cat.store(name), base.Version, live.Ref()); err != nil || ok {
 				if err != nil {
 					return err
 				}
@@ -597,7 +597,7 @@ func (c *committer) writes(ctx context.Context) []kernel.TableWrite {
 			Strict:      c.plans[name].strict,
 			BaseVersion: c.t.cat.pin(c.t.base, name).Version,
 			Build: func(pinned kernel.TableVersion) (kernel.TableContent, error) {
-				return c.content(ctx, name, pinned.Ref())
+				return c.content(ctx, name, pinned)
 			},
 		})
 	}
@@ -607,7 +607,8 @@ func (c *committer) writes(ctx context.Context) []kernel.TableWrite {
 // content is the Build of one table: the content validated on version on,
 // with its fragments written (once). On a newer version, a non-strict table
 // is reloaded, re-validated and rebuilt; a strict one is stale.
-func (c *committer) content(ctx context.Context, name string, on kernel.TableRef) (kernel.TableContent, error) {
+func (c *committer) content(ctx context.Context, name string, pinned kernel.TableVersion) (kernel.TableContent, error) {
+	on := pinned.Ref()
 	b := c.built[name]
 	if b.on != on || b.unbuilt {
 		if c.plans[name].strict && b.on != on {
@@ -620,7 +621,7 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 				return kernel.TableContent{}, &kernel.VersionMismatchError{Table: name, Expected: b.on.Version, Actual: on.Version}
 			}
 		}
-		if err := c.rebase(ctx, name, on); err != nil {
+		if err := c.rebase(ctx, name, pinned); err != nil {
 			return kernel.TableContent{}, err
 		}
 		b = c.built[name]
@@ -640,9 +641,10 @@ func (c *committer) content(ctx context.Context, name string, on kernel.TableRef
 // rebase re-validates the transaction with table name's head view at the
 // newer published version on (and, for an endpoint node type, the
 // endpoints there), and rebuilds that table.
-func (c *committer) rebase(ctx context.Context, name string, on kernel.TableRef) error {
+func (c *committer) rebase(ctx context.Context, name string, pinned kernel.TableVersion) error {
+	on := pinned.Ref()
 	tb := c.plans[name].t
-	v, err := c.t.r.view(ctx, tb, on)
+	v, err := c.t.r.viewAt(tb, pinned)
 	if err != nil {
 		return err
 	}

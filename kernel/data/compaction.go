@@ -95,10 +95,10 @@ func (g *Graph) compactOnHead(ctx context.Context, b kernel.BranchRef, p compact
 	}
 	for _, name := range cat.names {
 		pin := cat.pin(snap, name)
-		if pin == (kernel.TableRef{}) {
+		if pin == (kernel.TablePin{}) {
 			continue
 		}
-		tv, err := g.k.ReadTable(ctx, cat.store(name), pin)
+		tv, err := g.k.ReadPinned(ctx, pin)
 		if err != nil {
 			return fmt.Errorf("compact %s: %w", b, err)
 		}

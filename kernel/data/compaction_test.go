@@ -40,7 +40,7 @@ func insertPeople(t testing.TB, g *Graph, from, n int) {
 func pinnedVersion(t testing.TB, g *Graph, table string) kernel.TableVersion {
 	t.Helper()
 	s := snap(t, g)
-	tv, err := g.Kernel().ReadTable(ctx, table, pinRef(s.ks, table))
+	tv, err := g.Kernel().ReadPinned(ctx, pinRef(s.ks, table))
 	must(t, err)
 	return tv
 }

@@ -100,7 +100,7 @@ func tableChangesAs(ctx context.Context, t *Table, from, to *Snapshot, after str
 // through and the table version it pins.
 type sideLayout struct {
 	t   *Table
-	pin kernel.TableRef
+	pin kernel.TablePin
 }
 
 // tableChangesLayouts is TableChanges reading each side through its own

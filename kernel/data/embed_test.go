@@ -19,7 +19,7 @@ func headVersion(t *testing.T, g *Graph, typ string) kernel.TableVersion {
 	s := snap(t, g)
 	tab, err := s.Table(typ)
 	must(t, err)
-	tv, err := g.k.ReadTable(ctx, tab.Storage, pinOf(s.ks, tab))
+	tv, err := g.k.ReadPinned(ctx, pinOf(s.ks, tab))
 	must(t, err)
 	return tv
 }
@@ -200,6 +200,7 @@ func sortedKV(md map[string]string) []format.KV {
 // its next small commit stamps 9 and embeds its fragment beside the old
 // objects, which stay as they are.
 func TestFormat8GraphOpensAndEmbeds(t *testing.T) {
+	versionsAsObjects(t) // a fixture of a format before 11: no version rides
 	st := sim.New(sim.Config{Seed: 1})
 	objectFragments(t)
 	g := initGraph(t, st, Limits{})

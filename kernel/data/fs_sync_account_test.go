@@ -114,17 +114,19 @@ func (l *syncLedger) String() string {
 const fsCommitRounds = 2
 
 // fsCommitFiles is the file fsyncs of that commit: the manifest's temp
-// file and the version's object file in the manifest's first round (the
-// one-row fragment rides the version, format 9; the commit index is not
+// file (format 11: the version rides the manifest, no object; 2 with
+// the version's object file in the manifest's first round, formats 9-10:
+// the one-row fragment rides the version, format 9; the commit index is not
 // synced, session 22: 3 while it rode the manifest's round, sessions
 // 17-21; before that, its temp file in a round of its own; 5 while the
 // fragment was an object and the version was also fsynced before its
 // link).
-const fsCommitFiles = 2
+const fsCommitFiles = 1
 
 // fsCommitDirs is the directory fsyncs of that commit in the steady state
 // on one Store, besides the parent of each directory the commit made: the
-// version's leaf directory (it holds a new entry) and the manifest's (the
+// manifest's leaf directory (format 11; formats 8-10 also the version's
+// leaf directory, which held a new entry: 2; the
 // fragment's too while it was an object; the commit index's while it
 // rode the manifest's round, sessions 17-21: 3).
 // Every other directory on the deferred keys' paths (15 more, and the
@@ -132,7 +134,7 @@ const fsCommitFiles = 2
 // fsynced their parents in an earlier commit, and they have the identity
 // they had then); before that cache every commit fsynced them all, 18
 // directories in the manifest's batch.
-const fsCommitDirs = 2
+const fsCommitDirs = 1
 
 // fsCommitMkdirs bounds the directories a steady-state one-row commit
 // makes on a trie3 root (every new fs root): the fragment, the table

@@ -95,9 +95,20 @@ func pagedHandles(t testing.TB) {
 	t.Cleanup(func() { testPaged = false })
 }
 
+// testNoRiding makes initGraph and openGraph handles write every table
+// version as an object (kernel.Options.NoRiding): fixtures restamped to a
+// format before 11 (restampTo), whose manifests carry no riding version.
+var testNoRiding bool
+
+// versionsAsObjects sets testNoRiding for the rest of t.
+func versionsAsObjects(t testing.TB) {
+	testNoRiding = true
+	t.Cleanup(func() { testNoRiding = false })
+}
+
 func initGraph(t testing.TB, store objstore.Store, limits Limits) *Graph {
 	t.Helper()
-	g, err := Init(ctx, store, testRoot, testSchema(t), Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: limits})
+	g, err := Init(ctx, store, testRoot, testSchema(t), Options{Kernel: kernel.Options{Env: testEnv(1), NoRiding: testNoRiding}, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +117,7 @@ func initGraph(t testing.TB, store objstore.Store, limits Limits) *Graph {
 
 func openGraph(t testing.TB, store objstore.Store, seed uint64) *Graph {
 	t.Helper()
-	g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: testEnv(seed)}})
+	g, err := Open(ctx, store, testRoot, Options{Kernel: kernel.Options{Env: testEnv(seed), NoRiding: testNoRiding}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -244,6 +244,7 @@ func TestIndexTreeLevelsChecked(t *testing.T) {
 // stamped 9) opens read-write without any write, reads whole, and its next
 // commit lists each direction it rewrites through ref chunks, stamped 10.
 func TestFormat9IndexRefsOpenAndTreeOnWrite(t *testing.T) {
+	versionsAsObjects(t) // a fixture of a format before 11: no version rides
 	st := sim.New(sim.Config{Seed: 1})
 	g := initGraph(t, st, Limits{})
 	g.withIndexFanout(2)

@@ -77,8 +77,12 @@ func newReclaimFixture(t *testing.T) *reclaimFixture {
 }
 
 // opts are the options of a handle whose entropy is seeded by seed.
+//
+// Versions are objects (NoRiding): the fixture needs a head's version a
+// collection can reclaim; one riding its manifest (format 11) is read
+// from the manifest the merge holds, so only its fragments could go.
 func (f *reclaimFixture) opts(seed byte) data.Options {
-	return data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{seed})}, Grace: reclaimGrace}}
+	return data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{seed})}, Grace: reclaimGrace, NoRiding: true}}
 }
 
 // handle opens a second handle (cold caches) on store.

@@ -107,7 +107,7 @@ func (g *Graph) mergeTableWrite(ctx context.Context, r *reader, tgt *Snapshot, t
 	}
 	w.write = kernel.TableWrite{Table: t.Storage, Strict: true, BaseVersion: on.Version,
 		Build: func(pinned kernel.TableVersion) (kernel.TableContent, error) {
-			if got := (pinned.Ref()); got != on {
+			if got := pinned.Ref(); got != on.Ref() {
 				return kernel.TableContent{}, &kernel.VersionMismatchError{Table: t.Name, Expected: on.Version, Actual: pinned.Version}
 			}
 			if w.content == nil {

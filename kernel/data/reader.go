@@ -135,13 +135,23 @@ func newReader(g *Graph, cat *catalog) *reader {
 
 // view returns the (unloaded) view of table at pin; ok=false pins nothing
 // (an empty table).
-func (r *reader) view(ctx context.Context, t *Table, pin kernel.TableRef) (*tableView, error) {
-	if pin == (kernel.TableRef{}) {
+func (r *reader) view(ctx context.Context, t *Table, pin kernel.TablePin) (*tableView, error) {
+	if pin == (kernel.TablePin{}) {
 		return newTableView(t, nil, 0), nil
 	}
-	tv, err := r.g.k.ReadTable(ctx, t.Storage, pin)
+	tv, err := r.g.k.ReadPinned(ctx, pin)
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", t.Name, err)
+	}
+	return r.viewOf(t, tv)
+}
+
+// viewAt returns the view of table version tv as the kernel handed it to
+// a Build or a Revalidate (the zero version of an unpinned table: empty).
+// It reads nothing: tv may ride its manifest (format 11).
+func (r *reader) viewAt(t *Table, tv kernel.TableVersion) (*tableView, error) {
+	if tv.Ref() == (kernel.TableRef{}) {
+		return newTableView(t, nil, 0), nil
 	}
 	return r.viewOf(t, tv)
 }
@@ -305,16 +315,19 @@ func (r *reader) loadTail(ctx context.Context, v *tableView, n int) error {
 // pinOf returns the table ref a snapshot pins for t's storage table
 // (zero if none). The storage table is a type's identity across schemas:
 // a renamed type keeps it.
-func pinOf(s kernel.Snapshot, t *Table) kernel.TableRef { return pinRef(s, t.Storage) }
+func pinOf(s kernel.Snapshot, t *Table) kernel.TablePin { return pinRef(s, t.Storage) }
 
-// pin returns the table ref s pins for type typ's storage table.
-func (c *catalog) pin(s kernel.Snapshot, typ string) kernel.TableRef { return pinRef(s, c.store(typ)) }
+// pin returns the pin s has for type typ's storage table.
+func (c *catalog) pin(s kernel.Snapshot, typ string) kernel.TablePin { return pinRef(s, c.store(typ)) }
 
-// pinRef returns the table ref s pins for the kernel table (zero if
-// none): a type's storage table, not its name (pinOf, catalog.pin).
-func pinRef(s kernel.Snapshot, table string) kernel.TableRef {
+// pinRef returns the pin s has for the kernel table (zero if none): a
+// type's storage table, not its name (pinOf, catalog.pin). A pin, not a
+// reference: its version may ride the manifest (format 11), and a reader
+// reads it from the pin (kernel.Graph.ReadPinned). Two pins of one
+// snapshot-independent version compare equal.
+func pinRef(s kernel.Snapshot, table string) kernel.TablePin {
 	if p, ok := s.Table(table); ok {
-		return p.Ref()
+		return p
 	}
-	return kernel.TableRef{}
+	return kernel.TablePin{}
 }

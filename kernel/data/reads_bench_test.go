@@ -387,7 +387,7 @@ func tableVersionBytes(b *testing.B, cs *counting.Store, typ string) int {
 	g := openGraph(b, cs, 5)
 	s := snap(b, g)
 	pin := pinRef(s.ks, typ)
-	obj, err := cs.Get(ctx, g.keys.TableVersionRef(typ, pin))
+	obj, err := cs.Get(ctx, g.keys.TableVersionRef(typ, pin.Ref()))
 	must(b, err)
 	return len(obj.Data)
 }

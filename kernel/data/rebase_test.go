@@ -18,13 +18,19 @@ import (
 type raceHook struct {
 	mu     sync.Mutex
 	prefix string
-	action func()
-	fired  bool
+	// publish is the prefix of the branch's manifests: a write whose
+	// versions ride its manifest (format 11) probes no table key, and
+	// its manifest PUT is the last point before its publish.
+	publish string
+	action  func()
+	fired   bool
 }
 
 func (h *raceHook) before(_ context.Context, c *sim.Call) error {
 	h.mu.Lock()
-	fire := h.action != nil && !h.fired && (c.Op == objstore.OpList || c.Op == objstore.OpPut) && strings.HasPrefix(c.Key, h.prefix)
+	probe := (c.Op == objstore.OpList || c.Op == objstore.OpPut) && strings.HasPrefix(c.Key, h.prefix)
+	publish := h.publish != "" && c.Op == objstore.OpPut && strings.HasPrefix(c.Key, h.publish)
+	fire := h.action != nil && !h.fired && (probe || publish)
 	if fire {
 		h.fired = true
 	}
@@ -37,7 +43,8 @@ func (h *raceHook) before(_ context.Context, c *sim.Call) error {
 
 // commitRacing commits a transaction staged by ours on a seeded graph,
 // while another handle commits competing, whole, at our Write's first probe
-// of table's versions (the HEAD LIST of a counter-named write, the version PUT of one named per attempt). It returns our graph and our Commit's error, and
+// of table's versions (the HEAD LIST of a counter-named write, the version PUT of one named per attempt) or, when its
+// versions ride the manifest (format 11), at its manifest PUT. It returns our graph and our Commit's error, and
 // fails the test if the competing commit never ran.
 func commitRacing(t *testing.T, ours, competing func(tx *Txn) error, table string) (*Graph, error) {
 	t.Helper()
@@ -50,6 +57,7 @@ func commitRacing(t *testing.T, ours, competing func(tx *Txn) error, table strin
 	must(t, ours(tx))
 	hook.mu.Lock()
 	hook.prefix = testRoot + "/tables/" + table + "/"
+	hook.publish = testRoot + "/branches/"
 	hook.action = func() { commitTx(t, other, competing) }
 	hook.mu.Unlock()
 	_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "ours"})

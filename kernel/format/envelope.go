@@ -30,7 +30,11 @@ import (
 // listed through ref chunks; docs/format.md "v9->v10"): a format-9 binary
 // would read a ref chunk as a chunk of pages and report it corrupt, so it
 // refuses stamp 10.
-const CurrentFormat uint16 = 10
+// Format 11 lets a named table version ride the manifest that pins it (the
+// pin's "riding" holds the version's payload and no object exists;
+// docs/format.md "v10->v11"): a format-10 binary would look for the
+// version's object and report it reclaimed, so it refuses stamp 11.
+const CurrentFormat uint16 = 11
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

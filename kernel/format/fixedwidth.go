@@ -116,6 +116,9 @@ type tablePinJSON struct {
 	Version fixedU64 `json:"version"`
 	Rows    fixedU64 `json:"rows"`
 	Attempt ID       `json:"attempt,omitzero"` // omitted for a counter-named version (older objects decode byte-exactly)
+	// Riding is the payload of a version riding the manifest (format 11),
+	// a JSON object; omitted for one with an object of its own.
+	Riding json.RawMessage `json:"riding,omitempty"`
 }
 
 // MarshalJSON encodes p with fixed-width counters.
@@ -129,7 +132,7 @@ func (p *TablePin) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &s); err != nil {
 		return err
 	}
-	*p = TablePin{s.Name, s.Fork, uint64(s.Version), uint64(s.Rows), s.Attempt}
+	*p = TablePin{s.Name, s.Fork, uint64(s.Version), uint64(s.Rows), s.Attempt, string(s.Riding)}
 	return nil
 }
 
@@ -187,6 +190,7 @@ type tableRefJSON struct {
 	Fork    ID       `json:"fork"`
 	Version fixedU64 `json:"version"`
 	Attempt ID       `json:"attempt,omitzero"`
+	Rides   bool     `json:"rides,omitempty"`
 }
 
 // MarshalJSON encodes r with a fixed-width version.
@@ -200,7 +204,7 @@ func (r *TableRef) UnmarshalJSON(data []byte) error {
 	if err := strictUnmarshal(data, &s); err != nil {
 		return err
 	}
-	*r = TableRef{s.Fork, uint64(s.Version), s.Attempt}
+	*r = TableRef{s.Fork, uint64(s.Version), s.Attempt, s.Rides}
 	return nil
 }
 

@@ -47,12 +47,21 @@ func TestShadowStructsMirror(t *testing.T) {
 		{V3Manifest{}, v3ManifestJSON{}},
 	} {
 		a, b := reflect.TypeOf(pair[0]), reflect.TypeOf(pair[1])
-		if a.NumField() != b.NumField() {
-			t.Fatalf("%s has %d fields, %s has %d", a, a.NumField(), b, b.NumField())
-		}
+		var encoded []reflect.StructField // a's fields but the in-memory ones (json:"-")
 		for i := range a.NumField() {
-			fa, fb := a.Field(i), b.Field(i)
-			typeOK := fa.Type == fb.Type || fa.Type == u64 && fb.Type == fixed
+			if a.Field(i).Tag.Get("json") != "-" {
+				encoded = append(encoded, a.Field(i))
+			}
+		}
+		if len(encoded) != b.NumField() {
+			t.Fatalf("%s has %d encoded fields, %s has %d", a, len(encoded), b, b.NumField())
+		}
+		for i, fa := range encoded {
+			fb := b.Field(i)
+			// A pin's riding payload is a string in Go (pins stay
+			// comparable) and raw JSON on the store.
+			raw := fa.Type == reflect.TypeFor[string]() && fb.Type == reflect.TypeFor[json.RawMessage]() && fa.Name == "Riding"
+			typeOK := fa.Type == fb.Type || fa.Type == u64 && fb.Type == fixed || raw
 			if fa.Name != fb.Name || fa.Tag != fb.Tag || !typeOK || fa.Type == u64 && fb.Type != fixed {
 				t.Errorf("%s.%s (%s %s) does not mirror %s.%s (%s %s)", a, fa.Name, fa.Type, fa.Tag, b, fb.Name, fb.Type, fb.Tag)
 			}
@@ -97,6 +106,15 @@ func noBareCounters(t *rapid.T, payload []byte) {
 func TestEncodedSizeIndependentOfCounters(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := genManifest(t)
+		// A riding payload must name its pin's counters, which this test
+		// rewrites; its own counters are a table version's, fixed-width
+		// too (TestTableVersionRoundTrip, noBareCounters below).
+		for i := range m.Tables {
+			if m.Tables[i].Riding != "" {
+				noBareCounters(t, []byte(m.Tables[i].Riding))
+				m.Tables[i].Riding = ""
+			}
+		}
 		b, err := EncodeManifest(&m, Token{})
 		if err != nil {
 			t.Fatal(err)

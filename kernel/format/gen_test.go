@@ -33,9 +33,36 @@ func genPins(t *rapid.T) []TablePin {
 	sort.Strings(names)
 	var pins []TablePin
 	for _, n := range names {
-		pins = append(pins, TablePin{Name: n, Fork: genID(t, "fork"), Version: rapid.Uint64Min(1).Draw(t, "v"), Rows: rapid.Uint64().Draw(t, "rows")})
+		p := TablePin{Name: n, Fork: genID(t, "fork"), Version: rapid.Uint64Min(1).Draw(t, "v"), Rows: rapid.Uint64().Draw(t, "rows")}
+		if rapid.Bool().Draw(t, "named") {
+			p.Attempt = genID(t, "attempt")
+			if rapid.Bool().Draw(t, "riding") { // format 11: the version rides the pin
+				p.Riding = genRiding(t, p)
+			}
+		}
+		pins = append(pins, p)
 	}
 	return pins
+}
+
+// genRiding draws the payload of a version riding pin p (named per
+// attempt): p's table, fork, number, attempt and rows, some fragments and
+// metadata, based on an earlier version that may ride too.
+func genRiding(t *rapid.T, p TablePin) string {
+	tv := TableVersion{Table: p.Name, Fork: p.Fork, Version: p.Version, Rows: p.Rows, Attempt: p.Attempt,
+		Fragments: rapid.SliceOfN(rapid.StringN(1, 30, -1), 0, 3).Draw(t, "rfrags")}
+	if len(tv.Fragments) == 0 {
+		tv.Fragments = nil
+	}
+	if p.Version > 1 && rapid.Bool().Draw(t, "rbased") {
+		tv.BasedOn = &TableRef{Fork: genID(t, "rbasefork"), Version: rapid.Uint64Range(1, p.Version-1).Draw(t, "rbasev"),
+			Attempt: genID(t, "rbaseattempt"), Rides: rapid.Bool().Draw(t, "rbaserides")}
+	}
+	payload, err := RidingPayload(&tv)
+	if err != nil {
+		t.Fatalf("riding payload: %v", err)
+	}
+	return payload
 }
 
 func schemaSum(b []byte) string {

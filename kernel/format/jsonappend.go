@@ -138,6 +138,10 @@ func appendTablePin(b []byte, v TablePin) []byte {
 		b = append(b, `,"attempt":`...)
 		b = appendID(b, v.Attempt)
 	}
+	if v.Riding != "" {
+		b = append(b, `,"riding":`...)
+		b = append(b, v.Riding...)
+	}
 	return append(b, '}')
 }
 
@@ -231,6 +235,9 @@ func appendTableRef(b []byte, v TableRef) []byte {
 	if !v.Attempt.IsZero() {
 		b = append(b, `,"attempt":`...)
 		b = appendID(b, v.Attempt)
+	}
+	if v.Rides {
+		b = append(b, `,"rides":true`...)
 	}
 	return append(b, '}')
 }

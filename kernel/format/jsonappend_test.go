@@ -36,7 +36,11 @@ func refForkPoint(f ForkPoint) ([]byte, error) {
 }
 
 func refTablePin(p TablePin) ([]byte, error) {
-	return json.Marshal(tablePinJSON{p.Name, p.Fork, fixedU64(p.Version), fixedU64(p.Rows), p.Attempt})
+	var riding json.RawMessage
+	if p.Riding != "" {
+		riding = json.RawMessage(p.Riding)
+	}
+	return json.Marshal(tablePinJSON{p.Name, p.Fork, fixedU64(p.Version), fixedU64(p.Rows), p.Attempt, riding})
 }
 
 func refManifestRef(r ManifestRef) ([]byte, error) {
@@ -49,7 +53,7 @@ func refManifest(m Manifest) ([]byte, error) {
 }
 
 func refTableRef(r TableRef) ([]byte, error) {
-	return json.Marshal(tableRefJSON{r.Fork, fixedU64(r.Version), r.Attempt})
+	return json.Marshal(tableRefJSON{r.Fork, fixedU64(r.Version), r.Attempt, r.Rides})
 }
 
 func refTableVersion(t TableVersion) ([]byte, error) {
@@ -133,7 +137,7 @@ func (g encGen) manifest() Manifest {
 		m.Tables = []TablePin{}
 	default:
 		for range n {
-			m.Tables = append(m.Tables, TablePin{g.str(), g.id(), g.u64(), g.u64(), g.id()})
+			m.Tables = append(m.Tables, g.tablePin())
 		}
 	}
 	if g.r.IntN(4) != 0 {
@@ -156,6 +160,17 @@ func (g encGen) manifest() Manifest {
 	return m
 }
 
+// tablePin is a random pin; one in three rides with a random version's
+// payload (which need not name the pin: the encoders do not check).
+func (g encGen) tablePin() TablePin {
+	p := TablePin{g.str(), g.id(), g.u64(), g.u64(), g.id(), ""}
+	if g.r.IntN(3) == 0 {
+		tv := g.tableVersion()
+		p.Riding = string(appendTableVersion(nil, &tv))
+	}
+	return p
+}
+
 func (g encGen) tableVersion() TableVersion {
 	t := TableVersion{Table: g.str(), Fork: g.id(), Version: g.u64(), Rows: g.u64(), ContentPreserving: g.r.IntN(2) == 0, Attempt: g.id()}
 	for range g.r.IntN(4) {
@@ -171,7 +186,7 @@ func (g encGen) tableVersion() TableVersion {
 		t.Metadata = []KV{}
 	}
 	if g.r.IntN(2) == 0 {
-		t.BasedOn = &TableRef{g.id(), g.u64(), g.id()}
+		t.BasedOn = &TableRef{g.id(), g.u64(), g.id(), g.r.IntN(2) == 0}
 	}
 	return t
 }
@@ -226,7 +241,7 @@ func TestHandEncodersMatchEncodingJSON(t *testing.T) {
 		want, werr = refForkPoint(fp)
 		sameEncoding(t, "fork point", i, got, err, want, werr)
 
-		tp := TablePin{g.str(), g.id(), g.u64(), g.u64(), g.id()}
+		tp := g.tablePin()
 		got, err = tp.MarshalJSON()
 		want, werr = refTablePin(tp)
 		sameEncoding(t, "table pin", i, got, err, want, werr)
@@ -236,7 +251,7 @@ func TestHandEncodersMatchEncodingJSON(t *testing.T) {
 		want, werr = refManifestRef(mr)
 		sameEncoding(t, "manifest ref", i, got, err, want, werr)
 
-		tr := TableRef{g.id(), g.u64(), g.id()}
+		tr := TableRef{g.id(), g.u64(), g.id(), g.r.IntN(2) == 0}
 		got, err = tr.MarshalJSON()
 		want, werr = refTableRef(tr)
 		sameEncoding(t, "table ref", i, got, err, want, werr)
@@ -329,7 +344,7 @@ func BenchmarkEncodeCommitObjects(b *testing.B) {
 	m := Manifest{Version: 1500, Branch: BranchIdentity{"main", 1, ID{9}}, Head: ID{8}, Schema: strings.Repeat("ab", 32), FormatStamp: CurrentFormat,
 		Commit: &Commit{ID: ID{8}, Parents: []ID{{7}}, Actor: "bench", TimeUnixNano: 1, Kind: KindCommit}}
 	for _, n := range []string{"Company", "Knows", "Person", "Reports", "WorksAt"} {
-		m.Tables = append(m.Tables, TablePin{n, ID{1}, 1500, 1520, ID{4}})
+		m.Tables = append(m.Tables, TablePin{Name: n, Fork: ID{1}, Version: 1500, Rows: 1520, Attempt: ID{4}})
 	}
 	if _, err := EncodeTableVersion(&tv, Token{}); err != nil {
 		b.Fatal(err)

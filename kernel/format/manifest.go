@@ -61,11 +61,17 @@ type TablePin struct {
 	// a counter-named version, omitted then): the pin is authoritative by
 	// it, Version is its sequence number.
 	Attempt ID `json:"attempt,omitzero"`
+	// Riding is the canonical JSON payload of a named table version that
+	// rides this manifest (format 11: no object holds it; docs/format.md
+	// "v10->v11"), or empty. It is a string so that pins stay comparable:
+	// two pins of one riding version carry the same bytes. Read it with
+	// RidingVersion.
+	Riding string `json:"riding,omitempty"`
 }
 
 // Ref returns the reference of the pinned table version.
 func (p TablePin) Ref() TableRef {
-	return TableRef{Fork: p.Fork, Version: p.Version, Attempt: p.Attempt}
+	return TableRef{Fork: p.Fork, Version: p.Version, Attempt: p.Attempt, Rides: p.Riding != ""}
 }
 
 // ManifestRef locates one manifest: branch name, incarnation, version.
@@ -138,7 +144,7 @@ func EncodeManifest(m *Manifest, token Token) ([]byte, error) {
 		return EncodeEnvelope(Envelope{Stamp: CurrentFormat, Kind: KindManifest, Token: token, Payload: payload}), nil
 	}
 	// json.Marshal(m)'s bytes, appended in place (jsonappend.go).
-	return envelopeOf(CurrentFormat, KindManifest, token, 512+256*len(m.Tables), func(b []byte) []byte {
+	return envelopeOf(CurrentFormat, KindManifest, token, 512+256*len(m.Tables)+RidingBytes(m.Tables), func(b []byte) []byte {
 		b, _ = appendManifest(b, m)
 		return b
 	}), nil
@@ -155,7 +161,7 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 		return Manifest{}, Token{}, legacyManifestError(e.Stamp)
 	}
 	var m Manifest
-	if err := decodeCanonical("manifest", e.Payload, &m); err != nil {
+	if err := decodeManifestPayload(e.Payload, &m); err != nil {
 		return Manifest{}, Token{}, err
 	}
 	if err := ValidateManifest(&m); err != nil {
@@ -165,6 +171,27 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 		return Manifest{}, Token{}, corrupt("manifest", "format_stamp %d in an envelope stamped %d", m.FormatStamp, e.Stamp)
 	}
 	return m, e.Token, nil
+}
+
+// decodeManifestPayload is decodeCanonical for a manifest: the re-encode
+// is the hand encoder's (appendManifest, which emits exactly what
+// json.Marshal of the manifest does: K11a) without json.Marshal's
+// compaction pass over it, a pass over every riding payload (format 11)
+// on every manifest read.
+func decodeManifestPayload(payload []byte, m *Manifest) error {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
+		return corrupt("manifest", "payload: %v", err)
+	}
+	again, err := appendManifest(make([]byte, 0, len(payload)), m)
+	if err != nil {
+		return corrupt("manifest", "re-marshal: %v", err)
+	}
+	if !bytes.Equal(again, payload) {
+		return corrupt("manifest", "payload is not in canonical form")
+	}
+	return nil
 }
 
 // decodeCanonical strictly unmarshals payload into v and insists that
@@ -267,6 +294,11 @@ func ValidatePins(pins []TablePin) error {
 		}
 		if i > 0 && pins[i-1].Name >= p.Name {
 			return fmt.Errorf("tables not sorted and unique at %q", p.Name)
+		}
+		if p.Riding != "" {
+			if err := checkRidingFrame(p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -46,8 +46,14 @@ const FormatV8 uint16 = 8
 // "v9->v10").
 const FormatV9 uint16 = 9
 
+// FormatV10 is format 9 plus paged index refs, with every table version
+// an object of its own. Its objects have format 11's layout: they are read
+// as they are, never rewritten; the next publish of a branch stamps 11
+// (docs/format.md, "v10->v11").
+const FormatV10 uint16 = 10
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 to 10).
+// recovery layout of the current format (formats 4 to 11).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat

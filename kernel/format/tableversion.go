@@ -31,6 +31,11 @@ type TableRef struct {
 	Fork    ID     `json:"fork"`
 	Version uint64 `json:"version"`
 	Attempt ID     `json:"attempt,omitzero"`
+	// Rides marks a named version that rides the manifests pinning it
+	// (format 11): it has no object, and is read from a pin's Riding
+	// (Graph.ReadPinned), never by key. It is part of the version's
+	// identity: every reference to such a version carries it.
+	Rides bool `json:"rides,omitempty"`
 }
 
 // Named reports whether r names a version keyed per write attempt.
@@ -54,11 +59,15 @@ type TableVersion struct {
 	// (format 8): its key is R/tables/<table>/<fork>/a/<attempt>. Zero for
 	// a counter-named version; omitted then.
 	Attempt ID `json:"attempt,omitzero"`
+	// Rides is set on a version read from (or written as) a pin's Riding
+	// (format 11). It is not encoded: the same payload is a version's
+	// whether it rides or not, and the pin says which.
+	Rides bool `json:"-"`
 }
 
 // Ref returns the reference naming t.
 func (t *TableVersion) Ref() TableRef {
-	return TableRef{Fork: t.Fork, Version: t.Version, Attempt: t.Attempt}
+	return TableRef{Fork: t.Fork, Version: t.Version, Attempt: t.Attempt, Rides: t.Rides}
 }
 
 // EncodeTableVersion validates t and returns its enveloped canonical bytes.

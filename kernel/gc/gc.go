@@ -9,6 +9,7 @@ package gc
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -162,6 +163,34 @@ type Marks struct {
 	named map[namedKey]uint64
 	// anyForkTables are the tables an AnyFork mark names.
 	anyForkTables map[string]bool
+	// Riding holds the pin of every marked version that rides a root
+	// manifest (format 11): no object of it is listed, so the driver
+	// marks the fragments and index objects it names from the pin's
+	// payload (RidingKeys gives them in order).
+	Riding map[TableKey]format.TablePin
+}
+
+// RidingKeys returns the keys of m.Riding, sorted (table, fork, version,
+// attempt): the order a driver marks them in.
+func (m *Marks) RidingKeys() []TableKey {
+	keys := make([]TableKey, 0, len(m.Riding))
+	for k := range m.Riding { //detlint:ordered sorted next
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.Fork != b.Fork {
+			return a.Fork.Compare(b.Fork) < 0
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.Attempt.Compare(b.Attempt) < 0
+	})
+	return keys
 }
 
 // Mark returns the marks of the root set: every root manifest, its commit
@@ -171,7 +200,7 @@ type Marks struct {
 func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) (*Marks, error) {
 	m := &Marks{Manifests: map[string]bool{}, Commits: map[format.ID]bool{}, Tables: map[TableKey]bool{},
 		AnyFork: map[AnyFork]bool{}, Frags: map[FragKey]bool{}, Adj: map[FragKey]bool{},
-		named: map[namedKey]uint64{}, anyForkTables: map[string]bool{}}
+		named: map[namedKey]uint64{}, anyForkTables: map[string]bool{}, Riding: map[TableKey]format.TablePin{}}
 	for _, r := range roots {
 		m.Manifests[r.Key] = true
 		if r.Commit != (format.ID{}) {
@@ -181,7 +210,11 @@ func Mark(roots []RootManifest, sidecars []AnyFork, sidecarVersions []TableKey) 
 			if skipInherited() && p.Fork != r.Fork {
 				continue // planted bug: reachability per branch, inherited pins not followed
 			}
-			m.markTable(TableKey{Table: p.Name, Fork: p.Fork, Version: p.Version, Attempt: p.Attempt})
+			k := TableKey{Table: p.Name, Fork: p.Fork, Version: p.Version, Attempt: p.Attempt}
+			m.markTable(k)
+			if p.Riding != "" && !plant.Enabled(plant.GCSkipsRiding) { // planted bug: a riding version's objects go unmarked
+				m.Riding[k] = p
+			}
 		}
 		if m.n += 1 + len(r.Pins); m.n > MaxMarks {
 			return nil, ErrTooLarge

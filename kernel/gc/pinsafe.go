@@ -113,6 +113,9 @@ func (m *Marks) AddRoots(roots []RootManifest) error {
 	for k := range more.Tables { //detlint:ordered set union, no output
 		m.markTable(k) // a named pin's number too (NamedVersion)
 	}
+	for k, p := range more.Riding { //detlint:ordered set union, no output
+		m.Riding[k] = p
+	}
 	if m.n += more.n; m.n > MaxMarks {
 		return ErrTooLarge
 	}

@@ -174,7 +174,7 @@ func readBranch(ctx context.Context, g *kernel.Graph, b kernel.BranchRef) (Branc
 		return bs, err
 	}
 	for _, p := range snap.Tables() {
-		tv, err := g.ReadTable(ctx, p.Name, p.Ref())
+		tv, err := g.ReadPinned(ctx, p)
 		if err != nil {
 			return bs, err
 		}

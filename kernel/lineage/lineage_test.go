@@ -276,11 +276,12 @@ func TestValidateUpdates(t *testing.T) {
 		us   []Update
 		ok   bool
 	}{
-		{"ok", []Update{{"a", f, 1, 0, format.ID{}}, {"b", f, 2, 0, format.ID{}}}, true},
-		{"dup", []Update{{"a", f, 1, 0, format.ID{}}, {"a", f, 2, 0, format.ID{}}}, false},
-		{"bad name", []Update{{"a/b", f, 1, 0, format.ID{}}}, false},
-		{"zero version", []Update{{"a", f, 0, 0, format.ID{}}}, false},
-		{"zero fork", []Update{{"a", format.ID{}, 1, 0, format.ID{}}}, false},
+		{"ok", []Update{{"a", f, 1, 0, format.ID{}, ""}, {"b", f, 2, 0, format.ID{}, ""}}, true},
+		{"dup", []Update{{"a", f, 1, 0, format.ID{}, ""}, {"a", f, 2, 0, format.ID{}, ""}}, false},
+		{"bad name", []Update{{"a/b", f, 1, 0, format.ID{}, ""}}, false},
+		{"zero version", []Update{{"a", f, 0, 0, format.ID{}, ""}}, false},
+		{"zero fork", []Update{{"a", format.ID{}, 1, 0, format.ID{}, ""}}, false},
+		{"counter-named rides", []Update{{"a", f, 1, 0, format.ID{}, "{}"}}, false},
 	} {
 		if err := ValidateUpdates(tc.us); (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
 			t.Errorf("%s: %v", tc.name, err)

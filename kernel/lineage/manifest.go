@@ -16,6 +16,10 @@ type Update struct {
 	// Attempt names a version keyed per write attempt (format 8); zero
 	// for a counter-named one. The pin records it.
 	Attempt format.ID
+	// Riding is the payload of a version that rides the manifest
+	// (format 11, format.RidingPayload): no object holds it. The pin
+	// records it. Only a named version rides.
+	Riding string
 }
 
 // ValidateUpdates rejects update lists that are wrong whatever the loaded
@@ -28,6 +32,9 @@ func ValidateUpdates(updates []Update) error {
 		}
 		if u.Fork == (format.ID{}) || u.Version == 0 {
 			return fmt.Errorf("%w: update of %q: zero fork or version", ErrInvalid, u.Table)
+		}
+		if u.Riding != "" && u.Attempt == (format.ID{}) {
+			return fmt.Errorf("%w: update of %q: a counter-named version rides", ErrInvalid, u.Table)
 		}
 		if seen[u.Table] {
 			return fmt.Errorf("%w: table %q updated twice", ErrInvalid, u.Table)
@@ -46,7 +53,7 @@ func ApplyUpdates(pins []format.TablePin, updates []Update) ([]format.TablePin, 
 	out := append([]format.TablePin(nil), pins...)
 	for _, u := range sortedUpdates(updates) {
 		i := sort.Search(len(out), func(i int) bool { return out[i].Name >= u.Table })
-		pin := format.TablePin{Name: u.Table, Fork: u.Fork, Version: u.Version, Rows: u.Rows, Attempt: u.Attempt}
+		pin := format.TablePin{Name: u.Table, Fork: u.Fork, Version: u.Version, Rows: u.Rows, Attempt: u.Attempt, Riding: u.Riding}
 		if i < len(out) && out[i].Name == u.Table {
 			if out[i].Version >= u.Version {
 				return nil, &Mismatch{Table: u.Table, Expected: u.Version - 1, Actual: out[i].Version}
@@ -118,6 +125,20 @@ func NextManifest(prev *format.Manifest, p Proposal) (format.Manifest, *Mismatch
 		next.Tables = nil
 	}
 	return next, nil, nil
+}
+
+// RidingOverBudget reports whether next, built for updates, breaks the
+// riding budget: some update rides and the riding payloads next carries
+// exceed format.MaxRidingManifestBytes (the write planned its riding on an
+// older head; it must write its versions as objects instead). A manifest
+// whose updates ride nothing may carry what it inherited.
+func RidingOverBudget(next *format.Manifest, updates []Update) bool {
+	for _, u := range updates {
+		if u.Riding != "" {
+			return format.RidingBytes(next.Tables) > format.MaxRidingManifestBytes
+		}
+	}
+	return false
 }
 
 // checkFreshID refuses a zero commit id or one equal to a parent.

@@ -124,7 +124,7 @@ func (bg *benchGraph) headFragments(b *testing.B) (int, uint64) {
 		b.Fatal(err)
 	}
 	pin, _ := s.Table("Person")
-	tv, err := bg.g.Kernel().ReadTable(ctx, "Person", pin.Ref())
+	tv, err := bg.g.Kernel().ReadPinned(ctx, pin)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,6 +60,10 @@ type Report struct {
 	// (kept while young, then deleted), marking nothing. A kept version
 	// that is unreadable fails the collection instead.
 	UnreadableVersions int
+	// RidingVersions counts the distinct table versions riding kept
+	// manifests (format 11) whose fragments and index objects the run
+	// marked from the manifests' payloads (no object of them exists).
+	RidingVersions int
 	// IndexesRebuilt counts the commit indexes of kept manifests this
 	// run rebuilt from the manifests (a reach whose index was missing,
 	// torn, stale or incomplete: an OS crash may lose an index, which its
@@ -234,7 +238,37 @@ func (c *collection) run(ctx context.Context) error {
 	if err := c.markTables(ctx); err != nil {
 		return err
 	}
+	if err := c.markRiding(ctx); err != nil {
+		return err
+	}
 	return c.sweepAll(ctx)
+}
+
+// markRiding marks the fragments and index objects of every version that
+// rides a root manifest (format 11): markTables marks only versions with
+// an object to list. A payload that does not decode is an error (the
+// manifest that carries it decoded, so this is a bug), never a skip.
+func (c *collection) markRiding(ctx context.Context) error {
+	for _, k := range c.marks.RidingKeys() {
+		if err := c.inTime(); err != nil {
+			return err
+		}
+		tv, err := c.ridingView(c.marks.Riding[k])
+		if err != nil {
+			return err
+		}
+		if err := c.marks.MarkFragments(tv.Table, tv.Fragments); err != nil {
+			return err
+		}
+		if err := c.markFragmentChunks(ctx, tv); err != nil {
+			return err
+		}
+		if err := c.markAdjacency(ctx, tv); err != nil {
+			return err
+		}
+		c.rep.RidingVersions++
+	}
+	return nil
 }
 
 // load reads the root set and marks what it reaches.
@@ -437,9 +471,9 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	if err := c.inTime(); err != nil {
 		return format.Manifest{}, false, err
 	}
-	decode := func(b []byte) (format.Manifest, error) { return decodeManifest(key, b) }
+	decode := func(b []byte) (format.Manifest, int, error) { return decodeManifestView(key, b) }
 	if c.listed[key] {
-		mf, found, err := readImmutable(ctx, c.m, key, decode)
+		mf, found, err := readImmutableView(ctx, c.m, key, decode)
 		if err != nil || !found {
 			return format.Manifest{}, false, err
 		}
@@ -449,7 +483,7 @@ func (c *collection) manifest(ctx context.Context, key string) (format.Manifest,
 	if err != nil || !found {
 		return format.Manifest{}, false, err
 	}
-	mf, err := decode(b)
+	mf, _, err := decode(b)
 	return mf, err == nil, err
 }
 
@@ -460,6 +494,42 @@ func decodeManifest(key string, b []byte) (format.Manifest, error) {
 		return mf, fmt.Errorf("manifest %s (a graph not migrated to format %d is not collected): %w", key, format.FormatV4, err)
 	}
 	return mf, nil
+}
+
+// decodeManifestView decodes the manifest at key as a collection uses it:
+// every riding version's payload (format 11) without the fragments it
+// embeds (data.WithoutEmbeds: no collection reads them), with the bytes
+// that left out. A collection keeps many manifests in the Maintainer's
+// cache (rule 3b's merge bases), and each would otherwise hold its riding
+// versions' embedded fragments: the cache filled with them and
+// collections ran out of their bound (lifetime-10k -seed 3, session 24),
+// as table versions' embeds once did (session 19).
+func decodeManifestView(key string, b []byte) (format.Manifest, int, error) {
+	mf, err := decodeManifest(key, b)
+	if err != nil {
+		return mf, 0, err
+	}
+	left := 0 // mf was just decoded: its pins are its own to change
+	for i, p := range mf.Tables {
+		if p.Riding == "" {
+			continue
+		}
+		tv, err := format.RidingVersion(p)
+		if err != nil {
+			return mf, 0, fmt.Errorf("manifest %s: %w", key, err)
+		}
+		view, n := data.WithoutEmbeds(tv)
+		if n == 0 {
+			continue
+		}
+		payload, err := format.RidingPayload(&view)
+		if err != nil {
+			return mf, 0, fmt.Errorf("manifest %s: %w", key, err)
+		}
+		left += len(p.Riding) - len(payload)
+		mf.Tables[i].Riding = payload
+	}
+	return mf, left, nil
 }
 
 // prefetchManifests reads the listed manifests at ats that this run has
@@ -478,10 +548,7 @@ func (c *collection) prefetchManifests(ctx context.Context, ats []format.Manifes
 			keys = append(keys, key)
 		}
 	}
-	prefetchImmutable(ctx, c.m, keys, func(b []byte) (format.Manifest, int, error) {
-		mf, err := decodeManifest("", b)
-		return mf, 0, err
-	})
+	prefetchImmutable(ctx, c.m, keys, func(b []byte) (format.Manifest, int, error) { return decodeManifestView("", b) })
 }
 
 // loadIncarnation reads g's head and its protected manifests, records the
@@ -1302,6 +1369,27 @@ func (c *collection) markVersion(ctx context.Context, key string, tk gc.TableKey
 		return err
 	}
 	return c.markAdjacency(ctx, tv)
+}
+
+// ridingView decodes the version riding pin, without the fragments it
+// embeds (data.WithoutEmbeds), through the Maintainer's cache of
+// immutable values: a riding version is as immutable as an object (its
+// identity is its table, fork and attempt), and decoding every kept one
+// again each run made the simulator's collections a third slower.
+func (c *collection) ridingView(pin format.TablePin) (format.TableVersion, error) {
+	key := "riding\x00" + c.m.keys.TableVersionRef(pin.Name, pin.Ref()) // no store key holds a NUL
+	if cached, ok := c.m.immut.get(key); ok {
+		if tv, ok := cached.(format.TableVersion); ok {
+			return tv, nil
+		}
+	}
+	tv, err := format.RidingVersion(pin)
+	if err != nil {
+		return tv, err
+	}
+	tv, left := data.WithoutEmbeds(tv)
+	c.m.immut.put(key, tv, max(1, len(pin.Riding)-left))
+	return tv, nil
 }
 
 // tableVersion reads and decodes the table version at key, without the

@@ -145,6 +145,20 @@ func (s deferringStore) PutAfterDeferred(ctx context.Context, key string, b []by
 	return s.d.PutAfterDeferred(ctx, key, b, c, deferred)
 }
 
+// fixtureNoRiding makes the fixtures' handles write every table version as
+// an object (kernel.Options.NoRiding): the collector's tests of version
+// objects (reclaiming them, reading them by what changed, their grace
+// rule) need objects to judge. withRiding turns it off for a test of
+// versions riding their manifests (format 11).
+var fixtureNoRiding = true
+
+// withRiding makes the rest of t's fixtures write versions riding their
+// manifests (format 11), as a production handle does.
+func withRiding(t *testing.T) {
+	fixtureNoRiding = false
+	t.Cleanup(func() { fixtureNoRiding = true })
+}
+
 // newFixtureOn is newFixtureAll on base, seen through store (the hooks)
 // and kst (what handles and the Maintainer use).
 func newFixtureOn(t *testing.T, base *sim.Store, store *hookStore, kst objstore.Store, inline, embed, fanout int) *fixture {
@@ -157,7 +171,7 @@ func newFixtureOn(t *testing.T, base *sim.Store, store *hookStore, kst objstore.
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := data.Init(ctx, kst, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute}, InlineFragments: inline, EmbedFragments: embed, IndexFanout: fanout})
+	g, err := data.Init(ctx, kst, root, s, data.Options{Kernel: kernel.Options{Env: env(1), Grace: time.Minute, NoRiding: fixtureNoRiding}, InlineFragments: inline, EmbedFragments: embed, IndexFanout: fanout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +229,7 @@ func (f *fixture) crashBeforePublish(b kernel.BranchRef, counter bool) {
 	f.t.Helper()
 	fps := failpoint.NewSet()
 	fps.Arm(failpoint.BeforePublish, failpoint.Action{Kind: failpoint.Crash, Times: 1})
-	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: counter,
+	crashing, err := data.Open(ctx, f.store, root, data.Options{Kernel: kernel.Options{CounterWrites: counter, NoRiding: fixtureNoRiding,
 		Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{5}), Failpoints: fps}, Grace: time.Minute}, EmbedFragments: f.embed})
 	if err != nil {
 		f.t.Fatal(err)
@@ -284,7 +298,7 @@ func (f *fixture) readAll(c kernel.CommitID) (string, error) {
 // reopen returns a fresh read-write handle (empty caches).
 func (f *fixture) reopen() *data.Graph {
 	f.t.Helper()
-	g, err := data.Open(ctx, f.kst, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute}, InlineFragments: f.inline, EmbedFragments: f.embed, IndexFanout: f.fanout})
+	g, err := data.Open(ctx, f.kst, root, data.Options{Kernel: kernel.Options{Env: kernel.Env{Clock: f.clock, Entropy: rand.NewChaCha8([32]byte{9})}, Grace: time.Minute, NoRiding: fixtureNoRiding}, InlineFragments: f.inline, EmbedFragments: f.embed, IndexFanout: f.fanout})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -21,7 +21,8 @@ const root = "g"
 
 // fixture is a small real graph (built by the kernel on a fault-free sim
 // store) plus the history that built it: three tagged commits on main, one
-// table each, and a branch.
+// table each, and a branch. The versions ride their manifests (format 11)
+// unless newFixtureAs is asked for objects.
 type fixture struct {
 	store *objsim.Store
 	h     *History
@@ -30,11 +31,19 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
+	return newFixtureAs(t, false)
+}
+
+// newFixtureAs is newFixture writing every table version as an object
+// when versions is set (kernel.Options.NoRiding), for mutations of
+// version objects.
+func newFixtureAs(t *testing.T, versions bool) fixture {
+	t.Helper()
 	ctx := context.Background()
 	st := objsim.New(objsim.Config{Seed: 1})
 	var seed [32]byte
 	env := kernel.Env{Clock: kernel.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), Entropy: rand.NewChaCha8(seed)}
-	g, err := kernel.Init(ctx, st, root, []byte("schema"), kernel.Options{Env: env})
+	g, err := kernel.Init(ctx, st, root, []byte("schema"), kernel.Options{Env: env, NoRiding: versions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,55 +125,83 @@ func successor(m format.Manifest, msg string) format.Manifest {
 // fail: a clean graph passes everything, and each mutation a buggy kernel
 // could cause is reported under its own check name.
 func TestCheckersCatchCorruption(t *testing.T) {
-	if vs := newFixture(t).all(); len(vs) != 0 {
-		t.Fatalf("clean fixture: %v", vs)
+	for _, versions := range []bool{false, true} {
+		f := newFixtureAs(t, versions)
+		if vs := f.all(); len(vs) != 0 {
+			t.Fatalf("clean fixture (versions as objects %t): %v", versions, vs)
+		}
+		m := f.manifest(t, 3)
+		if p, _ := m.Pin("t1"); (p.Riding != "") == versions {
+			t.Fatalf("versions as objects %t: main's t1 pin rides %t", versions, p.Riding != "")
+		}
 	}
 	cases := []struct {
 		name   string
 		mutate func(t *testing.T, f fixture)
 		want   string
+		// versions: the fixture writes versions as objects (the
+		// mutation's subject is one).
+		versions bool
 	}{
 		{"duplicate commit", func(t *testing.T, f fixture) {
 			f.putManifest(t, successor(f.manifest(t, 3), MessageFor("w.1")))
-		}, "commit-exactly-once"},
+		}, "commit-exactly-once", false},
 		{"gap in the chain", func(t *testing.T, f fixture) {
 			f.store.Delete(context.Background(), f.manifestKey(2))
-		}, "linear-chain"},
+		}, "linear-chain", false},
 		{"wrong first parent", func(t *testing.T, f fixture) {
 			next := successor(f.manifest(t, 3), MessageFor("w.9"))
 			next.Commit.Parents = []format.ID{f.manifest(t, 1).Head}
 			f.putManifest(t, next)
-		}, "linear-chain"},
+		}, "linear-chain", false},
 		{"pin goes backwards", func(t *testing.T, f fixture) {
+			// t0's pin of v1 (its riding payload names v1: a pin and
+			// its payload go back together).
+			m1 := f.manifest(t, 1)
+			old, _ := m1.Pin("t0")
 			next := successor(f.manifest(t, 3), "other")
 			next.Tables = append([]format.TablePin(nil), next.Tables...)
-			next.Tables[0].Version = 1
+			next.Tables[0] = old
 			f.putManifest(t, next)
-		}, "pin-backwards"},
+		}, "pin-backwards", false},
 		{"acknowledged commit missing", func(t *testing.T, f fixture) {
 			f.h.BeginCommit(0, IncarnationKey("main", 1), "w.3", nil).End(model.OK)
-		}, "commit-exactly-once"},
+		}, "commit-exactly-once", false},
 		{"failed commit visible", func(t *testing.T, f fixture) {
 			f.h.commits["w.2"].outcome = model.Failed
-		}, "failed-commit-visible"},
+		}, "failed-commit-visible", false},
 		{"commit nobody made", func(t *testing.T, f fixture) {
 			f.putManifest(t, successor(f.manifest(t, 3), MessageFor("ghost.0")))
-		}, "unknown-commit"},
+		}, "unknown-commit", false},
 		{"commit on the wrong branch", func(t *testing.T, f fixture) {
 			f.h.commits["w.2"].key = IncarnationKey("b1", 1)
-		}, "commit-wrong-branch"},
+		}, "commit-wrong-branch", false},
 		{"pinned table version missing", func(t *testing.T, f fixture) {
 			m := f.manifest(t, 3)
 			p, _ := m.Pin("t1")
 			f.store.Delete(context.Background(), format.NewKeys(root).TableVersionRef("t1", p.Ref()))
-		}, "table-head"},
+		}, "table-head", true},
+		{"riding table version has an object too", func(t *testing.T, f fixture) {
+			m := f.manifest(t, 3)
+			p, _ := m.Pin("t1")
+			tv, err := format.RidingVersion(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tv.Rides = false
+			b, err := format.EncodeTableVersion(&tv, format.Token{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.store.Put(context.Background(), format.NewKeys(root).TableVersionRef("t1", p.Ref()), b, objstore.Unconditional)
+		}, "table-head", false},
 		{"sidecar left", func(t *testing.T, f fixture) {
 			f.store.Put(context.Background(), format.NewKeys(root).SidecarPrefix()+"op1", []byte("x"), objstore.Unconditional)
-		}, "sidecar-left"},
+		}, "sidecar-left", false},
 		{"two audit records", func(t *testing.T, f fixture) {
 			f.store.Put(context.Background(), format.NewKeys(root).AuditPrefix()+"op1/a", []byte("x"), objstore.Unconditional)
 			f.store.Put(context.Background(), format.NewKeys(root).AuditPrefix()+"op1/b", []byte("x"), objstore.Unconditional)
-		}, "audit-once"},
+		}, "audit-once", false},
 		{"fork pins differ", func(t *testing.T, f fixture) {
 			k := format.NewKeys(root).Manifest("b1", 1, 0)
 			b, _ := f.store.Peek(k)
@@ -172,14 +209,14 @@ func TestCheckersCatchCorruption(t *testing.T) {
 			m.Tables = m.Tables[:1]
 			enc, _ := format.EncodeManifest(&m, format.Token{2})
 			f.store.Put(context.Background(), k, enc, objstore.Unconditional)
-		}, "fork"},
+		}, "fork", false},
 		{"corrupt manifest", func(t *testing.T, f fixture) {
 			f.store.Put(context.Background(), f.manifestKey(1), []byte("garbage"), objstore.Unconditional)
-		}, "format"},
+		}, "format", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newFixtureAs(t, tc.versions)
 			tc.mutate(t, f)
 			vs := f.all()
 			for _, v := range vs {

@@ -302,6 +302,16 @@ func CheckTableHeads(in Inspector, g Graph) []Violation {
 
 func checkPin(in Inspector, keys format.Keys, incKey string, p format.TablePin) []Violation {
 	k := keys.TableVersionRef(p.Name, p.Ref())
+	if p.Riding != "" {
+		// It rides the manifest (format 11): there must be no object.
+		if _, ok := in.Peek(k); ok {
+			return []Violation{violation("table-head", "%s pins %s v%d riding its manifest, and an object %q exists", incKey, p.Name, p.Version, k)}
+		}
+		if _, err := format.RidingVersion(p); err != nil {
+			return []Violation{violation("format", "riding table version %q: %v", k, err)}
+		}
+		return nil
+	}
 	b, ok := in.Peek(k)
 	if !ok {
 		return []Violation{violation("table-head", "%s pins %s v%d, which does not exist", incKey, p.Name, p.Version)}

@@ -29,12 +29,14 @@ func init() {
 // order: counter-named (kernel.Options.CounterWrites, format 7's writes:
 // every cut before the publish leaves a sidecar that a reopen must roll
 // forward or back, so recovery and its planted bugs stay exercised) and
-// named per attempt (format 8, what a handle writes by default: no cut may
-// leave a sidecar or anything to recover).
+// named per attempt, as objects (format 8 to 10) and riding their manifest
+// (format 11, what a handle writes by default): no cut may leave a sidecar
+// or anything to recover.
 var cutsFormats = []struct {
-	name    string
-	counter bool
-}{{"counter", true}, {"named", false}}
+	name     string
+	counter  bool
+	noRiding bool
+}{{"counter", true, false}, {"named", false, true}, {"riding", false, false}}
 
 // runCuts runs kerneltest.SweepCuts over every writer scenario in both
 // write formats (cutsFormats) with the scenario's seed. Its trace hash
@@ -46,7 +48,7 @@ func runCuts(s *Scenario, _ Options) *Result {
 	h := sha256.New()
 	for _, f := range cutsFormats {
 		for _, sc := range kerneltest.WriterScenarios() {
-			sweepCuts(res, h, sc, f.name, kerneltest.CutOptions{Seed: s.Seed, CounterWrites: f.counter})
+			sweepCuts(res, h, sc, f.name, kerneltest.CutOptions{Seed: s.Seed, CounterWrites: f.counter, NoRiding: f.noRiding})
 		}
 	}
 	copy(res.TraceHash[:], h.Sum(nil))

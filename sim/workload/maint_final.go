@@ -161,7 +161,7 @@ func (l *leakCheck) heads() error {
 		pins := map[string]uint64{}
 		for _, pin := range m.Tables {
 			pins[pin.Name] = pin.Version
-			if err := l.allowVersion(l.keys.TableVersionRef(pin.Name, pin.Ref())); err != nil {
+			if err := l.allowPin(pin); err != nil {
 				return err
 			}
 		}
@@ -305,7 +305,7 @@ func (l *leakCheck) allowManifest(key string) error {
 		l.allowed[l.keys.CommitIndex(m.Commit.ID)] = true
 	}
 	for _, pin := range m.Tables {
-		if err := l.allowVersion(l.keys.TableVersionRef(pin.Name, pin.Ref())); err != nil {
+		if err := l.allowPin(pin); err != nil {
 			return err
 		}
 	}
@@ -340,6 +340,25 @@ func (l *leakCheck) allowTables(keys []string) error {
 	return nil
 }
 
+// allowPin allows the table version pin names and what it names: from
+// the pin's payload when the version rides its manifest (format 11: no
+// object), else from its object.
+func (l *leakCheck) allowPin(pin format.TablePin) error {
+	key := l.keys.TableVersionRef(pin.Name, pin.Ref())
+	if pin.Riding == "" {
+		return l.allowVersion(key)
+	}
+	if l.allowed[key] {
+		return nil
+	}
+	l.allowed[key] = true
+	tv, err := format.RidingVersion(pin)
+	if err != nil {
+		return l.p.readFailed("leak: riding table version "+key, err)
+	}
+	return l.allowContent(key, tv)
+}
+
 // allowVersion allows a table version and the fragments it names.
 func (l *leakCheck) allowVersion(key string) error {
 	if l.allowed[key] {
@@ -354,6 +373,12 @@ func (l *leakCheck) allowVersion(key string) error {
 	if err != nil {
 		return l.p.readFailed("leak: table version "+key, err)
 	}
+	return l.allowContent(key, tv)
+}
+
+// allowContent allows the fragments and index objects table version tv
+// (at key) names.
+func (l *leakCheck) allowContent(key string, tv format.TableVersion) error {
 	for _, f := range tv.Fragments {
 		l.allowed[l.prefix("data")+tv.Table+"/"+f] = true
 	}

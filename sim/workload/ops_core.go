@@ -100,7 +100,7 @@ func (p *Proc) valueAt(snap kernel.Snapshot, table string) (string, uint64, erro
 	if !ok {
 		return model.Absent, 0, nil
 	}
-	tv, err := p.g.ReadTable(p.Ctx(), table, pin.Ref())
+	tv, err := p.g.ReadPinned(p.Ctx(), pin)
 	if err != nil {
 		return "", 0, err
 	}

@@ -55,7 +55,7 @@ func init() {
 			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, ListBranches lists every fork created before a collection listed the name markers (branch-listed), a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
 		Generate:   genMaint,
-		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce, plant.GCMarkerNoLookup},
+		Plants:     []string{plant.CompactDropsWrite, plant.GCNoGrace, plant.GCBranchLocal, plant.GCNoMergeBase, plant.SkewUnchecked, plant.TombstoneReuse, plant.PinLeaseReadOnce, plant.GCMarkerNoLookup, plant.GCSkipsRiding},
 		Contract:   mustContract(dataSchema),
 		Seed:       seedData,
 		Grace:      maintGrace,
@@ -358,7 +358,12 @@ func (p *Proc) checkStrictFailure(tag string, base kernel.Snapshot, cause error)
 	}
 	at := lp.Ref()
 	for steps := 0; steps < 64 && at.Version > bp.Version; steps++ {
-		tv, err := g.Kernel().ReadTable(ctx, "Person", at)
+		var tv kernel.TableVersion
+		if at == lp.Ref() {
+			tv, err = g.Kernel().ReadPinned(ctx, lp) // it may ride the manifest (format 11)
+		} else {
+			tv, err = g.Kernel().ReadTable(ctx, "Person", at)
+		}
 		if err != nil || !tv.ContentPreserving || tv.BasedOn == nil {
 			return p.readFailed("gtx: read table", err)
 		}

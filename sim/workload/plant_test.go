@@ -60,6 +60,8 @@ var plantChecks = map[string][]string{
 	plant.CardTightenUnchecked: {"schema-card"},
 	plant.GroupSharedFailure:   {"group-isolation", "failed-commit-visible"},
 	plant.PublishSkipsDeferred: {"table-head", "retained-readable"},
+	plant.RidingDropped:        {"table-head", "feed-error"},
+	plant.GCSkipsRiding:        {"retained-readable"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted
