@@ -126,11 +126,31 @@ func (p TablePin) MarshalJSON() ([]byte, error) {
 	return appendTablePin(nil, p), nil // json.Marshal of tablePinJSON (jsonappend.go)
 }
 
-// UnmarshalJSON strictly decodes what MarshalJSON emits.
+// ridingKey opens a pin's riding payload in its JSON. Inside a JSON string
+// a quote is escaped, so the first occurrence in a pin's bytes is the key.
+const ridingKey = `,"riding":`
+
+// UnmarshalJSON strictly decodes what MarshalJSON emits. A riding payload
+// (format 11, the pin's last field) is split off before the decode, so
+// its bytes, often most of the manifest's, are not scanned once more by
+// the decoder; the enclosing decode has checked they are valid JSON, and
+// the canonical re-encode of every decode (decodeCanonical,
+// decodeManifestPayload) refuses any pin this split misreads.
 func (p *TablePin) UnmarshalJSON(data []byte) error {
 	var s tablePinJSON
+	var riding []byte
+	if i := bytes.Index(data, []byte(ridingKey)); i >= 0 && len(data) > i+len(ridingKey)+1 && data[len(data)-1] == '}' {
+		riding = data[i+len(ridingKey) : len(data)-1]
+		data = append(append([]byte(nil), data[:i]...), '}')
+	}
 	if err := strictUnmarshal(data, &s); err != nil {
 		return err
+	}
+	if riding != nil {
+		if s.Riding != nil {
+			return fmt.Errorf("riding twice")
+		}
+		s.Riding = riding
 	}
 	*p = TablePin{s.Name, s.Fork, uint64(s.Version), uint64(s.Rows), s.Attempt, string(s.Riding)}
 	return nil
