@@ -117,9 +117,9 @@ type namedVersion struct {
 	data []byte
 }
 
-// encodeNamed encodes p's version at its attempt key on b's fork.
-func (g *Graph) encodeNamed(b BranchRef, p plannedWrite) (namedVersion, error) {
-	tv := plannedVersion(b, p)
+// encodeNamed encodes tv, p's version (plannedVersion), at its attempt
+// key on b's fork.
+func (g *Graph) encodeNamed(b BranchRef, p plannedWrite, tv format.TableVersion) (namedVersion, error) {
 	data, err := format.EncodeTableVersion(&tv, p.token)
 	if err != nil {
 		return namedVersion{}, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
@@ -145,19 +145,23 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, m *format
 	reqs := newObjectRequests(plans)
 	objects := len(reqs)
 	versions := make([]namedVersion, len(plans))
-	rides, err := ridingPlans(b, m, plans, noRide)
+	tvs := make([]format.TableVersion, len(plans))
+	for i, p := range plans {
+		tvs[i] = plannedVersion(b, p)
+	}
+	rides, err := ridingPlans(m, tvs, noRide)
 	if err != nil {
 		return nil, err
 	}
 	at := make([]int, len(plans)) // the index of each written version's request
 	for i, p := range plans {
 		if rides[i] != "" {
-			tv := plannedVersion(b, p)
+			tv := tvs[i]
 			tv.Rides = true
 			versions[i] = namedVersion{tv: tv, key: g.keys.TableAttempt(p.table, b.incID, p.attempt)}
 			continue
 		}
-		v, err := g.encodeNamed(b, p)
+		v, err := g.encodeNamed(b, p, tvs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +196,7 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, m *format
 	return updates, nil
 }
 
-// ridingPlans decides which of a round's versions ride the manifest
+// ridingPlans decides which of a round's versions tvs ride the manifest
 // (format 11; docs/format.md "v10->v11") and returns their payloads (""
 // for a version written as an object): a pure function of the head m the
 // round planned on. In plan order (by table), a version rides if it is
@@ -201,25 +205,24 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, m *format
 // fits the budget beside the riding payloads m's pins keep
 // (format.RidingFits; the versions it replaces free theirs). The publish
 // checks the budget again on the head it builds on (buildNext).
-func ridingPlans(b BranchRef, m *format.Manifest, plans []plannedWrite, noRide bool) ([]string, error) {
-	rides := make([]string, len(plans))
+func ridingPlans(m *format.Manifest, tvs []format.TableVersion, noRide bool) ([]string, error) {
+	rides := make([]string, len(tvs))
 	if noRide {
 		return rides, nil
 	}
 	carried := format.RidingBytes(m.Tables)
-	for _, p := range plans {
-		if pin, ok := m.Pin(p.table); ok {
+	for _, tv := range tvs {
+		if pin, ok := m.Pin(tv.Table); ok {
 			carried -= len(pin.Riding)
 		}
 	}
-	for i, p := range plans {
-		if p.content.ContentPreserving {
+	for i := range tvs {
+		if tvs[i].ContentPreserving {
 			continue
 		}
-		tv := plannedVersion(b, p)
-		payload, err := format.RidingPayload(&tv)
+		payload, err := format.RidingPayload(&tvs[i])
 		if err != nil {
-			return nil, fmt.Errorf("commit table version of %q: %w: %v", p.table, ErrInvalidArgument, err)
+			return nil, fmt.Errorf("commit table version of %q: %w: %v", tvs[i].Table, ErrInvalidArgument, err)
 		}
 		if format.RidingFits(carried, len(payload)) {
 			rides[i] = payload
