@@ -514,11 +514,10 @@ func decodeManifestView(key string, b []byte) (format.Manifest, int, error) {
 		if p.Riding == "" {
 			continue
 		}
-		tv, err := format.RidingVersion(p)
+		view, n, err := ridingWithoutEmbeds(p)
 		if err != nil {
 			return mf, 0, fmt.Errorf("manifest %s: %w", key, err)
 		}
-		view, n := data.WithoutEmbeds(tv)
 		if n == 0 {
 			continue
 		}
@@ -1383,13 +1382,23 @@ func (c *collection) ridingView(pin format.TablePin) (format.TableVersion, error
 			return tv, nil
 		}
 	}
-	tv, err := format.RidingVersion(pin)
+	tv, left, err := ridingWithoutEmbeds(pin)
 	if err != nil {
 		return tv, err
 	}
-	tv, left := data.WithoutEmbeds(tv)
 	c.m.immut.put(key, tv, max(1, len(pin.Riding)-left))
 	return tv, nil
+}
+
+// ridingWithoutEmbeds decodes the version riding pin without the
+// fragments it embeds (data.WithoutEmbeds), with the bytes left out.
+func ridingWithoutEmbeds(pin format.TablePin) (format.TableVersion, int, error) {
+	tv, err := format.RidingVersion(pin)
+	if err != nil {
+		return tv, 0, err
+	}
+	tv, left := data.WithoutEmbeds(tv)
+	return tv, left, nil
 }
 
 // tableVersion reads and decodes the table version at key, without the
