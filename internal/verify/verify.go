@@ -786,8 +786,9 @@ const tvUnreadable = ^uint64(0)
 // and location, and returns its fragment infos, or the problem.
 func (v *verifier) readInfos(ctx context.Context, key string, p format.TablePin) ([]data.FragmentInfo, *Problem) {
 	if p.Riding != "" {
-		// It rides the manifest (format 11): no object; the manifest's
-		// decode checked the payload against the pin already.
+		// It rides the manifest (format 11): no object. The manifest's
+		// decode checked only the payload's frame; RidingVersion decodes
+		// it whole and checks it against the pin.
 		tv, err := format.RidingVersion(p)
 		if err != nil {
 			return nil, &Problem{key, RuleDecode, "riding table version: " + err.Error()}
