@@ -25,6 +25,28 @@ import (
 // branch had merged main in, through a fold naming a change branch merged
 // and collected long before.
 func TestMergeBaseOverACachedCollectedManifest(t *testing.T) {
+	mergeBaseOverCollectedChange(t, 0)
+}
+
+// TestMergeBaseDuringTheCollectionOfAFold: a search that meets a manifest
+// a running collection is deleting, after the manifest before it is gone
+// and before it is, with its commit index lost (an OS crash), cannot
+// rebuild its reach; the ancestry walk it fell back to must follow the
+// same collected manifest, so it answered ErrReclaimed where a handle a
+// moment later (the manifest gone, set aside) answers. Such a manifest is
+// set aside as collected (reachLoader, reachInputsGone). simrun -workload
+// lifetime -faults oscrash -seed 5 (format 11): the collection's manifest
+// wave deleted the change branch's v0 before its v1.
+func TestMergeBaseDuringTheCollectionOfAFold(t *testing.T) {
+	mergeBaseOverCollectedChange(t, 1)
+}
+
+// mergeBaseOverCollectedChange builds a feature branch whose merge base
+// with main goes through a fold naming a change branch's commit whose
+// index is lost, collects the change branch's manifests but the newest
+// upTo of them, and checks that a warm and a cold handle answer as
+// before the collection.
+func mergeBaseOverCollectedChange(t *testing.T, upTo uint64) {
 	eachStore(t, func(t *testing.T, store objstore.Store) {
 		g, err := kernel.Init(ctx, store, root, schema, kernel.Options{Env: testEnv(1), ReachEntries: 4, ReachFolds: 2})
 		if err != nil {
@@ -95,7 +117,7 @@ func TestMergeBaseOverACachedCollectedManifest(t *testing.T) {
 		if err := g.DeleteBranch(ctx, "ch"); err != nil {
 			t.Fatal(err)
 		}
-		for v := uint64(0); v <= c1.ManifestVersion; v++ {
+		for v := uint64(0); v <= c1.ManifestVersion-upTo; v++ {
 			if err := store.Delete(ctx, keys.Manifest("ch", c1.Incarnation, v)); err != nil {
 				t.Fatal(err)
 			}
