@@ -485,9 +485,19 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 // is gone answers found=false: the answer does not depend on the cache
 // (TestMergeBaseOverACachedCollectedManifest; before, the search walked
 // instead, and the walk met the collected history: ErrReclaimed).
+//
+// The same holds for a manifest a running collection is deleting, read
+// after the manifest before it went and before it goes itself: its
+// reach, its index lost, cannot be rebuilt, and the walk would follow it
+// to the same collected manifest. So a manifest whose reach is unknown
+// is also set aside when a manifest its reach is joined from (the one
+// before it, the merged-from one) is gone (reachInputsGone;
+// TestMergeBaseDuringTheCollectionOfAFold, simrun -workload lifetime
+// -faults oscrash -seed 5). Setting aside is never a wrong answer: the
+// search answers only when an accepted candidate reaches what it set
+// aside, and ErrReclaimed otherwise.
 func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 	return func(at format.ManifestRef) (lineage.Reach, bool, error) {
-		_, cached := g.manifests.get(g.keys.Manifest(at.Branch, at.Incarnation, at.Version))
 		l, err := g.lineageManifest(ctx, at)
 		if errors.Is(err, ErrReclaimed) {
 			return lineage.Reach{}, false, nil
@@ -502,17 +512,35 @@ func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 		if ok {
 			return r, true, nil
 		}
-		if cached {
-			gone, err := g.collectedSince(ctx, l)
-			if err != nil {
-				return lineage.Reach{}, false, err
-			}
-			if gone {
-				return lineage.Reach{}, false, nil
-			}
+		gone, err := g.reachInputsGone(ctx, l)
+		if err != nil {
+			return lineage.Reach{}, false, err
+		}
+		if gone {
+			return lineage.Reach{}, false, nil
 		}
 		return lineage.Reach{}, false, fmt.Errorf("manifest %s#%d v%d: %w", at.Branch, at.Incarnation, at.Version, errNoReach)
 	}
+}
+
+// reachInputsGone reports whether manifest l, read earlier, or a manifest
+// its reach is joined from (the one before it; for a merge, the
+// merged-from one) is gone from the store now: the ancestry walk would
+// meet it (walkAncestry follows both), so a search sets l aside instead
+// of walking. It reads past the handle's cache.
+func (g *Graph) reachInputsGone(ctx context.Context, l loaded) (bool, error) {
+	gone, err := g.collectedSince(ctx, l)
+	if err != nil || gone {
+		return gone, err
+	}
+	var refs []format.ManifestRef
+	if at, ok := previous(l); ok {
+		refs = append(refs, at)
+	}
+	if c := l.m.Commit; c != nil && c.MergedFrom != nil {
+		refs = append(refs, *c.MergedFrom)
+	}
+	return g.anyManifestGone(ctx, refs)
 }
 
 // collectedSince reports whether manifest l, read earlier, is gone from
@@ -524,6 +552,12 @@ func (g *Graph) collectedSince(ctx context.Context, l loaded) (bool, error) {
 	if at, ok := previous(l); ok && l.m.Version == 0 && (l.m.Commit == nil || l.m.Commit.ID != l.m.Head) {
 		refs = append(refs, at)
 	}
+	return g.anyManifestGone(ctx, refs)
+}
+
+// anyManifestGone reports whether any manifest of refs is absent from
+// the store, reading past the handle's cache.
+func (g *Graph) anyManifestGone(ctx context.Context, refs []format.ManifestRef) (bool, error) {
 	for _, at := range refs {
 		key := g.keys.Manifest(at.Branch, at.Incarnation, at.Version)
 		err := g.withRetry(ctx, "read manifest", func() error { _, err := g.store.Get(ctx, key); return err })
