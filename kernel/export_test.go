@@ -44,3 +44,8 @@ func (g *Graph) DropCachesForTest() {
 	g.locations = newCache[format.ManifestRef](locationCacheEntries)
 	g.indexes = newCache[format.CommitIndex](indexCacheEntries)
 }
+
+// WithRetryForTest runs f under the handle's retry loop (withRetry).
+func (g *Graph) WithRetryForTest(ctx context.Context, op string, f func() error) error {
+	return g.withRetry(ctx, op, f)
+}
