@@ -471,7 +471,10 @@ func (g *Graph) backoff(ctx context.Context, n int) error {
 }
 
 // withRetry runs f until it succeeds, fails with a non-retryable error, or
-// the budget is spent (*ContentionError).
+// the budget is spent (*ContentionError). A failure caused by
+// objstore.ErrSyncFailed is returned at once: it is transient for the
+// caller, who must write the object again, but the same request fails
+// the same way until then (TestRetryStopsAtASyncFailure).
 func (g *Graph) withRetry(ctx context.Context, op string, f func() error) error {
 	var last error
 	for attempt := 0; attempt < g.budget; attempt++ {
@@ -481,7 +484,7 @@ func (g *Graph) withRetry(ctx context.Context, op string, f func() error) error 
 			}
 		}
 		err := f()
-		if err == nil || !retryable(err) {
+		if err == nil || !retryable(err) || errors.Is(err, objstore.ErrSyncFailed) {
 			return err
 		}
 		last = err
