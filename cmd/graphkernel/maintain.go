@@ -112,6 +112,11 @@ type maintainJSON struct {
 	MergeBases        int  `json:"merge_bases_kept"`
 	MergeBasesUnknown int  `json:"merge_bases_unknown"`
 	MergeBasesInexact bool `json:"merge_bases_inexact"`
+	// ReachesUnknown is maintain.Report's (rule 3c): kept manifests whose
+	// reach the run could neither read nor rebuild before deleting what a
+	// rebuild would need; a later merge base through one may answer
+	// ErrReclaimed.
+	ReachesUnknown int `json:"reaches_unknown"`
 }
 
 func runMaintain(ctx context.Context, a *app, o *opts, pos []string) error {
@@ -175,6 +180,7 @@ func toMaintainJSON(rep maintain.RunReport, collected bool) maintainJSON {
 	c := rep.Collect
 	out.Complete, out.OutOfTime = c.Complete, c.OutOfTime
 	out.MergeBases, out.MergeBasesUnknown, out.MergeBasesInexact = c.MergeBases, c.MergeBasesUnknown, c.MergeBasesInexact
+	out.ReachesUnknown = c.ReachesUnknown
 	out.Collection = map[string]countsJSON{}
 	for name, n := range map[string]maintain.Counts{"manifests": c.Manifests, "table_versions": c.TableVersions, //detlint:ordered building a map; JSON sorts its keys
 		"fragments": c.Fragments, "adjacency": c.Adjacency, "commit_indexes": c.CommitIndexes, "leases": c.Leases,
@@ -206,6 +212,9 @@ func (a *app) printMaintain(m maintainJSON) {
 		fmt.Fprintf(w, "            %-15s %8d %8d\n", name, n.Deleted, n.Kept)
 	}
 	fmt.Fprintf(w, "            merge bases kept %d (live heads of unknown reach: %d)\n", m.MergeBases, m.MergeBasesUnknown)
+	if m.ReachesUnknown > 0 {
+		fmt.Fprintf(w, "            kept manifests of unknown reach: %d (a merge base through one may answer reclaimed)\n", m.ReachesUnknown)
+	}
 	switch {
 	case m.OutOfTime:
 		fmt.Fprintf(w, "collection stopped at its time bound (%v) while loading, deleting nothing: run maintain again\n", maintain.DefaultMaxDuration)

@@ -179,3 +179,23 @@ func TestMaintainReachFlags(t *testing.T) {
 		t.Fatalf("maintain --reach-folds 1: exit %d, stderr %q; want a usage error (2) naming the flag", code, errs)
 	}
 }
+
+// TestMaintainReportsUnknownReaches: a collection's ReachesUnknown (kept
+// manifests whose reach it could neither read nor rebuild, docs/gc.md
+// rule 3c) reaches the command's JSON and its text, where an operator
+// sees it; zero prints nothing extra.
+func TestMaintainReportsUnknownReaches(t *testing.T) {
+	for _, n := range []int{0, 3} {
+		var rep maintain.RunReport
+		rep.Collect.ReachesUnknown = n
+		out := toMaintainJSON(rep, true)
+		if out.ReachesUnknown != n {
+			t.Fatalf("json reaches_unknown %d, want %d", out.ReachesUnknown, n)
+		}
+		var buf bytes.Buffer
+		(&app{stdout: &buf}).printMaintain(out)
+		if got := strings.Contains(buf.String(), "kept manifests of unknown reach: 3"); got != (n == 3) {
+			t.Fatalf("text with %d unknown reaches:\n%s", n, buf.String())
+		}
+	}
+}
