@@ -527,10 +527,12 @@ func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 // its reach is joined from (the one before it; for a merge, the
 // merged-from one) is gone from the store now: the ancestry walk would
 // meet it (walkAncestry follows both), so a search sets l aside instead
-// of walking. It reads past the handle's cache.
+// of walking. A legacy segment's inputs are not checked: its walk
+// (walkLegacy) reads its own commits, not the manifest before it. It
+// reads past the handle's cache.
 func (g *Graph) reachInputsGone(ctx context.Context, l loaded) (bool, error) {
 	gone, err := g.collectedSince(ctx, l)
-	if err != nil || gone {
+	if err != nil || gone || isLegacy(l) {
 		return gone, err
 	}
 	var refs []format.ManifestRef
