@@ -51,7 +51,7 @@ func RidingVersion(pin TablePin) (TableVersion, error) {
 		return TableVersion{}, bad("%d bytes exceeds %d", len(pin.Riding), MaxRidingVersionBytes)
 	}
 	var t TableVersion
-	if err := decodeCanonical("table-version", []byte(pin.Riding), &t); err != nil {
+	if err := decodeTableVersionPayload([]byte(pin.Riding), &t); err != nil {
 		return TableVersion{}, bad("%v", err)
 	}
 	if err := ValidateTableVersion(&t); err != nil {
