@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -78,6 +79,32 @@ func escapeAt(b []byte) (int, byte) {
 	return 0, 0
 }
 
+// Word-at-a-time tests of eight bytes (little-endian in a uint64).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// zeroByte is non-zero if and only if some byte of x is zero.
+func zeroByte(x uint64) uint64 { return (x - ones) & ^x & highs }
+
+// skipPlainWords returns the first i' >= i, i'-i a multiple of 8, at which
+// fewer than eight bytes are left or some byte of b[i':i'+8] is not
+// plainJSON (printable ASCII but for ", \, <, > and &), testing eight
+// bytes at a time: the terms are non-zero when some byte is below 0x20,
+// above 0x7f, or one of the five (a subtraction's borrow only flags a
+// byte above one that is). TestPlainWords compares it with plainJSON.
+func skipPlainWords(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i : i+8])
+		if ((x-ones*0x20)&^x&highs)|(x&highs)|
+			zeroByte(x^(ones*'"'))|zeroByte(x^(ones*'\\'))|zeroByte(x^(ones*'<'))|zeroByte(x^(ones*'>'))|zeroByte(x^(ones*'&')) != 0 {
+			break
+		}
+	}
+	return i
+}
+
 // str reads a string appendString emits without encoding/json's help
 // (printable ASCII, its own escapes) and returns it if keep.
 func (r *canonReader) str(keep bool) string {
@@ -88,9 +115,14 @@ func (r *canonReader) str(keep bool) string {
 	start := r.i + 1
 	escaped := false
 	i := start
-	for ; i < len(r.b); i++ {
+	for i < len(r.b) {
+		i = skipPlainWords(r.b, i)
+		if i >= len(r.b) {
+			break
+		}
 		c := r.b[i]
 		if plainJSON[c] {
+			i++
 			continue
 		}
 		if c == '"' {
@@ -102,7 +134,7 @@ func (r *canonReader) str(keep bool) string {
 			return ""
 		}
 		escaped = true
-		i += n - 1
+		i += n
 	}
 	if i >= len(r.b) {
 		r.fail()

@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -12,6 +13,51 @@ import (
 
 	"pgregory.net/rapid"
 )
+
+// TestPlainWords: skipPlainWords skips eight bytes exactly when plainJSON
+// holds for each, for every byte value at every position among plain and
+// among random neighbours, and for a million random words.
+func TestPlainWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	perByte := func(w [8]byte) bool {
+		for _, c := range w {
+			if !plainJSON[c] {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(w [8]byte) {
+		if got := skipPlainWords(w[:], 0); (got == 8) != perByte(w) || got != 0 && got != 8 {
+			t.Fatalf("skipPlainWords(%q) = %d", w[:], got)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			w := [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
+			w[pos] = byte(c)
+			check(w)
+			for range 16 {
+				for i := range w {
+					if i != pos {
+						w[i] = byte(r.IntN(256))
+					}
+				}
+				check(w)
+			}
+		}
+	}
+	for range 1_000_000 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], r.Uint64())
+		if r.IntN(2) == 0 { // mostly plain: the words that matter
+			for i := range w {
+				w[i] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		check(w)
+	}
+}
 
 // plainCanonical reports whether every string of a canonical payload is
 // one the hand decoders read (printable ASCII with appendString's own
@@ -55,6 +101,8 @@ var substitutions = [][2]string{
 	{`"message":"`, `"message":"\u003c`}, {`"message":"`, `"message":"<`}, {`"message":"`, `"message":"\"\\`},
 	{`"message":"`, `"message":"\ud800`}, {`"message":"`, `"message":"\u2028`}, {`"message":"`, `"message":"\t`},
 	{`/`, `\/`}, {`"kind":"commit"`, `"kind":"Commit"`},
+	{`\u0026`, `&`}, {`\u003c`, `<`}, {`\u003e`, `>`}, {`"schema":"`, `"schema":"abcdefgh&`}, {`"schema":"`, `"schema":"abcdefgh\`},
+	{`"schema":"`, `"schema":"abcdefg<`}, {`"schema":"`, `"schema":"abcdefgh\x7f`}, {`"schema":"`, "\"schema\":\"abcdefgh\x1f"},
 	{`,"riding":`, `,"riding": `}, {`,"riding":{`, `,"riding":{ `}, {`,"riding":`, `,"riding":null,"x":`},
 	{`,"riding":{"table":`, `,"riding":{"table":"x","table":`}, {`}}`, `} }`}, {`}]`, `},]`},
 	{`,"attempt":"`, `,"attempt":"00000000000000000000000000","x":"`}, {`"gen":"0`, `"gen":"00000000000000000000","x":"0`},
