@@ -34,7 +34,7 @@ func marshalSeed(vals ...any) []byte {
 // seeds returns the checked-in corpus: name -> file name -> contents.
 func seeds() map[string]map[string][]byte {
 	out := map[string]map[string][]byte{"FuzzDecodeManifest": {}, "FuzzDecodeTableVersion": {}, "FuzzDecodeEnvelope": {},
-		"FuzzManifestPayload": {}, "FuzzTableVersionPayload": {}, "FuzzDecodeSchema": {}}
+		"FuzzManifestPayload": {}, "FuzzTableVersionPayload": {}, "FuzzDecodeSchema": {}, "FuzzHandDecoders": {}}
 	for name, m := range sampleManifests() {
 		out["FuzzDecodeManifest"][name] = marshalSeed(mustManifest(m))
 		out["FuzzDecodeEnvelope"][name] = marshalSeed(mustManifest(m))
@@ -43,6 +43,9 @@ func seeds() map[string]map[string][]byte {
 	for name, tv := range sampleTableVersions() {
 		out["FuzzDecodeTableVersion"][name] = marshalSeed(mustTableVersion(tv))
 		out["FuzzTableVersionPayload"][name] = marshalSeed(payloadOf(mustTableVersion(tv)))
+	}
+	for name, b := range handDecoderSeeds() {
+		out["FuzzHandDecoders"][name] = marshalSeed(b)
 	}
 	out["FuzzDecodeSchema"]["contract"] = marshalSeed(format.EncodeSchema([]byte(`{"tables":["a"]}`), token))
 	out["FuzzDecodeSchema"]["empty"] = marshalSeed(format.EncodeSchema(nil, token))

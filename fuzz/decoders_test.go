@@ -274,6 +274,42 @@ func FuzzTableVersionPayload(f *testing.F) {
 	})
 }
 
+// FuzzHandDecoders is the differential property of the hand decoders of
+// canonical payloads (kernel/format/jsondecode.go, K11b): read as a
+// manifest, a commit index and a table version (a riding payload), any
+// payload the hand decoder accepts is accepted by the general path
+// (strict encoding/json decode and canonical re-encode) with a deep-equal
+// value; on anything else the kernel runs the general path itself.
+func FuzzHandDecoders(f *testing.F) {
+	for _, b := range handDecoderSeeds() {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if len(payload) > format.MaxPayloadBytes {
+			return
+		}
+		if _, err := format.CheckHandDecoders(payload); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// handDecoderSeeds are the payloads of the sample manifests, table
+// versions (riding ones too) and commit indexes, by name.
+func handDecoderSeeds() map[string][]byte {
+	out := map[string][]byte{"riding-payload": []byte(ridingPin().Riding)}
+	for name, m := range sampleManifests() {
+		out["manifest-"+name] = payloadOf(mustManifest(m))
+	}
+	for name, tv := range sampleTableVersions() {
+		out["table-version-"+name] = payloadOf(mustTableVersion(tv))
+	}
+	for name, x := range sampleCommitIndexes() {
+		out["commit-index-"+name] = payloadOf(mustCommitIndex(x))
+	}
+	return out
+}
+
 // atCurrentStamp is data re-enveloped at format.CurrentFormat: decoders
 // read every stamp in [OldestSupportedFormat, CurrentFormat] and encoders
 // write CurrentFormat, so an object of an older readable stamp round-trips

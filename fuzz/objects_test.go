@@ -96,3 +96,26 @@ func mustTableVersion(t format.TableVersion) []byte {
 	}
 	return b
 }
+
+// sampleCommitIndexes are commit indexes of every shape: incomplete,
+// legacy (complete, gen 0), and with gens and folds.
+func sampleCommitIndexes() map[string]format.CommitIndex {
+	at := format.ManifestRef{Branch: "x", Incarnation: 1, Version: 3}
+	main := func(v, gen uint64) format.ReachEntry {
+		return format.ReachEntry{ManifestRef: format.ManifestRef{Branch: "main", Incarnation: 1, Version: v}, Gen: gen}
+	}
+	return map[string]format.CommitIndex{
+		"incomplete": {ID: id(1), At: at},
+		"legacy":     {ID: id(2), At: at, Complete: true, Reach: []format.ReachEntry{main(7, 0), {ManifestRef: at}}},
+		"folds": {ID: id(3), At: at, Complete: true, Gen: 9, Reach: []format.ReachEntry{main(7, 8), {ManifestRef: at, Gen: 9}},
+			Folds: []format.ReachEntry{main(5, 6)}},
+	}
+}
+
+func mustCommitIndex(x format.CommitIndex) []byte {
+	b, err := format.EncodeCommitIndex(&x, token)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -70,7 +70,7 @@ func DecodeCommitIndex(b []byte) (CommitIndex, Token, error) {
 		return CommitIndex{}, Token{}, err
 	}
 	var x CommitIndex
-	if err := decodeCanonical("commit-index", e.Payload, &x); err != nil {
+	if err := decodeCommitIndexPayload(e.Payload, &x); err != nil {
 		return CommitIndex{}, Token{}, err
 	}
 	if err := ValidateCommitIndex(&x); err != nil {

@@ -135,7 +135,8 @@ const ridingKey = `,"riding":`
 // its bytes, often most of the manifest's, are not scanned once more by
 // the decoder; the enclosing decode has checked they are valid JSON, and
 // the canonical re-encode of every decode (decodeCanonical,
-// decodeManifestPayload) refuses any pin this split misreads.
+// decodeManifestPayloadStrict) refuses any pin this split misreads (the
+// hand decoder, jsondecode.go, reads a pin in one pass instead).
 func (p *TablePin) UnmarshalJSON(data []byte) error {
 	var s tablePinJSON
 	var riding []byte

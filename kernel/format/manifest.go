@@ -173,12 +173,24 @@ func DecodeManifest(b []byte) (Manifest, Token, error) {
 	return m, e.Token, nil
 }
 
-// decodeManifestPayload is decodeCanonical for a manifest: the re-encode
+// decodeManifestPayload decodes a manifest payload: by hand when it is in
+// the canonical form (readCanonicalManifest, jsondecode.go: what it
+// accepts is the encoding of what it returns, K11b), else by the general
+// path, whose verdict and errors stand.
+func decodeManifestPayload(payload []byte, m *Manifest) error {
+	if v, ok := readCanonicalManifest(payload); ok {
+		*m = v
+		return nil
+	}
+	return decodeManifestPayloadStrict(payload, m)
+}
+
+// decodeManifestPayloadStrict is decodeCanonical for a manifest: the re-encode
 // is the hand encoder's (appendManifest, which emits exactly what
 // json.Marshal of the manifest does: K11a) without json.Marshal's
 // compaction pass over it, a pass over every riding payload (format 11)
 // on every manifest read.
-func decodeManifestPayload(payload []byte, m *Manifest) error {
+func decodeManifestPayloadStrict(payload []byte, m *Manifest) error {
 	// Manifest.UnmarshalJSON decodes strictly; calling it directly spares
 	// an outer decoder's two scans of the payload (any byte it would have
 	// refused, such as surrounding space, fails the re-encode below).

@@ -51,7 +51,7 @@ func RidingVersion(pin TablePin) (TableVersion, error) {
 		return TableVersion{}, bad("%d bytes exceeds %d", len(pin.Riding), MaxRidingVersionBytes)
 	}
 	var t TableVersion
-	if err := decodeCanonical("table-version", []byte(pin.Riding), &t); err != nil {
+	if err := decodeTableVersionPayload([]byte(pin.Riding), &t); err != nil {
 		return TableVersion{}, bad("%v", err)
 	}
 	if err := ValidateTableVersion(&t); err != nil {
@@ -104,10 +104,19 @@ func checkRidingFrame(p TablePin) error {
 	if p.Attempt == (ID{}) {
 		return bad("a counter-named version")
 	}
-	head := appendFixed(append(appendID(append(appendString([]byte(`{"table":`), p.Name), `,"fork":`...), p.Fork), `,"version":`...), p.Version)
-	tail := append(appendID([]byte(`,"attempt":`), p.Attempt), '}')
-	rows := appendFixed([]byte(`,"rows":`), p.Rows)
-	if !strings.HasPrefix(p.Riding, string(head)) || !strings.HasSuffix(p.Riding, string(tail)) || !strings.Contains(p.Riding, string(rows)) {
+	// The three pieces, built in one buffer (on the stack for a name of
+	// up to ~100 bytes): this runs for every riding pin on every encode
+	// and decode of a manifest.
+	var buf [256]byte
+	b := appendFixed(append(appendID(append(appendString(append(buf[:0], `{"table":`...), p.Name), `,"fork":`...), p.Fork), `,"version":`...), p.Version)
+	nHead := len(b)
+	b = append(appendID(append(b, `,"attempt":`...), p.Attempt), '}')
+	nTail := len(b)
+	b = appendFixed(append(b, `,"rows":`...), p.Rows)
+	head, tail, rows := b[:nHead], b[nHead:nTail], b[nTail:]
+	r := p.Riding
+	if len(r) < len(head) || r[:len(head)] != string(head) || len(r) < len(tail) || r[len(r)-len(tail):] != string(tail) ||
+		!strings.Contains(r, string(rows)) {
 		return bad("the payload does not name the pin's table, fork, version, rows and attempt")
 	}
 	if strings.Contains(p.Riding, `"content_preserving":true`) {

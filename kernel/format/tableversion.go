@@ -93,7 +93,7 @@ func DecodeTableVersion(b []byte) (TableVersion, Token, error) {
 		return TableVersion{}, Token{}, err
 	}
 	var t TableVersion
-	if err := decodeCanonical("table-version", e.Payload, &t); err != nil {
+	if err := decodeTableVersionPayload(e.Payload, &t); err != nil {
 		return TableVersion{}, Token{}, err
 	}
 	if err := ValidateTableVersion(&t); err != nil {
