@@ -133,10 +133,11 @@ const ridingKey = `,"riding":`
 // UnmarshalJSON strictly decodes what MarshalJSON emits. A riding payload
 // (format 11, the pin's last field) is split off before the decode, so
 // its bytes, often most of the manifest's, are not scanned once more by
-// the decoder; the enclosing decode has checked they are valid JSON, and
-// the canonical re-encode of every decode (decodeCanonical,
-// decodeManifestPayloadStrict) refuses any pin this split misreads (the
-// hand decoder, jsondecode.go, reads a pin in one pass instead).
+// the decoder; the enclosing decode has checked they are valid JSON. A
+// payload followed by other fields is split off whole and re-encodes to
+// the same bytes, so decodeManifestPayloadStrict checks that each is a
+// table version in canonical form (the hand decoder, jsondecode.go,
+// reads a pin in one pass and requires the same).
 func (p *TablePin) UnmarshalJSON(data []byte) error {
 	var s tablePinJSON
 	var riding []byte

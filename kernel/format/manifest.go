@@ -204,6 +204,19 @@ func decodeManifestPayloadStrict(payload []byte, m *Manifest) error {
 	if !bytes.Equal(again, payload) {
 		return corrupt("manifest", "payload is not in canonical form")
 	}
+	// TablePin.UnmarshalJSON keeps everything from a pin's riding key to
+	// its last brace as the payload, so a payload followed by other
+	// fields re-encodes to the same bytes. Each must be a table version
+	// in canonical form, as the hand decoder requires of it (its full
+	// checks against the pin come when it is read: RidingVersion).
+	for i := range m.Tables {
+		if r := m.Tables[i].Riding; r != "" {
+			var t TableVersion
+			if err := decodeTableVersionPayload([]byte(r), &t); err != nil {
+				return corrupt("manifest", "table %q rides a payload that is not a table version: %v", m.Tables[i].Name, err)
+			}
+		}
+	}
 	return nil
 }
 
