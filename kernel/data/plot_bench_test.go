@@ -23,7 +23,8 @@ func scanSizes() []int {
 // BenchmarkFilteredScanBySize: by table size, on the fs store, a full
 // ScanWhere, a qty range selecting 1% of the rows (clustered: qty ascends
 // with the id), and, side by side, reading the very same Arrow fragment
-// files with the arrow library directly (as BenchmarkScan does). ns/row is
+// files with the arrow library directly (as BenchmarkScan does, a fragment
+// embedded in its table version read from the version). ns/row is
 // per row of the table (so the lines are comparable across sizes);
 // bytes/op counts what the store returned.
 func BenchmarkFilteredScanBySize(b *testing.B) {
