@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/schema"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -31,6 +32,16 @@ import (
 const benchSchemaText = `node Item { name: string  qty: int64  price: float64?  at: timestamp? }`
 
 var benchSizes = []int{1, 100, 10_000, 1_000_000}
+
+// scanBenchSizes are BenchmarkScan's sizes: benchSizes, or under -short
+// (CI's smoke run) one fragment embedded in its version (1 row) and one
+// stored as an object, zstd (10^4 rows), so both direct-read paths run.
+func scanBenchSizes() []int {
+	if benchsize.Short() {
+		return []int{1, 10_000}
+	}
+	return benchSizes
+}
 
 func benchGraph(b *testing.B, store objstore.Store, root string) *Graph {
 	b.Helper()
@@ -131,7 +142,7 @@ func BenchmarkInsertCost(b *testing.B) {
 // BenchmarkInsert inserts a prebuilt record of N rows in one transaction
 // into a fresh graph on the fs store; the record is built once.
 func BenchmarkInsert(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchsize.Smallest(benchSizes) {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			store, err := fs.Open(b.TempDir())
 			if err != nil {
@@ -162,7 +173,7 @@ func BenchmarkInsert(b *testing.B) {
 // fragment) has no file: both sides read it from the version in memory,
 // so at those sizes the pair compares decoding alone, no file read.
 func BenchmarkScan(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range scanBenchSizes() {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
 			store, err := fs.Open(dir)

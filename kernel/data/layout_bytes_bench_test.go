@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 )
 
 // layoutSchema: Person and the edge types of cmd/graphkernel's
@@ -28,10 +30,13 @@ edge KnowsS:   Person -> Person { weight: int64  since: int64 }
 // layoutEdges generates BenchmarkStoreBytes's persons and edges at
 // 1.2·10^5 rows (16,000 persons, 2,000 companies and cities; one WorksAt
 // per person, 84,000 Knows between random persons), with its value
-// distributions.
+// distributions; under -short (CI's smoke run) a tenth of each.
 func layoutEdges() map[string][]Row {
 	rng := rand.New(rand.NewPCG(28, 3))
-	const persons, companies, knows = 16000, 2000, 84000
+	persons, companies, knows := 16000, 2000, 84000
+	if benchsize.Short() { // CI's smoke run: a tenth of the graph
+		persons, companies, knows = 1600, 200, 8400
+	}
 	first := []string{"Ann", "Bob", "Chen", "Dana", "Emil", "Fatima", "Goran", "Hana", "Ivan", "Julia", "Kofi", "Lena"}
 	last := []string{"Smith", "Garcia", "Müller", "Kowalski", "Nguyen", "Okafor", "Rossi", "Sato", "Silva", "Jensen"}
 	titles := []string{"engineer", "manager", "analyst", "designer", "sales", "support", "director", "intern"}

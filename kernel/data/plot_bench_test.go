@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel/data/pred"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/fs"
@@ -11,13 +12,13 @@ import (
 
 // scanSizes are BenchmarkFilteredScanBySize's table sizes: 10^3, 3·10^3,
 // 10^4, 3·10^4 and 10^5 rows (scripts/perf.sh's default), and 10^6 with
-// -bench-large.
+// -bench-large; under -short only the smallest.
 func scanSizes() []int {
 	sizes := []int{1_000, 3_000, 10_000, 30_000, 100_000}
 	if *benchLarge {
 		sizes = append(sizes, 1_000_000)
 	}
-	return sizes
+	return benchsize.Smallest(sizes)
 }
 
 // BenchmarkFilteredScanBySize: by table size, on the fs store, a full

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/array"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data/pred"
 	"github.com/graphkernel/graphkernel/kernel/data/traverse"
@@ -129,14 +130,17 @@ func scaleSizes() []int {
 // a transaction.
 const bulkFrom = 1_000_000
 
+// adjSizes are BenchmarkCardInsert's and BenchmarkExpand3Hop's edge-table
+// sizes (under -short only the smallest).
 func adjSizes() []int {
-	return append([]int{1_000, 100_000}, scaleSizes()...)
+	return benchsize.Smallest(append([]int{1_000, 100_000}, scaleSizes()...))
 }
 
 // coldAdjSizes are BenchmarkColdAdjacency's edge-table sizes (five, for
-// the plot in docs/perf.md; 10^6 with -bench-large).
+// the plot in docs/perf.md; 10^6 with -bench-large; under -short only the
+// smallest, whose ratios are then 1 by definition).
 func coldAdjSizes() []int {
-	return append([]int{1_000, 3_000, 10_000, 30_000, 100_000}, scaleSizes()...)
+	return benchsize.Smallest(append([]int{1_000, 3_000, 10_000, 30_000, 100_000}, scaleSizes()...))
 }
 
 // BenchmarkColdAdjacency: Out and In of one degree-10 node on a new handle
@@ -305,9 +309,10 @@ func BenchmarkCardInsert(b *testing.B) {
 }
 
 // BenchmarkFilteredScan: a qty range selecting 1% of 10^6 Item rows (qty
-// ascends with the id, so it is clustered) against a full scan, cold.
+// ascends with the id, so it is clustered) against a full scan, cold
+// (under -short 10^5 rows: still paged fragment infos, 13 fragments).
 func BenchmarkFilteredScan(b *testing.B) {
-	const n = 1_000_000
+	n := benchsize.Or(1_000_000, 100_000)
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	g := benchGraph(b, cs, "g")
 	rec := itemRecord(b, g, n)
@@ -350,7 +355,8 @@ func openGraphAt(b *testing.B, cs *counting.Store, root string) *Graph {
 }
 
 // BenchmarkExpand3Hop: a 3-hop outward Expand from one node over 10^5
-// nodes and 10^6 edges (10^4 / 10^5 without -bench-large), cold.
+// nodes and 10^6 edges (10^4 / 10^5 without -bench-large; the smallest of
+// adjSizes under -short), cold.
 func BenchmarkExpand3Hop(b *testing.B) {
 	n := adjSizes()[len(adjSizes())-1]
 	fixture := adjGraph

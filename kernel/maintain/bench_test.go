@@ -14,6 +14,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/data/compact"
@@ -175,9 +176,10 @@ func id(i int) string { return fmt.Sprintf("p%06d", i) }
 
 // BenchmarkScanAfterCompaction: a scan of 1,000 rows written by 1,000
 // single-row commits and then one compaction, against the same rows
-// written in one commit (the issue's bound: ratio <= 1.5).
+// written in one commit (the issue's bound: ratio <= 1.5). Under -short
+// (CI's smoke run) 100 rows.
 func BenchmarkScanAfterCompaction(b *testing.B) {
-	const rows = 1000
+	rows := benchsize.Or(1000, 100)
 	many := newBenchGraph(b, sim.New(sim.Config{Seed: 1}))
 	for i := 0; i < rows; i++ {
 		many.insert(b, id(i))
@@ -229,9 +231,11 @@ func medianInsert(b *testing.B, bg *benchGraph, tag string, n int) time.Duration
 // same insert at depth 10 (bound: ratio <= 1.5); and, without maintenance,
 // the head table version's fragment count and the store's key count after
 // the same history. The fixtures are built with fs NoSync; the inserts are
-// timed on a synced handle of the same directory.
+// timed on a synced handle of the same directory. Under -short (CI's smoke
+// run) depth 300 and 5 samples.
 func BenchmarkInsertDepthWithMaintain(b *testing.B) {
-	const depth, every, samples = 10000, 100, 21
+	const every = 100
+	depth, samples := benchsize.Or(10000, 300), benchsize.Or(21, 5)
 	build := func(dir string, commits int, maintained bool) *benchGraph {
 		st, err := fsstore.OpenWith(dir, fsstore.Options{NoSync: true})
 		if err != nil {
@@ -293,9 +297,12 @@ func countKeys(b *testing.B, st objstore.Store) int {
 // BenchmarkSpaceAmplification: a 100,000-row table, 1,000 commits each
 // updating 1% of it (1,000 rows with consecutive ids at a random offset),
 // then a collection keeping the last 10 commits: stored bytes over the
-// bytes of the head's fragments (bound: <= 2.5), before and after.
+// bytes of the head's fragments (bound: <= 2.5), before and after. Under
+// -short (CI's smoke run) 10 commits: the head still has paged fragment
+// infos (format 10), as at full size.
 func BenchmarkSpaceAmplification(b *testing.B) {
-	const rows, commits, perCommit = 100000, 1000, 1000
+	const rows, perCommit = 100000, 1000
+	commits := benchsize.Or(1000, 10)
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		st, err := fsstore.OpenWith(dir, fsstore.Options{NoSync: true})
@@ -375,7 +382,7 @@ var mergeBasesMoving = flag.Bool("mergebases.moving", false, "BenchmarkCollectMe
 // measured collection, so main's pairs are searched again.
 func BenchmarkCollectMergeBases(b *testing.B) {
 	var base float64
-	for _, n := range []int{10, 100, 300} {
+	for _, n := range benchsize.Smallest([]int{10, 100, 300}) {
 		b.Run(fmt.Sprintf("branches=%d", n), func(b *testing.B) {
 			cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
 			bg := newBenchGraph(b, cs)

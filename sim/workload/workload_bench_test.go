@@ -3,6 +3,8 @@ package workload
 import (
 	"slices"
 	"testing"
+
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 )
 
 // BenchmarkWorkloadSeed runs seeds 1..b.N of each workload of the default
@@ -11,11 +13,17 @@ import (
 // mix the soak's speed (BenchmarkMixSeed) comes from. The cuts workload is
 // a crash-cut sweep with no simulated clock: its sim-s/wall-s is 0 by
 // construction, and wall-s/seed (reported for every workload) is its
-// figure.
+// figure. Under -short (CI's smoke run) only migrate runs, the cheapest
+// seed: every workload's seeds run in CI's soak stages, so the smoke run
+// checks the benchmark, not the workloads.
 func BenchmarkWorkloadSeed(b *testing.B) {
 	names := slices.Clone(mixRotation)
 	slices.Sort(names)
-	for _, name := range slices.Compact(names) {
+	names = slices.Compact(names)
+	if benchsize.Short() {
+		names = []string{"migrate"}
+	}
+	for _, name := range names {
 		b.Run("workload="+name, func(b *testing.B) {
 			w, ok := Lookup(name)
 			if !ok {
