@@ -23,7 +23,8 @@ import (
 //	                        read-only handle: bytes-read/op and requests/op
 //	                        (flat in the table size: only the rewritten
 //	                        fragment and the metadata are read), table-bytes
-//	                        for scale.
+//	                        for scale (10^4 only under -short, CI's
+//	                        smoke run).
 const benchSchemaText = `node Item { name: string  qty: int64 }`
 
 func BenchmarkCommitChanges(b *testing.B) {

@@ -140,7 +140,8 @@ func BenchmarkInsertCost(b *testing.B) {
 }
 
 // BenchmarkInsert inserts a prebuilt record of N rows in one transaction
-// into a fresh graph on the fs store; the record is built once.
+// into a fresh graph on the fs store; the record is built once. Under
+// -short (CI's smoke run) 1 row only.
 func BenchmarkInsert(b *testing.B) {
 	for _, n := range benchsize.Smallest(benchSizes) {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {

@@ -40,7 +40,8 @@ const benchRegroupWait = 10 * time.Millisecond
 // members/group-8-noregroup, speedup-8v1-noregroup); and the store
 // requests per commit of the grouped one writer and of the 8 and 32
 // writers (requests/commit-1, -8, -32; exact, counted by
-// objstore/counting).
+// objstore/counting). Under -short (CI's smoke run) groupBenchCommits is
+// smaller.
 // Run: go test ./kernel/data/ -run '^$' -bench BenchmarkGroupCommit -benchtime 3x
 func BenchmarkGroupCommit(b *testing.B) {
 	for _, st := range benchStores(s3test.Start) {

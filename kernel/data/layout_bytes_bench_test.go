@@ -102,7 +102,8 @@ func layoutBytes(b *testing.B, tb *Table, rows []Row, less func(x, y Row) bool, 
 // source only ((id, from)): what an id index would cost that locates an
 // edge without a data fragment (today's id pages hold the ids alone). The
 // Person run measures its fragments with joined as a timestamp and as
-// int64 seconds. Run with -benchtime 1x; the figures are exact byte counts.
+// int64 seconds. Run with -benchtime 1x; the figures are exact byte counts
+// (of a tenth of the graph under -short, CI's smoke run: layoutEdges).
 func BenchmarkEdgeLayoutBytes(b *testing.B) {
 	cat := catalogOf(b, layoutSchema)
 	edges := layoutEdges()

@@ -18,7 +18,8 @@ import (
 // fragments). It reports bytes-read/op (everything the merge GETs) and
 // peak-rows/op (MergeResult.PeakRows: the largest diff window or the
 // fragments the build rewrites, plus the images held); both are bounded by
-// the changed fragments and stay flat as the table grows. Run once:
+// the changed fragments and stay flat as the table grows (under -short,
+// CI's smoke run, 10^4 rows only). Run once:
 //
 //	go test ./kernel/data -run '^$' -bench BenchmarkMergeTenRows -benchtime=1x
 func BenchmarkMergeTenRows(b *testing.B) {

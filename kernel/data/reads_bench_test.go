@@ -147,6 +147,7 @@ func coldAdjSizes() []int {
 // each time (cold), and repeated on one snapshot (warm). bytes-ratio and
 // requests-ratio are a lookup's bytes and requests over the 10^3 case's
 // in the same run (issue #28's yardstick); tv-bytes is E's table version.
+// Under -short (CI's smoke run) 10^3 edges only (coldAdjSizes).
 func BenchmarkColdAdjacency(b *testing.B) {
 	base := map[bool][4]float64{} // out -> bytes, requests per lookup, and with the open, at 10^3
 	for _, n := range coldAdjSizes() {
@@ -246,7 +247,8 @@ func cardGraph(b testing.TB, edges int) *counting.Store {
 // bytes/op over the 10^3 case's bytes/op measured in the same run. The new
 // edge's id lies inside C's id range (the harder case: an id past the
 // range, as a monotonic generator's, is ruled out by the fragment infos
-// alone), so its existence check goes through C's id index.
+// alone), so its existence check goes through C's id index. Under -short
+// (CI's smoke run) the smallest size only (adjSizes).
 func BenchmarkCardInsert(b *testing.B) {
 	var base, baseRW float64
 	for _, n := range adjSizes() {

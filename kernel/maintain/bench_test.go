@@ -379,7 +379,8 @@ var mergeBasesMoving = flag.Bool("mergebases.moving", false, "BenchmarkCollectMe
 // merged before it, and the collection decodes one per candidate. A
 // Maintainer replays the searches of pairs whose heads did not move
 // (gc.PairMemo); with -mergebases.moving main commits before each
-// measured collection, so main's pairs are searched again.
+// measured collection, so main's pairs are searched again. Under -short
+// (CI's smoke run) 10 branches only.
 func BenchmarkCollectMergeBases(b *testing.B) {
 	var base float64
 	for _, n := range benchsize.Smallest([]int{10, 100, 300}) {
