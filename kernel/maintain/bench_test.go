@@ -232,10 +232,10 @@ func medianInsert(b *testing.B, bg *benchGraph, tag string, n int) time.Duration
 // the head table version's fragment count and the store's key count after
 // the same history. The fixtures are built with fs NoSync; the inserts are
 // timed on a synced handle of the same directory. Under -short (CI's smoke
-// run) depth 300 and 5 samples.
+// run) depth 200 (two Maintain calls) and 5 samples.
 func BenchmarkInsertDepthWithMaintain(b *testing.B) {
 	const every = 100
-	depth, samples := benchsize.Or(10000, 300), benchsize.Or(21, 5)
+	depth, samples := benchsize.Or(10000, 200), benchsize.Or(21, 5)
 	build := func(dir string, commits int, maintained bool) *benchGraph {
 		st, err := fsstore.OpenWith(dir, fsstore.Options{NoSync: true})
 		if err != nil {
