@@ -34,11 +34,13 @@ const benchSchemaText = `node Item { name: string  qty: int64  price: float64?  
 var benchSizes = []int{1, 100, 10_000, 1_000_000}
 
 // scanBenchSizes are BenchmarkScan's sizes: benchSizes, or under -short
-// (CI's smoke run) one fragment embedded in its version (1 row) and one
-// stored as an object, zstd (10^4 rows), so both direct-read paths run.
+// (CI's smoke run) one fragment embedded in its version (1 row) and 13
+// zstd fragments stored as objects, listed in fragment chunks (10^5 rows,
+// past DefaultInlineFragments), so every path of fragmentFiles and of the
+// direct read runs.
 func scanBenchSizes() []int {
 	if benchsize.Short() {
-		return []int{1, 10_000}
+		return []int{1, 100_000}
 	}
 	return benchSizes
 }
