@@ -39,6 +39,7 @@ func BenchmarkFilteredScanBySize(b *testing.B) {
 			rec := itemRecord(b, g, n)
 			insertRecord(b, g, rec)
 			rec.Release()
+			g = freshHandle(b, cs, "g") // not the writer's cache: see freshHandle
 			s, err := g.SnapshotAt(ctx, mainRef(b, g))
 			must(b, err)
 			files, _ := fragmentFiles(b, s, dir)
