@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
@@ -121,9 +122,10 @@ func costSetup(tb testing.TB, depth int) (g, other *kernel.Graph, cs *counting.S
 // + PUTs), current-view-requests/commit for a publish on a current view
 // (2 PUTs), and tablever-* for the table-version commit before it (LIST +
 // GET of the branch head, LIST of the table HEAD, PUT). The numbers are
-// identical across depths.
+// identical across depths (under -short, CI's smoke run, only the
+// smallest depth runs, here and in BenchmarkOpenCost).
 func BenchmarkCommitCost(b *testing.B) {
-	for _, depth := range costDepths {
+	for _, depth := range benchsize.Smallest(costDepths) {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			g, other, cs := costSetup(b, depth)
 			b.ResetTimer()
@@ -179,7 +181,7 @@ func measureOpen(tb testing.TB, cs *counting.Store) openCost {
 // another branch (req/branch: LIST + GET of its head), at several history
 // depths; all identical across depths.
 func BenchmarkOpenCost(b *testing.B) {
-	for _, depth := range costDepths {
+	for _, depth := range benchsize.Smallest(costDepths) {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			_, _, cs := costSetup(b, depth)
 			b.ResetTimer()
@@ -265,9 +267,10 @@ func fsGraph(b *testing.B) objstore.Store {
 
 // BenchmarkCommitThroughput measures commits per second on the fs store
 // (real time, real entropy): the goodput of 1, 2, 4 and 8 concurrent
-// writers on one branch touching disjoint tables.
+// writers on one branch touching disjoint tables (1 and 2 under -short,
+// CI's smoke run).
 func BenchmarkCommitThroughput(b *testing.B) {
-	for _, writers := range []int{1, 2, 4, 8} {
+	for _, writers := range benchsize.First([]int{1, 2, 4, 8}, 2) {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			store := fsGraph(b)
 			var next atomic.Int64

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -305,9 +306,10 @@ func TestForkIndexBackfillInterruptedAndConcurrent(t *testing.T) {
 // deleted (parent-delete-requests), after churn branches from main and
 // churn forks of that parent were created and deleted. The figures are
 // identical at every churn (TestBranchOpsCostIsBounded pins 10 vs 500).
-// Run with -benchtime=1x: the setup builds 2*churn branches.
+// Run with -benchtime=1x: the setup builds 2*churn branches. Under -short
+// (CI's smoke run) only the smallest churn.
 func BenchmarkBranchOpCost(b *testing.B) {
-	for _, churn := range []int{10, 1000, 10000} {
+	for _, churn := range benchsize.Smallest([]int{10, 1000, 10000}) {
 		b.Run(fmt.Sprintf("deleted=%d", 2*churn), func(b *testing.B) {
 			for range b.N {
 				page, del, parent := branchOpCosts(b, churn)

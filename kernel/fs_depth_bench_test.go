@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
@@ -23,7 +24,8 @@ var fsDepthDeep = flag.Bool("fsdepth.deep", false, "BenchmarkDepthFS: also measu
 // fsDepthSamples is how many operations each side of a BenchmarkDepthFS
 // pair times per benchmark call; the medians are over all of them (the
 // machine is shared: many samples, interleaved, keep the medians steady).
-const fsDepthSamples = 101
+// Under -short (CI's smoke run) 5: medians of noise, every path run.
+func fsDepthSamples() int { return benchsize.Or(101, 5) }
 
 // fsShallowCommits is how many commits a depth-10 graph takes before the
 // commit benchmark moves to a fresh one, so its baseline stays at depth
@@ -59,7 +61,9 @@ func buildFSFixture(tb testing.TB, dir string, depth int) fsFixture {
 		tb.Fatal(err)
 	}
 	copyObjects(tb, src, dst, root+"/", 1)
-	syscall.Sync()
+	if !benchsize.Short() { // the smoke run times nothing: no machine-wide flush (seconds beside other I/O)
+		syscall.Sync()
+	}
 	f.copyToDisk = time.Since(start)
 	return f
 }
@@ -175,7 +179,9 @@ func fsOpen(tb testing.TB, s *fsSide) {
 // (untimed), so that side stays at depth 10-20; the deep graphs gain
 // fsDepthSamples commits per call, a negligible fraction. fixture-*-s report what building each depth's fixture cost
 // (history on the sim store, then copied into a NoSync fs store). The
-// built-in ns/op covers the whole pair and is not the figure.
+// built-in ns/op covers the whole pair and is not the figure. Under -short
+// (CI's smoke run, here and in BenchmarkDepthS3) depth 10 only, with
+// fsDepthSamples' smoke count.
 //
 //	go test ./kernel -run '^$' -bench BenchmarkDepthFS -benchtime 1x
 //	go test ./kernel -run '^$' -bench BenchmarkDepthFS -benchtime 1x -fsdepth.deep
@@ -184,6 +190,7 @@ func BenchmarkDepthFS(b *testing.B) {
 	if *fsDepthDeep {
 		depths = depthBenchDepths
 	}
+	depths = benchsize.Smallest(depths)
 	tmp := b.TempDir() // lives until every sub-benchmark has run
 	runDepthPairs(b, depths, func(tb testing.TB, name string, depth int) fsFixture {
 		return buildFSFixture(tb, filepath.Join(tmp, name), depth)
@@ -242,7 +249,7 @@ func runDepthPairs(b *testing.B, depths []int, build func(tb testing.TB, name st
 func reportPair(b *testing.B, f fsFixture, deep, base *fsSide, op func(testing.TB, *fsSide), unit string) {
 	b.ResetTimer()
 	for range b.N {
-		for range fsDepthSamples {
+		for range fsDepthSamples() {
 			deep.time(b, op)
 			base.time(b, op)
 		}

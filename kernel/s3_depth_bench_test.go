@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/s3/s3test"
 	"github.com/graphkernel/graphkernel/objstore/sim"
@@ -107,6 +108,7 @@ func BenchmarkDepthS3(b *testing.B) {
 	if *s3DepthDeep {
 		depths = append(depths, 100000)
 	}
+	depths = benchsize.Smallest(depths)
 	srv := s3test.Shared(b)
 	runDepthPairs(b, depths, func(tb testing.TB, _ string, depth int) fsFixture {
 		return buildS3Fixture(tb, srv, depth)

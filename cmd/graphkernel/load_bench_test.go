@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/objstore"
@@ -156,9 +157,16 @@ func (h *heapSampler) done() uint64 {
 // store's setting), so the difference is what durability costs;
 // "fs-nolimit" is "fs" without the load's soft memory limit (as with
 // GOMEMLIMIT set), so the difference is what the limit costs in GC.
+//
+// Under -short (CI's smoke run) the dataset is at most a quarter of the
+// default scale.
 func BenchmarkLoadMemory(b *testing.B) {
 	dir := b.TempDir()
-	files, rows := writeLoadDataset(b, dir, *loadBenchScale)
+	scale := *loadBenchScale
+	if benchsize.Short() {
+		scale = min(scale, 0.005)
+	}
+	files, rows := writeLoadDataset(b, dir, scale)
 	schemaFile := filepath.Join(dir, "bench.schema")
 	if err := os.WriteFile(schemaFile, []byte(loadBenchSchema), 0o644); err != nil {
 		b.Fatal(err)

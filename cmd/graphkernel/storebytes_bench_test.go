@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/gc"
@@ -405,9 +406,14 @@ func directRead(b *testing.B, st *fsstore.Store, dec *zstd.Decoder, keys []strin
 // Parquet export of the same snapshot (goal <= 1.5), object files by kind,
 // and a full scan through the library over reading the same fragment files
 // directly (zstd + arrow; goal <= 1.2; best of 9 alternating runs each).
-// Run with -benchtime 1x.
+// Run with -benchtime 1x. Under -short (CI's smoke run) the graph has at
+// most 6,000 rows.
 func BenchmarkStoreBytes(b *testing.B) {
-	gen := generateGraph(*storeBytesRows)
+	rows := *storeBytesRows
+	if benchsize.Short() {
+		rows = min(rows, 6000)
+	}
+	gen := generateGraph(rows)
 	for _, codec := range []data.Codec{data.CodecPlain, data.CodecZstd} {
 		b.Run("codec="+codec.String(), func(b *testing.B) {
 			for b.Loop() {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/feed"
@@ -22,11 +23,12 @@ import (
 //	                        read-only handle: bytes-read/op and requests/op
 //	                        (flat in the table size: only the rewritten
 //	                        fragment and the metadata are read), table-bytes
-//	                        for scale.
+//	                        for scale (10^4 only under -short, CI's
+//	                        smoke run).
 const benchSchemaText = `node Item { name: string  qty: int64 }`
 
 func BenchmarkCommitChanges(b *testing.B) {
-	for _, n := range []int{10_000, 100_000, 1_000_000} {
+	for _, n := range benchsize.Smallest([]int{10_000, 100_000, 1_000_000}) { // -short: CI's smoke run
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) { benchCommitChanges(b, n) })
 	}
 }

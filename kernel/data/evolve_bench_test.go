@@ -7,19 +7,20 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/array"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
 // evolveSizes are the table sizes of the schema-evolution benchmarks
-// (10^6 with -bench.large).
+// (10^6 with -bench-large; under -short only the smallest).
 func evolveSizes() []int {
 	sizes := []int{1_000, 10_000, 100_000}
 	if *benchLarge {
 		sizes = append(sizes, 1_000_000)
 	}
-	return sizes
+	return benchsize.Smallest(sizes)
 }
 
 // evolveFixture is a graph whose node type N { name: string? } holds rows

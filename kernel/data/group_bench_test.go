@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/counting"
@@ -14,8 +15,9 @@ import (
 )
 
 // groupBenchCommits is how many commits each configuration makes per
-// iteration (divisible by every writer count).
-const groupBenchCommits = 96
+// iteration (divisible by every writer count and by groupBenchBlock): 96,
+// or 32 under -short (CI's smoke run).
+func groupBenchCommits() int { return benchsize.Or(96, 32) }
 
 // groupBenchBlock is how many commits one writer makes on one path before
 // the benchmark switches to the other (divides groupBenchCommits).
@@ -38,7 +40,8 @@ const benchRegroupWait = 10 * time.Millisecond
 // members/group-8-noregroup, speedup-8v1-noregroup); and the store
 // requests per commit of the grouped one writer and of the 8 and 32
 // writers (requests/commit-1, -8, -32; exact, counted by
-// objstore/counting).
+// objstore/counting). Under -short (CI's smoke run) groupBenchCommits is
+// smaller.
 // Run: go test ./kernel/data/ -run '^$' -bench BenchmarkGroupCommit -benchtime 3x
 func BenchmarkGroupCommit(b *testing.B) {
 	for _, st := range benchStores(s3test.Start) {
@@ -71,7 +74,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				// at every commit (the other wrote last) and every commit
 				// would pay a rebase (12.0 requests a commit, not 8.2): a
 				// race of two writers, not one writer.
-				for range groupBenchCommits / groupBenchBlock {
+				for range groupBenchCommits() / groupBenchBlock {
 					for range groupBenchBlock {
 						today1 += timeCommit(b, today, &seq)
 					}
@@ -84,7 +87,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				plain8.add(runWriters(b, plain, 8, &seq))
 			}
 			b.StopTimer()
-			rate := func(d time.Duration) float64 { return float64(groupBenchCommits*b.N) / d.Seconds() }
+			rate := func(d time.Duration) float64 { return float64(groupBenchCommits()*b.N) / d.Seconds() }
 			b.ReportMetric(rate(today1), "commits/s-today-1")
 			b.ReportMetric(rate(group1), "commits/s-group-1")
 			b.ReportMetric(rate(group8.d), "commits/s-group-8")
@@ -97,7 +100,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 			b.ReportMetric(group8.meanSize(), "members/group-8")
 			b.ReportMetric(group32.meanSize(), "members/group-32")
 			b.ReportMetric(plain8.meanSize(), "members/group-8-noregroup")
-			perCommit := func(n uint64) float64 { return float64(n) / float64(groupBenchCommits*b.N) }
+			perCommit := func(n uint64) float64 { return float64(n) / float64(groupBenchCommits()*b.N) }
 			b.ReportMetric(perCommit(req1), "requests/commit-1")
 			b.ReportMetric(perCommit(req8), "requests/commit-8")
 			b.ReportMetric(perCommit(req32), "requests/commit-32")
@@ -157,13 +160,13 @@ func runWriters(b testing.TB, g *Graph, writers int, seq *atomic.Int64) writersR
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	var mu sync.Mutex
-	r := writersRun{commits: groupBenchCommits}
+	r := writersRun{commits: groupBenchCommits()}
 	start := time.Now()
 	for range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range groupBenchCommits / writers {
+			for range groupBenchCommits() / writers {
 				size, err := commitOne(g, seq)
 				if err != nil {
 					errs <- err

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 )
 
 // layoutSchema: Person and the edge types of cmd/graphkernel's
@@ -28,10 +30,13 @@ edge KnowsS:   Person -> Person { weight: int64  since: int64 }
 // layoutEdges generates BenchmarkStoreBytes's persons and edges at
 // 1.2·10^5 rows (16,000 persons, 2,000 companies and cities; one WorksAt
 // per person, 84,000 Knows between random persons), with its value
-// distributions.
+// distributions; under -short (CI's smoke run) a tenth of each.
 func layoutEdges() map[string][]Row {
 	rng := rand.New(rand.NewPCG(28, 3))
-	const persons, companies, knows = 16000, 2000, 84000
+	persons, companies, knows := 16000, 2000, 84000
+	if benchsize.Short() { // CI's smoke run: a tenth of the graph
+		persons, companies, knows = 1600, 200, 8400
+	}
 	first := []string{"Ann", "Bob", "Chen", "Dana", "Emil", "Fatima", "Goran", "Hana", "Ivan", "Julia", "Kofi", "Lena"}
 	last := []string{"Smith", "Garcia", "Müller", "Kowalski", "Nguyen", "Okafor", "Rossi", "Sato", "Silva", "Jensen"}
 	titles := []string{"engineer", "manager", "analyst", "designer", "sales", "support", "director", "intern"}
@@ -97,7 +102,8 @@ func layoutBytes(b *testing.B, tb *Table, rows []Row, less func(x, y Row) bool, 
 // source only ((id, from)): what an id index would cost that locates an
 // edge without a data fragment (today's id pages hold the ids alone). The
 // Person run measures its fragments with joined as a timestamp and as
-// int64 seconds. Run with -benchtime 1x; the figures are exact byte counts.
+// int64 seconds. Run with -benchtime 1x; the figures are exact byte counts
+// (of a tenth of the graph under -short, CI's smoke run: layoutEdges).
 func BenchmarkEdgeLayoutBytes(b *testing.B) {
 	cat := catalogOf(b, layoutSchema)
 	edges := layoutEdges()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
@@ -17,12 +18,13 @@ import (
 // fragments). It reports bytes-read/op (everything the merge GETs) and
 // peak-rows/op (MergeResult.PeakRows: the largest diff window or the
 // fragments the build rewrites, plus the images held); both are bounded by
-// the changed fragments and stay flat as the table grows. Run once:
+// the changed fragments and stay flat as the table grows (under -short,
+// CI's smoke run, 10^4 rows only). Run once:
 //
 //	go test ./kernel/data -run '^$' -bench BenchmarkMergeTenRows -benchtime=1x
 func BenchmarkMergeTenRows(b *testing.B) {
 	for _, layout := range []string{"clustered", "spread"} {
-		for _, n := range []int{10_000, 100_000, 1_000_000} {
+		for _, n := range benchsize.Smallest([]int{10_000, 100_000, 1_000_000}) {
 			b.Run(fmt.Sprintf("%s/rows=%d", layout, n), func(b *testing.B) { benchMerge(b, layout, n) })
 		}
 	}

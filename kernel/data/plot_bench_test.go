@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel/data/pred"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/fs"
@@ -11,19 +12,20 @@ import (
 
 // scanSizes are BenchmarkFilteredScanBySize's table sizes: 10^3, 3·10^3,
 // 10^4, 3·10^4 and 10^5 rows (scripts/perf.sh's default), and 10^6 with
-// -bench-large.
+// -bench-large; under -short only the smallest.
 func scanSizes() []int {
 	sizes := []int{1_000, 3_000, 10_000, 30_000, 100_000}
 	if *benchLarge {
 		sizes = append(sizes, 1_000_000)
 	}
-	return sizes
+	return benchsize.Smallest(sizes)
 }
 
 // BenchmarkFilteredScanBySize: by table size, on the fs store, a full
 // ScanWhere, a qty range selecting 1% of the rows (clustered: qty ascends
 // with the id), and, side by side, reading the very same Arrow fragment
-// files with the arrow library directly (as BenchmarkScan does). ns/row is
+// files with the arrow library directly (as BenchmarkScan does, a fragment
+// embedded in its table version read from the version). ns/row is
 // per row of the table (so the lines are comparable across sizes);
 // bytes/op counts what the store returned.
 func BenchmarkFilteredScanBySize(b *testing.B) {
@@ -37,6 +39,7 @@ func BenchmarkFilteredScanBySize(b *testing.B) {
 			rec := itemRecord(b, g, n)
 			insertRecord(b, g, rec)
 			rec.Release()
+			g = freshHandle(b, cs, "g") // not the writer's cache: see freshHandle
 			s, err := g.SnapshotAt(ctx, mainRef(b, g))
 			must(b, err)
 			files, _ := fragmentFiles(b, s, dir)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/array"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data/pred"
 	"github.com/graphkernel/graphkernel/kernel/data/traverse"
@@ -129,20 +130,24 @@ func scaleSizes() []int {
 // a transaction.
 const bulkFrom = 1_000_000
 
+// adjSizes are BenchmarkCardInsert's and BenchmarkExpand3Hop's edge-table
+// sizes (under -short only the smallest).
 func adjSizes() []int {
-	return append([]int{1_000, 100_000}, scaleSizes()...)
+	return benchsize.Smallest(append([]int{1_000, 100_000}, scaleSizes()...))
 }
 
 // coldAdjSizes are BenchmarkColdAdjacency's edge-table sizes (five, for
-// the plot in docs/perf.md; 10^6 with -bench-large).
+// the plot in docs/perf.md; 10^6 with -bench-large; under -short only the
+// smallest, whose ratios are then 1 by definition).
 func coldAdjSizes() []int {
-	return append([]int{1_000, 3_000, 10_000, 30_000, 100_000}, scaleSizes()...)
+	return benchsize.Smallest(append([]int{1_000, 3_000, 10_000, 30_000, 100_000}, scaleSizes()...))
 }
 
 // BenchmarkColdAdjacency: Out and In of one degree-10 node on a new handle
 // each time (cold), and repeated on one snapshot (warm). bytes-ratio and
 // requests-ratio are a lookup's bytes and requests over the 10^3 case's
 // in the same run (issue #28's yardstick); tv-bytes is E's table version.
+// Under -short (CI's smoke run) 10^3 edges only (coldAdjSizes).
 func BenchmarkColdAdjacency(b *testing.B) {
 	base := map[bool][4]float64{} // out -> bytes, requests per lookup, and with the open, at 10^3
 	for _, n := range coldAdjSizes() {
@@ -242,7 +247,14 @@ func cardGraph(b testing.TB, edges int) *counting.Store {
 // bytes/op over the 10^3 case's bytes/op measured in the same run. The new
 // edge's id lies inside C's id range (the harder case: an id past the
 // range, as a monotonic generator's, is ruled out by the fragment infos
-// alone), so its existence check goes through C's id index.
+// alone), so its existence check goes through C's id index. Under -short
+// (CI's smoke run) the smallest size only (adjSizes).
+//
+// table-version-bytes/op counts GETs under tables/: 0 since format 11,
+// whose table versions ride their manifest (no table-version object; their
+// bytes are read with the manifest, and tv-bytes is C's version's size),
+// so it now says nothing; the fragment parts are 0 by design (no fragment
+// is read).
 func BenchmarkCardInsert(b *testing.B) {
 	var base, baseRW float64
 	for _, n := range adjSizes() {
@@ -305,9 +317,10 @@ func BenchmarkCardInsert(b *testing.B) {
 }
 
 // BenchmarkFilteredScan: a qty range selecting 1% of 10^6 Item rows (qty
-// ascends with the id, so it is clustered) against a full scan, cold.
+// ascends with the id, so it is clustered) against a full scan, cold
+// (under -short 10^5 rows: still paged fragment infos, 13 fragments).
 func BenchmarkFilteredScan(b *testing.B) {
-	const n = 1_000_000
+	n := benchsize.Or(1_000_000, 100_000)
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	g := benchGraph(b, cs, "g")
 	rec := itemRecord(b, g, n)
@@ -350,7 +363,8 @@ func openGraphAt(b *testing.B, cs *counting.Store, root string) *Graph {
 }
 
 // BenchmarkExpand3Hop: a 3-hop outward Expand from one node over 10^5
-// nodes and 10^6 edges (10^4 / 10^5 without -bench-large), cold.
+// nodes and 10^6 edges (10^4 / 10^5 without -bench-large; the smallest of
+// adjSizes under -short), cold.
 func BenchmarkExpand3Hop(b *testing.B) {
 	n := adjSizes()[len(adjSizes())-1]
 	fixture := adjGraph

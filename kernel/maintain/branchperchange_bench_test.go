@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/gc"
@@ -180,12 +181,14 @@ func bpcBuild(b *testing.B, n int, dir string) bpcBuilt {
 // (MergeBase requests), ratio-merge-req-1eKv1e2, and on fs, from the
 // interleaved medians, ratio-time-1eKv1e2 (MergeBase),
 // ratio-merge-time-1eKv1e2 and ratio-cycle-time-1eKv1e2 (goal ≤ 1.5).
+// Under -short (CI's smoke run) 10^2 cycles and 3 samples.
 func BenchmarkBranchPerChange(b *testing.B) {
 	sizes := []int{100, 1000, 10000}
 	if *branchPerChangeLarge {
 		sizes = append(sizes, 100000)
 	}
-	const samples = 11
+	sizes = benchsize.Smallest(sizes)
+	samples := benchsize.Or(11, 3)
 	ref := bpcBuild(b, sizes[0], b.TempDir())
 	refSample := 0 // ref's sample rows stay unique when -count reruns a size
 	for _, n := range sizes {

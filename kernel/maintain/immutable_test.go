@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/maintain"
@@ -77,9 +78,10 @@ func TestMaintainerRereadsNoImmutableObject(t *testing.T) {
 // (cold), interleaved. It reports the requests of each
 // (warm-requests/collect, cold-requests/collect) and warm/cold; the warm
 // collection still lists every key and reads every manifest, so the ratio
-// falls as the kept set grows.
+// falls as the kept set grows. Under -short (CI's smoke run) 10 branches
+// only.
 func BenchmarkCollectWarmMaintainer(b *testing.B) {
-	for _, n := range []int{10, 100} {
+	for _, n := range benchsize.Smallest([]int{10, 100}) {
 		b.Run(fmt.Sprintf("branches=%d", n), func(b *testing.B) {
 			cs := counting.NewWithLogLimit(sim.New(sim.Config{Seed: 1}), 0)
 			bg := newBenchGraph(b, cs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/data/compact"
@@ -136,9 +137,10 @@ func (rg *roundGraph) round(b *testing.B) {
 // same history side by side. It reports each one's wall time, store
 // requests, fs sync rounds (SyncStats.Rounds: each a wait for a set of
 // concurrent fsyncs) and fsyncs, puts and objects deleted per round, and the paged/default ratios
-// (docs/perf.md, "Maintenance rounds under paged shapes").
+// (docs/perf.md, "Maintenance rounds under paged shapes"). Under -short
+// (CI's smoke run) 20 warm-up commits and 10 a round.
 func BenchmarkMaintainRoundPagedShapes(b *testing.B) {
-	const warm, perRound = 400, 100
+	warm, perRound := benchsize.Or(400, 20), benchsize.Or(100, 10)
 	shapes := []*roundGraph{
 		newRoundGraph(b, data.Options{}),
 		newRoundGraph(b, data.Options{IndexFanout: 4, InlineFragments: -1}),

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/graphkernel/graphkernel/internal/benchsize"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore"
 	"golang.org/x/sys/unix"
@@ -107,12 +108,13 @@ func TestHeadLookupEntriesFlatAcrossDepths(t *testing.T) {
 // kernel's LIST(limit 1) head lookup plus GET of the head plus a
 // create-only PUT of the next version, at history depths 10, 100, 1000
 // and 10000, and reports each depth's latency relative to depth 10
-// (ratio/depth10). A history-flat layout keeps the ratio near 1.
+// (ratio/depth10). A history-flat layout keeps the ratio near 1. Under
+// -short (CI's smoke run) depths 10 and 100 only.
 func BenchmarkPublishDepth(b *testing.B) {
 	keys := format.NewKeys("g")
 	prefix := keys.IncarnationPrefix("main", 1)
 	var base float64
-	for _, depth := range []int{10, 100, 1000, 10000} {
+	for _, depth := range benchsize.First([]int{10, 100, 1000, 10000}, 2) {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			s, err := Open(b.TempDir())
 			if err != nil {
