@@ -45,7 +45,7 @@ func (w *World) newFailpoints(a *Actor) *failpoint.Set {
 	s.SetDecider(func(n failpoint.Name) (failpoint.Action, bool) {
 		return w.decide(a, n)
 	})
-	return s
+	return w.track(s)
 }
 
 // decide is the BUGGIFY decider. It runs on the running actor's goroutine,

@@ -96,7 +96,8 @@ func init() {
 			phaseDone = lifeCyclesAttempted // the long form runs every cycle
 		}
 		Register(&Workload{
-			Name: w.name,
+			Name:        w.name,
+			RidingScale: ridingScaleData,
 			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
 				"compactions, pins of old snapshots, a lagging change-feed consumer holding its history with a lease and a long-lived feature branch "+
 				"(commits, merges into main and from main, merged and deleted at the end); checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),

@@ -78,10 +78,10 @@ func (p *Proc) env() kernel.Env {
 
 // kopts are the kernel options of the process's handles: its environment,
 // the workload's grace period, skew margin and reach bounds (0: the
-// kernel's defaults).
+// kernel's defaults) and the scenario's riding budget.
 func (p *Proc) kopts() kernel.Options {
 	wl := p.run.wl
-	return kernel.Options{Env: p.env(), Grace: wl.Grace, SkewMargin: wl.SkewMargin, ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds}
+	return kernel.Options{Env: p.env(), Grace: wl.Grace, SkewMargin: wl.SkewMargin, ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds, RidingBudget: p.run.S.Riding}
 }
 
 // Over reports whether err (or the process's state) means the process must
