@@ -7,10 +7,12 @@ import (
 
 // Riding scales (Workload.RidingScale): a data-plane table version rides
 // with about 1–4 KB (data, lifetime, merge, schema: its index and
-// fragment references), a kernel workload's with about 330 bytes.
+// fragment references), a kernel workload's with about 330 bytes, the
+// crash-cut sweep's with about 200.
 const (
 	ridingScaleData   = 2000
 	ridingScaleKernel = 350
+	ridingScaleCuts   = 200
 )
 
 // ridingFor is the riding budget (kernel.Options.RidingBudget) of a

@@ -352,7 +352,7 @@ func (r *Run) finalChecks() {
 		vs = append(vs, r.checkGroups(g)...)
 	}
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
-	if r.wl.RidingScale > 0 {
+	if r.wl.RidingScale > 0 { // a workload with its own Run (cuts) counts its own
 		rvs, cov := check.CheckRidingBudget(r.Insp, g, r.S.Riding.VersionBytes, r.S.Riding.ManifestBytes)
 		vs = append(vs, rvs...)
 		r.riding = RidingCounts{Budgeted: r.S.Riding != (kernel.RidingBudget{}), RidingCoverage: cov}
