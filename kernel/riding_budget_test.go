@@ -7,6 +7,7 @@ import (
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 	"github.com/graphkernel/graphkernel/kernel/format"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -163,4 +164,46 @@ func raceOverBudget(t *testing.T, st *sim.Store) *failpoint.Set {
 		t.Fatal(err)
 	}
 	return fps
+}
+
+// TestPublishOverTheRidingBudgetIsTyped: Publish of adopted riding
+// versions (kernel.UpdateOf) cannot turn them into objects, so when they
+// do not fit the handle's riding budget on the head it refuses with
+// ErrInvalidArgument (definite: nothing is published), not with the
+// write path's internal redo signal.
+func TestPublishOverTheRidingBudgetIsTyped(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	g, err := kernel.Init(ctx, st, root, schema, kernel.Options{Env: testEnv(1), RidingBudget: smallBudget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := mustBranch(t, g, "main")
+	dev, err := g.CreateBranch(ctx, "dev", main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"a", "b"} {
+		if _, err := g.Write(ctx, main, []kernel.TableWrite{bigWrite(table, 400)}, kernel.LineageIntent{Actor: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.Write(ctx, dev, []kernel.TableWrite{bigWrite("c", 400)}, kernel.LineageIntent{Actor: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.SnapshotAt(ctx, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, _ := snap.Table("c")
+	if pin.Riding == "" {
+		t.Fatal("c does not ride on dev")
+	}
+	before := headManifestPins(t, st)
+	_, err = g.Publish(ctx, main, []kernel.TableUpdate{kernel.UpdateOf(pin)}, kernel.LineageIntent{Actor: "t"}, nil)
+	if !errors.Is(err, kernel.ErrInvalidArgument) || objstore.IsAmbiguous(err) {
+		t.Fatalf("Publish of c over the riding budget = %v, want ErrInvalidArgument (definite)", err)
+	}
+	if after := headManifestPins(t, st); len(after) != len(before) {
+		t.Fatal("the refused publish moved main")
+	}
 }
