@@ -144,7 +144,10 @@ type publishReq struct {
 // but an update naming a version per attempt without a payload must name
 // an object: Publish checks that one exists (one HEAD request each) and
 // refuses a version that rides (format 11) with ErrInvalidArgument, as its
-// manifest would otherwise pin a version nobody can read.
+// manifest would otherwise pin a version nobody can read. Adopted riding
+// versions that do not fit the handle's riding budget on the head
+// (Options.RidingBudget, the format's maxima by default) are refused
+// with ErrInvalidArgument too: Publish cannot write them as objects.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
 	if err := g.checkWritable("publish"); err != nil {
 		return Commit{}, err
@@ -531,8 +534,10 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 // errRidingOverBudget is buildNext's refusal of a write whose riding
 // versions (format 11) no longer fit the budget on the head it builds on
 // (lineage.RidingOverBudget): its round is done again with every version
-// an object (writeRoundNamed).
-var errRidingOverBudget = errors.New("kernel: the riding versions exceed the manifest's budget")
+// an object (writeRoundNamed). A Publish of adopted riding versions
+// (UpdateOf) cannot do that, so it returns it: it matches
+// ErrInvalidArgument (definite, nothing published).
+var errRidingOverBudget = fmt.Errorf("%w: the riding versions exceed the manifest's riding budget", ErrInvalidArgument)
 
 // plantRidingDropped is the planted bug riding-dropped (internal/plant;
 // dead code unless built with -tags simplant and switched on): a pin the
