@@ -236,10 +236,10 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 		return nil, err
 	}
 	return &Graph{
-		riding: riding,
-		store:  budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
+		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
 		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim, counterWrites: opts.CounterWrites, noRiding: opts.NoRiding,
+		riding:    riding,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),
