@@ -495,7 +495,9 @@ func (p *Proc) lifeAfterCycles() error {
 
 // lifeDeleteLeftCycles deletes every live cycle branch of this changer's
 // ops before idx (ch-<plan>-<k>, k < idx). A listing that fails leaves
-// lifeResumed unset, so the next cycle tries again.
+// lifeResumed unset, so the next cycle tries again; the cycle the crash
+// interrupted stays the one before the op this generation resumed at
+// (resumedAt), not before idx (sim/testdata/lifetime-resume-after-failed-listing.txt).
 func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 	branches, err := p.g.ListBranches(p.Ctx())
 	if err != nil {
@@ -506,7 +508,7 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 	}
 	p.lifeResumed = true
 	prefix := "ch-" + sanitizeTag(p.plan.Name) + "-"
-	interrupted := prefix + strconv.Itoa(idx-1)
+	interrupted := prefix + strconv.Itoa(p.resumedAt-1)
 	listed := false
 	for _, b := range branches {
 		k, err := strconv.Atoi(strings.TrimPrefix(b.Name(), prefix))
@@ -518,7 +520,7 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 			return err
 		}
 	}
-	if listed || idx == 0 {
+	if listed || p.resumedAt == 0 {
 		return nil
 	}
 	// ListBranches misses a live name while a collection has deleted its

@@ -25,9 +25,12 @@ type Proc struct {
 	name string
 	gen  int
 	next int // index of the next op to run; a restart resumes here
-	h    host
-	g    *kernel.Graph
-	data *data.Graph
+	// resumedAt is the op index this generation began at (next when it
+	// was spawned): a restart's crash interrupted the op before it.
+	resumedAt int
+	h         host
+	g         *kernel.Graph
+	data      *data.Graph
 	// maint is the process's maintenance handle, kept across its
 	// collections (its cache of immutable objects), new after a restart.
 	maint *maintain.Maintainer

@@ -312,7 +312,7 @@ func (r *Run) spawn(plan *ActorPlan, next, gen int, delay time.Duration) {
 	if gen > 0 {
 		name = fmt.Sprintf("%s~%d", plan.Name, gen)
 	}
-	p := &Proc{run: r, plan: plan, name: name, gen: gen, next: next}
+	p := &Proc{run: r, plan: plan, name: name, gen: gen, next: next, resumedAt: next}
 	r.joinService(p)
 	p.actor = r.W.SpawnAfter(delay, name, func(a *sim.Actor) error { return p.main(a) })
 	r.procs[p.actor.ID()] = p
