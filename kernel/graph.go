@@ -115,6 +115,38 @@ type Options struct {
 	// layouts, the object path of the collector and recovery) and for
 	// measuring what riding saves; a production handle leaves it false.
 	NoRiding bool
+
+	// RidingBudget bounds what this handle's writes let ride their
+	// manifest (format 11, docs/format.md "v10->v11"): a version rides only
+	// if its payload is at most VersionBytes and the manifest's riding
+	// bytes stay at most ManifestBytes; the publish re-checks the manifest
+	// bound on the head it builds on and, over it, redoes the round with
+	// objects. A zero field means the format's maximum
+	// (format.MaxRidingVersionBytes, MaxRidingManifestBytes); a negative
+	// one or one above the maximum is refused at Open and Init
+	// (ErrInvalidArgument). It is a pure input of the decision, known to
+	// the writer only: readers, the collector and verify accept any
+	// manifest within the format's maxima. Tests and the simulator use
+	// small budgets so that manifests go over budget and versions spill
+	// to objects beside riding ones; a production handle leaves it zero.
+	RidingBudget RidingBudget
+}
+
+// RidingBudget is Options.RidingBudget: the byte bounds of one riding
+// version's payload and of a manifest's riding payloads, each 0 for the
+// format's maximum.
+type RidingBudget struct {
+	VersionBytes, ManifestBytes int
+}
+
+// resolve returns b with each zero field replaced by the format's
+// maximum, or ErrInvalidArgument for a field out of range.
+func (b RidingBudget) resolve() (RidingBudget, error) {
+	if b.VersionBytes < 0 || b.VersionBytes > format.MaxRidingVersionBytes || b.ManifestBytes < 0 || b.ManifestBytes > format.MaxRidingManifestBytes {
+		return RidingBudget{}, fmt.Errorf("%w: RidingBudget %d/%d bytes out of range (0 to %d/%d)", ErrInvalidArgument,
+			b.VersionBytes, b.ManifestBytes, format.MaxRidingVersionBytes, format.MaxRidingManifestBytes)
+	}
+	return RidingBudget{VersionBytes: cmp.Or(b.VersionBytes, format.MaxRidingVersionBytes), ManifestBytes: cmp.Or(b.ManifestBytes, format.MaxRidingManifestBytes)}, nil
 }
 
 // Graph is a handle on one graph under one root of one store. It is safe for
@@ -137,6 +169,8 @@ type Graph struct {
 	counterWrites bool
 	// noRiding is Options.NoRiding.
 	noRiding bool
+	// riding is Options.RidingBudget, resolved (no zero field).
+	riding RidingBudget
 
 	manifests *cache[loaded]
 	tables    *cache[format.TableVersion]
@@ -197,10 +231,15 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, error) {
 	if !lim.Valid() {
 		return nil, fmt.Errorf("%w: ReachEntries %d or ReachFolds %d out of range", ErrInvalidArgument, opts.ReachEntries, opts.ReachFolds)
 	}
+	riding, err := opts.RidingBudget.resolve()
+	if err != nil {
+		return nil, err
+	}
 	return &Graph{
 		store: budgetedStore{inner: store}, keys: format.NewKeys(root), readOnly: opts.ReadOnly,
 		clock: opts.Env.Clock, ent: &lockedReader{r: opts.Env.Entropy}, fp: opts.Env.Failpoints, budget: budget,
 		opRequests: opRequests, grace: grace, skew: skew, reachLimits: lim, counterWrites: opts.CounterWrites, noRiding: opts.NoRiding,
+		riding:    riding,
 		manifests: newCache[loaded](manifestCacheEntries),
 		tables:    newCache[format.TableVersion](tableCacheEntries),
 		locations: newCache[format.ManifestRef](locationCacheEntries),

@@ -113,6 +113,10 @@ type publishReq struct {
 	// earlier attempt's index, so the index is overwritten, never
 	// created. nil (a request not built by newPublishReq) counts as set.
 	indexSent *bool
+	// ridingBudget is the manifest riding bytes the request may leave
+	// when an update rides (the handle's Options.RidingBudget; 0, a request
+	// not built by newPublishReq, means format.MaxRidingManifestBytes).
+	ridingBudget int
 
 	onceParents []format.ID // planted bug reparent-once only: the parents of the first attempt
 }
@@ -140,7 +144,10 @@ type publishReq struct {
 // but an update naming a version per attempt without a payload must name
 // an object: Publish checks that one exists (one HEAD request each) and
 // refuses a version that rides (format 11) with ErrInvalidArgument, as its
-// manifest would otherwise pin a version nobody can read.
+// manifest would otherwise pin a version nobody can read. Adopted riding
+// versions that do not fit the handle's riding budget on the head
+// (Options.RidingBudget, the format's maxima by default) are refused
+// with ErrInvalidArgument too: Publish cannot write them as objects.
 func (g *Graph) Publish(ctx context.Context, b BranchRef, updates []TableUpdate, intent LineageIntent, exp []Expectation) (Commit, error) {
 	if err := g.checkWritable("publish"); err != nil {
 		return Commit{}, err
@@ -213,7 +220,7 @@ func (g *Graph) newPublishReq(ctx context.Context, b BranchRef, updates []TableU
 	}
 	return publishReq{branch: b, updates: append([]lineage.Update(nil), updates...), exp: append([]lineage.Expectation(nil), exp...),
 		commit: c, merged: intent.MergedParent, head: intent.ExpectHead, token: tok, staged: intent.ReadSince,
-		expectSchema: intent.ExpectSchema, newSchema: intent.NewSchema, indexSent: new(bool)}, nil
+		expectSchema: intent.ExpectSchema, newSchema: intent.NewSchema, indexSent: new(bool), ridingBudget: g.riding.ManifestBytes}, nil
 }
 
 // publish runs the bounded attempt loop of one request. Every exit with an
@@ -508,7 +515,7 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 	if mm != nil {
 		return format.Manifest{}, &VersionMismatchError{Table: mm.Table, Expected: mm.Expected, Actual: mm.Actual}
 	}
-	if lineage.RidingOverBudget(&next, req.updates) {
+	if lineage.RidingOverBudget(&next, req.updates, req.ridingBudget) && !plant.Enabled(plant.RidingUnchecked) {
 		return format.Manifest{}, fmt.Errorf("%w: %d riding bytes on %s v%d", errRidingOverBudget, format.RidingBytes(next.Tables), head.Branch.Name, head.Version)
 	}
 	if plant.Enabled(plant.RidingDropped) {
@@ -527,8 +534,10 @@ func buildNext(head *format.Manifest, req *publishReq) (format.Manifest, error) 
 // errRidingOverBudget is buildNext's refusal of a write whose riding
 // versions (format 11) no longer fit the budget on the head it builds on
 // (lineage.RidingOverBudget): its round is done again with every version
-// an object (writeRoundNamed).
-var errRidingOverBudget = errors.New("kernel: the riding versions exceed the manifest's budget")
+// an object (writeRoundNamed). A Publish of adopted riding versions
+// (UpdateOf) cannot do that, so it returns it: it matches
+// ErrInvalidArgument (definite, nothing published).
+var errRidingOverBudget = fmt.Errorf("%w: the riding versions exceed the manifest's riding budget", ErrInvalidArgument)
 
 // plantRidingDropped is the planted bug riding-dropped (internal/plant;
 // dead code unless built with -tags simplant and switched on): a pin the

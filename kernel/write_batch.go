@@ -149,7 +149,7 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, m *format
 	for i, p := range plans {
 		tvs[i] = plannedVersion(b, p)
 	}
-	rides, err := ridingPlans(m, tvs, noRide)
+	rides, err := ridingPlans(m, tvs, g.riding, noRide)
 	if err != nil {
 		return nil, err
 	}
@@ -202,10 +202,11 @@ func (g *Graph) commitNamedBatch(ctx context.Context, req *publishReq, m *format
 // round planned on. In plan order (by table), a version rides if it is
 // not content-preserving (a compaction keeps an object: the based_on
 // chains PinSatisfied walks never pass a riding version) and its payload
-// fits the budget beside the riding payloads m's pins keep
-// (format.RidingFits; the versions it replaces free theirs). The publish
-// checks the budget again on the head it builds on (buildNext).
-func ridingPlans(m *format.Manifest, tvs []format.TableVersion, noRide bool) ([]string, error) {
+// fits the budget (the handle's, Options.RidingBudget, resolved) beside
+// the riding payloads m's pins keep (format.RidingFitsWithin; the
+// versions it replaces free theirs). The publish checks the budget again
+// on the head it builds on (buildNext).
+func ridingPlans(m *format.Manifest, tvs []format.TableVersion, budget RidingBudget, noRide bool) ([]string, error) {
 	rides := make([]string, len(tvs))
 	if noRide {
 		return rides, nil
@@ -224,7 +225,7 @@ func ridingPlans(m *format.Manifest, tvs []format.TableVersion, noRide bool) ([]
 		if err != nil {
 			return nil, fmt.Errorf("commit table version of %q: %w: %v", tvs[i].Table, ErrInvalidArgument, err)
 		}
-		if format.RidingFits(carried, len(payload)) {
+		if format.RidingFitsWithin(budget.VersionBytes, budget.ManifestBytes, carried, len(payload)) {
 			rides[i] = payload
 			carried += len(payload)
 		}

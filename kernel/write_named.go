@@ -88,6 +88,9 @@ func (g *Graph) writeRoundNamed(ctx context.Context, req *publishReq, writes []T
 		// built on: nothing of this round was published (the refusal is
 		// definite), so the round is done again, every version an object.
 		run.noRide = true
+		if err := g.fp.Hit(ctx, failpoint.RidingRedo); err != nil {
+			return Commit{}, err
+		}
 		return g.writeRoundNamed(ctx, req, writes, reads, run)
 	}
 	return c, err

@@ -6,12 +6,23 @@ import (
 	"github.com/graphkernel/graphkernel/kernel/failpoint"
 )
 
+// countOnly are catalogued sites the simulator reads as counters
+// (World.FailpointHits) and BUGGIFY never enables: failpoint.RidingRedo
+// marks a round redone over the riding budget, where an injected error or
+// crash would only repeat what BeforePublish injects, and leaving it out
+// of chooseSites' draws keeps the schedules of every seed as they were.
+var countOnly = map[failpoint.Name]bool{failpoint.RidingRedo: true}
+
 // chooseSites decides, once per run, which failpoint sites BUGGIFY enables.
-// It draws one value per catalogued site in sorted order, whatever the
-// configuration, so the scheduler's stream does not depend on it.
+// It draws one value per catalogued site in sorted order (countOnly
+// aside), whatever the configuration, so the scheduler's stream does not
+// depend on it.
 func chooseSites(rng *rand.Rand, cfg BuggifyConfig) map[failpoint.Name]bool {
 	sites := map[failpoint.Name]bool{}
 	for _, n := range failpoint.All() {
+		if countOnly[n] {
+			continue
+		}
 		if rng.Float64() < cfg.SiteProb {
 			sites[n] = true
 		}
@@ -45,7 +56,7 @@ func (w *World) newFailpoints(a *Actor) *failpoint.Set {
 	s.SetDecider(func(n failpoint.Name) (failpoint.Action, bool) {
 		return w.decide(a, n)
 	})
-	return s
+	return w.track(s)
 }
 
 // decide is the BUGGIFY decider. It runs on the running actor's goroutine,

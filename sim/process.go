@@ -45,7 +45,7 @@ func (w *World) SharedFailpoints() *failpoint.Set {
 		}
 		return w.decide(a, n)
 	})
-	return s
+	return w.track(s)
 }
 
 // running returns the actor holding the baton, or nil.

@@ -140,6 +140,31 @@ type World struct {
 	names   map[string]int // spawns per actor name
 	immune  *Actor         // see SuspendFaults
 	victims int            // actors machine crashes crashed (not bounded by Crash.Max)
+	// fpSets are every failpoint set the world made (FailpointHits).
+	fpMu   sync.Mutex
+	fpSets []*failpoint.Set
+}
+
+// track records s for FailpointHits and returns it.
+func (w *World) track(s *failpoint.Set) *failpoint.Set {
+	w.fpMu.Lock()
+	defer w.fpMu.Unlock()
+	w.fpSets = append(w.fpSets, s)
+	return s
+}
+
+// FailpointHits reports how often site n was reached (fired or not) by
+// the handles of every actor and shared set of the world: a count of a
+// kernel path taken (failpoint.RidingRedo: rounds redone over the riding
+// budget).
+func (w *World) FailpointHits(n failpoint.Name) int {
+	w.fpMu.Lock()
+	defer w.fpMu.Unlock()
+	total := 0
+	for _, s := range w.fpSets {
+		total += s.Hits(n)
+	}
+	return total
 }
 
 // New returns a world at time zero with an empty store whose hook is the

@@ -48,15 +48,25 @@ type Summary struct {
 	MaxMergeBases  int `json:"max_merge_bases,omitempty"`
 	// FinalCollects is the most bounded collections any seed's janitor
 	// ran, the feature branch live, before one completed.
-	FinalCollects int      `json:"final_collects,omitempty"`
-	LinChecks     int      `json:"lin_checks"`
-	LinUnknown    int      `json:"lin_unknown"`
-	Violations    int      `json:"violations"`
-	Deterministic *bool    `json:"deterministic,omitempty"`
-	TraceHash     string   `json:"trace_hash,omitempty"`
-	SimSeconds    float64  `json:"sim_seconds"`
-	WallSeconds   float64  `json:"wall_seconds"`
-	FailingSeeds  []uint64 `json:"failing_seeds"`
+	FinalCollects int `json:"final_collects,omitempty"`
+	// The riding budget (format 11, Scenario.Riding), summed over the
+	// seeds of workloads that choose one: seeds with a budget below the
+	// format's maxima, rounds redone over the budget, distinct table
+	// versions that rode and that spilled to objects, and manifests
+	// pinning both kinds.
+	RidingBudgeted int      `json:"riding_budgeted_seeds,omitempty"`
+	RidingRedone   int      `json:"riding_rounds_redone,omitempty"`
+	RidingRode     int      `json:"riding_versions_rode,omitempty"`
+	RidingSpilled  int      `json:"riding_versions_spilled,omitempty"`
+	RidingMixed    int      `json:"riding_manifests_mixed,omitempty"`
+	LinChecks      int      `json:"lin_checks"`
+	LinUnknown     int      `json:"lin_unknown"`
+	Violations     int      `json:"violations"`
+	Deterministic  *bool    `json:"deterministic,omitempty"`
+	TraceHash      string   `json:"trace_hash,omitempty"`
+	SimSeconds     float64  `json:"sim_seconds"`
+	WallSeconds    float64  `json:"wall_seconds"`
+	FailingSeeds   []uint64 `json:"failing_seeds"`
 
 	// Extras.
 	SimWallRatio   float64 `json:"sim_wall_ratio"`
@@ -177,6 +187,13 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		}
 		s.MaxMergeBases = max(s.MaxMergeBases, r.Feature.MaxMergeBases)
 		s.FinalCollects = max(s.FinalCollects, r.Feature.FinalCollects)
+		if r.Riding.Budgeted {
+			s.RidingBudgeted++
+		}
+		s.RidingRedone += r.Riding.Redone
+		s.RidingRode += r.Riding.Rode
+		s.RidingSpilled += r.Riding.Spilled
+		s.RidingMixed += r.Riding.Mixed
 		s.LinChecks += r.LinChecks
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
@@ -252,6 +269,10 @@ func writeTable(w io.Writer, s *Summary) {
 			row("  lifetime mark", fmt.Sprintf("%d cycles ended at sim %v: %d requests, %d keys; %d collections (%d incomplete), merge bases ≤ %d since the last mark",
 				m.Cycles, m.SimTime.Round(time.Second), m.Requests, m.Keys, m.Collections, m.Incomplete, m.MergeBases))
 		}
+	}
+	if s.RidingBudgeted+s.RidingRode > 0 {
+		row("riding budget", fmt.Sprintf("%d seeds under a small budget: %d rounds redone over it, %d versions spilled to objects, %d rode; %d manifests mixing both",
+			s.RidingBudgeted, s.RidingRedone, s.RidingSpilled, s.RidingRode, s.RidingMixed))
 	}
 	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	row("violations", s.Violations)

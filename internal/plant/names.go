@@ -122,6 +122,13 @@ const (
 	// names a version that has no object and a reader of the table finds
 	// it reclaimed.
 	RidingDropped = "riding-dropped"
+	// RidingUnchecked: a publish skips the riding budget's re-check on
+	// the head it builds on (lineage.RidingOverBudget), so a write that
+	// planned its riding on an older head, while a racing write spent the
+	// room, lands a manifest whose riding bytes exceed the writer's budget
+	// (kernel.Options.RidingBudget) instead of redoing its round with
+	// objects.
+	RidingUnchecked = "riding-unchecked"
 	// GCSkipsRiding: garbage collection marks the table versions a root
 	// manifest pins but not what a version riding it (format 11, no
 	// object to list) names, so it deletes that version's fragments and
@@ -207,7 +214,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree, RidingDropped, GCSkipsRiding}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree, RidingDropped, GCSkipsRiding, RidingUnchecked}
 	sort.Strings(names)
 	return names
 }

@@ -58,6 +58,12 @@ const (
 	// PublishBeforeWrite fires inside the publish retry loop after the
 	// branch head was re-loaded and before the create-only manifest write.
 	PublishBeforeWrite Name = "publish.before_write"
+	// RidingRedo fires when a write's publish was refused because its
+	// riding versions no longer fit the riding budget on the head it built
+	// on (format 11), before the round is done again with every version an
+	// object: nothing of the refused round was published. Its hit count is
+	// how often a round was redone over the budget.
+	RidingRedo Name = "write.riding_redo"
 )
 
 // All lists every catalogued failpoint in sorted order.
@@ -66,7 +72,7 @@ func All() []Name {
 		AfterSidecarWrite, AfterTableCommit, BeforePublish,
 		AfterPublishBeforeSidecarDelete, BeforeRollForwardPublish,
 		BeforeRollBackPublish, AfterRecoveryPublishBeforeAudit, AfterAuditBeforeSidecarDelete,
-		MigrationLegacyRead, MigrationBeforeStamp, PublishBeforeWrite,
+		MigrationLegacyRead, MigrationBeforeStamp, PublishBeforeWrite, RidingRedo,
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
 	return names

@@ -108,6 +108,11 @@ func TestRidingPayloadMustMatchItsPin(t *testing.T) {
 	if RidingFits(0, MaxRidingVersionBytes+1) || RidingFits(MaxRidingManifestBytes-10, 11) || !RidingFits(MaxRidingManifestBytes-10, 10) || RidingFits(0, 0) {
 		t.Error("RidingFits: wrong bounds")
 	}
+	if RidingFitsWithin(100, 300, 0, 101) || !RidingFitsWithin(100, 300, 200, 100) || RidingFitsWithin(100, 300, 201, 100) ||
+		RidingFitsWithin(2*MaxRidingVersionBytes, 2*MaxRidingManifestBytes, 0, MaxRidingVersionBytes+1) ||
+		RidingFitsWithin(2*MaxRidingVersionBytes, 2*MaxRidingManifestBytes, MaxRidingManifestBytes, 1) {
+		t.Error("RidingFitsWithin: wrong bounds (a writer's budget lowers the format's maxima, never raises them)")
+	}
 }
 
 // TestRidingPayloadIsDecodedWhenRead: the check on encode and decode is

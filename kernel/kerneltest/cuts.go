@@ -54,6 +54,10 @@ type CutOptions struct {
 	// version of a write named per attempt is an object (format 10), not
 	// riding its manifest (format 11).
 	NoRiding bool
+	// RidingBudget runs every handle with kernel.Options.RidingBudget: a
+	// small one makes some of a write's versions ride and the rest spill
+	// to objects (format 11).
+	RidingBudget kernel.RidingBudget
 }
 
 // Effect is one durable object-store effect (an applied Put or Delete).
@@ -168,7 +172,7 @@ func (h *harness) violate(format string, args ...any) {
 
 func (h *harness) setup() (*sim.Store, error) {
 	store := sim.New(sim.Config{Seed: h.opt.Seed})
-	g, err := kernel.Init(h.ctx, store, CutRoot, []byte("kerneltest cut sweep\n"), kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: Env(h.nextSeed(), nil)})
+	g, err := kernel.Init(h.ctx, store, CutRoot, []byte("kerneltest cut sweep\n"), kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: Env(h.nextSeed(), nil)})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +191,7 @@ func (h *harness) setup() (*sim.Store, error) {
 // checks that the handle wrote nothing.
 func (h *harness) state(store *sim.Store) (string, error) {
 	before := store.Counters().Writes()
-	g, err := kernel.Open(h.ctx, store, CutRoot, kernel.Options{ReadOnly: true, CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: Env(h.nextSeed(), nil)})
+	g, err := kernel.Open(h.ctx, store, CutRoot, kernel.Options{ReadOnly: true, CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: Env(h.nextSeed(), nil)})
 	if err != nil {
 		return "", err
 	}
@@ -237,7 +241,7 @@ func (k *crashHook) AfterCall(_ context.Context, c *sim.Call, applied bool, _ er
 // runWriter runs the scenario's write on store, crashing after cut effects
 // (cut < 0: no crash), and returns the effects and the write's error.
 func (h *harness) runWriter(store *sim.Store, cut int) ([]Effect, error) {
-	g, err := kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: Env(h.nextSeed(), nil)})
+	g, err := kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: Env(h.nextSeed(), nil)})
 	if err != nil {
 		return nil, fmt.Errorf("writer open: %w", err)
 	}
@@ -299,7 +303,7 @@ func (h *harness) reopenCheck(where string, store *sim.Store, ops []string, n in
 func (h *harness) openConcurrently(store *sim.Store, n int, staged bool) []error {
 	errs := make([]error, n)
 	if n == 1 {
-		_, errs[0] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: EnvAt(h.nextSeed(), nil, Later)})
+		_, errs[0] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: EnvAt(h.nextSeed(), nil, Later)})
 		return errs
 	}
 	var wg sync.WaitGroup
@@ -318,7 +322,7 @@ func (h *harness) openConcurrently(store *sim.Store, n int, staged bool) []error
 		//detlint:goroutine two racing openers; a known gap (docs/invariants.md): the trace hash covers the sweep's report, not a scheduled run
 		go func() {
 			defer wg.Done()
-			_, errs[i] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: EnvAt(seed, fps, Later)})
+			_, errs[i] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: EnvAt(seed, fps, Later)})
 			if i == 0 {
 				close(done)
 			}
@@ -330,7 +334,7 @@ func (h *harness) openConcurrently(store *sim.Store, n int, staged bool) []error
 		case <-rv.Reached():
 		case <-done:
 		}
-		_, errs[1] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: EnvAt(h.nextSeed(), nil, Later)})
+		_, errs[1] = kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: EnvAt(h.nextSeed(), nil, Later)})
 		rv.Release()
 	} else {
 		start(1, nil, h.nextSeed())
@@ -398,7 +402,7 @@ func publishEffect(effects []Effect) int {
 // needs it (a merge base) must answer and leave a complete index of every
 // branch head behind (kernel repairIndex), never fail on its absence.
 func (h *harness) checkHeadIndexes(where string, store *sim.Store) {
-	g, err := kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: EnvAt(h.nextSeed(), nil, Later)})
+	g, err := kernel.Open(h.ctx, store, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: EnvAt(h.nextSeed(), nil, Later)})
 	if err != nil {
 		h.violate("%s: index check open: %v", where, err)
 		return
@@ -438,7 +442,7 @@ func (h *harness) recoveryCuts(where string, crashed *sim.Store, ops []string) {
 	probe := crashed.Clone()
 	hook := &crashHook{cut: -1}
 	probe.SetHook(hook)
-	_, err := kernel.Open(h.ctx, probe, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: EnvAt(h.nextSeed(), nil, Later)})
+	_, err := kernel.Open(h.ctx, probe, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: EnvAt(h.nextSeed(), nil, Later)})
 	probe.SetHook(nil)
 	if err != nil {
 		return // reported by the 1-opener reopen
@@ -449,7 +453,7 @@ func (h *harness) recoveryCuts(where string, crashed *sim.Store, ops []string) {
 		s := crashed.Clone()
 		k := &crashHook{cut: d}
 		s.SetHook(k)
-		_, _ = kernel.Open(h.ctx, s, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, Env: EnvAt(h.nextSeed(), nil, Later)}) // crashes at its cut
+		_, _ = kernel.Open(h.ctx, s, CutRoot, kernel.Options{CounterWrites: h.opt.CounterWrites, NoRiding: h.opt.NoRiding, RidingBudget: h.opt.RidingBudget, Env: EnvAt(h.nextSeed(), nil, Later)}) // crashes at its cut
 		s.SetHook(nil)
 		h.reopenCheck(fmt.Sprintf("%s, recovery crashed after effect %d/%d", where, d, len(hook.effects)), s, ops, 1, false)
 	}

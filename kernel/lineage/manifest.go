@@ -128,14 +128,19 @@ func NextManifest(prev *format.Manifest, p Proposal) (format.Manifest, *Mismatch
 }
 
 // RidingOverBudget reports whether next, built for updates, breaks the
-// riding budget: some update rides and the riding payloads next carries
-// exceed format.MaxRidingManifestBytes (the write planned its riding on an
-// older head; it must write its versions as objects instead). A manifest
-// whose updates ride nothing may carry what it inherited.
-func RidingOverBudget(next *format.Manifest, updates []Update) bool {
+// riding budget of manifest bytes (the writer's, at most
+// format.MaxRidingManifestBytes; 0 means that maximum): some update rides
+// and the riding payloads next carries exceed it (the write planned its
+// riding on an older head; it must write its versions as objects
+// instead). A manifest whose updates ride nothing may carry what it
+// inherited.
+func RidingOverBudget(next *format.Manifest, updates []Update, manifest int) bool {
+	if manifest <= 0 || manifest > format.MaxRidingManifestBytes {
+		manifest = format.MaxRidingManifestBytes
+	}
 	for _, u := range updates {
 		if u.Riding != "" {
-			return format.RidingBytes(next.Tables) > format.MaxRidingManifestBytes
+			return format.RidingBytes(next.Tables) > manifest
 		}
 	}
 	return false

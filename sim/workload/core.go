@@ -22,10 +22,11 @@ func init() {
 		ReachEntries: 2, ReachFolds: 2,
 	})
 	Register(&Workload{
-		Name:     "contention",
-		Doc:      "many writers racing on main with short think times, plus readers: the publish retry loop under faults",
-		Generate: func(seed uint64, faults string) *Scenario { return genCore(seed, faults, contentionShape) },
-		Plants:   []string{plant.ReparentOnce, plant.StaleViewCommit},
+		Name:        "contention",
+		RidingScale: ridingScaleKernel,
+		Doc:         "many writers racing on main with short think times, plus readers: the publish retry loop under faults",
+		Generate:    func(seed uint64, faults string) *Scenario { return genCore(seed, faults, contentionShape) },
+		Plants:      []string{plant.ReparentOnce, plant.StaleViewCommit, plant.RidingUnchecked},
 	})
 }
 

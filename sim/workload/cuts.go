@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
+	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/kerneltest"
+	"github.com/graphkernel/graphkernel/objstore"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
 
@@ -20,8 +23,9 @@ func init() {
 		Generate: func(seed uint64, faults string) *Scenario {
 			return &Scenario{Workload: "cuts", Seed: seed, Faults: faults, QuietPhase: 1}
 		},
-		Plants: []string{plant.DoubleAudit, plant.PrivatePlan},
-		Run:    runCuts,
+		Plants:      []string{plant.DoubleAudit, plant.PrivatePlan},
+		Run:         runCuts,
+		RidingScale: ridingScaleCuts,
 	})
 }
 
@@ -43,12 +47,21 @@ var cutsFormats = []struct {
 // covers each sweep's recorded effects, counts and verdicts (the sweep's
 // concurrent openers are free-running, but their verdicts must not depend
 // on the interleaving).
+//
+// The riding sweeps run with the scenario's riding budget (ridingFor on
+// the scale of the sweep's versions, about 200 bytes each): under a small
+// one a two-table write rides one version and spills the other, and
+// Result.Riding counts the spilled versions' object writes.
 func runCuts(s *Scenario, _ Options) *Result {
-	res := &Result{Scenario: s}
+	res := &Result{Scenario: s, Riding: RidingCounts{Budgeted: s.Riding != (kernel.RidingBudget{})}}
 	h := sha256.New()
 	for _, f := range cutsFormats {
 		for _, sc := range kerneltest.WriterScenarios() {
-			sweepCuts(res, h, sc, f.name, kerneltest.CutOptions{Seed: s.Seed, CounterWrites: f.counter, NoRiding: f.noRiding})
+			opt := kerneltest.CutOptions{Seed: s.Seed, CounterWrites: f.counter, NoRiding: f.noRiding}
+			if f.name == "riding" {
+				opt.RidingBudget = s.Riding
+			}
+			sweepCuts(res, h, sc, f.name, opt)
 		}
 	}
 	copy(res.TraceHash[:], h.Sum(nil))
@@ -71,6 +84,13 @@ func sweepCuts(res *Result, h io.Writer, sc kerneltest.CutScenario, format strin
 	}
 	for _, v := range vs {
 		res.Violations = append(res.Violations, check.Violation{Check: "cuts", Detail: format + ": " + v})
+	}
+	if format == "riding" && sc.Name != "compaction" { // a compaction's content-preserving version never rides
+		for _, e := range rep.Effects { // one uncrashed run: each put of a version named per attempt is a spill
+			if e.Op == objstore.OpPut && strings.Contains(e.Key, "/tables/") {
+				res.Riding.Spilled++
+			}
+		}
 	}
 	res.Cuts += rep.Cuts
 	res.Ops += rep.Reopens

@@ -96,7 +96,8 @@ func init() {
 			phaseDone = lifeCyclesAttempted // the long form runs every cycle
 		}
 		Register(&Workload{
-			Name: w.name,
+			Name:        w.name,
+			RidingScale: ridingScaleData,
 			Doc: fmt.Sprintf("%d branch-per-change cycles (fork from main, commit, merge into main, delete) beside collections, "+
 				"compactions, pins of old snapshots, a lagging change-feed consumer holding its history with a lease and a long-lived feature branch "+
 				"(commits, merges into main and from main, merged and deleted at the end); checks pinned snapshots and the leased feed never lose history, merged rows never vanish, nothing leaks", cycles),
@@ -494,7 +495,9 @@ func (p *Proc) lifeAfterCycles() error {
 
 // lifeDeleteLeftCycles deletes every live cycle branch of this changer's
 // ops before idx (ch-<plan>-<k>, k < idx). A listing that fails leaves
-// lifeResumed unset, so the next cycle tries again.
+// lifeResumed unset, so the next cycle tries again; the cycle the crash
+// interrupted stays the one before the op this generation resumed at
+// (resumedAt), not before idx (sim/testdata/lifetime-resume-after-failed-listing.txt).
 func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 	branches, err := p.g.ListBranches(p.Ctx())
 	if err != nil {
@@ -505,7 +508,7 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 	}
 	p.lifeResumed = true
 	prefix := "ch-" + sanitizeTag(p.plan.Name) + "-"
-	interrupted := prefix + strconv.Itoa(idx-1)
+	interrupted := prefix + strconv.Itoa(p.resumedAt-1)
 	listed := false
 	for _, b := range branches {
 		k, err := strconv.Atoi(strings.TrimPrefix(b.Name(), prefix))
@@ -517,7 +520,7 @@ func (p *Proc) lifeDeleteLeftCycles(idx int) error {
 			return err
 		}
 	}
-	if listed || idx == 0 {
+	if listed || p.resumedAt == 0 {
 		return nil
 	}
 	// ListBranches misses a live name while a collection has deleted its

@@ -50,7 +50,8 @@ func mustContract(text string) []byte {
 
 func init() {
 	Register(&Workload{
-		Name: "data",
+		Name:        "data",
+		RidingScale: ridingScaleData,
 		Doc: "typed transactions on the data plane: linking people to at most one company (@card 0..1) from racing " +
 			"writers, updates, cascading deletes, and readers checking cardinality, dangling edges and every graph read " +
 			"against the reference data model (reads-vs-model)",
@@ -61,7 +62,8 @@ func init() {
 		Final:    finalData,
 	})
 	Register(&Workload{
-		Name: "data-drops",
+		Name:        "data-drops",
+		RidingScale: ridingScaleData,
 		Doc: "the data workload plus cascading deletes of people racing new edges to them " +
 			"(dangling edges: the race the simulator found, closed by read expectations)",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, true) },

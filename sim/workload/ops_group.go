@@ -25,7 +25,8 @@ import (
 // can tell a member failed by another's failure from one failing alone.
 func init() {
 	Register(&Workload{
-		Name: "data-group",
+		Name:        "data-group",
+		RidingScale: ridingScaleData,
 		Doc: "group commit: the actors of one service share a data handle (Options.Group) and commit on aligned " +
 			"instants, members sound (fresh ids), unsound (an existing id, a dangling edge) or either (stale Update, " +
 			"@card), racing another process, under faults and crashes that kill the whole service",

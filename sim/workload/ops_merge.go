@@ -28,7 +28,8 @@ var mergeBranches = []string{"main", "f1", "f2"}
 
 func init() {
 	Register(&Workload{
-		Name: "merge",
+		Name:        "merge",
+		RidingScale: ridingScaleData,
 		Doc: "three-way merges between main and two feature branches while writers edit, link, unlink, drop and re-create " +
 			"people on every branch; each merge's result is checked against a three-way merge of full snapshots",
 		Generate: genMerge,

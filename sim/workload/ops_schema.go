@@ -45,7 +45,8 @@ var schemaShape = shape{faultPhase: 3 * time.Minute, quietPhase: time.Minute}
 
 func init() {
 	Register(&Workload{
-		Name: "schema",
+		Name:        "schema",
+		RidingScale: ridingScaleData,
 		Doc: "schema changes (property and type renames keeping data, @card tighten/loosen) on main and a feature branch while writers add and " +
 			"remove edges inside long transactions and a merger merges the branches both ways; checks @card and renamed data",
 		Generate: genSchema,

@@ -62,6 +62,7 @@ var plantChecks = map[string][]string{
 	plant.PublishSkipsDeferred: {"table-head", "retained-readable"},
 	plant.RidingDropped:        {"table-head", "feed-error"},
 	plant.GCSkipsRiding:        {"retained-readable"},
+	plant.RidingUnchecked:      {"riding-budget"},
 }
 
 // TestPlantedBugsCaught proves the checkers can fail: with each planted

@@ -25,9 +25,12 @@ type Proc struct {
 	name string
 	gen  int
 	next int // index of the next op to run; a restart resumes here
-	h    host
-	g    *kernel.Graph
-	data *data.Graph
+	// resumedAt is the op index this generation began at (next when it
+	// was spawned): a restart's crash interrupted the op before it.
+	resumedAt int
+	h         host
+	g         *kernel.Graph
+	data      *data.Graph
 	// maint is the process's maintenance handle, kept across its
 	// collections (its cache of immutable objects), new after a restart.
 	maint *maintain.Maintainer
@@ -78,10 +81,10 @@ func (p *Proc) env() kernel.Env {
 
 // kopts are the kernel options of the process's handles: its environment,
 // the workload's grace period, skew margin and reach bounds (0: the
-// kernel's defaults).
+// kernel's defaults) and the scenario's riding budget.
 func (p *Proc) kopts() kernel.Options {
 	wl := p.run.wl
-	return kernel.Options{Env: p.env(), Grace: wl.Grace, SkewMargin: wl.SkewMargin, ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds}
+	return kernel.Options{Env: p.env(), Grace: wl.Grace, SkewMargin: wl.SkewMargin, ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds, RidingBudget: p.run.S.Riding}
 }
 
 // Over reports whether err (or the process's state) means the process must

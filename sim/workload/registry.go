@@ -14,7 +14,8 @@ type Workload struct {
 	// Doc says in one line what the workload exercises.
 	Doc string
 	// Generate builds the scenario of seed under the named fault profile.
-	// It must be a pure function of its arguments.
+	// It must be a pure function of its arguments. Register makes it set
+	// the scenario's riding budget (ridingFor) for a simulated workload.
 	Generate func(seed uint64, faults string) *Scenario
 	// Plants lists the planted bugs this workload must catch (simrun -plant
 	// NAME without -workload picks the workload listing NAME).
@@ -66,6 +67,14 @@ type Workload struct {
 	// ends. A workload sized by work done (lifetime-10k: every planned
 	// cycle attempted) rather than by time sets it.
 	PhaseDone func(r *Run) bool
+	// RidingScale, if set, is about how many bytes the workload's table
+	// versions ride their manifest with (format 11), and makes its
+	// scenarios carry a riding budget chosen per seed on that scale
+	// (Scenario.Riding, ridingFor): its writers' manifests go over budget
+	// and their versions spill to objects beside riding ones, and the
+	// final checks hold every manifest to the budget
+	// (check.CheckRidingBudget).
+	RidingScale int
 	// Final, if set, runs in the janitor process in the quiet phase, after
 	// every other process ended and the janitor's read-write open swept.
 	Final func(p *Proc) error
@@ -81,6 +90,13 @@ func Register(w *Workload) {
 	}
 	if _, dup := registry[w.Name]; dup {
 		panic(fmt.Sprintf("workload: %q registered twice", w.Name))
+	}
+	if gen := w.Generate; gen != nil && w.RidingScale > 0 {
+		w.Generate = func(seed uint64, faults string) *Scenario {
+			s := gen(seed, faults)
+			s.Riding = ridingFor(seed, w.RidingScale)
+			return s
+		}
 	}
 	registry[w.Name] = w
 }

@@ -97,12 +97,25 @@ type Result struct {
 	// ModelCoverage is the reference data model's full account.
 	ModelCoverage check.ModelCoverage
 	// Groups is what the grouped commits covered (check.CheckGroups).
-	Groups      check.GroupCoverage
+	Groups check.GroupCoverage
+	// Riding is what the scenario's riding budget did (Scenario.Riding).
+	Riding      RidingCounts
 	LinChecks   int
 	LinUnknown  int
 	Violations  []check.Violation
 	LinFailures []check.LinFailure
 	Trace       []string
+}
+
+// RidingCounts is what a run's riding budget (Scenario.Riding) did:
+// whether the budget was below the format's maxima, the rounds redone
+// over it (failpoint.RidingRedo hits), and what the final manifests pin
+// (check.RidingCoverage: versions that rode, spilled versions, manifests
+// mixing both).
+type RidingCounts struct {
+	Budgeted bool
+	Redone   int
+	check.RidingCoverage
 }
 
 // Failed reports whether the run found any violation.
@@ -149,6 +162,7 @@ type Run struct {
 
 	services map[string]*service // by name: the live generation (service.go)
 	groups   groupRecord         // grouped commits' observations (ops_group.go)
+	riding   RidingCounts        // set by finalChecks
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
 	setupDone                                   atomic.Bool
@@ -250,7 +264,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 	return &Result{
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
-		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov,
+		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov, Riding: r.riding,
 		Crashes: st.Crashes, MachineCrashes: st.MachineCrashes, Volatile: [4]int{st.Lost, st.Reverted, st.Torn, st.Kept}, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
@@ -298,7 +312,7 @@ func (r *Run) spawn(plan *ActorPlan, next, gen int, delay time.Duration) {
 	if gen > 0 {
 		name = fmt.Sprintf("%s~%d", plan.Name, gen)
 	}
-	p := &Proc{run: r, plan: plan, name: name, gen: gen, next: next}
+	p := &Proc{run: r, plan: plan, name: name, gen: gen, next: next, resumedAt: next}
 	r.joinService(p)
 	p.actor = r.W.SpawnAfter(delay, name, func(a *sim.Actor) error { return p.main(a) })
 	r.procs[p.actor.ID()] = p
@@ -338,6 +352,14 @@ func (r *Run) finalChecks() {
 		vs = append(vs, r.checkGroups(g)...)
 	}
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
+	if r.wl.RidingScale > 0 { // a workload with its own Run (cuts) counts its own
+		rvs, cov := check.CheckRidingBudget(r.Insp, g, r.S.Riding.VersionBytes, r.S.Riding.ManifestBytes)
+		vs = append(vs, rvs...)
+		r.riding = RidingCounts{Budgeted: r.S.Riding != (kernel.RidingBudget{}), RidingCoverage: cov}
+		if r.W != nil { // a real run's handles have no world failpoints
+			r.riding.Redone = r.W.FailpointHits(failpoint.RidingRedo)
+		}
+	}
 	if !r.opt.NoRecoveryChecks {
 		vs = append(vs, check.CheckNoSidecars(r.Insp, r.Root)...)
 		recovered := r.recoveredSidecars()

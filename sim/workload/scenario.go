@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
 // Bounds on a scenario, so a fuzzer or a corrupt case file cannot ask for an
@@ -27,7 +30,13 @@ type Scenario struct {
 	Faults     string
 	FaultPhase time.Duration
 	QuietPhase time.Duration
-	Actors     []ActorPlan
+	// Riding is the riding budget of every process's kernel handles
+	// (kernel.Options.RidingBudget; zero: the format's maxima), chosen per
+	// seed (ridingFor) so that manifests go over budget and versions spill
+	// to objects beside riding ones. Case files write it as
+	// "riding VERSION MANIFEST" (bytes), absent when zero.
+	Riding kernel.RidingBudget
+	Actors []ActorPlan
 }
 
 // ActorPlan is one simulated process's program.
@@ -99,6 +108,9 @@ func (s *Scenario) Format(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nworkload %s\nseed %d\nfaults %s\nphases %s %s\n",
 		caseHeader, s.Workload, s.Seed, s.Faults, s.FaultPhase, s.QuietPhase)
+	if s.Riding != (kernel.RidingBudget{}) {
+		fmt.Fprintf(&b, "riding %d %d\n", s.Riding.VersionBytes, s.Riding.ManifestBytes)
+	}
 	for _, a := range s.Actors {
 		if a.Clock != 0 {
 			fmt.Fprintf(&b, "actor %s clock=%s\n", a.Name, a.Clock)
@@ -189,6 +201,10 @@ func (s *Scenario) parseLine(text string) error {
 		if s.FaultPhase, err = time.ParseDuration(f[1]); err == nil {
 			s.QuietPhase, err = time.ParseDuration(f[2])
 		}
+	case f[0] == "riding" && len(f) == 3:
+		if s.Riding.VersionBytes, err = strconv.Atoi(f[1]); err == nil {
+			s.Riding.ManifestBytes, err = strconv.Atoi(f[2])
+		}
 	case f[0] == "actor" && len(f) == 2:
 		s.Actors = append(s.Actors, ActorPlan{Name: f[1]})
 	case f[0] == "actor" && len(f) == 3 && strings.HasPrefix(f[2], "clock="):
@@ -230,6 +246,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.FaultPhase < 0 || s.QuietPhase <= 0 || s.FaultPhase > MaxPhase || s.QuietPhase > MaxPhase {
 		return fmt.Errorf("simcase: phases %v %v out of bounds", s.FaultPhase, s.QuietPhase)
+	}
+	if s.Riding.VersionBytes < 0 || s.Riding.VersionBytes > format.MaxRidingVersionBytes || s.Riding.ManifestBytes < 0 || s.Riding.ManifestBytes > format.MaxRidingManifestBytes {
+		return fmt.Errorf("simcase: riding budget %d %d out of bounds", s.Riding.VersionBytes, s.Riding.ManifestBytes)
 	}
 	if len(s.Actors) > MaxScenarioActors {
 		return fmt.Errorf("simcase: %d actors exceeds %d", len(s.Actors), MaxScenarioActors)

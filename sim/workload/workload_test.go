@@ -38,6 +38,40 @@ func TestScenarioRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRidingBudgetPerSeed: a workload with a RidingScale generates each
+// seed's scenario with the riding budget ridingFor chooses (a pure
+// function of the seed), every kind among seeds 1–12 — the format's
+// maxima, a small manifest budget, a small version budget — and the case
+// file keeps it ("riding V M"); a workload without one keeps the maxima.
+func TestRidingBudgetPerSeed(t *testing.T) {
+	w, _ := Lookup("contention")
+	kinds := map[string]bool{}
+	for seed := uint64(1); seed <= 12; seed++ {
+		s := w.Generate(seed, "default")
+		if want := ridingFor(seed, w.RidingScale); s.Riding != want || w.Generate(seed, "default").Riding != want {
+			t.Fatalf("seed %d: riding %+v, want %+v", seed, s.Riding, want)
+		}
+		switch {
+		case s.Riding.ManifestBytes == 0:
+			kinds["maxima"] = true
+		case s.Riding.VersionBytes == 0:
+			kinds["manifest"] = true
+		default:
+			kinds["version"] = true
+		}
+		back, err := Parse(strings.NewReader(s.String()))
+		if err != nil || back.Riding != s.Riding || (s.Riding.ManifestBytes != 0) != strings.Contains(s.String(), "\nriding ") {
+			t.Fatalf("seed %d: case file lost the riding budget %+v: %v", seed, s.Riding, err)
+		}
+	}
+	if len(kinds) != 3 {
+		t.Fatalf("seeds 1-12 chose only %v", kinds)
+	}
+	if c, _ := Lookup("core"); c.Generate(1, "default").Riding != (kernel.RidingBudget{}) {
+		t.Fatal("core, which has no RidingScale, chose a riding budget")
+	}
+}
+
 // TestParseRejects pins that malformed case files fail with the line.
 func TestParseRejects(t *testing.T) {
 	head := "simcase v1\nworkload core\nseed 1\nfaults none\nphases 1s 1s\n"
@@ -53,6 +87,8 @@ func TestParseRejects(t *testing.T) {
 		{"bad clock", head + "actor a clock=late\n", "line 6"},
 		{"clock out of bounds", head + "actor a clock=-25h\n", "clock offset"},
 		{"zero quiet phase", "simcase v1\nworkload core\nseed 1\nfaults none\nphases 1s 0s\n", "out of bounds"},
+		{"bad riding", head + "riding 10 lots\n", "line 6"},
+		{"riding over the format", head + "riding 0 40000\n", "riding budget"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
