@@ -116,10 +116,10 @@ func TestPlantedBugsCaught(t *testing.T) {
 // catching seed are replayed plant-off either way.
 var catchHints = map[string]uint64{
 	plant.IgnoreLostAck:    37,
-	plant.ReachDropsBase:   48,
+	plant.ReachDropsBase:   23,
 	plant.SkipForkMarker:   9,
-	plant.ReachDropsMerge:  3,
-	plant.PinLeaseReadOnce: 25,
+	plant.ReachDropsMerge:  4,
+	plant.PinLeaseReadOnce: 205,
 }
 
 // controlKey names one plant-off run.
