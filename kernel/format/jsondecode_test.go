@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
@@ -256,8 +256,8 @@ func differential(t tb, payload []byte) (accepted, byHand int) {
 	byHand = len(kinds)
 	same := func(what string, got, want any, gotErr, wantErr error) {
 		t.Helper()
-		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || gotErr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s of %q: %+v, %v; the general path %+v, %v", what, payload, got, gotErr, want, wantErr)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || gotErr == nil && !cmp.Equal(got, want) {
+			t.Fatalf("%s of %q: %+v, %v; the general path %+v, %v\ndiff (-hand +general):\n%s", what, payload, got, gotErr, want, wantErr, cmp.Diff(got, want))
 		}
 		if wantErr == nil {
 			accepted++
@@ -332,8 +332,8 @@ func TestHandDecodersAreTheStrictPath(t *testing.T) {
 				rt.Fatal(err)
 			}
 			check(rt, b, KindManifest)
-			if got, ok := readCanonicalManifest(b); plainCanonical(b) && (!ok || !reflect.DeepEqual(got, m)) {
-				rt.Fatalf("hand decode %+v, want %+v", got, m)
+			if got, ok := readCanonicalManifest(b); plainCanonical(b) && (!ok || !cmp.Equal(got, m)) {
+				rt.Fatalf("hand decode %+v, want %+v\ndiff (-hand +want):\n%s", got, m, cmp.Diff(got, m))
 			}
 			for _, p := range m.Tables {
 				if p.Riding != "" {
