@@ -481,7 +481,7 @@ func (g *Graph) mergeBaseByReach(ctx context.Context, a, b CommitID) (Commit, bo
 // unknown, where a handle without the cached copy finds the manifest gone
 // and the search sets it aside (answering when an accepted candidate
 // reaches it: docs/gc.md rule 3b). So a cached manifest whose reach is
-// unknown is looked up in the store again (collectedSince), and one that
+// unknown is looked up in the store again (reachInputsGone), and one that
 // is gone answers found=false: the answer does not depend on the cache
 // (TestMergeBaseOverACachedCollectedManifest; before, the search walked
 // instead, and the walk met the collected history: ErrReclaimed).
@@ -524,42 +524,23 @@ func (g *Graph) reachLoader(ctx context.Context) lineage.ReachLoader {
 }
 
 // reachInputsGone reports whether manifest l, read earlier, or a manifest
-// its reach is joined from (the one before it; for a merge, the
-// merged-from one) is gone from the store now: the ancestry walk would
-// meet it (walkAncestry follows both), so a search sets l aside instead
-// of walking. A legacy segment's inputs are not checked: its walk
-// (walkLegacy) reads its own commits, not the manifest before it. It
-// reads past the handle's cache.
+// its reach is joined from is gone from the store now: the one before it
+// (for a commit-less version 0, whose reach is its fork commit's, the
+// manifest holding that commit) and, for a merge, the merged-from one.
+// The ancestry walk would meet it (walkAncestry follows both), so a
+// search sets l aside instead of walking. Of a legacy segment only l and
+// a version 0's fork source are checked: its walk (walkLegacy) reads its
+// own commits, not the manifest before it. It reads past the handle's
+// cache.
 func (g *Graph) reachInputsGone(ctx context.Context, l loaded) (bool, error) {
-	gone, err := g.collectedSince(ctx, l)
-	if err != nil || gone || isLegacy(l) {
-		return gone, err
-	}
-	var refs []format.ManifestRef
-	if at, ok := previous(l); ok {
+	refs := []format.ManifestRef{l.ref()}
+	forkOnly := l.m.Version == 0 && (l.m.Commit == nil || l.m.Commit.ID != l.m.Head)
+	if at, ok := previous(l); ok && (forkOnly || !isLegacy(l)) {
 		refs = append(refs, at)
 	}
-	if c := l.m.Commit; c != nil && c.MergedFrom != nil {
+	if c := l.m.Commit; c != nil && c.MergedFrom != nil && !isLegacy(l) {
 		refs = append(refs, *c.MergedFrom)
 	}
-	return g.anyManifestGone(ctx, refs)
-}
-
-// collectedSince reports whether manifest l, read earlier, is gone from
-// the store now, or (l a commit-less version 0, whose reach is its fork
-// commit's) the manifest holding its head commit is: a lineage.ReachLoader
-// answers found=false for either. It reads past the handle's cache.
-func (g *Graph) collectedSince(ctx context.Context, l loaded) (bool, error) {
-	refs := []format.ManifestRef{l.ref()}
-	if at, ok := previous(l); ok && l.m.Version == 0 && (l.m.Commit == nil || l.m.Commit.ID != l.m.Head) {
-		refs = append(refs, at)
-	}
-	return g.anyManifestGone(ctx, refs)
-}
-
-// anyManifestGone reports whether any manifest of refs is absent from
-// the store, reading past the handle's cache.
-func (g *Graph) anyManifestGone(ctx context.Context, refs []format.ManifestRef) (bool, error) {
 	for _, at := range refs {
 		key := g.keys.Manifest(at.Branch, at.Incarnation, at.Version)
 		err := g.withRetry(ctx, "read manifest", func() error { _, err := g.store.Get(ctx, key); return err })
