@@ -77,20 +77,14 @@ func RidingBytes(pins []TablePin) int {
 	return n
 }
 
-// RidingFits reports whether a manifest whose pins carry riding payloads
-// of carried bytes (the ones a write keeps) may take a new riding version
-// of add bytes: a pure decision on the loaded head (the publish repeats it
-// on the head it builds on, lineage.RidingOverBudget). It is
-// RidingFitsWithin the format's maxima.
-func RidingFits(carried, add int) bool {
-	return RidingFitsWithin(MaxRidingVersionBytes, MaxRidingManifestBytes, carried, add)
-}
-
-// RidingFitsWithin is RidingFits under a writer's own budget: a version
-// of at most version bytes, a manifest of at most manifest riding bytes
-// (each at most the format's maximum: a writer may ride less, never more;
-// kernel.Options.RidingBudget). Readers never see the budget: anything
-// within the maxima reads.
+// RidingFitsWithin reports whether a manifest whose pins carry riding
+// payloads of carried bytes (the ones a write keeps) may take a new
+// riding version of add bytes under a writer's budget: a version of at
+// most version bytes, a manifest of at most manifest riding bytes (each
+// at most the format's maximum: a writer may ride less, never more;
+// kernel.Options.RidingBudget). A pure decision on the loaded head (the
+// publish repeats it on the head it builds on, lineage.RidingOverBudget).
+// Readers never see the budget: anything within the maxima reads.
 func RidingFitsWithin(version, manifest, carried, add int) bool {
 	return add > 0 && add <= min(version, MaxRidingVersionBytes) && carried+add <= min(manifest, MaxRidingManifestBytes)
 }

@@ -105,8 +105,11 @@ func TestRidingPayloadMustMatchItsPin(t *testing.T) {
 	if _, err := RidingPayload(&TableVersion{Table: "a", Fork: ID{1}, Version: 1}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a counter-named version's riding payload: %v, want ErrCorrupt", err)
 	}
-	if RidingFits(0, MaxRidingVersionBytes+1) || RidingFits(MaxRidingManifestBytes-10, 11) || !RidingFits(MaxRidingManifestBytes-10, 10) || RidingFits(0, 0) {
-		t.Error("RidingFits: wrong bounds")
+	fits := func(carried, add int) bool {
+		return RidingFitsWithin(MaxRidingVersionBytes, MaxRidingManifestBytes, carried, add)
+	}
+	if fits(0, MaxRidingVersionBytes+1) || fits(MaxRidingManifestBytes-10, 11) || !fits(MaxRidingManifestBytes-10, 10) || fits(0, 0) {
+		t.Error("RidingFitsWithin the format's maxima: wrong bounds")
 	}
 	if RidingFitsWithin(100, 300, 0, 101) || !RidingFitsWithin(100, 300, 200, 100) || RidingFitsWithin(100, 300, 201, 100) ||
 		RidingFitsWithin(2*MaxRidingVersionBytes, 2*MaxRidingManifestBytes, 0, MaxRidingVersionBytes+1) ||
