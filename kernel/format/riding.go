@@ -13,7 +13,7 @@ const (
 	MaxRidingVersionBytes = 16 << 10
 	// MaxRidingManifestBytes bounds the riding payloads a write may leave
 	// in the manifest it publishes: a new version rides only if the
-	// manifest's riding bytes stay within it (RidingFits). A manifest
+	// manifest's riding bytes stay within it (RidingFitsWithin). A manifest
 	// may exceed it only by versions it inherited (a fork copies its
 	// source's pins), so every manifest stays within MaxTables riding
 	// versions of MaxRidingVersionBytes each.
