@@ -77,6 +77,20 @@ func RidingBytes(pins []TablePin) int {
 	return n
 }
 
+// RidingBounds returns a writer's riding budget as the bounds a manifest
+// is held to: each of version and manifest bytes that is 0 (unset) or
+// above the format's maximum is the maximum. Writers resolve theirs once
+// (kernel.Options.RidingBudget); checkers of what writers left use this.
+func RidingBounds(version, manifest int) (int, int) {
+	if version <= 0 || version > MaxRidingVersionBytes {
+		version = MaxRidingVersionBytes
+	}
+	if manifest <= 0 || manifest > MaxRidingManifestBytes {
+		manifest = MaxRidingManifestBytes
+	}
+	return version, manifest
+}
+
 // RidingFitsWithin reports whether a manifest whose pins carry riding
 // payloads of carried bytes (the ones a write keeps) may take a new
 // riding version of add bytes under a writer's budget: a version of at

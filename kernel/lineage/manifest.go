@@ -135,9 +135,7 @@ func NextManifest(prev *format.Manifest, p Proposal) (format.Manifest, *Mismatch
 // instead). A manifest whose updates ride nothing may carry what it
 // inherited.
 func RidingOverBudget(next *format.Manifest, updates []Update, manifest int) bool {
-	if manifest <= 0 || manifest > format.MaxRidingManifestBytes {
-		manifest = format.MaxRidingManifestBytes
-	}
+	_, manifest = format.RidingBounds(0, manifest)
 	for _, u := range updates {
 		if u.Riding != "" {
 			return format.RidingBytes(next.Tables) > manifest

@@ -22,12 +22,7 @@ type RidingCoverage struct {
 // (lineage.RidingOverBudget), and a fork copies pins from a manifest
 // within it, so no manifest exceeds it (invariants.md K20).
 func CheckRidingBudget(in Inspector, g Graph, version, manifest int) ([]Violation, RidingCoverage) {
-	if version <= 0 || version > format.MaxRidingVersionBytes {
-		version = format.MaxRidingVersionBytes
-	}
-	if manifest <= 0 || manifest > format.MaxRidingManifestBytes {
-		manifest = format.MaxRidingManifestBytes
-	}
+	version, manifest = format.RidingBounds(version, manifest)
 	keys := format.NewKeys(g.Root)
 	var vs []Violation
 	var cov RidingCoverage
