@@ -139,10 +139,15 @@ type RidingBudget struct {
 	VersionBytes, ManifestBytes int
 }
 
+// Valid reports whether each field is within 0 and the format's maximum.
+func (b RidingBudget) Valid() bool {
+	return b.VersionBytes >= 0 && b.VersionBytes <= format.MaxRidingVersionBytes && b.ManifestBytes >= 0 && b.ManifestBytes <= format.MaxRidingManifestBytes
+}
+
 // resolve returns b with each zero field replaced by the format's
 // maximum, or ErrInvalidArgument for a field out of range.
 func (b RidingBudget) resolve() (RidingBudget, error) {
-	if b.VersionBytes < 0 || b.VersionBytes > format.MaxRidingVersionBytes || b.ManifestBytes < 0 || b.ManifestBytes > format.MaxRidingManifestBytes {
+	if !b.Valid() {
 		return RidingBudget{}, fmt.Errorf("%w: RidingBudget %d/%d bytes out of range (0 to %d/%d)", ErrInvalidArgument,
 			b.VersionBytes, b.ManifestBytes, format.MaxRidingVersionBytes, format.MaxRidingManifestBytes)
 	}

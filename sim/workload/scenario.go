@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
-	"github.com/graphkernel/graphkernel/kernel/format"
 )
 
 // Bounds on a scenario, so a fuzzer or a corrupt case file cannot ask for an
@@ -247,7 +246,7 @@ func (s *Scenario) Validate() error {
 	if s.FaultPhase < 0 || s.QuietPhase <= 0 || s.FaultPhase > MaxPhase || s.QuietPhase > MaxPhase {
 		return fmt.Errorf("simcase: phases %v %v out of bounds", s.FaultPhase, s.QuietPhase)
 	}
-	if s.Riding.VersionBytes < 0 || s.Riding.VersionBytes > format.MaxRidingVersionBytes || s.Riding.ManifestBytes < 0 || s.Riding.ManifestBytes > format.MaxRidingManifestBytes {
+	if !s.Riding.Valid() {
 		return fmt.Errorf("simcase: riding budget %d %d out of bounds", s.Riding.VersionBytes, s.Riding.ManifestBytes)
 	}
 	if len(s.Actors) > MaxScenarioActors {
