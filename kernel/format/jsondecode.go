@@ -46,11 +46,9 @@ func (r *canonReader) done() bool { return !r.bad && r.i == len(r.b) }
 
 // lit reads exactly s.
 func (r *canonReader) lit(s string) {
-	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+	if !r.opt(s) {
 		r.fail()
-		return
 	}
-	r.i += len(s)
 }
 
 // opt reads s if it comes next and reports whether it did.
@@ -605,35 +603,35 @@ func decodeTableVersionPayload(payload []byte, t *TableVersion) error {
 // the first disagreement, or nil; accepted says which kinds the hand
 // decoders accepted.
 func CheckHandDecoders(payload []byte) (accepted []Kind, err error) {
-	if m, ok := readCanonicalManifest(payload); ok {
-		accepted = append(accepted, KindManifest)
-		var want Manifest
-		if err := decodeManifestPayloadStrict(payload, &want); err != nil {
-			return accepted, fmt.Errorf("manifest: the hand decoder accepts what the general path refuses (%v): %q", err, payload)
-		}
-		if !reflect.DeepEqual(m, want) {
-			return accepted, fmt.Errorf("manifest: hand %+v, general %+v: %q", m, want, payload)
-		}
+	m, ok := readCanonicalManifest(payload)
+	if accepted, err = agrees(accepted, KindManifest, "manifest", payload, m, ok, decodeManifestPayloadStrict); err != nil {
+		return accepted, err
 	}
-	if x, ok := readCanonicalCommitIndex(payload); ok {
-		accepted = append(accepted, KindCommitIndex)
-		var want CommitIndex
-		if err := decodeCanonical("commit-index", payload, &want); err != nil {
-			return accepted, fmt.Errorf("commit index: the hand decoder accepts what the general path refuses (%v): %q", err, payload)
-		}
-		if !reflect.DeepEqual(x, want) {
-			return accepted, fmt.Errorf("commit index: hand %+v, general %+v: %q", x, want, payload)
-		}
+	x, ok := readCanonicalCommitIndex(payload)
+	if accepted, err = agrees(accepted, KindCommitIndex, "commit index", payload, x, ok, func(p []byte, x *CommitIndex) error {
+		return decodeCanonical("commit-index", p, x)
+	}); err != nil {
+		return accepted, err
 	}
-	if t, ok := readCanonicalTableVersion(payload); ok {
-		accepted = append(accepted, KindTableVersion)
-		var want TableVersion
-		if err := decodeCanonical("table-version", payload, &want); err != nil {
-			return accepted, fmt.Errorf("table version: the hand decoder accepts what the general path refuses (%v): %q", err, payload)
-		}
-		if !reflect.DeepEqual(t, want) {
-			return accepted, fmt.Errorf("table version: hand %+v, general %+v: %q", t, want, payload)
-		}
+	t, ok := readCanonicalTableVersion(payload)
+	return agrees(accepted, KindTableVersion, "table version", payload, t, ok, func(p []byte, t *TableVersion) error {
+		return decodeCanonical("table-version", p, t)
+	})
+}
+
+// agrees is CheckHandDecoders for one kind: hand is what its hand decoder
+// read (ok: it accepted payload), general its general path.
+func agrees[T any](accepted []Kind, kind Kind, what string, payload []byte, hand T, ok bool, general func([]byte, *T) error) ([]Kind, error) {
+	if !ok {
+		return accepted, nil
+	}
+	accepted = append(accepted, kind)
+	var want T
+	if err := general(payload, &want); err != nil {
+		return accepted, fmt.Errorf("%s: the hand decoder accepts what the general path refuses (%v): %q", what, err, payload)
+	}
+	if !reflect.DeepEqual(hand, want) {
+		return accepted, fmt.Errorf("%s: hand %+v, general %+v: %q", what, hand, want, payload)
 	}
 	return accepted, nil
 }
