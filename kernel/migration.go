@@ -66,8 +66,17 @@ var migrations = []registeredMigration{
 	{From: migrationV7ToV8From, To: format.FormatV8, Name: "v7->v8 table versions named per attempt: nothing rewritten; a branch's first write sweeps its incarnation's sidecars"},
 	{From: migrationV8ToV9From, To: format.FormatV9, Name: "v8->v9 small fragments embedded in their table version: nothing rewritten"},
 	{From: migrationV9ToV10From, To: format.FormatV10, Name: "v9->v10 paged index refs: nothing rewritten"},
-	{From: migrationV10ToV11From, To: format.CurrentFormat, Name: "v10->v11 table versions ride their manifest: nothing rewritten"},
+	{From: migrationV10ToV11From, To: format.FormatV11, Name: "v10->v11 table versions ride their manifest: nothing rewritten"},
+	{From: migrationV11ToV12From, To: format.CurrentFormat, Name: "v11->v12 binary index chunks: nothing rewritten"},
 }
+
+// migrationV11ToV12From is the source stamp of the v11->v12 step (index
+// chunks are written in binary; docs/format.md "v11->v12"). It rewrites
+// nothing: format 12 readers read a JSON chunk as before, and a branch's
+// next publish stamps 12; the chunks a commit rewrites are binary, every
+// other chunk stays JSON until a commit or a repack rewrites it. Like
+// v4->v5 it has no planning code.
+const migrationV11ToV12From = format.FormatV11
 
 // migrationV10ToV11From is the source stamp of the v10->v11 step (a named
 // table version may ride the manifest that pins it: the pin's "riding"

@@ -87,10 +87,11 @@ func (v *verifier) checkChunk(ctx context.Context, tvKey, table, dir string, c a
 		return indexSum{}
 	}
 	var chunk struct {
-		Level int               `json:"level"`
-		Pages []json.RawMessage `json:"pages"`
+		Level int
+		Pages []json.RawMessage
 	}
-	if err := json.Unmarshal(payload, &chunk); err != nil || len(chunk.Pages) > maxAdjRefs || chunk.Level != c.Level || depth > data.MaxIndexLevels {
+	chunk.Level, chunk.Pages, err = data.IndexChunkRefs(payload)
+	if err != nil || len(chunk.Pages) > maxAdjRefs || chunk.Level != c.Level || depth > data.MaxIndexLevels {
 		v.problem(key, RuleAdjacency, "chunk payload: %d pages, level %d (its ref's %d, depth %d), %v", len(chunk.Pages), chunk.Level, c.Level, depth, err)
 		return indexSum{}
 	}

@@ -197,8 +197,8 @@ func decodeChunk(t *Table, d adjDir, ref adjRef, b []byte) (*adjChunk, error) {
 	if err != nil {
 		return nil, corruptFragment(ref.Name, "%v", err)
 	}
-	var c adjChunk
-	if err := json.Unmarshal(payload, &c); err != nil || c.Table != t.Storage || c.Dir != d.String() || c.Level != ref.Level {
+	c, err := decodeChunkPayload(payload)
+	if err != nil || c.Table != t.Storage || c.Dir != d.String() || c.Level != ref.Level {
 		return nil, corruptFragment(ref.Name, "adjacency chunk payload (level %d, its ref's %d): %v", c.Level, ref.Level, err)
 	}
 	limit := d.chunkPages(t)
@@ -636,16 +636,14 @@ func (c adjWriter) writeChunksAt(ctx context.Context, t *Table, d adjDir, pages 
 	sizes := splitEven(len(pages), per, even)
 	for len(pages) > 0 {
 		n := sizes[len(out)]
-		payload, err := json.Marshal(adjChunk{Table: t.Storage, Dir: d.String(), Level: level, Pages: pages[:n]})
-		if err != nil {
-			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))
-		}
+		payload := encodeChunkPayload(adjChunk{Table: t.Storage, Dir: d.String(), Level: level, Pages: pages[:n]}, c.g.jsonChunks)
 		ref := adjRef{LoKey: pages[0].LoKey, LoID: pages[0].LoID, HiKey: pages[n-1].HiKey, Level: level}
 		for _, p := range pages[:n] {
 			ref.Rows += p.Rows
 		}
 		b := format.EncodeAdjacencyChunk(payload)
-		if ref, err = c.putAdj(ctx, t, ref, b); err != nil {
+		ref, err := c.putAdj(ctx, t, ref, b)
+		if err != nil {
 			return nil, err
 		}
 		c.g.cacheWrittenChunk(ctx, t, d, ref, b)

@@ -89,6 +89,10 @@ type Graph struct {
 	// idxInline, idxFanout and idxLeafPages shape the index trees this
 	// handle writes (indextree.go; 0: the defaults); set only by tests.
 	idxInline, idxFanout, idxLeafPages, idxPageRows int
+	// jsonChunks makes this handle write index chunks as JSON, the layout
+	// of formats 7 to 11 (chunkcodec.go); set only by tests and the
+	// side-by-side benchmarks.
+	jsonChunks bool
 
 	mu       sync.Mutex
 	catalogs map[string]*catalog // schema hash -> decoded, validated schema

@@ -68,7 +68,20 @@ func paging(g *Graph) *Graph {
 	if testTree || *treeAll {
 		g.withIndexFanout(2)
 	}
+	g.jsonChunks = testJSONChunks
 	return g
+}
+
+// testJSONChunks makes the helpers' handles write index chunks as JSON,
+// the payload of formats 7 to 11 (chunkcodec.go): fixtures of a format
+// before 12, and the JSON side of side-by-side benchmarks.
+var testJSONChunks bool
+
+// jsonChunkHandles makes the helpers open JSON-chunk handles until the
+// test ends.
+func jsonChunkHandles(t testing.TB) {
+	testJSONChunks = true
+	t.Cleanup(func() { testJSONChunks = false })
 }
 
 // testObjectFragments is set by tests about fragment objects

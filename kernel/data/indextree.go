@@ -2,7 +2,6 @@ package data
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/graphkernel/graphkernel/internal/plant"
@@ -190,8 +189,8 @@ func AdjacencyChunkEntries(b []byte) (names []string, chunks bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	var c adjChunk
-	if err := json.Unmarshal(payload, &c); err != nil {
+	c, err := decodeChunkPayload(payload)
+	if err != nil {
 		return nil, false, fmt.Errorf("adjacency chunk: %v: %w", err, format.ErrCorrupt)
 	}
 	if c.Level < 0 || c.Level > maxIndexLevels {

@@ -34,7 +34,10 @@ import (
 // pin's "riding" holds the version's payload and no object exists;
 // docs/format.md "v10->v11"): a format-10 binary would look for the
 // version's object and report it reclaimed, so it refuses stamp 11.
-const CurrentFormat uint16 = 11
+// Format 12 writes index chunks in binary (docs/format.md "v11->v12"): a
+// format-11 binary would fail to decode such a chunk's payload as JSON and
+// report it corrupt, so it refuses stamp 12.
+const CurrentFormat uint16 = 12
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

@@ -52,8 +52,14 @@ const FormatV9 uint16 = 9
 // (docs/format.md, "v10->v11").
 const FormatV10 uint16 = 10
 
+// FormatV11 is format 10 plus table versions riding their manifest, with
+// every index chunk's payload JSON. Its objects have format 12's layout:
+// they are read as they are, never rewritten; the next publish of a
+// branch stamps 12 (docs/format.md, "v11->v12").
+const FormatV11 uint16 = 11
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 to 11).
+// recovery layout of the current format (formats 4 to 12).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat

@@ -1,0 +1,246 @@
+package data
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/graphkernel/graphkernel/kernel/format"
+)
+
+// Index chunks in binary (format 12, docs/format.md "Binary index
+// chunks"). A chunk of an adjacency or id index lists refs of up to
+// WriteFanout pages or chunks; as JSON each ref costs about 56 bytes after
+// zstd (its field names, a 26-character name, three keys spelled out),
+// and a lookup or a one-row commit at 10^7 edges reads and writes a chunk
+// a level. The binary payload front-codes the keys against their
+// neighbours and stores names as their 16 bytes:
+//
+//	magic    "\x00gkc" (JSON opens with '{', a zstd frame with 0x28)
+//	table    uvarint length, bytes
+//	dir      uvarint length, bytes
+//	level    uvarint
+//	count    uvarint, 1..maxChunkRefs
+//	count refs, each:
+//	  name   16 bytes (the ULID)
+//	  lo     front-coded against the previous ref's hi ("" for the first)
+//	  lo_id  front-coded against the previous ref's lo_id
+//	  hi     front-coded against this ref's lo
+//	  rows   uvarint
+//	  bytes  uvarint
+//	  crc32c 4 bytes, little-endian
+//
+// A front-coded string is uvarint shared-prefix length, uvarint suffix
+// length, suffix bytes; every key is valid UTF-8 of at most MaxIDBytes.
+// Every ref's level is the chunk's less one (0 under a level-0 chunk), as
+// the JSON form must say. Nothing may follow the last ref. The payload is
+// stored as a zstd frame when that is smaller, as JSON payloads are.
+const (
+	// FormatBinaryChunks is the first format whose writers encode index
+	// chunks in binary; readers read both forms.
+	FormatBinaryChunks = 12
+	// minBinaryRefBytes is the fewest bytes one binary ref takes: a
+	// decoder bounds a declared count by it before allocating.
+	minBinaryRefBytes = ulidBytes + 3*2 + 1 + 1 + 4
+	ulidBytes         = 16
+)
+
+var chunkBinaryMagic = []byte("\x00gkc")
+
+// errChunkBinary marks a binary chunk payload that breaks the layout.
+var errChunkBinary = errors.New("binary index chunk")
+
+// encodeChunkPayload returns the payload of chunk c: binary, or JSON when
+// json is set (a handle writing the layout of formats 7 to 11, for tests
+// and the side-by-side benchmarks). A ref that cannot be encoded (a name
+// that is not a ULID, a key longer than MaxIDBytes, a level other than
+// the chunk's less one) is an internal bug: it panics.
+func encodeChunkPayload(c adjChunk, asJSON bool) []byte {
+	if asJSON || format.CurrentFormat < FormatBinaryChunks {
+		p, err := json.Marshal(c)
+		if err != nil {
+			panic(fmt.Sprintf("data: marshal adjacency chunk: %v", err))
+		}
+		return p
+	}
+	b := make([]byte, 0, len(chunkBinaryMagic)+16+len(c.Table)+len(c.Pages)*40)
+	b = append(b, chunkBinaryMagic...)
+	b = appendLenString(b, c.Table)
+	b = appendLenString(b, c.Dir)
+	b = binary.AppendUvarint(b, uint64(c.Level))
+	b = binary.AppendUvarint(b, uint64(len(c.Pages)))
+	prev := adjRef{}
+	for _, r := range c.Pages {
+		id, err := ulid.ParseStrict(r.Name)
+		if err != nil || id.String() != r.Name || r.Level != max(c.Level-1, 0) || len(r.LoKey) > MaxIDBytes || len(r.LoID) > MaxIDBytes || len(r.HiKey) > MaxIDBytes {
+			panic(fmt.Sprintf("data: adjacency ref %+v cannot be encoded in a chunk of level %d", r, c.Level))
+		}
+		b = append(b, id[:]...)
+		b = appendKeyAfter(b, prev.HiKey, r.LoKey)
+		b = appendKeyAfter(b, prev.LoID, r.LoID)
+		b = appendKeyAfter(b, r.LoKey, r.HiKey)
+		b = binary.AppendUvarint(b, r.Rows)
+		b = binary.AppendUvarint(b, r.Bytes)
+		b = binary.LittleEndian.AppendUint32(b, r.CRC32C)
+		prev = r
+	}
+	return b
+}
+
+// decodeChunkPayload decodes a chunk payload of either form (JSON, every
+// format; binary, format 12). It checks the form only; decodeChunk checks
+// the refs against the chunk's own ref. It never panics and allocates at
+// most in proportion to len(p).
+func decodeChunkPayload(p []byte) (adjChunk, error) {
+	if !bytes.HasPrefix(p, chunkBinaryMagic) {
+		var c adjChunk
+		err := json.Unmarshal(p, &c)
+		return c, err
+	}
+	d := chunkDecoder{b: p[len(chunkBinaryMagic):]}
+	c := adjChunk{Table: d.string(format.MaxPayloadBytes), Dir: d.string(format.MaxPayloadBytes)}
+	level, n := d.uvarint(), d.uvarint()
+	if d.err == nil && (level > maxIndexLevels || n == 0 || n > maxChunkRefs || n > uint64(len(d.b)/minBinaryRefBytes)) {
+		d.fail("level %d, %d refs in %d bytes", level, n, len(d.b))
+	}
+	if d.err != nil {
+		return adjChunk{}, d.err
+	}
+	c.Level = int(level)
+	c.Pages = make([]adjRef, 0, n)
+	prev := adjRef{}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		r := adjRef{Level: max(c.Level-1, 0)}
+		r.Name = d.name()
+		r.LoKey = d.frontCoded(prev.HiKey)
+		r.LoID = d.frontCoded(prev.LoID)
+		r.HiKey = d.frontCoded(r.LoKey)
+		r.Rows, r.Bytes, r.CRC32C = d.uvarint(), d.uvarint(), d.uint32()
+		c.Pages = append(c.Pages, r)
+		prev = r
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes after the last ref", len(d.b))
+	}
+	if d.err != nil {
+		return adjChunk{}, d.err
+	}
+	return c, nil
+}
+
+func appendLenString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendKeyAfter(b []byte, prev, s string) []byte {
+	n := 0
+	for n < len(prev) && n < len(s) && prev[n] == s[n] {
+		n++
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	return appendLenString(b, s[n:])
+}
+
+// chunkDecoder reads a binary chunk payload; the first failure sticks.
+type chunkDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *chunkDecoder) fail(f string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", errChunkBinary, fmt.Sprintf(f, args...))
+	}
+	d.b = nil
+}
+
+func (d *chunkDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("truncated or overlong varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *chunkDecoder) take(n uint64) []byte {
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail("%d bytes past the end", n)
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+// string reads a length-prefixed string of at most limit bytes.
+func (d *chunkDecoder) string(limit int) string {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(limit) {
+		d.fail("a string of %d bytes", n)
+	}
+	return string(d.take(n))
+}
+
+func (d *chunkDecoder) name() string {
+	raw := d.take(ulidBytes)
+	if d.err != nil {
+		return ""
+	}
+	var id ulid.ULID // every 16 bytes are a ULID; its String is canonical
+	copy(id[:], raw)
+	return id.String()
+}
+
+// frontCoded reads a key sharing a prefix with prev: valid UTF-8 of at
+// most MaxIDBytes.
+func (d *chunkDecoder) frontCoded(prev string) string {
+	shared := d.uvarint()
+	suffix := d.string(MaxIDBytes)
+	if d.err != nil {
+		return ""
+	}
+	if shared > uint64(len(prev)) || shared+uint64(len(suffix)) > MaxIDBytes {
+		d.fail("key of %d shared and %d more bytes after a key of %d", shared, len(suffix), len(prev))
+		return ""
+	}
+	s := prev[:shared] + suffix
+	if !utf8.ValidString(s) {
+		d.fail("key %q is not UTF-8", s)
+		return ""
+	}
+	return s
+}
+
+func (d *chunkDecoder) uint32() uint32 {
+	raw := d.take(4)
+	if d.err != nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(raw)
+}
+
+// IndexChunkRefs decodes the payload of an index chunk (format.
+// OpenAdjacencyChunk's result) of either form and returns its level and
+// each ref it lists in its JSON form (the form DecodeIndexPage and verify
+// read), in order. It checks the form only, as AdjacencyChunkEntries
+// does; a malformed payload matches format.ErrCorrupt.
+func IndexChunkRefs(payload []byte) (level int, refs []json.RawMessage, err error) {
+	c, err := decodeChunkPayload(payload)
+	if err != nil {
+		return 0, nil, fmt.Errorf("index chunk payload: %v: %w", err, format.ErrCorrupt)
+	}
+	refs = make([]json.RawMessage, len(c.Pages))
+	for i, r := range c.Pages {
+		if refs[i], err = json.Marshal(r); err != nil {
+			panic(fmt.Sprintf("data: marshal adjacency ref: %v", err))
+		}
+	}
+	return c.Level, refs, nil
+}
