@@ -128,15 +128,11 @@ func (f *fixture) adjKeys(g *data.Graph, s kernel.Snapshot, keys format.Keys, ta
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	payload, err := format.OpenAdjacencyChunk(o.Data)
-	if err != nil {
-		f.t.Fatal(err)
+	names, _, err := data.AdjacencyChunkEntries(o.Data)
+	if err != nil || len(names) == 0 {
+		f.t.Fatalf("chunk %s: %d entries, %v", chunkKey, len(names), err)
 	}
-	var c struct{ Pages []adjRefJSON }
-	if err := json.Unmarshal(payload, &c); err != nil || len(c.Pages) == 0 {
-		f.t.Fatalf("chunk %s: %v", chunkKey, err)
-	}
-	return chunkKey, keys.Adjacency(table, ulid.MustParseStrict(c.Pages[0].Name))
+	return chunkKey, keys.Adjacency(table, ulid.MustParseStrict(names[0]))
 }
 
 // TestVerifyNamesEachDamage damages one object at a time and asserts that
