@@ -45,6 +45,7 @@ func newAdjGraph(b testing.TB) (*counting.Store, *Graph) {
 	must(b, err)
 	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
 	must(b, err)
+	g.jsonChunks = testJSONChunks
 	return cs, g
 }
 
@@ -111,6 +112,28 @@ var (
 	benchHuge  = flag.Bool("bench-huge", false, "add 10^8 edges to BenchmarkColdAdjacency and BenchmarkCardInsert (bulk fixtures, tens of GB)")
 )
 
+// benchChunkForms runs BenchmarkColdAdjacency and BenchmarkCardInsert
+// with index chunks written as JSON (formats 7 to 11) and in binary
+// (format 12) side by side, as sub-benchmarks chunks=json and
+// chunks=binary.
+var benchChunkForms = flag.Bool("bench-chunk-forms", false, "run BenchmarkColdAdjacency and BenchmarkCardInsert with JSON and binary index chunks side by side")
+
+// forChunkForms runs bench once, or, with -bench-chunk-forms, once per
+// index chunk form, fixtures and handles writing that form.
+func forChunkForms(b *testing.B, bench func(*testing.B)) {
+	if !*benchChunkForms {
+		bench(b)
+		return
+	}
+	for _, form := range []string{"json", "binary"} {
+		b.Run("chunks="+form, func(b *testing.B) {
+			testJSONChunks = form == "json"
+			defer func() { testJSONChunks = false }()
+			bench(b)
+		})
+	}
+}
+
 // scaleSizes are the sizes -bench-scale and -bench-huge add past 10^5.
 func scaleSizes() []int {
 	var out []int
@@ -148,7 +171,9 @@ func coldAdjSizes() []int {
 // requests-ratio are a lookup's bytes and requests over the 10^3 case's
 // in the same run (issue #28's yardstick); tv-bytes is E's table version.
 // Under -short (CI's smoke run) 10^3 edges only (coldAdjSizes).
-func BenchmarkColdAdjacency(b *testing.B) {
+func BenchmarkColdAdjacency(b *testing.B) { forChunkForms(b, coldAdjacency) }
+
+func coldAdjacency(b *testing.B) {
 	base := map[bool][4]float64{} // out -> bytes, requests per lookup, and with the open, at 10^3
 	for _, n := range coldAdjSizes() {
 		fixture := adjGraph
@@ -255,7 +280,9 @@ func cardGraph(b testing.TB, edges int) *counting.Store {
 // bytes are read with the manifest, and tv-bytes is C's version's size),
 // so it now says nothing; the fragment parts are 0 by design (no fragment
 // is read).
-func BenchmarkCardInsert(b *testing.B) {
+func BenchmarkCardInsert(b *testing.B) { forChunkForms(b, cardInsert) }
+
+func cardInsert(b *testing.B) {
 	var base, baseRW float64
 	for _, n := range adjSizes() {
 		b.Run(fmt.Sprintf("edges=%d", n), func(b *testing.B) {
