@@ -117,7 +117,7 @@ func maintMain(c *config, stdin io.Reader, stderr io.Writer) int {
 // open opens the graph read-write (the open runs recovery), retrying.
 func (p *maintProc) open(st objstore.Store) error {
 	ctx := context.Background()
-	opts := dataOptions(kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}, p.wc.indexFanout)
+	opts := dataOptions(kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}, p.wc.indexFanout, p.wc.id)
 	if maintRole(p.wc.id) == roleGroup {
 		opts.Group = groupOptions
 	}
@@ -521,6 +521,6 @@ func initMaintGraph(ctx context.Context, st objstore.Store, root string, n int) 
 	if err != nil {
 		return err
 	}
-	_, err = data.Init(ctx, st, root, s, dataOptions(kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}, n))
+	_, err = data.Init(ctx, st, root, s, dataOptions(kernel.Options{Env: kernel.SystemEnv(), Grace: maintGrace}, n, 0))
 	return err
 }

@@ -81,9 +81,11 @@ const procsIndexFanout = 4
 
 // dataOptions returns the options of a data handle that writes, with
 // kernel options k, shaped by index fanout n (-index-fanout; 0: the
-// kernel's shapes).
-func dataOptions(k kernel.Options, n int) data.Options {
-	opts := data.Options{Kernel: k}
+// kernel's shapes). Writer id writes index chunks as JSON (formats 7 to
+// 11) when id is 3 mod 4, in binary (format 12) else, so a run's graph
+// mixes both forms as a graph migrated from format 11 does.
+func dataOptions(k kernel.Options, n, id int) data.Options {
+	opts := data.Options{Kernel: k, JSONIndexChunks: id%4 == 3}
 	if n > 0 {
 		opts.IndexFanout, opts.InlineFragments = n, -1
 	}

@@ -190,7 +190,7 @@ func (p *schemaProc) open(st objstore.Store) error {
 		if p.stop() {
 			return nil
 		}
-		if p.g, err = data.Open(ctx, st, p.wc.root, dataOptions(kernel.Options{Env: kernel.SystemEnv()}, p.wc.indexFanout)); err == nil {
+		if p.g, err = data.Open(ctx, st, p.wc.root, dataOptions(kernel.Options{Env: kernel.SystemEnv()}, p.wc.indexFanout, p.wc.id)); err == nil {
 			break
 		}
 		p.unexpected("open", err)
@@ -437,7 +437,7 @@ func initSchemaGraph(ctx context.Context, st objstore.Store, root string, n int)
 	if err != nil {
 		return err
 	}
-	opts := dataOptions(kernel.Options{Env: kernel.SystemEnv()}, n)
+	opts := dataOptions(kernel.Options{Env: kernel.SystemEnv()}, n, 0)
 	g, err := data.Init(ctx, st, root, s, opts)
 	if errors.Is(err, kernel.ErrGraphExists) {
 		if g, err = data.Open(ctx, st, root, opts); err != nil {

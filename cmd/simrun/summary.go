@@ -54,19 +54,25 @@ type Summary struct {
 	// format's maxima, rounds redone over the budget, distinct table
 	// versions that rode and that spilled to objects, and manifests
 	// pinning both kinds.
-	RidingBudgeted int      `json:"riding_budgeted_seeds,omitempty"`
-	RidingRedone   int      `json:"riding_rounds_redone,omitempty"`
-	RidingRode     int      `json:"riding_versions_rode,omitempty"`
-	RidingSpilled  int      `json:"riding_versions_spilled,omitempty"`
-	RidingMixed    int      `json:"riding_manifests_mixed,omitempty"`
-	LinChecks      int      `json:"lin_checks"`
-	LinUnknown     int      `json:"lin_unknown"`
-	Violations     int      `json:"violations"`
-	Deterministic  *bool    `json:"deterministic,omitempty"`
-	TraceHash      string   `json:"trace_hash,omitempty"`
-	SimSeconds     float64  `json:"sim_seconds"`
-	WallSeconds    float64  `json:"wall_seconds"`
-	FailingSeeds   []uint64 `json:"failing_seeds"`
+	RidingBudgeted int `json:"riding_budgeted_seeds,omitempty"`
+	RidingRedone   int `json:"riding_rounds_redone,omitempty"`
+	RidingRode     int `json:"riding_versions_rode,omitempty"`
+	RidingSpilled  int `json:"riding_versions_spilled,omitempty"`
+	RidingMixed    int `json:"riding_manifests_mixed,omitempty"`
+	// Index chunks left on the stores by payload form (format 12 writes
+	// binary, a quarter of the simulated processes JSON), and the seeds
+	// whose store holds both.
+	ChunksJSON    int      `json:"index_chunks_json,omitempty"`
+	ChunksBinary  int      `json:"index_chunks_binary,omitempty"`
+	ChunksMixed   int      `json:"index_chunk_mixed_seeds,omitempty"`
+	LinChecks     int      `json:"lin_checks"`
+	LinUnknown    int      `json:"lin_unknown"`
+	Violations    int      `json:"violations"`
+	Deterministic *bool    `json:"deterministic,omitempty"`
+	TraceHash     string   `json:"trace_hash,omitempty"`
+	SimSeconds    float64  `json:"sim_seconds"`
+	WallSeconds   float64  `json:"wall_seconds"`
+	FailingSeeds  []uint64 `json:"failing_seeds"`
 
 	// Extras.
 	SimWallRatio   float64 `json:"sim_wall_ratio"`
@@ -194,6 +200,11 @@ func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summ
 		s.RidingRode += r.Riding.Rode
 		s.RidingSpilled += r.Riding.Spilled
 		s.RidingMixed += r.Riding.Mixed
+		s.ChunksJSON += r.ChunkForms.JSON
+		s.ChunksBinary += r.ChunkForms.Binary
+		if r.ChunkForms.JSON > 0 && r.ChunkForms.Binary > 0 {
+			s.ChunksMixed++
+		}
 		s.LinChecks += r.LinChecks
 		s.LinUnknown += r.LinUnknown
 		s.Reads += r.Reads
@@ -273,6 +284,9 @@ func writeTable(w io.Writer, s *Summary) {
 	if s.RidingBudgeted+s.RidingRode > 0 {
 		row("riding budget", fmt.Sprintf("%d seeds under a small budget: %d rounds redone over it, %d versions spilled to objects, %d rode; %d manifests mixing both",
 			s.RidingBudgeted, s.RidingRedone, s.RidingSpilled, s.RidingRode, s.RidingMixed))
+	}
+	if s.ChunksJSON+s.ChunksBinary > 0 {
+		row("index chunks", fmt.Sprintf("%d JSON, %d binary; %d seeds left both", s.ChunksJSON, s.ChunksBinary, s.ChunksMixed))
 	}
 	row("linearizability checks", fmt.Sprintf("%d (%d unknown)", s.LinChecks, s.LinUnknown))
 	row("violations", s.Violations)

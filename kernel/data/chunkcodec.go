@@ -244,3 +244,20 @@ func IndexChunkRefs(payload []byte) (level int, refs []json.RawMessage, err erro
 	}
 	return c.Level, refs, nil
 }
+
+// IndexChunkForm reports the payload form of a stored index chunk (an
+// adjacency or id index chunk, level-0 or ref chunk): binary (format 12)
+// or JSON (formats 7 to 11); ok=false for anything else under R/adj/ (a
+// page, a fragment chunk or fragment ref chunk, an object that does not
+// decode). The simulator counts the forms of the graphs it leaves.
+func IndexChunkForm(b []byte) (binaryForm, ok bool) {
+	payload, err := format.OpenAdjacencyChunk(b)
+	if err != nil {
+		return false, false
+	}
+	c, err := decodeChunkPayload(payload)
+	if err != nil || c.Dir == dirFrag {
+		return false, false
+	}
+	return bytes.HasPrefix(payload, chunkBinaryMagic), true
+}

@@ -56,6 +56,12 @@ type Options struct {
 	// refs, and the version one ref.
 	// 0 takes the defaults; readers accept every shape.
 	IndexFanout int
+	// JSONIndexChunks makes this handle write index chunk payloads as
+	// JSON, as formats 7 to 11 did, instead of binary (format 12;
+	// docs/format.md "Binary index chunks"): graphs mixing both forms, as
+	// a migrated graph does, for tests, the simulator and side-by-side
+	// measurement. Every reader reads both forms.
+	JSONIndexChunks bool
 }
 
 // maxCatalogs bounds the decoded schemas one handle keeps (schema changes
@@ -89,9 +95,7 @@ type Graph struct {
 	// idxInline, idxFanout and idxLeafPages shape the index trees this
 	// handle writes (indextree.go; 0: the defaults); set only by tests.
 	idxInline, idxFanout, idxLeafPages, idxPageRows int
-	// jsonChunks makes this handle write index chunks as JSON, the layout
-	// of formats 7 to 11 (chunkcodec.go); set only by tests and the
-	// side-by-side benchmarks.
+	// jsonChunks is Options.JSONIndexChunks (tests also set it).
 	jsonChunks bool
 
 	mu       sync.Mutex
@@ -139,7 +143,7 @@ func newGraph(store objstore.Store, root string, opts Options) (*Graph, kernel.O
 	}
 	return (&Graph{store: store, keys: format.NewKeys(root), clock: kopts.Env.Clock, ent: ent,
 		limits: opts.Limits.withDefaults(), cache: newFragCache(opts.CacheBytes), memo: newCodecMemo(), codec: opts.Codec.resolve(), inline: opts.InlineFragments, embed: opts.EmbedFragments, catalogs: map[string]*catalog{},
-		group: newGrouper(opts.Group, opts.Limits.withDefaults())}).withIndexFanout(opts.IndexFanout), kopts
+		jsonChunks: opts.JSONIndexChunks, group: newGrouper(opts.Group, opts.Limits.withDefaults())}).withIndexFanout(opts.IndexFanout), kopts
 }
 
 // withIndexFanout applies Options.IndexFanout n (>= 2) to g.

@@ -68,7 +68,7 @@ func paging(g *Graph) *Graph {
 	if testTree || *treeAll {
 		g.withIndexFanout(2)
 	}
-	g.jsonChunks = testJSONChunks
+	g.jsonChunks = g.jsonChunks || testJSONChunks
 	return g
 }
 

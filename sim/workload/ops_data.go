@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"time"
@@ -110,6 +111,18 @@ func (p *Proc) indexFanout() int {
 	return simIndexFanout
 }
 
+// jsonIndexChunks reports whether the process's data handles write index
+// chunks as JSON (formats 7 to 11) rather than binary (format 12): about
+// one process in four, chosen by a hash of the seed and the process's name
+// (no draw from the seed's PRNG, so the schedules stay as they were), so
+// that most graphs mix both forms as a graph migrated from format 11 does,
+// under races, faults, crashes, collection and the leak check.
+func (p *Proc) jsonIndexChunks() bool {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s", p.run.S.Seed, p.name)
+	return h.Sum64()%4 == 0
+}
+
 // dg returns the process's data-plane handle, opening it on first use.
 func (p *Proc) dg() (*data.Graph, error) {
 	if p.data != nil {
@@ -120,7 +133,7 @@ func (p *Proc) dg() (*data.Graph, error) {
 		p.data = g
 		return g, err
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout()})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout(), JSONIndexChunks: p.jsonIndexChunks()})
 	if err != nil {
 		return nil, err
 	}

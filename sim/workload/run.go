@@ -99,7 +99,10 @@ type Result struct {
 	// Groups is what the grouped commits covered (check.CheckGroups).
 	Groups check.GroupCoverage
 	// Riding is what the scenario's riding budget did (Scenario.Riding).
-	Riding      RidingCounts
+	Riding RidingCounts
+	// ChunkForms counts the index chunks left on the store by payload
+	// form (JSON writers and binary ones, jsonIndexChunks).
+	ChunkForms  check.ChunkForms
 	LinChecks   int
 	LinUnknown  int
 	Violations  []check.Violation
@@ -163,6 +166,7 @@ type Run struct {
 	services map[string]*service // by name: the live generation (service.go)
 	groups   groupRecord         // grouped commits' observations (ops_group.go)
 	riding   RidingCounts        // set by finalChecks
+	forms    check.ChunkForms    // set by finalChecks
 
 	ops, recoveries, migrations, cuts, resolved atomic.Int64
 	setupDone                                   atomic.Bool
@@ -264,7 +268,7 @@ func (r *Run) result(w *sim.World, opt Options) *Result {
 	return &Result{
 		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
 		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
-		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov, Riding: r.riding,
+		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov, Riding: r.riding, ChunkForms: r.forms,
 		Crashes: st.Crashes, MachineCrashes: st.MachineCrashes, Volatile: [4]int{st.Lost, st.Reverted, st.Torn, st.Kept}, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
@@ -352,6 +356,7 @@ func (r *Run) finalChecks() {
 		vs = append(vs, r.checkGroups(g)...)
 	}
 	vs = append(vs, check.CheckTableHeads(r.Insp, g)...)
+	r.forms = check.CountChunkForms(r.Insp, r.Root)
 	if r.wl.RidingScale > 0 { // a workload with its own Run (cuts) counts its own
 		rvs, cov := check.CheckRidingBudget(r.Insp, g, r.S.Riding.VersionBytes, r.S.Riding.ManifestBytes)
 		vs = append(vs, rvs...)

@@ -93,7 +93,7 @@ func (s *service) handle(p *Proc) (*data.Graph, error) {
 		fps = p.run.W.SharedFailpoints()
 	}
 	kopts.Env = kernel.Env{Clock: kopts.Env.Clock, Entropy: kopts.Env.Entropy, Failpoints: fps}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: kopts, InlineFragments: simInlineFragments, IndexFanout: p.indexFanout(), Group: serviceGroup(p)})
+	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: kopts, InlineFragments: simInlineFragments, IndexFanout: p.indexFanout(), JSONIndexChunks: p.jsonIndexChunks(), Group: serviceGroup(p)})
 	if err != nil {
 		return nil, err
 	}

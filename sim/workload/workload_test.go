@@ -288,3 +288,19 @@ func TestCutsCountsCrashesAndRecoveries(t *testing.T) {
 		t.Fatalf("cuts: crashes %d, recoveries %d, cuts %d: want crashes in 1..cuts and recoveries > 0", r.Crashes, r.Recoveries, r.Cuts)
 	}
 }
+
+// TestSimulatedGraphsMixChunkForms: a data seed's processes write index
+// chunks in both forms (jsonIndexChunks: JSON in about one process of
+// four), so the final graph mixes JSON and binary chunks as a graph
+// migrated from format 11 does, and every check runs over both. Red when
+// every handle writes one form.
+func TestSimulatedGraphsMixChunkForms(t *testing.T) {
+	w, _ := Lookup("data")
+	r := Execute(w.Generate(1, "default"), testOpts)
+	if r.Failed() {
+		t.Fatalf("data seed 1: %v", r.Violations[0])
+	}
+	if r.ChunkForms.JSON == 0 || r.ChunkForms.Binary == 0 {
+		t.Fatalf("data seed 1 left index chunks %+v, want both forms", r.ChunkForms)
+	}
+}
