@@ -69,6 +69,9 @@ func paging(g *Graph) *Graph {
 		g.withIndexFanout(2)
 	}
 	g.jsonChunks = g.jsonChunks || testJSONChunks
+	if *benchPageRows > 0 {
+		g.idxPageRows = *benchPageRows
+	}
 	return g
 }
 

@@ -46,6 +46,7 @@ func newAdjGraph(b testing.TB) (*counting.Store, *Graph) {
 	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
 	must(b, err)
 	g.jsonChunks = testJSONChunks
+	g.idxPageRows = *benchPageRows
 	return cs, g
 }
 
@@ -117,6 +118,12 @@ var (
 // (format 12) side by side, as sub-benchmarks chunks=json and
 // chunks=binary.
 var benchChunkForms = flag.Bool("bench-chunk-forms", false, "run BenchmarkColdAdjacency and BenchmarkCardInsert with JSON and binary index chunks side by side")
+
+// benchPageRows, when set, makes the fixtures and handles of the read
+// benchmarks write index pages of at most that many rows (the defaults:
+// AdjPageRows, IDPageRows, EdgeIDPageRows), to measure what smaller pages
+// would cost and save (docs/perf.md "Binary index chunks").
+var benchPageRows = flag.Int("bench-page-rows", 0, "index page rows of the read benchmarks' fixtures and handles (0: the defaults)")
 
 // forChunkForms runs bench once, or, with -bench-chunk-forms, once per
 // index chunk form, fixtures and handles writing that form.
