@@ -56,8 +56,8 @@ var chunkBinaryMagic = []byte("\x00gkc")
 var errChunkBinary = errors.New("binary index chunk")
 
 // encodeChunkPayload returns the payload of chunk c: binary, or JSON when
-// json is set (a handle writing the layout of formats 7 to 11, for tests
-// and the side-by-side benchmarks). A ref that cannot be encoded (a name
+// asJSON is set (a handle writing the layout of formats 7 to 11:
+// Options.JSONIndexChunks). A ref that cannot be encoded (a name
 // that is not a ULID, a key longer than MaxIDBytes, a level other than
 // the chunk's less one) is an internal bug: it panics.
 func encodeChunkPayload(c adjChunk, asJSON bool) []byte {
