@@ -79,12 +79,24 @@ func procMain(name string, c *config, stdin io.Reader, stderr io.Writer, newProc
 // of hundreds of rows, 8 fragments inline) they never would.
 const procsIndexFanout = 4
 
+// procsRidingBudget is the riding budget of one writer in three
+// (dataOptions): a manifest carries at most two or three small riding
+// versions and a version past 2 KB is an object, so a run's writers with
+// and without it meet each other's heads (a manifest over the budget is
+// inherited, never extended: lineage.RidingOverBudget).
+var procsRidingBudget = kernel.RidingBudget{VersionBytes: 2048, ManifestBytes: 4096}
+
 // dataOptions returns the options of a data handle that writes, with
 // kernel options k, shaped by index fanout n (-index-fanout; 0: the
 // kernel's shapes). Writer id writes index chunks as JSON (formats 7 to
 // 11) when id is 3 mod 4, in binary (format 12) else, so a run's graph
-// mixes both forms as a graph migrated from format 11 does.
+// mixes both forms as a graph migrated from format 11 does; and it rides
+// its table versions within procsRidingBudget when id is 1 mod 3, within
+// the format's maxima else.
 func dataOptions(k kernel.Options, n, id int) data.Options {
+	if id%3 == 1 {
+		k.RidingBudget = procsRidingBudget
+	}
 	opts := data.Options{Kernel: k, JSONIndexChunks: id%4 == 3}
 	if n > 0 {
 		opts.IndexFanout, opts.InlineFragments = n, -1
