@@ -207,3 +207,57 @@ func TestPublishOverTheRidingBudgetIsTyped(t *testing.T) {
 		t.Fatal("the refused publish moved main")
 	}
 }
+
+// TestSmallBudgetWriterInheritsALargerHead: writers with different riding
+// budgets share a branch (simrun -procs runs them so). A small-budget
+// writer on a head that carries more riding bytes than its budget writes
+// its version as an object, keeps the riding versions it inherited, and
+// redoes no round; the larger-budget writer then rides again.
+func TestSmallBudgetWriterInheritsALargerHead(t *testing.T) {
+	st := sim.New(sim.Config{Seed: 1})
+	if _, err := kernel.Init(ctx, st, root, schema, kernel.Options{Env: testEnv(1)}); err != nil {
+		t.Fatal(err)
+	}
+	fps := failpoint.NewSet()
+	env := testEnv(3)
+	env.Failpoints = fps
+	large, err := kernel.Open(ctx, st, root, kernel.Options{Env: testEnv(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := kernel.Open(ctx, st, root, kernel.Options{Env: env, RidingBudget: smallBudget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(g *kernel.Graph, table string) {
+		t.Helper()
+		if _, err := g.Write(ctx, mustBranch(t, g, "main"), []kernel.TableWrite{bigWrite(table, 400)}, kernel.LineageIntent{Actor: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, table := range []string{"a", "b", "c"} {
+		write(large, table)
+	}
+	if n := format.RidingBytes(headManifestPins(t, st)); n <= smallBudget.ManifestBytes {
+		t.Fatalf("the large writer's head carries %d riding bytes, want more than the small budget's %d", n, smallBudget.ManifestBytes)
+	}
+	write(small, "a")
+	for table, rides := range map[string]bool{"a": false, "b": true, "c": true} { //detlint:ordered each table checked alike
+		if pin := headPin(t, st, table); (pin.Riding != "") != rides {
+			t.Fatalf("after the small writer: %s rides %v, want %v", table, pin.Riding != "", rides)
+		}
+	}
+	if n := fps.Hits(failpoint.RidingRedo); n != 0 {
+		t.Fatalf("the small writer redid %d rounds over its budget", n)
+	}
+	write(large, "a")
+	if pin := headPin(t, st, "a"); pin.Riding == "" {
+		t.Fatal("the large writer's next version of a does not ride")
+	}
+	cold := coldHandle(t, st)
+	for _, p := range headManifestPins(t, st) {
+		if _, err := cold.ReadPinned(ctx, p); err != nil {
+			t.Fatalf("read %s: %v", p.Name, err)
+		}
+	}
+}
