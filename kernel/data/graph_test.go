@@ -54,6 +54,16 @@ var testPaged bool
 // chunk, ref chunks of two refs, one ref per direction in a table version (indextree.go).
 var treeAll = flag.Bool("data.tree", false, "write every index as a tree of ref chunks (pages of two rows, two per chunk, two refs per ref chunk)")
 
+// defaultIndexShapes skips a test under -data.tree that pins the default
+// index shapes (pages and chunks of their full sizes) or builds a fixture
+// of a format before index trees (restampTo does not re-sum ref chunks).
+func defaultIndexShapes(t *testing.T, why string) {
+	t.Helper()
+	if *treeAll {
+		t.Skipf("-data.tree: %s", why)
+	}
+}
+
 // testTree is set by tree variants of tests (treeHandles).
 var testTree bool
 

@@ -128,6 +128,7 @@ func TestIDDeltaSurvivesCompaction(t *testing.T) {
 // next insert is stamped with the current format (6 or later) and rides a
 // delta.
 func TestFormat5GraphOpensAndWritesDelta(t *testing.T) {
+	defaultIndexShapes(t, "a format-5 graph has no index trees")
 	st := sim.New(sim.Config{Seed: 1})
 	idDeltaWrites = false
 	g := initCounterGraph(t, st)

@@ -49,6 +49,7 @@ func indexShape(t *testing.T, g *Graph, table string) map[string][2]int {
 // exactly as before, and a second compaction does nothing. Red without
 // the repack (4 pages per direction, nothing compacted).
 func TestCompactRepacksEdgeIndexes(t *testing.T) {
+	defaultIndexShapes(t, "it counts the pages and chunks of the default sizes")
 	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
 	const full, keepEvery = 4, 100
 	nodes := []string{"y", "z"}
@@ -139,6 +140,7 @@ func mustULID(t *testing.T, s string) ulid.ULID {
 // index holds ceil(rows/IDPageRows) pages without any compaction. Red
 // without absorbNext: one one-id page per seeded id pushed out (22 pages).
 func TestOneRowCommitsKeepIndexPagesFull(t *testing.T) {
+	defaultIndexShapes(t, "it counts the pages of the default page size")
 	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
 	const seeded, commits = 20, IDPageRows + 100
 	commitTx(t, g, func(tx *Txn) error {
