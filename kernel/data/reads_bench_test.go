@@ -287,17 +287,21 @@ func cardGraph(b testing.TB, edges int) *counting.Store {
 // bytes are read with the manifest, and tv-bytes is C's version's size),
 // so it now says nothing; the fragment parts are 0 by design (no fragment
 // is read).
+//
+// edges=n/node is #28's "one-row commit into a 10^7-row table" on the
+// same fixture, after the edge runs: one node into N (n+1 rows) on a fresh
+// handle, bytes read and written, rw-ratio-vs-1e3 against n = 10^3.
 func BenchmarkCardInsert(b *testing.B) { forChunkForms(b, cardInsert) }
 
 func cardInsert(b *testing.B) {
-	var base, baseRW float64
+	var base, baseRW, baseNode float64
 	for _, n := range adjSizes() {
+		fixture := cardGraph
+		if n >= bulkFrom {
+			fixture = bulkCardGraph
+		}
+		cs := fixture(b, n)
 		b.Run(fmt.Sprintf("edges=%d", n), func(b *testing.B) {
-			fixture := cardGraph
-			if n >= bulkFrom {
-				fixture = bulkCardGraph
-			}
-			cs := fixture(b, n)
 			bl := &byteLog{Store: cs}
 			var bytes, written uint64
 			parts := map[string]uint64{}
@@ -345,6 +349,40 @@ func cardInsert(b *testing.B) {
 			if base > 0 {
 				b.ReportMetric(per/base, "ratio-vs-1e3")
 				b.ReportMetric(rw/baseRW, "rw-ratio-vs-1e3")
+			}
+		})
+		// #28's "one-row commit into a 10^7-row table": one node into N
+		// (as many rows as C) on a fresh handle, after the edge runs.
+		b.Run(fmt.Sprintf("edges=%d/node", n), func(b *testing.B) {
+			var read, written uint64
+			seed := uint64(1_000_000)
+			id := fmt.Sprintf("n%08dx", n/2) // between n(n/2) and n(n/2+1)
+			for b.Loop() {
+				seed++
+				g := openGraph(b, cs, seed)
+				cs.Reset()
+				tx := begin(b, g)
+				must(b, tx.Insert("N", Row{ID: id}))
+				_, err := tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+				must(b, err)
+				read += cs.Counts().BytesRead
+				written += cs.Counts().BytesWritten
+				b.StopTimer()
+				tx = begin(b, g)
+				must(b, tx.Delete("N", id))
+				_, err = tx.Commit(ctx, kernel.LineageIntent{Actor: "bench"})
+				must(b, err)
+				b.StartTimer()
+			}
+			rw := float64(read+written) / float64(b.N)
+			b.ReportMetric(float64(read)/float64(b.N), "bytes/op")
+			b.ReportMetric(float64(written)/float64(b.N), "bytes-written/op")
+			b.ReportMetric(rw, "rw-bytes/op")
+			if n == 1_000 {
+				baseNode = rw
+			}
+			if baseNode > 0 {
+				b.ReportMetric(rw/baseNode, "rw-ratio-vs-1e3")
 			}
 		})
 	}
