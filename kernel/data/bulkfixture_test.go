@@ -53,6 +53,7 @@ func newBulkGraph(b testing.TB) (*counting.Store, *bulkBuilder) {
 	must(b, err)
 	g.jsonChunks = testJSONChunks
 	g.idxPageRows = *benchPageRows
+	g.fragCutEvery = uint32(*benchFragCut)
 	return cs, &bulkBuilder{b: b, g: g, w: adjWriter{g: g, r: newReader(g, nil)}}
 }
 

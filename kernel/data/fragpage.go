@@ -27,8 +27,12 @@ const (
 	// FragChunkInfos bounds the fragment infos of one fragment chunk.
 	FragChunkInfos = 256
 	// fragCutMod cuts a chunk after an info whose name's CRC-32C is 0 mod
-	// it (content-defined: a local change moves only nearby cuts).
-	fragCutMod   = 64
+	// it (content-defined: a local change moves only nearby cuts): about
+	// 16 infos a chunk, so a one-row commit's read and rewrite of the
+	// chunk at the list's tail stays small (64 until session 26: a
+	// one-node commit into a 10^7-row table read and wrote 28% more;
+	// docs/perf.md "Binary index chunks").
+	fragCutMod   = 16
 	metaFragsKey = "data.frags"
 	dirFrag      = "frag"
 )

@@ -82,6 +82,9 @@ func paging(g *Graph) *Graph {
 	if *benchPageRows > 0 {
 		g.idxPageRows = *benchPageRows
 	}
+	if *benchFragCut > 0 {
+		g.fragCutEvery = uint32(*benchFragCut)
+	}
 	return g
 }
 

@@ -47,6 +47,7 @@ func newAdjGraph(b testing.TB) (*counting.Store, *Graph) {
 	must(b, err)
 	g.jsonChunks = testJSONChunks
 	g.idxPageRows = *benchPageRows
+	g.fragCutEvery = uint32(*benchFragCut)
 	return cs, g
 }
 
@@ -124,6 +125,11 @@ var benchChunkForms = flag.Bool("bench-chunk-forms", false, "run BenchmarkColdAd
 // AdjPageRows, IDPageRows, EdgeIDPageRows), to measure what smaller pages
 // would cost and save (docs/perf.md "Binary index chunks").
 var benchPageRows = flag.Int("bench-page-rows", 0, "index page rows of the read benchmarks' fixtures and handles (0: the defaults)")
+
+// benchFragCut, when set, replaces the content-defined cut modulus of the
+// fragment chunks the read benchmarks' fixtures and handles write
+// (fragCutMod): -bench-frag-cut 64 writes as builds before session 26.
+var benchFragCut = flag.Int("bench-frag-cut", 0, "fragment chunk cut modulus of the read benchmarks' fixtures and handles (0: fragCutMod)")
 
 // forChunkForms runs bench once, or, with -bench-chunk-forms, once per
 // index chunk form, fixtures and handles writing that form.
