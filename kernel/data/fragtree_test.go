@@ -3,9 +3,11 @@ package data
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/graphkernel/graphkernel/kernel"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
 
@@ -260,5 +262,60 @@ func TestFragEditUpdateLandsBesideUnreadSubtrees(t *testing.T) {
 	}
 	if name != "changed" {
 		t.Fatalf("Get p00000 after the update: name %v, want changed", name)
+	}
+}
+
+// fragObjectsRead counts the fragment chunks and fragment ref chunks of
+// Person cs logged reads of (index chunks and pages are not counted).
+func fragObjectsRead(t *testing.T, cs *byteLog) int {
+	t.Helper()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	n := 0
+	for i, k := range cs.keys {
+		if !strings.HasPrefix(k, testRoot+"/adj/Person/") {
+			continue
+		}
+		payload, err := format.OpenAdjacencyChunk(cs.gets[i].Data)
+		if err != nil {
+			continue // a page
+		}
+		if c, err := decodeChunkPayload(payload); err == nil && c.Dir == dirFrag {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPointPathsReadNoSiblingLeaf: a one-row insert (the list's tail) and
+// a cold Get of the last fragment's id read exactly the fragment objects
+// on that fragment's path: one per level and its leaf chunk. Red when
+// expanding a fragment ref chunk also reads its first child's leaf (the
+// full-list order): the path to the tail then read the first leaf under
+// every ref chunk it expanded (a one-node commit into 10^7 rows read
+// three leaves and two ref chunks where the tail's path is two objects).
+func TestPointPathsReadNoSiblingLeaf(t *testing.T) {
+	cs, g := stairGraph(t, 40, 1, 2, 1<<30)
+	g.fragRefMax = 2 // ref chunks of two refs: several levels, the tail far from every first child
+	commitTx(t, g, func(tx *Txn) error { return tx.Insert("Person", person("p90000", "grow")) })
+	top := fragRefsOf(t, pinnedVersion(t, g, "Person"))
+	levels := top[0].Level
+	if levels < 2 {
+		t.Fatalf("fixture: %d fragment ref levels, want at least 2", levels)
+	}
+	cold := openGraph(t, cs, 40)
+	cs.Reset()
+	commitTx(t, cold, func(tx *Txn) error { return tx.Insert("Person", person("p99999", "new")) })
+	if got := fragObjectsRead(t, cs); got != levels+1 {
+		t.Fatalf("a one-row insert read %d fragment objects; want its tail's path, %d (%d levels and the leaf)", got, levels+1, levels)
+	}
+	s := snap(t, openGraph(t, cs, 41))
+	cs.Reset()
+	row, ok, err := s.Get(ctx, "Person", "p99999")
+	if err != nil || !ok || row.Props["name"] != "new" {
+		t.Fatalf("Get p99999 = %v %v %v", row.Props["name"], ok, err)
+	}
+	if got := fragObjectsRead(t, cs); got != levels+1 {
+		t.Fatalf("a cold Get of the last id read %d fragment objects; want its path, %d", got, levels+1)
 	}
 }
