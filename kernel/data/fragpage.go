@@ -174,7 +174,9 @@ func (r *reader) ensureFrags(ctx context.Context, v *tableView) error {
 
 // loadFragChunk fills the infos fragment chunk c of v lists; when entry c
 // is a fragment ref chunk, it first expands it down to its first
-// fragment chunk, which takes index c (the others follow it).
+// fragment chunk, which takes index c (the others follow it): the order
+// of a reader of the whole list (ensureFrags). A point path steps
+// (stepFragChunk) instead.
 func (r *reader) loadFragChunk(ctx context.Context, v *tableView, c int) error {
 	if v.pageLoaded[c] {
 		return nil
@@ -184,6 +186,26 @@ func (r *reader) loadFragChunk(ctx context.Context, v *tableView, c int) error {
 			return err
 		}
 	}
+	return r.loadLeafFragChunk(ctx, v, c)
+}
+
+// stepFragChunk takes one step down a point path at entry c of v: it
+// expands a fragment ref chunk (reading only it; its children take its
+// place, unread) or loads a fragment chunk. The caller finds the entry
+// on its path again: a ref's first child is read only if the path goes
+// through it.
+func (r *reader) stepFragChunk(ctx context.Context, v *tableView, c int) error {
+	switch {
+	case v.pageLoaded[c]:
+		return nil
+	case v.paged[c].Level > 0:
+		return r.expandFragRef(ctx, v, c)
+	}
+	return r.loadLeafFragChunk(ctx, v, c)
+}
+
+// loadLeafFragChunk fills the infos of fragment chunk (level 0) c of v.
+func (r *reader) loadLeafFragChunk(ctx context.Context, v *tableView, c int) error {
 	infos, stats, err := r.fragChunk(ctx, v.t, v.paged[c])
 	if err != nil {
 		return err

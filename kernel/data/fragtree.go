@@ -192,7 +192,7 @@ func (r *reader) loadChunksFor(ctx context.Context, v *tableView, id string) err
 		if next < 0 {
 			return nil
 		}
-		if err := r.loadFragChunk(ctx, v, next); err != nil {
+		if err := r.stepFragChunk(ctx, v, next); err != nil {
 			return err
 		}
 	}
@@ -320,7 +320,7 @@ func (r *reader) loadFragOf(ctx context.Context, v *tableView, i int) error {
 		if v.fragKnown(i) {
 			return nil
 		}
-		if err := r.loadFragChunk(ctx, v, v.chunkOf(i)); err != nil {
+		if err := r.stepFragChunk(ctx, v, v.chunkOf(i)); err != nil {
 			return err
 		}
 	}
