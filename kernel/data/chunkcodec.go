@@ -261,3 +261,97 @@ func IndexChunkForm(b []byte) (binaryForm, ok bool) {
 	}
 	return bytes.HasPrefix(payload, chunkBinaryMagic), true
 }
+
+// Fragment ref chunks in binary (format 12, docs/format.md "Binary index
+// chunks"): the same frame as an index chunk's under magic "\x00gkf", each
+// ref
+//
+//	name   16 bytes (the ULID)
+//	min    front-coded against the previous ref's max ("" for the first)
+//	max    front-coded against this ref's min
+//	frags  uvarint
+//	rows   uvarint
+//	bytes  uvarint
+//	crc32c 4 bytes, little-endian
+//
+// and every ref's level the chunk's less one. Fragment chunks (level 0,
+// the infos) stay JSON.
+var fragRefBinaryMagic = []byte("\x00gkf")
+
+// minBinaryFragRefBytes is the fewest bytes one binary fragment ref takes.
+const minBinaryFragRefBytes = ulidBytes + 2*2 + 1 + 1 + 1 + 4
+
+// encodeFragRefChunkPayload returns the payload of fragment ref chunk c:
+// binary, or JSON when asJSON is set (Options.JSONIndexChunks). A ref that
+// cannot be encoded is an internal bug: it panics.
+func encodeFragRefChunkPayload(c fragRefChunk, asJSON bool) []byte {
+	if asJSON || format.CurrentFormat < FormatBinaryChunks {
+		p, err := json.Marshal(c)
+		if err != nil {
+			panic(fmt.Sprintf("data: marshal fragment ref chunk: %v", err))
+		}
+		return p
+	}
+	b := make([]byte, 0, len(fragRefBinaryMagic)+16+len(c.Table)+len(c.Refs)*40)
+	b = append(b, fragRefBinaryMagic...)
+	b = appendLenString(b, c.Table)
+	b = appendLenString(b, c.Dir)
+	b = binary.AppendUvarint(b, uint64(c.Level))
+	b = binary.AppendUvarint(b, uint64(len(c.Refs)))
+	prevMax := ""
+	for _, r := range c.Refs {
+		id, err := ulid.ParseStrict(r.Name)
+		if err != nil || id.String() != r.Name || r.Level != c.Level-1 || len(r.Min) > MaxIDBytes || len(r.Max) > MaxIDBytes {
+			panic(fmt.Sprintf("data: fragment ref %+v cannot be encoded in a ref chunk of level %d", r, c.Level))
+		}
+		b = append(b, id[:]...)
+		b = appendKeyAfter(b, prevMax, r.Min)
+		b = appendKeyAfter(b, r.Min, r.Max)
+		b = binary.AppendUvarint(b, r.Frags)
+		b = binary.AppendUvarint(b, r.Rows)
+		b = binary.AppendUvarint(b, r.Bytes)
+		b = binary.LittleEndian.AppendUint32(b, r.CRC32C)
+		prevMax = r.Max
+	}
+	return b
+}
+
+// decodeFragRefChunkPayload decodes a fragment ref chunk payload of either
+// form (JSON, formats 10 and 11; binary, format 12). It checks the form
+// only; checkFragRefChunk checks the refs. It never panics and allocates
+// at most in proportion to len(p).
+func decodeFragRefChunkPayload(p []byte) (fragRefChunk, error) {
+	if !bytes.HasPrefix(p, fragRefBinaryMagic) {
+		var c fragRefChunk
+		err := json.Unmarshal(p, &c)
+		return c, err
+	}
+	d := chunkDecoder{b: p[len(fragRefBinaryMagic):]}
+	c := fragRefChunk{Table: d.string(format.MaxPayloadBytes), Dir: d.string(format.MaxPayloadBytes)}
+	level, n := d.uvarint(), d.uvarint()
+	if d.err == nil && (level < 1 || level > maxFragLevels || n == 0 || n > FragRefChunkRefs || n > uint64(len(d.b)/minBinaryFragRefBytes)) {
+		d.fail("fragment ref chunk of level %d, %d refs in %d bytes", level, n, len(d.b))
+	}
+	if d.err != nil {
+		return fragRefChunk{}, d.err
+	}
+	c.Level = int(level)
+	c.Refs = make([]fragChunkRef, 0, n)
+	prevMax := ""
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		r := fragChunkRef{Level: c.Level - 1}
+		r.Name = d.name()
+		r.Min = d.frontCoded(prevMax)
+		r.Max = d.frontCoded(r.Min)
+		r.Frags, r.Rows, r.Bytes, r.CRC32C = d.uvarint(), d.uvarint(), d.uvarint(), d.uint32()
+		c.Refs = append(c.Refs, r)
+		prevMax = r.Max
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes after the last fragment ref", len(d.b))
+	}
+	if d.err != nil {
+		return fragRefChunk{}, d.err
+	}
+	return c, nil
+}

@@ -137,9 +137,9 @@ func TestBinaryChunkRefusals(t *testing.T) {
 	}
 }
 
-// FuzzIndexChunkPayload: any payload decodes as a chunk or fails, never
-// panics; a binary payload that decodes re-encodes to one that decodes to
-// the same chunk (the writer's maximal prefixes may differ from the
+// FuzzIndexChunkPayload: any payload decodes as an index chunk or a
+// fragment ref chunk or fails, never panics; a binary payload that decodes
+// re-encodes to one that decodes to the same chunk (the writer's maximal prefixes may differ from the
 // input's).
 func FuzzIndexChunkPayload(f *testing.F) {
 	c := adjChunk{Table: "Knows", Dir: "out", Level: 1, Pages: []adjRef{
@@ -148,7 +148,16 @@ func FuzzIndexChunkPayload(f *testing.F) {
 	}}
 	f.Add(encodeChunkPayload(c, false))
 	f.Add(encodeChunkPayload(c, true))
+	f.Add(encodeFragRefChunkPayload(fragRefChunk{Table: "Person", Dir: dirFrag, Level: 1, Refs: []fragChunkRef{
+		{Name: "01HZZZZZZZZZZZZZZZZZZZZZZA", Min: "p0001", Max: "p0009", Frags: 2, Rows: 9, Bytes: 300, CRC32C: 1},
+	}}, false))
 	f.Fuzz(func(t *testing.T, p []byte) {
+		if fr, err := decodeFragRefChunkPayload(p); err == nil && bytes.HasPrefix(p, fragRefBinaryMagic) {
+			again, err := decodeFragRefChunkPayload(encodeFragRefChunkPayload(fr, false))
+			if err != nil || !cmp.Equal(fr, again) {
+				t.Fatalf("re-encoded fragment ref chunk: %v (-first +again):\n%s", err, cmp.Diff(fr, again))
+			}
+		}
 		got, err := decodeChunkPayload(p)
 		if err != nil || !bytes.HasPrefix(p, chunkBinaryMagic) {
 			return
@@ -186,10 +195,20 @@ func TestFormat11ChunksOpenAndBinaryOnWrite(t *testing.T) {
 		}
 		return nil
 	})
-	forms := chunkForms(t, st)
-	if forms["json"] == 0 || forms["binary"] != 0 {
-		t.Fatalf("fixture chunk forms %v, want JSON only", forms)
+	for b := range 10 { // 10 fragments of falling sizes (none merges): a paged list under fragment ref chunks
+		commitTx(t, g, func(tx *Txn) error {
+			var rows []Row
+			for k := range 20 - b {
+				rows = append(rows, person(fmt.Sprintf("q%02d%02d", b, k), "x"))
+			}
+			return tx.Insert("Person", rows...)
+		})
 	}
+	forms := chunkForms(t, st)
+	if forms["json"] == 0 || forms["binary"] != 0 || forms["frag-json"] == 0 || forms["frag-binary"] != 0 {
+		t.Fatalf("fixture chunk forms %v, want JSON only, fragment ref chunks among them", forms)
+	}
+	wantPeople := scanIDs(t, snap(t, g), "Person")
 	wantOut, wantIn := ids(mustRows(snap(t, g).Out(ctx, "Knows", "p1"))), ids(mustRows(snap(t, g).In(ctx, "Knows", "p2")))
 	restampExcept(t, st, format.FormatV11, format.KindAdjacencyChunk)
 	testJSONChunks = false
@@ -202,9 +221,13 @@ func TestFormat11ChunksOpenAndBinaryOnWrite(t *testing.T) {
 		t.Fatalf("format-11 Out(p1) = %s, want %s", got, wantOut)
 	}
 	commitTx(t, p, func(tx *Txn) error { return tx.Insert("Knows", edge("k999", "p1", "p2")) })
+	commitTx(t, p, func(tx *Txn) error { return tx.Insert("Person", person("q9999", "new")) })
 	after := chunkForms(t, st)
-	if after["binary"] == 0 || after["json"] != forms["json"] {
-		t.Fatalf("after a format-12 commit: chunk forms %v (before %v), want binary chunks added and every JSON chunk kept", after, forms)
+	if after["binary"] == 0 || after["json"] != forms["json"] || after["frag-binary"] == 0 || after["frag-json"] != forms["frag-json"] {
+		t.Fatalf("after format-12 commits: chunk forms %v (before %v), want binary chunks added and every JSON chunk kept", after, forms)
+	}
+	if got := scanIDs(t, snap(t, openGraph(t, st, 5)), "Person"); !strings.Contains(got, "q9999") || strings.Count(got, ",") != strings.Count(wantPeople, ",")+1 {
+		t.Fatalf("Person after the commit: %s, want %s and q9999", got, wantPeople)
 	}
 	fresh := snap(t, openGraph(t, st, 4))
 	if got := ids(mustRows(fresh.Out(ctx, "Knows", "p1"))); got != wantOut+",k999" {
@@ -232,9 +255,16 @@ func chunkForms(t *testing.T, st *sim.Store) map[string]int {
 		if err != nil {
 			continue // a page
 		}
+		if _, err := decodeFragRefChunkPayload(payload); err == nil && bytes.HasPrefix(payload, fragRefBinaryMagic) {
+			forms["frag-binary"]++
+			continue
+		}
 		c, err := decodeChunkPayload(payload)
 		must(t, err)
 		if c.Dir == dirFrag {
+			if c.Level > 0 {
+				forms["frag-json"]++
+			}
 			continue
 		}
 		names, _, err := AdjacencyChunkEntries(obj.Data)
@@ -250,4 +280,56 @@ func chunkForms(t *testing.T, st *sim.Store) map[string]int {
 		forms[form]++
 	}
 	return forms
+}
+
+// TestBinaryFragRefChunkRoundTrip: every fragment ref chunk a writer could
+// list decodes from its binary form and from its JSON form to itself, and
+// the binary form is the smaller; every truncation of a binary payload,
+// a trailing byte, level 0 and a count past FragRefChunkRefs are refused
+// (errChunkBinary), never a panic.
+func TestBinaryFragRefChunkRoundTrip(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		key := rapid.StringOfN(rapid.SampledFrom([]rune{'p', '0', '1', '9', 'é'}), 1, 40, MaxIDBytes)
+		c := fragRefChunk{Table: rapid.StringMatching(`[A-Za-z][A-Za-z0-9_]{0,12}`).Draw(rt, "table"), Dir: dirFrag, Level: rapid.IntRange(1, maxFragLevels).Draw(rt, "level")}
+		for i := range rapid.IntRange(1, FragRefChunkRefs).Draw(rt, "refs") {
+			var id ulid.ULID
+			copy(id[:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(rt, fmt.Sprint("name", i)))
+			c.Refs = append(c.Refs, fragChunkRef{Name: id.String(), Min: key.Draw(rt, "min"), Max: key.Draw(rt, "max"),
+				Frags: rapid.Uint64().Draw(rt, "frags"), Rows: rapid.Uint64().Draw(rt, "rows"), Bytes: rapid.Uint64().Draw(rt, "bytes"),
+				CRC32C: rapid.Uint32().Draw(rt, "crc"), Level: c.Level - 1})
+		}
+		bin, js := encodeFragRefChunkPayload(c, false), encodeFragRefChunkPayload(c, true)
+		if !bytes.HasPrefix(bin, fragRefBinaryMagic) || len(bin) >= len(js) {
+			rt.Fatalf("binary %d bytes (magic %v), JSON %d", len(bin), bytes.HasPrefix(bin, fragRefBinaryMagic), len(js))
+		}
+		for form, p := range map[string][]byte{"binary": bin, "json": js} {
+			got, err := decodeFragRefChunkPayload(p)
+			if err != nil {
+				rt.Fatalf("%s: %v", form, err)
+			}
+			if d := cmp.Diff(c, got); d != "" {
+				rt.Fatalf("%s round trip (-want +got):\n%s", form, d)
+			}
+		}
+		for i := len(fragRefBinaryMagic); i < len(bin); i++ {
+			if _, err := decodeFragRefChunkPayload(bin[:i]); !errors.Is(err, errChunkBinary) {
+				rt.Fatalf("truncated at %d of %d: %v", i, len(bin), err)
+			}
+		}
+		if _, err := decodeFragRefChunkPayload(append(append([]byte{}, bin...), 0)); !errors.Is(err, errChunkBinary) {
+			rt.Fatalf("a trailing byte: %v", err)
+		}
+		if _, err := decodeChunkPayload(bin); err == nil {
+			rt.Fatal("a binary fragment ref chunk decodes as an index chunk")
+		}
+	})
+	head := func(level, count uint64) []byte {
+		b := appendLenString(appendLenString(append([]byte{}, fragRefBinaryMagic...), "Person"), dirFrag)
+		return append(binary.AppendUvarint(binary.AppendUvarint(b, level), count), make([]byte, 64)...)
+	}
+	for name, p := range map[string][]byte{"level 0": head(0, 1), "a count past FragRefChunkRefs": head(1, FragRefChunkRefs+1)} { //detlint:ordered each case checked alike
+		if _, err := decodeFragRefChunkPayload(p); !errors.Is(err, errChunkBinary) {
+			t.Fatalf("%s: %v, want errChunkBinary", name, err)
+		}
+	}
 }

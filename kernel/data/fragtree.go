@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -111,8 +112,8 @@ func checkFragRefChunk(table string, ref fragChunkRef, b []byte) ([]fragChunkRef
 	if err != nil {
 		return nil, err
 	}
-	var c fragRefChunk
-	if err := json.Unmarshal(payload, &c); err != nil || c.Table != table || c.Dir != dirFrag || c.Level != ref.Level || c.Level < 1 {
+	c, err := decodeFragRefChunkPayload(payload)
+	if err != nil || c.Table != table || c.Dir != dirFrag || c.Level != ref.Level || c.Level < 1 {
 		return nil, fmt.Errorf("fragment ref chunk payload (table %q, dir %q, level %d; its ref's %d): %v", c.Table, c.Dir, c.Level, ref.Level, err)
 	}
 	if len(c.Refs) == 0 || len(c.Refs) > FragRefChunkRefs {
@@ -259,11 +260,7 @@ func (c adjWriter) fragRefChunkFor(ctx context.Context, t *Table, refs []fragChu
 		ref.Frags, ref.Rows = ref.Frags+k.Frags, ref.Rows+k.Rows
 		ref.Min, ref.Max = min(ref.Min, k.Min), max(ref.Max, k.Max)
 	}
-	p, err := json.Marshal(fragRefChunk{Table: t.Storage, Dir: dirFrag, Level: level, Refs: refs})
-	if err != nil {
-		panic(fmt.Sprintf("data: marshal fragment ref chunk: %v", err))
-	}
-	b := format.EncodeAdjacencyChunk(p)
+	b := format.EncodeAdjacencyChunk(encodeFragRefChunkPayload(fragRefChunk{Table: t.Storage, Dir: dirFrag, Level: level, Refs: refs}, c.g.jsonChunks))
 	a, err := c.putAdj(ctx, t, adjRef{}, b)
 	if err != nil {
 		return fragChunkRef{}, err
@@ -540,15 +537,17 @@ func FragmentChunkEntries(table string, b []byte) (infos []FragmentInfo, chunks 
 	var probe struct {
 		Level int `json:"level"`
 	}
-	if err := json.Unmarshal(payload, &probe); err != nil {
-		return nil, nil, fmt.Errorf("fragment chunk: %v: %w", err, format.ErrCorrupt)
+	if !bytes.HasPrefix(payload, fragRefBinaryMagic) { // a binary payload is a ref chunk; JSON says its level
+		if err := json.Unmarshal(payload, &probe); err != nil {
+			return nil, nil, fmt.Errorf("fragment chunk: %v: %w", err, format.ErrCorrupt)
+		}
+		if probe.Level == 0 {
+			infos, err := FragmentChunkInfos(table, b)
+			return infos, nil, err
+		}
 	}
-	if probe.Level == 0 {
-		infos, err := FragmentChunkInfos(table, b)
-		return infos, nil, err
-	}
-	var c fragRefChunk
-	if err := json.Unmarshal(payload, &c); err != nil || c.Table != table || c.Dir != dirFrag || c.Level < 1 || c.Level > maxFragLevels || len(c.Refs) == 0 || len(c.Refs) > FragRefChunkRefs {
+	c, err := decodeFragRefChunkPayload(payload)
+	if err != nil || c.Table != table || c.Dir != dirFrag || c.Level < 1 || c.Level > maxFragLevels || len(c.Refs) == 0 || len(c.Refs) > FragRefChunkRefs {
 		return nil, nil, fmt.Errorf("fragment ref chunk of %s (level %d, %d refs): %v: %w", table, c.Level, len(c.Refs), err, format.ErrCorrupt)
 	}
 	for _, k := range c.Refs {

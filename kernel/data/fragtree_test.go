@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -281,7 +282,9 @@ func fragObjectsRead(t *testing.T, cs *byteLog) int {
 			continue // a page
 		}
 		if c, err := decodeChunkPayload(payload); err == nil && c.Dir == dirFrag {
-			n++
+			n++ // a fragment chunk, or a JSON fragment ref chunk
+		} else if _, err := decodeFragRefChunkPayload(payload); err == nil && bytes.HasPrefix(payload, fragRefBinaryMagic) {
+			n++ // a binary fragment ref chunk
 		}
 	}
 	return n

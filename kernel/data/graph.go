@@ -56,8 +56,9 @@ type Options struct {
 	// refs, and the version one ref.
 	// 0 takes the defaults; readers accept every shape.
 	IndexFanout int
-	// JSONIndexChunks makes this handle write index chunk payloads as
-	// JSON, as formats 7 to 11 did, instead of binary (format 12;
+	// JSONIndexChunks makes this handle write index chunk and fragment
+	// ref chunk payloads as JSON, as formats 7 to 11 did, instead of
+	// binary (format 12;
 	// docs/format.md "Binary index chunks"): graphs mixing both forms, as
 	// a migrated graph does, for tests, the simulator and side-by-side
 	// measurement. Every reader reads both forms.
