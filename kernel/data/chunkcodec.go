@@ -15,10 +15,10 @@ import (
 
 // Index chunks in binary (format 12, docs/format.md "Binary index
 // chunks"). A chunk of an adjacency or id index lists refs of up to
-// WriteFanout pages or chunks; as JSON each ref costs about 56 bytes after
-// zstd (its field names, a 26-character name, three keys spelled out),
-// and a lookup or a one-row commit at 10^7 edges reads and writes a chunk
-// a level. The binary payload front-codes the keys against their
+// WriteFanout pages or chunks; as JSON each ref costs about 43 bytes after
+// zstd (its field names, a 26-character name, three keys spelled out;
+// binary: 36), and a lookup or a one-row commit at 10^7 edges reads and
+// writes a chunk a level. The binary payload front-codes the keys against their
 // neighbours and stores names as their 16 bytes:
 //
 //	magic    "\x00gkc" (JSON opens with '{', a zstd frame with 0x28)
