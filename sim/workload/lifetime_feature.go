@@ -250,7 +250,13 @@ func (p *Proc) lifeFeatureMerge(g *data.Graph, src, dst string, final bool) erro
 	st.mu.Lock()
 	if dst == "main" {
 		st.feature.merges++
-		st.feature.pending = st.feature.pending[len(pending):]
+		// Drop the merged commits by id: another merge of the feature
+		// branch (a restarted process's, or the final one running beside
+		// it in the quiet phase) may have dropped some already; slicing
+		// off len(pending) then ran past the end and the panic, under
+		// st.mu, left the lock held for the run's result
+		// (lifetime-resume-after-failed-listing hung).
+		st.feature.pending = withoutIDs(st.feature.pending, pending)
 	} else {
 		st.feature.syncs++
 	}
@@ -365,4 +371,19 @@ func (st *lifeState) featureCounts() FeatureCounts {
 	defer st.mu.Unlock()
 	f := st.feature
 	return FeatureCounts{Commits: f.commits, Merges: f.merges, Syncs: f.syncs, Bases: f.bases, Final: f.final, MaxMergeBases: st.maxBases, FinalCollects: f.finalCollects}
+}
+
+// withoutIDs returns ids without any of drop, in order.
+func withoutIDs(ids, drop []string) []string {
+	gone := make(map[string]bool, len(drop))
+	for _, id := range drop {
+		gone[id] = true
+	}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !gone[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
