@@ -264,7 +264,7 @@ func genMaint(seed uint64, faults string) *Scenario {
 	}))
 	s.Actors = append(s.Actors, genMaintSkewed(rng)...)
 	// Last, so the other actors' plans are drawn as before it was added.
-	s.Actors = append(s.Actors, genMaintActor(rng, "r1", [2]time.Duration{2 * time.Second, 8 * time.Second}, func(rng *rand.Rand) Op {
+	s.Actors = append(s.Actors, genMaintActor(rng, "r1", [2]time.Duration{4 * time.Second, 12 * time.Second}, func(rng *rand.Rand) Op {
 		return Op{Kind: "gpinrace", Args: map[string]string{}}
 	}))
 	return s

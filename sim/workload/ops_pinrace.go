@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/graphkernel/graphkernel/kernel"
-	"github.com/graphkernel/graphkernel/kernel/data"
 	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/sim/check"
 )
@@ -149,7 +148,7 @@ func opMaintPinRace(p *Proc, _ int, _ Op) error {
 	}
 	// A fresh handle reads the snapshot again: the process's own caches
 	// hold what it read right after the Pin, deleted or not.
-	fresh, err := data.Open(ctx, p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout()})
+	fresh, err := p.openData()
 	if err != nil {
 		return p.readFailed("gpinrace: open", err)
 	}
