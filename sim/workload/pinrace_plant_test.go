@@ -13,10 +13,10 @@ import (
 // TestPinRaceCatchesPinLeaseReadOnce pins how often the maint workload
 // reaches the race of docs/gc.md rule 6 (a Pin between a collection's
 // first lease listing and its plan): with pin-lease-read-once on, most of
-// seeds 1..8 report pin-held (7 of 8 when gpinrace landed; 92 of seeds
+// seeds 1..8 report pin-held (8 of 8 when gpinrace landed; 97 of seeds
 // 1..100). TestPlantedBugsCaught stops at the first catch and replays the
 // plant-off control. Red with r1 running gread instead of gpinrace (0 of
-// 8; before gpinrace no seed below 170 caught it).
+// 8; without gpinrace no seed below 170 caught it).
 func TestPinRaceCatchesPinLeaseReadOnce(t *testing.T) {
 	const seeds, want = 8, 6
 	if err := plant.Enable(plant.PinLeaseReadOnce); err != nil {
