@@ -133,12 +133,18 @@ func (p *Proc) dg() (*data.Graph, error) {
 		p.data = g
 		return g, err
 	}
-	g, err := data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout(), JSONIndexChunks: p.jsonIndexChunks()})
+	g, err := p.openData()
 	if err != nil {
 		return nil, err
 	}
 	p.data = g
 	return g, nil
+}
+
+// openData opens a new data-plane handle of the process (dg's, or a
+// fresh one with cold caches).
+func (p *Proc) openData() (*data.Graph, error) {
+	return data.Open(p.Ctx(), p.run.Store, p.run.Root, data.Options{Kernel: p.kopts(), InlineFragments: simInlineFragments, IndexFanout: p.indexFanout(), JSONIndexChunks: p.jsonIndexChunks()})
 }
 
 // headSnapshot opens the data graph (once per process) and takes a

@@ -50,7 +50,7 @@ func init() {
 	Register(&Workload{
 		Name: "maint",
 		Doc: "maintenance beside live writers: compactions and collections racing data transactions (strict renames, " +
-			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots; checks retained " +
+			"inserts), forked branches sharing table versions and merged from main, readers holding leased snapshots, pins racing collections (gpinrace: main's retention edge pinned while a collection loads, read again by a fresh handle once it ended); checks retained " +
 			"history and pinned snapshots read whole, acknowledged inserts never vanish, strict writes never fail for a " +
 			"compaction alone, merges between live branches find their merge base, branch names deleted and collected are re-created as new incarnations, ListBranches lists every fork created before a collection listed the name markers (branch-listed), a writer and a collector whose clocks run " +
 			"behind beyond the skew margin are refused (ErrClockSkew, check clock-skew), and after a final zero-retention collection nothing leaks",
@@ -113,6 +113,11 @@ type maintState struct {
 	// markerLists: when (run clock) a collector listed the name markers
 	// (every page).
 	markerLists []time.Time
+	// collecting numbers the collections of exact-clock processes running
+	// now (gcollect; gpinrace races them), collectSeq the last number
+	// given.
+	collecting []runningCollect
+	collectSeq uint64
 }
 
 // forkSpan is when a fork's create began and when it was acknowledged.
@@ -258,6 +263,10 @@ func genMaint(seed uint64, faults string) *Scenario {
 		return Op{Kind: "gread", Args: map[string]string{}}
 	}))
 	s.Actors = append(s.Actors, genMaintSkewed(rng)...)
+	// Last, so the other actors' plans are drawn as before it was added.
+	s.Actors = append(s.Actors, genMaintActor(rng, "r1", [2]time.Duration{4 * time.Second, 12 * time.Second}, func(rng *rand.Rand) Op {
+		return Op{Kind: "gpinrace", Args: map[string]string{}}
+	}))
 	return s
 }
 
@@ -428,10 +437,21 @@ func (p *Proc) collectBounded(policy maintain.Policy) (maintain.Report, error) {
 	return rep, err
 }
 
+// collectNoted is collectBounded, noted in maintState.collecting while it
+// runs if the process's clock is exact (gpinrace waits for one).
+func (p *Proc) collectNoted(policy maintain.Policy) (maintain.Report, error) {
+	if p.plan.Clock != 0 {
+		return p.collectBounded(policy)
+	}
+	n := p.run.maint.beginCollect(p)
+	defer p.run.maint.endCollect(n)
+	return p.collectBounded(policy)
+}
+
 // opMaintCollect collects, then reads every retained snapshot of every
 // live branch whole (the newest maintKeepLast manifests of each).
 func opMaintCollect(p *Proc, _ int, _ Op) error {
-	rep, err := p.collectBounded(maintPolicy)
+	rep, err := p.collectNoted(maintPolicy)
 	if p.Over(err) {
 		return p.end(err)
 	}
