@@ -68,12 +68,7 @@ func encodeChunkPayload(c adjChunk, asJSON bool) []byte {
 		}
 		return p
 	}
-	b := make([]byte, 0, len(chunkBinaryMagic)+16+len(c.Table)+len(c.Pages)*40)
-	b = append(b, chunkBinaryMagic...)
-	b = appendLenString(b, c.Table)
-	b = appendLenString(b, c.Dir)
-	b = binary.AppendUvarint(b, uint64(c.Level))
-	b = binary.AppendUvarint(b, uint64(len(c.Pages)))
+	b := appendChunkHeader(chunkBinaryMagic, c.Table, c.Dir, c.Level, len(c.Pages))
 	prev := adjRef{}
 	for _, r := range c.Pages {
 		id, err := ulid.ParseStrict(r.Name)
@@ -103,15 +98,12 @@ func decodeChunkPayload(p []byte) (adjChunk, error) {
 		return c, err
 	}
 	d := chunkDecoder{b: p[len(chunkBinaryMagic):]}
-	c := adjChunk{Table: d.string(format.MaxPayloadBytes), Dir: d.string(format.MaxPayloadBytes)}
-	level, n := d.uvarint(), d.uvarint()
-	if d.err == nil && (level > maxIndexLevels || n == 0 || n > maxChunkRefs || n > uint64(len(d.b)/minBinaryRefBytes)) {
-		d.fail("level %d, %d refs in %d bytes", level, n, len(d.b))
-	}
+	var c adjChunk
+	var n uint64
+	c.Table, c.Dir, c.Level, n = d.header(0, maxIndexLevels, maxChunkRefs, minBinaryRefBytes)
 	if d.err != nil {
 		return adjChunk{}, d.err
 	}
-	c.Level = int(level)
 	c.Pages = make([]adjRef, 0, n)
 	prev := adjRef{}
 	for i := uint64(0); i < n && d.err == nil; i++ {
@@ -133,6 +125,17 @@ func decodeChunkPayload(p []byte) (adjChunk, error) {
 	return c, nil
 }
 
+// appendChunkHeader starts a binary chunk payload: magic, table, dir,
+// level and the count of refs that follow.
+func appendChunkHeader(magic []byte, table, dir string, level, refs int) []byte {
+	b := make([]byte, 0, len(magic)+16+len(table)+refs*40)
+	b = append(b, magic...)
+	b = appendLenString(b, table)
+	b = appendLenString(b, dir)
+	b = binary.AppendUvarint(b, uint64(level))
+	return binary.AppendUvarint(b, uint64(refs))
+}
+
 func appendLenString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
@@ -150,6 +153,19 @@ func appendKeyAfter(b []byte, prev, s string) []byte {
 type chunkDecoder struct {
 	b   []byte
 	err error
+}
+
+// header reads a binary chunk's table, dir, level and ref count after
+// its magic: a level in [minLevel, maxLevel] and 1..maxRefs refs, no more
+// than the bytes left can hold at minRef bytes each (checked before the
+// caller allocates).
+func (d *chunkDecoder) header(minLevel, maxLevel, maxRefs, minRef int) (table, dir string, level int, refs uint64) {
+	table, dir = d.string(format.MaxPayloadBytes), d.string(format.MaxPayloadBytes)
+	l, n := d.uvarint(), d.uvarint()
+	if d.err == nil && (l < uint64(minLevel) || l > uint64(maxLevel) || n == 0 || n > uint64(maxRefs) || n > uint64(len(d.b)/minRef)) {
+		d.fail("level %d, %d refs in %d bytes", l, n, len(d.b))
+	}
+	return table, dir, int(l), n
 }
 
 func (d *chunkDecoder) fail(f string, args ...any) {
@@ -292,12 +308,7 @@ func encodeFragRefChunkPayload(c fragRefChunk, asJSON bool) []byte {
 		}
 		return p
 	}
-	b := make([]byte, 0, len(fragRefBinaryMagic)+16+len(c.Table)+len(c.Refs)*40)
-	b = append(b, fragRefBinaryMagic...)
-	b = appendLenString(b, c.Table)
-	b = appendLenString(b, c.Dir)
-	b = binary.AppendUvarint(b, uint64(c.Level))
-	b = binary.AppendUvarint(b, uint64(len(c.Refs)))
+	b := appendChunkHeader(fragRefBinaryMagic, c.Table, c.Dir, c.Level, len(c.Refs))
 	prevMax := ""
 	for _, r := range c.Refs {
 		id, err := ulid.ParseStrict(r.Name)
@@ -327,15 +338,12 @@ func decodeFragRefChunkPayload(p []byte) (fragRefChunk, error) {
 		return c, err
 	}
 	d := chunkDecoder{b: p[len(fragRefBinaryMagic):]}
-	c := fragRefChunk{Table: d.string(format.MaxPayloadBytes), Dir: d.string(format.MaxPayloadBytes)}
-	level, n := d.uvarint(), d.uvarint()
-	if d.err == nil && (level < 1 || level > maxFragLevels || n == 0 || n > FragRefChunkRefs || n > uint64(len(d.b)/minBinaryFragRefBytes)) {
-		d.fail("fragment ref chunk of level %d, %d refs in %d bytes", level, n, len(d.b))
-	}
+	var c fragRefChunk
+	var n uint64
+	c.Table, c.Dir, c.Level, n = d.header(1, maxFragLevels, FragRefChunkRefs, minBinaryFragRefBytes)
 	if d.err != nil {
 		return fragRefChunk{}, d.err
 	}
-	c.Level = int(level)
 	c.Refs = make([]fragChunkRef, 0, n)
 	prevMax := ""
 	for i := uint64(0); i < n && d.err == nil; i++ {
