@@ -30,8 +30,8 @@ const (
 	// it (content-defined: a local change moves only nearby cuts): about
 	// 16 infos a chunk, so a one-row commit's read and rewrite of the
 	// chunk at the list's tail stays small (64 until session 26: a
-	// one-node commit into a 10^7-row table read and wrote 28% more;
-	// docs/perf.md "Binary index chunks").
+	// one-node commit into a 10^7-row table read and wrote 13,837 bytes
+	// against 9,355; docs/perf.md "A one-row commit at 10^7 rows").
 	fragCutMod   = 16
 	metaFragsKey = "data.frags"
 	dirFrag      = "frag"
