@@ -225,7 +225,10 @@ func readCase(t *testing.T, path string) *Scenario {
 // TestRealStore runs one scaled-down core scenario and one data-group
 // scenario (group commit among a service's real goroutines) on the
 // filesystem store and on S3 (a real versitygw on 127.0.0.1) with real
-// goroutines and time: same checkers, same porcupine.
+// goroutines and time: same checkers, same porcupine. On fs it also runs
+// the maint scenario, whose final zero-retention collection and leak check
+// hold only if its grace, skew margin and leases shrink with the scenario's
+// time scale (Run.margin).
 func TestRealStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real time")
@@ -244,7 +247,11 @@ func TestRealStore(t *testing.T) {
 		{"s3", func(t *testing.T) objstore.Store { return s3test.Shared(t).NewStore(t) }},
 	}
 	for _, sc := range stores {
-		for _, wl := range []string{"core", "data-group"} {
+		workloads := []string{"core", "data-group"}
+		if sc.name == "fs" {
+			workloads = append(workloads, "maint")
+		}
+		for _, wl := range workloads {
 			name := sc.name
 			if wl != "core" {
 				name += "/" + wl
