@@ -329,7 +329,7 @@ func (p *Proc) lifeFeatureFinal() error {
 	var reps []string
 	complete := false
 	for n := 0; n < lifeFeatureCollects && !complete; n++ {
-		rep, err := p.collectBounded(maintPolicy)
+		rep, err := p.collectBounded(p.run.maintPolicy())
 		p.run.note("%s lfeat final collect -> %+v (%v)", p.name, rep, errText(err))
 		if p.Over(err) {
 			return p.end(err)

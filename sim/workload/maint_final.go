@@ -29,10 +29,10 @@ func maintFinal(p *Proc) error {
 	if err := opMaintRead(p, 0, Op{}); err != nil {
 		return err
 	}
-	if err := p.sleep(maintGrace + maintSkew + maintLeaseTTL + 5e9); err != nil {
+	if err := p.sleep(p.run.scenarioTime(p.run.maintGrace()+p.run.maintSkew()+p.run.maintLease()) + 5e9); err != nil {
 		return err
 	}
-	zero := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: maintGrace, SkewMargin: maintSkew}}
+	zero := maintain.Policy{Policy: gc.Policy{KeepLast: 1, Grace: p.run.maintGrace(), SkewMargin: p.run.maintSkew()}}
 	var last error
 	for attempt := 0; attempt < maxFinalAttempts; attempt++ {
 		rep, err := p.maintainer().Collect(p.Ctx(), zero)

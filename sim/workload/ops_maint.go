@@ -33,8 +33,24 @@ const (
 	maintLeaseTTL = 40 * time.Second
 )
 
+// The floors of the margins on a real store (Run.margin): a grace and a
+// skew margin a loaded machine's fs requests fit in, and a lease that
+// outlasts a pinned snapshot's read through a fresh handle.
+const (
+	realGraceFloor = 2 * time.Second
+	realSkewFloor  = time.Second
+	realLeaseFloor = 5 * time.Second
+)
+
 // maintPolicy is the collections' policy during the run.
-var maintPolicy = maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Grace: maintGrace, SkewMargin: maintSkew}, MaxDuration: maintCollectFor}
+func (r *Run) maintPolicy() maintain.Policy {
+	return maintain.Policy{Policy: gc.Policy{KeepLast: maintKeepLast, Grace: r.maintGrace(), SkewMargin: r.maintSkew()}, MaxDuration: maintCollectFor}
+}
+
+// maintGrace, maintSkew and maintLease are the run's margins (Run.margin).
+func (r *Run) maintGrace() time.Duration { return r.margin(maintGrace, realGraceFloor) }
+func (r *Run) maintSkew() time.Duration  { return r.margin(maintSkew, realSkewFloor) }
+func (r *Run) maintLease() time.Duration { return r.margin(maintLeaseTTL, realLeaseFloor) }
 
 // maintCollectFor bounds one collection in simulated time (its record's
 // expiry, docs/gc.md §5a): a crashed collector's record is stale after it
@@ -451,7 +467,7 @@ func (p *Proc) collectNoted(policy maintain.Policy) (maintain.Report, error) {
 // opMaintCollect collects, then reads every retained snapshot of every
 // live branch whole (the newest maintKeepLast manifests of each).
 func opMaintCollect(p *Proc, _ int, _ Op) error {
-	rep, err := p.collectNoted(maintPolicy)
+	rep, err := p.collectNoted(p.run.maintPolicy())
 	if p.Over(err) {
 		return p.end(err)
 	}
@@ -700,7 +716,7 @@ func opMaintPin(p *Proc, _ int, op Op) error {
 		return p.readFailed("gpin: snapshot", err)
 	}
 	now := p.run.clock.Now()
-	id, err := p.maintainer().Pin(ctx, s.Kernel(), maintLeaseTTL, p.name)
+	id, err := p.maintainer().Pin(ctx, s.Kernel(), p.run.maintLease(), p.name)
 	p.run.note("%s gpin main v%d (head v%d) -> %s (%v)", p.name, v, head.ManifestVersion(), id, errText(err))
 	if errors.Is(err, kernel.ErrReclaimed) {
 		return nil
@@ -714,7 +730,7 @@ func opMaintPin(p *Proc, _ int, op Op) error {
 	}
 	st := &p.run.maint
 	st.mu.Lock()
-	st.pinned = append(st.pinned, maintPin{id: id, version: v, expires: now.Add(maintLeaseTTL), rows: rows})
+	st.pinned = append(st.pinned, maintPin{id: id, version: v, expires: now.Add(p.run.maintLease()), rows: rows})
 	st.mu.Unlock()
 	return nil
 }

@@ -120,7 +120,7 @@ func opMaintPinRace(p *Proc, _ int, _ Op) error {
 		return p.readFailed("gpinrace: snapshot", err)
 	}
 	now := p.run.clock.Now()
-	id, err := p.maintainer().Pin(ctx, s.Kernel(), maintLeaseTTL, p.name)
+	id, err := p.maintainer().Pin(ctx, s.Kernel(), p.run.maintLease(), p.name)
 	p.run.note("%s gpinrace main v%d (head v%d, collection %d running) -> %s (%v)", p.name, v, head, raced, id, errText(err))
 	if errors.Is(err, kernel.ErrReclaimed) {
 		return nil
@@ -138,12 +138,13 @@ func opMaintPinRace(p *Proc, _ int, _ Op) error {
 	// Wait for the collections, and read again well within the lease: a
 	// lease ends maintLeaseTTL after the Pin (plus the collectors' skew
 	// margin), and the read takes a few seconds at most.
-	for steps := 0; st.runningUpTo(raced) != 0 && p.run.clock.Now().Before(now.Add(pinRaceEndWait)) && steps < pinRaceEndSteps; steps++ {
+	endWait := p.run.maintLease() / 2 // pinRaceEndWait, as the run's lease is (Run.margin)
+	for steps := 0; st.runningUpTo(raced) != 0 && p.run.clock.Now().Before(now.Add(endWait)) && steps < pinRaceEndSteps; steps++ {
 		if err := p.sleep(pinRaceEndPoll); err != nil {
 			return err
 		}
 	}
-	if p.run.clock.Now().After(now.Add(pinRaceEndWait + pinRaceEndPoll)) {
+	if p.run.clock.Now().After(now.Add(endWait + pinRaceEndPoll)) {
 		return p.releaseRaced(id, v, now, rows) // too late to read within the lease for sure
 	}
 	// A fresh handle reads the snapshot again: the process's own caches
@@ -183,7 +184,7 @@ func (p *Proc) releaseRaced(id format.ID, v uint64, pinned time.Time, rows strin
 	if err != nil && rows != "" {
 		st := &p.run.maint
 		st.mu.Lock()
-		st.pinned = append(st.pinned, maintPin{id: id, version: v, expires: pinned.Add(maintLeaseTTL), rows: rows})
+		st.pinned = append(st.pinned, maintPin{id: id, version: v, expires: pinned.Add(p.run.maintLease()), rows: rows})
 		st.mu.Unlock()
 	}
 	return nil

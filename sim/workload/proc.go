@@ -84,7 +84,7 @@ func (p *Proc) env() kernel.Env {
 // kernel's defaults) and the scenario's riding budget.
 func (p *Proc) kopts() kernel.Options {
 	wl := p.run.wl
-	return kernel.Options{Env: p.env(), Grace: wl.Grace, SkewMargin: wl.SkewMargin, ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds, RidingBudget: p.run.S.Riding}
+	return kernel.Options{Env: p.env(), Grace: p.run.margin(wl.Grace, realGraceFloor), SkewMargin: p.run.margin(wl.SkewMargin, realSkewFloor), ReachEntries: wl.ReachEntries, ReachFolds: wl.ReachFolds, RidingBudget: p.run.S.Riding}
 }
 
 // Over reports whether err (or the process's state) means the process must

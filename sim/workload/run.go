@@ -146,6 +146,7 @@ type Run struct {
 	Root  string
 
 	clock   kernel.Clock
+	scale   float64 // a real run's RealEnv.Scale; 0 in a simulated run (margin)
 	quiet   func() bool
 	stopped func() bool
 
