@@ -80,6 +80,7 @@ func prefixBytes(b *byteLog, prefix string) (gets int, bytes uint64) {
 // nodes' edges, never the whole edge table. Red with the whole-table loads
 // this replaced.
 func TestAdjacencyReadsFollowDegree(t *testing.T) {
+	defaultFragmentShapes(t, "it sums the table's size from inline fragment infos")
 	n := 3 * MaxFragmentRows
 	cs, _ := worksAtGraph(t, n)
 	g := openGraph(t, cs, 4)

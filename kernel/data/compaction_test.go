@@ -51,6 +51,7 @@ func pinnedVersion(t testing.TB, g *Graph, table string) kernel.TableVersion {
 // content-preserving, every row reads back the same, and running it again
 // publishes nothing.
 func TestCompactPreservesRowsAndConverges(t *testing.T) {
+	defaultFragmentShapes(t, "it counts the version's inline fragments")
 	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
 	insertPeople(t, g, 0, 15) // binary-counter merging leaves 4 fragments: 8+4+2+1
 	before := pinnedVersion(t, g, "Person")

@@ -222,6 +222,7 @@ func randomPersonTxn(rt *rapid.T, live map[string]bool, step int) []func(*Txn) e
 // The changes of a commit that touched one row of a large table read only
 // the fragments that commit rewrote or added, not the table.
 func TestTableChangesReadOnlyChangedFragments(t *testing.T) {
+	defaultFragmentShapes(t, "it sums the table's size from inline fragment infos")
 	cs := counting.New(sim.New(sim.Config{Seed: 1}))
 	g := initGraph(t, cs, Limits{})
 	for batch := range 5 {

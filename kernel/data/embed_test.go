@@ -200,6 +200,7 @@ func sortedKV(md map[string]string) []format.KV {
 // its next small commit stamps 9 and embeds its fragment beside the old
 // objects, which stay as they are.
 func TestFormat8GraphOpensAndEmbeds(t *testing.T) {
+	defaultFragmentShapes(t, "a format-8 fixture restamped (fragment chunks not re-summed)")
 	versionsAsObjects(t) // a fixture of a format before 11: no version rides
 	st := sim.New(sim.Config{Seed: 1})
 	objectFragments(t)

@@ -64,6 +64,18 @@ func defaultIndexShapes(t *testing.T, why string) {
 	}
 }
 
+// defaultFragmentShapes skips a test under -data.paged that pins the
+// default fragment shapes (inline fragment infos: a table's size summed
+// from the version, no fragment chunk among the objects a commit writes or
+// a lookup reads) or builds a fixture of a format before paged versions
+// (restampTo does not re-sum fragment chunks).
+func defaultFragmentShapes(t *testing.T, why string) {
+	t.Helper()
+	if *pagedAll {
+		t.Skipf("-data.paged: %s", why)
+	}
+}
+
 // testTree is set by tree variants of tests (treeHandles).
 var testTree bool
 

@@ -34,6 +34,7 @@ func deltaOf(t *testing.T, g *Graph, table string) []string {
 // inserted again. Red if the reader ignored the delta (the duplicate
 // insert is accepted) or the writer rewrote the pages (index PUTs).
 func TestIDDeltaRidesTheVersion(t *testing.T) {
+	defaultFragmentShapes(t, "it counts the index objects a commit writes, and fragment chunks share their prefix")
 	st := sim.New(sim.Config{Seed: 1})
 	cs := counting.New(st)
 	g := initGraph(t, cs, Limits{})
@@ -128,6 +129,7 @@ func TestIDDeltaSurvivesCompaction(t *testing.T) {
 // next insert is stamped with the current format (6 or later) and rides a
 // delta.
 func TestFormat5GraphOpensAndWritesDelta(t *testing.T) {
+	defaultFragmentShapes(t, "a format-5 fixture restamped (fragment chunks not re-summed)")
 	defaultIndexShapes(t, "a format-5 graph has no index trees")
 	st := sim.New(sim.Config{Seed: 1})
 	idDeltaWrites = false

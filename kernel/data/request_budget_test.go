@@ -82,6 +82,7 @@ func requestLog(t *testing.T, cs *counting.Store, f func()) (rounds []string, re
 // (NoRiding) the figures above hold; with embedding off too (the
 // control) the insert is 4 requests again.
 func TestCommitRequestBudget(t *testing.T) {
+	defaultFragmentShapes(t, "it counts a one-row commit's requests with no fragment chunk written")
 	// the lineage aid (stale until the manifest lands; repaired if a
 	// crash or a failed write skips it) and the publish, at view+1 (no
 	// head discovery: Begin floats on the view): one batch
