@@ -52,8 +52,7 @@ func newBulkGraph(b testing.TB) (*counting.Store, *bulkBuilder) {
 	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, CacheBytes: -1})
 	must(b, err)
 	g.jsonChunks = testJSONChunks
-	g.idxPageRows = *benchPageRows
-	g.fragCutEvery = uint32(*benchFragCut)
+	benchShapes(g)
 	return cs, &bulkBuilder{b: b, g: g, w: adjWriter{g: g, r: newReader(g, nil)}}
 }
 

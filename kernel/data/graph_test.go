@@ -91,12 +91,7 @@ func paging(g *Graph) *Graph {
 		g.withIndexFanout(2)
 	}
 	g.jsonChunks = g.jsonChunks || testJSONChunks
-	if *benchPageRows > 0 {
-		g.idxPageRows = *benchPageRows
-	}
-	if *benchFragCut > 0 {
-		g.fragCutEvery = uint32(*benchFragCut)
-	}
+	benchShapes(g)
 	return g
 }
 

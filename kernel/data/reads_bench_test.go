@@ -46,8 +46,7 @@ func newAdjGraph(b testing.TB) (*counting.Store, *Graph) {
 	g, err := Init(ctx, cs, testRoot, s, Options{Kernel: kernel.Options{Env: testEnv(1)}, Limits: Limits{MaxRows: 4 << 20, MaxBytes: 1 << 30}})
 	must(b, err)
 	g.jsonChunks = testJSONChunks
-	g.idxPageRows = *benchPageRows
-	g.fragCutEvery = uint32(*benchFragCut)
+	benchShapes(g)
 	return cs, g
 }
 
@@ -130,6 +129,26 @@ var benchPageRows = flag.Int("bench-page-rows", 0, "index page rows of the read 
 // fragment chunks the read benchmarks' fixtures and handles write
 // (fragCutMod): -bench-frag-cut 64 writes as builds before session 26.
 var benchFragCut = flag.Int("bench-frag-cut", 0, "fragment chunk cut modulus of the read benchmarks' fixtures and handles (0: fragCutMod)")
+
+// benchFanout, when set, makes the fixtures and handles of the read
+// benchmarks write index chunks of at most that many refs at every level
+// (pages in a level-0 chunk, chunks in a ref chunk; WriteFanout by
+// default), to measure what a narrower tree would cost and save.
+var benchFanout = flag.Int("bench-fanout", 0, "index chunk fanout of the read benchmarks' fixtures and handles (0: WriteFanout)")
+
+// benchShapes applies the read benchmarks' shape flags (-bench-page-rows,
+// -bench-frag-cut, -bench-fanout) to a fixture's or a test's handle.
+func benchShapes(g *Graph) {
+	if *benchPageRows > 0 {
+		g.idxPageRows = *benchPageRows
+	}
+	if *benchFragCut > 0 {
+		g.fragCutEvery = uint32(*benchFragCut)
+	}
+	if *benchFanout > 0 {
+		g.idxFanout, g.idxLeafPages = *benchFanout, *benchFanout
+	}
+}
 
 // forChunkForms runs bench once, or, with -bench-chunk-forms, once per
 // index chunk form, fixtures and handles writing that form.
