@@ -123,31 +123,6 @@ func (r *Run) finalChecksRecovering() {
 
 func scaled(d time.Duration, scale float64) time.Duration { return time.Duration(float64(d) * scale) }
 
-// margin is a scenario's time margin d (a grace, a skew margin, a lease)
-// as this run must apply it: d itself in a simulated run; on a real store,
-// whose phases and think times shrink by RealEnv.Scale, d shrunk the same
-// way but not below floor (nor above d), because real requests take real
-// time. A margin left at its scenario value would outlast the shrunk run:
-// a 20-second grace keeps everything a 2-second run wrote, so a final
-// collection could reclaim nothing and the leak check would report the
-// young garbage it keeps (TestRealStore/fs/maint).
-func (r *Run) margin(d, floor time.Duration) time.Duration {
-	if r.W != nil || r.scale <= 0 || r.scale >= 1 {
-		return d
-	}
-	return min(d, max(scaled(d, r.scale), floor))
-}
-
-// scenarioTime is the scenario duration a process sleeps (host.Sleep scales
-// it) to let real time d pass: d in a simulated run, d divided by the
-// scale on a real store.
-func (r *Run) scenarioTime(d time.Duration) time.Duration {
-	if r.W != nil || r.scale <= 0 || r.scale >= 1 {
-		return d
-	}
-	return time.Duration(float64(d) / r.scale)
-}
-
 // waitBounded waits for wg, or for bound on clock; it reports whether wg
 // finished.
 func waitBounded(ctx context.Context, wg *sync.WaitGroup, clock kernel.Clock, bound time.Duration) bool {
