@@ -67,8 +67,16 @@ var migrations = []registeredMigration{
 	{From: migrationV8ToV9From, To: format.FormatV9, Name: "v8->v9 small fragments embedded in their table version: nothing rewritten"},
 	{From: migrationV9ToV10From, To: format.FormatV10, Name: "v9->v10 paged index refs: nothing rewritten"},
 	{From: migrationV10ToV11From, To: format.FormatV11, Name: "v10->v11 table versions ride their manifest: nothing rewritten"},
-	{From: migrationV11ToV12From, To: format.CurrentFormat, Name: "v11->v12 binary index chunks: nothing rewritten"},
+	{From: migrationV11ToV12From, To: format.FormatV12, Name: "v11->v12 binary index chunks: nothing rewritten"},
+	{From: migrationV12ToV13From, To: format.CurrentFormat, Name: "v12->v13 adjacency delta: nothing rewritten"},
 }
+
+// migrationV12ToV13From is the source stamp of the v12->v13 step (a small
+// edge insert may ride its table version as an adjacency delta;
+// docs/format.md "v12->v13"). It rewrites nothing: a format-12 version has
+// no delta, which format 13 reads as a delta of no rows, and a branch's
+// next publish stamps 13. Like v4->v5 it has no planning code.
+const migrationV12ToV13From = format.FormatV12
 
 // migrationV11ToV12From is the source stamp of the v11->v12 step (index
 // chunks are written in binary; docs/format.md "v11->v12"). It rewrites

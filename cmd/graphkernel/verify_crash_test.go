@@ -398,12 +398,17 @@ func TestVerifyKeptTombstoneRidingGarbage(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			unique := func(n string) {
+			unique := func(n string) { // more edges than an adjacency delta holds: the commit writes index objects
 				f.commit(g, "gone", "unique "+n, func(tx *data.Txn) error {
 					if err := tx.Insert("Person", person("u"+n, "Una")); err != nil {
 						return err
 					}
-					return tx.Insert("Knows", edgeRow("ku"+n, "u"+n, "p1"))
+					for j := 0; j <= data.MaxAdjDeltaRows; j++ {
+						if err := tx.Insert("Knows", edgeRow(fmt.Sprintf("ku%s-%02d", n, j), "u"+n, "p1")); err != nil {
+							return err
+						}
+					}
+					return nil
 				})
 			}
 			unique("1")

@@ -62,6 +62,11 @@ const (
 	// AdjShortIn: In through the adjacency index drops the last edge of a
 	// node with two or more in-edges.
 	AdjShortIn = "adj-short-in"
+	// AdjDeltaSkip: Out and In through the adjacency index ignore the
+	// table version's adjacency delta (format 13), so an edge a small
+	// commit inserted is missing from every index lookup (and from @card
+	// counts) until a later commit folds the delta into the pages.
+	AdjDeltaSkip = "adj-delta-skip"
 	// CompactDropsWrite: a compaction rebuilds on the version it first
 	// saw instead of the pinned one, so when a data write publishes first
 	// the compaction publishes the old rows over it.
@@ -214,7 +219,7 @@ func PackageOnly() []string {
 
 // All lists every planted bug, sorted.
 func All() []string {
-	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree, RidingDropped, GCSkipsRiding, RidingUnchecked}
+	names := []string{ReparentOnce, IgnoreLostAck, StampFirst, DoubleAudit, PrivatePlan, StaleCard, TrustCommitIndex, ReachDropsMerge, ReachDropsBase, SkipForkMarker, FeedSkip, TwoWayMerge, AdjShortIn, CompactDropsWrite, GCNoGrace, GCBranchLocal, GCNoMergeBase, UpsertKeepsRow, SkewUnchecked, TombstoneReuse, PinLeaseReadOnce, StaleViewCommit, PageSkip, StaleSchemaValidate, RenameAsDrop, CardTightenUnchecked, GroupSharedFailure, EmbedCarryDrop, PublishSkipsDeferred, GCMarkerNoLookup, FragEditDropsSubtree, RidingDropped, GCSkipsRiding, RidingUnchecked, AdjDeltaSkip}
 	sort.Strings(names)
 	return names
 }

@@ -181,6 +181,7 @@ func FuzzIndexChunkPayload(f *testing.F) {
 // The chunks keep their envelope stamp: a chunk's stamp does not choose
 // how its payload is read, its first byte does.
 func TestFormat11ChunksOpenAndBinaryOnWrite(t *testing.T) {
+	noAdjDelta(t) // its edge commits write pages
 	versionsAsObjects(t)
 	jsonChunkHandles(t)
 	treeHandles(t)

@@ -207,7 +207,7 @@ func (g *Graph) compactBuild(ctx context.Context, r *reader, t *Table, pinned ke
 	// fragment layout) stay valid as they are, but for the directions
 	// whose pages fill poorly, repacked into full pages.
 	for _, kv := range pinned.Metadata {
-		if strings.HasPrefix(kv.Key, metaAdjPrefix) || kv.Key == metaIDDeltaKey {
+		if strings.HasPrefix(kv.Key, metaAdjPrefix) || kv.Key == metaIDDeltaKey || kv.Key == metaAdjDeltaKey {
 			content.Metadata[kv.Key] = kv.Value
 		}
 	}

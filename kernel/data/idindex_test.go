@@ -149,6 +149,7 @@ func TestIDIndexWriteFailureIsInvisible(t *testing.T) {
 // after each of its Puts and recovered by another process, shows the node
 // in the id index exactly when Get finds it.
 func TestIDIndexCrashCuts(t *testing.T) {
+	noAdjDelta(t) // its edge commits write pages
 	for cut := 0; ; cut++ {
 		inner := sim.New(sim.Config{Seed: 1})
 		seedGraph(t, initGraph(t, inner, Limits{}))

@@ -85,7 +85,13 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 	}
 	refs[dirID] = ids
 	has := [3]bool{dirID: hasIDs}
+	adjRows := tv.Rows // the out and in pages' rows: the version's less its adjacency delta's
 	if t.Edge {
+		deltaRows, err := adjDeltaRows(md)
+		if err != nil || deltaRows > tv.Rows {
+			return nil, corruptFragment("table "+t.Name, "%v (%d adjacency delta rows)", err, deltaRows)
+		}
+		adjRows -= deltaRows
 		adj, ok, err := parseAdjacency(md, tv.Rows)
 		if err != nil {
 			return nil, corruptFragment("table "+t.Name, "%v", err)
@@ -101,7 +107,7 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 		if err != nil {
 			return nil, err
 		}
-		dir := indexDir{d: d, key: metaAdjPrefix + d.String(), rows: tv.Rows, chunks: leaves}
+		dir := indexDir{d: d, key: metaAdjPrefix + d.String(), rows: adjRows, chunks: leaves}
 		if d == dirID {
 			dir.rows = idRows
 		}

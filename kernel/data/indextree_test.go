@@ -45,6 +45,7 @@ func metaOf(tv kernel.TableVersion) map[string]string {
 // without the tree (the version lists a ref per chunk) or with a wrong
 // descent (a missing or extra edge).
 func TestIndexTreeMatchesModel(t *testing.T) {
+	noAdjDelta(t) // its edge commits write pages
 	treeHandles(t)
 	st := sim.New(sim.Config{Seed: 1})
 	g := initGraph(t, st, Limits{})
@@ -244,6 +245,7 @@ func TestIndexTreeLevelsChecked(t *testing.T) {
 // stamped 9) opens read-write without any write, reads whole, and its next
 // commit lists each direction it rewrites through ref chunks, stamped 10.
 func TestFormat9IndexRefsOpenAndTreeOnWrite(t *testing.T) {
+	noAdjDelta(t)        // its edge commits write pages
 	versionsAsObjects(t) // a fixture of a format before 11: no version rides
 	st := sim.New(sim.Config{Seed: 1})
 	g := initGraph(t, st, Limits{})

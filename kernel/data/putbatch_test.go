@@ -127,6 +127,7 @@ func TestDeferredObjectsSyncedBeforeReferenced(t *testing.T) {
 // TestDeferredSyncFailureFailsTheCommit: when the batch cannot be made
 // durable the commit fails with the store's error and publishes nothing.
 func TestDeferredSyncFailureFailsTheCommit(t *testing.T) {
+	noAdjDelta(t) // its edge commits write pages
 	st := newDeferStore()
 	g := initGraph(t, st, Limits{})
 	seedGraph(t, g)

@@ -189,6 +189,11 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows); err != nil || (v.hasAdj && !t.Edge) {
 		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
+	if v.hasAdj {
+		if v.adjDelta, err = decodeAdjDelta(t, md); err != nil {
+			return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
+		}
+	}
 	if v.idDelta, err = parseIDDelta(md); err != nil || uint64(len(v.idDelta)) > tv.Rows {
 		return nil, fmt.Errorf("table %s version %d: %v (%d delta ids): %w", tv.Table, tv.Version, err, len(v.idDelta), format.ErrCorrupt)
 	}

@@ -37,8 +37,9 @@ type tableView struct {
 	fragNodes map[string]fragRefNode
 	fragTop   []fragChunkRef
 
-	adj    [2][]adjRef // edge tables: the adjacency index's chunks (out, in)
-	hasAdj bool        // the version has an adjacency index
+	adj      [2][]adjRef  // edge tables: the adjacency index's chunks (out, in)
+	hasAdj   bool         // the version has an adjacency index
+	adjDelta arrow.Record // edges the version adds to its pages (adjdelta.go), sorted by (from, id); nil for none
 
 	ids     []adjRef        // node tables: the id index's chunks
 	hasIDs  bool            // the version has an id index

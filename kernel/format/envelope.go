@@ -37,7 +37,11 @@ import (
 // Format 12 writes index chunks in binary (docs/format.md "v11->v12"): a
 // format-11 binary would fail to decode such a chunk's payload as JSON and
 // report it corrupt, so it refuses stamp 12.
-const CurrentFormat uint16 = 12
+// Format 13 lets a small edge insert ride its table version as an
+// adjacency delta instead of rewriting index pages (docs/format.md
+// "v12->v13"): a format-12 binary would ignore the delta and miss those
+// edges in every index lookup, so it refuses stamp 13.
+const CurrentFormat uint16 = 13
 
 // OldestSupportedFormat is the oldest stamp this build may ever read (the
 // floor). Stamps in [OldestSupportedFormat, CurrentFormat) need migration.

@@ -87,9 +87,9 @@ var simpleField = regexp.MustCompile(`,"[a-z_]+":("[^"\\]*"|true|false|-?[0-9]+)
 // substitutions are targeted rewrites of canonical bytes: values the
 // general path decodes but are not canonical, or refuses.
 var substitutions = [][2]string{
-	{`"format_stamp":12}`, `"format_stamp":012}`}, {`"format_stamp":12}`, `"format_stamp":1.2e1}`},
-	{`"format_stamp":12}`, `"format_stamp":12.0}`}, {`"format_stamp":12}`, `"format_stamp":null}`},
-	{`"format_stamp":12}`, `"format_stamp":65548}`}, {`"format_stamp":12}`, `"format_stamp":-0}`},
+	{`"format_stamp":13}`, `"format_stamp":013}`}, {`"format_stamp":13}`, `"format_stamp":1.3e1}`},
+	{`"format_stamp":13}`, `"format_stamp":13.0}`}, {`"format_stamp":13}`, `"format_stamp":null}`},
+	{`"format_stamp":13}`, `"format_stamp":65549}`}, {`"format_stamp":13}`, `"format_stamp":-0}`},
 	{`"time_unix_nano":`, `"time_unix_nano":0`}, {`"time_unix_nano":`, `"time_unix_nano":-`}, {`"time_unix_nano":-`, `"time_unix_nano":`},
 	{`"time_unix_nano":0,`, `"time_unix_nano":-0,`}, {`"time_unix_nano":0,`, `"time_unix_nano":0e0,`},
 	{`"tombstone":false`, `"tombstone":null`}, {`"complete":true`, `"complete":1`}, {`"complete":false`, `"complete":null`},
@@ -392,8 +392,8 @@ func TestHandDecodersRefuseByHand(t *testing.T) {
 		{"explicit zero attempt", `,"attempt":"` + pin.Attempt.String() + `","riding"`, `,"attempt":"00000000000000000000000000","riding"`, false},
 		{"explicit zero attempt in riding", `,"attempt":"` + pin.Attempt.String() + `"}`, `,"attempt":"00000000000000000000000000"}`, false},
 		{"minus zero", `"time_unix_nano":-1`, `"time_unix_nano":-0`, false},
-		{"leading zero", `"format_stamp":12`, `"format_stamp":012`, false},
-		{"exponent", `"format_stamp":12`, `"format_stamp":1.2e1`, false},
+		{"leading zero", `"format_stamp":13`, `"format_stamp":013`, false},
+		{"exponent", `"format_stamp":13`, `"format_stamp":1.3e1`, false},
 		{"space in riding", `,"riding":{"table":`, `,"riding":{ "table":`, false},
 		{"space", `,"riding":{"table":`, `, "riding":{"table":`, false},
 		{"unknown field", `"tombstone":false`, `"tombstone":false,"x":1`, false},

@@ -58,8 +58,14 @@ const FormatV10 uint16 = 10
 // branch stamps 12 (docs/format.md, "v11->v12").
 const FormatV11 uint16 = 11
 
+// FormatV12 is format 11 plus binary index chunks, with no adjacency
+// delta. Its objects have format 13's layout: they are read as they are,
+// never rewritten; the next publish of a branch stamps 13 (docs/format.md,
+// "v12->v13").
+const FormatV12 uint16 = 12
+
 // CurrentLayout reports whether an object of stamp has the manifest and
-// recovery layout of the current format (formats 4 to 12).
+// recovery layout of the current format (formats 4 to 13).
 func CurrentLayout(stamp uint16) bool {
 	s := EffectiveStamp(stamp)
 	return s >= FormatV4 && s <= CurrentFormat

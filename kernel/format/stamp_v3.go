@@ -125,7 +125,7 @@ func DecodeManifestAnyStamp(b []byte) (Manifest, Token, error) {
 		return Manifest{}, Token{}, err
 	}
 	switch EffectiveStamp(e.Stamp) {
-	case FormatV4, FormatV5, FormatV6, FormatV7, FormatV8, FormatV9, FormatV10, FormatV11, CurrentFormat:
+	case FormatV4, FormatV5, FormatV6, FormatV7, FormatV8, FormatV9, FormatV10, FormatV11, FormatV12, CurrentFormat:
 		return DecodeManifest(b)
 	case FormatV3:
 		v, tok, err := DecodeV3Manifest(b)

@@ -601,8 +601,13 @@ func TestCollectKeepsTheAdjacencyIndexOfKeptVersions(t *testing.T) {
 		return nil
 	})
 	for i := 0; i < 12; i++ {
-		f.commit(main, func(tx *data.Txn) error {
-			return tx.Insert("Knows", data.Row{ID: fmt.Sprintf("k%02d", i), From: fmt.Sprint("p", i%4), To: fmt.Sprint("p", (i+1)%4)})
+		f.commit(main, func(tx *data.Txn) error { // more edges than an adjacency delta holds: each commit rewrites pages
+			for j := 0; j <= data.MaxAdjDeltaRows; j++ {
+				if err := tx.Insert("Knows", data.Row{ID: fmt.Sprintf("k%02d-%02d", i, j), From: fmt.Sprint("p", (i+j)%4), To: fmt.Sprint("p", (i+j+1)%4)}); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 	adjacency := func(g *data.Graph) string {
