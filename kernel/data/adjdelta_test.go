@@ -1,7 +1,10 @@
 package data
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/graphkernel/graphkernel/kernel"
 	"github.com/graphkernel/graphkernel/kernel/data/compact"
+	"github.com/graphkernel/graphkernel/kernel/format"
 	"github.com/graphkernel/graphkernel/objstore/counting"
 	"github.com/graphkernel/graphkernel/objstore/sim"
 )
@@ -217,5 +221,181 @@ func TestAdjDeltaSurvivesCompaction(t *testing.T) {
 	commitTx(t, g, func(tx *Txn) error { return tx.Insert("Knows", edge("kd3", "p1", "p1")) })
 	if d := adjDeltaOf(t, g, "Knows"); len(d) != 4 {
 		t.Fatalf("after the compaction an insert left the delta %v, want 4 edges", d)
+	}
+}
+
+// TestCorruptAdjDeltaIsTyped: a table version whose adjacency delta breaks
+// a rule is refused as corrupt (format.ErrCorrupt) when its view is built,
+// before any row is used: every field's bound, the page's size and CRC
+// against the header, its decode, order and range, its row count, and the
+// delta's place (beside a non-empty index, within the version's rows).
+func TestCorruptAdjDeltaIsTyped(t *testing.T) {
+	g := initGraph(t, sim.New(sim.Config{Seed: 1}), Limits{})
+	seedGraph(t, g)
+	commitTx(t, g, func(tx *Txn) error { return tx.Insert("Knows", edge("k2", "p2", "p3"), edge("k3", "p3", "p1")) })
+	tv := pinnedVersion(t, g, "Knows")
+	s := snap(t, g)
+	tb, err := s.Table("Knows")
+	must(t, err)
+	md := map[string]string{}
+	for _, kv := range tv.Metadata {
+		md[kv.Key] = kv.Value
+	}
+	var good adjDeltaJSON
+	if err := json.Unmarshal([]byte(md[metaAdjDeltaKey]), &good); err != nil || good.Rows != 2 {
+		t.Fatalf("fixture delta %q: %v", md[metaAdjDeltaKey], err)
+	}
+	if _, err := s.r.viewOf(tb, tv); err != nil {
+		t.Fatalf("the fixture's view: %v", err)
+	}
+	unsorted, err := encodeRowsPage(g.codec, tb, []rowSrc{{buildRecord(tb, []Row{edge("k3", "p3", "p1"), edge("k2", "p2", "p3")}), 0}, {buildRecord(tb, []Row{edge("k3", "p3", "p1"), edge("k2", "p2", "p3")}), 1}})
+	must(t, err)
+	page := func(b []byte) func(*adjDeltaJSON) {
+		return func(d *adjDeltaJSON) {
+			d.Page, d.Bytes, d.CRC32C = base64.StdEncoding.EncodeToString(b), uint64(len(b)), crc32.Checksum(b, castagnoli)
+		}
+	}
+	cases := []struct {
+		name string
+		edit func(*adjDeltaJSON)
+		raw  string
+		md   func(map[string]string)
+		rows uint64
+	}{
+		{name: "not JSON", raw: "{"},
+		{name: "unknown shape", raw: `[1,2]`},
+		{name: "no rows", edit: func(d *adjDeltaJSON) { d.Rows = 0 }},
+		{name: "rows past the bound", edit: func(d *adjDeltaJSON) { d.Rows = MaxAdjDeltaRows + 1 }},
+		{name: "rows other than the page's", edit: func(d *adjDeltaJSON) { d.Rows = 1 }},
+		{name: "bytes past the bound", edit: func(d *adjDeltaJSON) { d.Bytes = MaxAdjDeltaBytes + 1 }},
+		{name: "size other than the page's", edit: func(d *adjDeltaJSON) { d.Bytes++ }},
+		{name: "crc other than the page's", edit: func(d *adjDeltaJSON) { d.CRC32C++ }},
+		{name: "page not base64", edit: func(d *adjDeltaJSON) { d.Page = "!" + d.Page[1:] }},
+		{name: "page base64 unpadded", edit: func(d *adjDeltaJSON) { d.Page = strings.TrimRight(d.Page, "=") + "A" }},
+		{name: "page past the bound", edit: page(make([]byte, MaxAdjDeltaBytes+1))},
+		{name: "page not a page", edit: page([]byte("not a page at all"))},
+		{name: "rows out of order", edit: page(unsorted)},
+		{name: "first key other than the page's", edit: func(d *adjDeltaJSON) { d.LoKey = "p1" }},
+		{name: "first id other than the page's", edit: func(d *adjDeltaJSON) { d.LoID = "k0" }},
+		{name: "last key other than the page's", edit: func(d *adjDeltaJSON) { d.HiKey = "p4" }},
+		{name: "keys reversed", edit: func(d *adjDeltaJSON) { d.LoKey, d.HiKey = d.HiKey, d.LoKey }},
+		{name: "no index beside it", md: func(m map[string]string) { delete(m, metaAdjPrefix+"out"); delete(m, metaAdjPrefix+"in") }},
+		{name: "more rows than the version", rows: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := map[string]string{}
+			for k, v := range md {
+				m[k] = v
+			}
+			d := good
+			if c.edit != nil {
+				c.edit(&d)
+			}
+			b, err := json.Marshal(d)
+			must(t, err)
+			m[metaAdjDeltaKey] = string(b)
+			if c.raw != "" {
+				m[metaAdjDeltaKey] = c.raw
+			}
+			if c.md != nil {
+				c.md(m)
+			}
+			bad := tv
+			bad.Metadata = nil
+			for k, v := range m {
+				bad.Metadata = append(bad.Metadata, format.KV{Key: k, Value: v})
+			}
+			sort.Slice(bad.Metadata, func(i, j int) bool { return bad.Metadata[i].Key < bad.Metadata[j].Key })
+			if c.rows > 0 {
+				bad.Rows = c.rows
+			}
+			if _, err := s.r.viewOf(tb, bad); !errors.Is(err, format.ErrCorrupt) {
+				t.Fatalf("view of a version whose delta has %s: %v, want format.ErrCorrupt", c.name, err)
+			}
+		})
+	}
+}
+
+// FuzzAdjDelta: any value of data.adjdelta decodes (AdjacencyDelta) to at
+// most MaxAdjDeltaRows edges in (from, id) order, or fails with
+// ErrCorruptFragment; never a panic, never an allocation past the bounds.
+func FuzzAdjDelta(f *testing.F) {
+	cat := testCatalog(f)
+	tb := cat.tables["Knows"]
+	rec := buildRecord(tb, []Row{edge("k2", "a", "b"), edge("k1", "b", "a"), edge("k3", "b", "c")})
+	raw, fits, err := encodeAdjDelta(CodecZstd, tb, adjDeltaSrcs(rec))
+	if err != nil || !fits {
+		f.Fatalf("seed delta: %v %v", fits, err)
+	}
+	f.Add(raw)
+	f.Add(`{"lo":"a","lo_id":"k","hi":"a","rows":1,"bytes":3,"crc32c":0,"page":"AAAA"}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		from, to, ids, err := AdjacencyDelta(tb, map[string]string{metaAdjDeltaKey: raw})
+		if err != nil {
+			if !errors.Is(err, ErrCorruptFragment) {
+				t.Fatalf("untyped: %v", err)
+			}
+			return
+		}
+		if len(ids) == 0 || len(ids) > MaxAdjDeltaRows || len(from) != len(ids) || len(to) != len(ids) {
+			t.Fatalf("decoded %d edges", len(ids))
+		}
+		for i := 1; i < len(ids); i++ {
+			if from[i] < from[i-1] || from[i] == from[i-1] && ids[i] <= ids[i-1] {
+				t.Fatalf("decoded edges out of (from, id) order at %d", i)
+			}
+		}
+	})
+}
+
+// TestFormat12GraphOpensAndWritesDelta: a graph written as format 12 did
+// (every edge commit rewrites pages, no delta), manifests and versions
+// stamped 12, opens read-write without a write and reads the same
+// adjacency; its next one-edge commit is stamped 13, writes no index
+// object and carries the edge in a delta, which a cold handle's Out and
+// In see beside the old pages.
+func TestFormat12GraphOpensAndWritesDelta(t *testing.T) {
+	defaultFragmentShapes(t, "a format-12 fixture restamped (fragment chunks not re-summed)")
+	defaultIndexShapes(t, "a format-12 fixture restamped (ref chunks not re-summed)")
+	versionsAsObjects(t)
+	noAdjDelta(t)
+	st := sim.New(sim.Config{Seed: 1})
+	cs := counting.New(st)
+	g := initGraph(t, cs, Limits{})
+	seedGraph(t, g)
+	for i := range 5 {
+		commitTx(t, g, func(tx *Txn) error { return tx.Insert("Knows", edge(fmt.Sprintf("k%03d", i), "p1", "p3")) })
+	}
+	if d := adjDeltaOf(t, g, "Knows"); len(d) != 0 {
+		t.Fatalf("a format-12 writer left a delta %v", d)
+	}
+	wantP1 := edgesOf(t, snap(t, g), "Knows", "p1")
+	restampTo(t, st, format.FormatV12)
+	adjDeltaWrites = true
+	before := st.Keys(testRoot + "/branches/main/")[0]
+	p := openGraph(t, cs, 3)
+	if st.Keys(testRoot + "/branches/main/")[0] != before {
+		t.Fatal("a read-write open of a format-12 graph wrote a manifest")
+	}
+	if got := edgesOf(t, snap(t, p), "Knows", "p1"); got != wantP1 {
+		t.Fatalf("format-12 Knows of p1 %s, want %s", got, wantP1)
+	}
+	cs.Reset()
+	commitTx(t, p, func(tx *Txn) error { return tx.Insert("Knows", edge("k999", "p1", "p3")) })
+	if n := cs.CountWhere("put", testRoot+"/adj/"); n != 0 {
+		t.Fatalf("the first format-13 edge insert wrote %d index objects, want 0 (the delta)", n)
+	}
+	if d := adjDeltaOf(t, p, "Knows"); strings.Join(d, ",") != "k999" {
+		t.Fatalf("delta %v, want k999", d)
+	}
+	out, in, _ := strings.Cut(wantP1, "|")
+	if got := edgesOf(t, snap(t, openGraph(t, st, 4)), "Knows", "p1"); got != out+",k999|"+in {
+		t.Fatalf("Knows of p1 after the commit %s, want %s,k999|%s", got, out, in)
+	}
+	obj, err := st.Get(ctx, st.Keys(testRoot + "/branches/main/")[0])
+	must(t, err)
+	if m, _, err := format.DecodeManifest(obj.Data); err != nil || m.FormatStamp != format.CurrentFormat {
+		t.Fatalf("manifest after the commit: stamp %d, %v; want %d", m.FormatStamp, err, format.CurrentFormat)
 	}
 }

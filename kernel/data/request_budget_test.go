@@ -150,5 +150,9 @@ func commitBudget(t *testing.T, insert []string, inserts int, update []string, u
 		check(fmt.Sprintf("one-row insert %d", i), rounds, requests, insert, inserts)
 		rounds, requests = requestLog(t, cs, one(func(tx *Txn) error { return tx.Update("Person", person(fmt.Sprintf("bulk-%05d", 100*i), "u")) }))
 		check(fmt.Sprintf("one-row update %d", i), rounds, requests, update, updates)
+		// format 13: a one-edge insert costs what a one-node insert does
+		// (its rows ride the version's adjacency delta, adjdelta.go)
+		rounds, requests = requestLog(t, cs, one(func(tx *Txn) error { return tx.Insert("Knows", edge(fmt.Sprintf("budget-k%d", i), "p1", "p3")) }))
+		check(fmt.Sprintf("one-edge insert %d", i), rounds, requests, insert, inserts)
 	}
 }

@@ -57,7 +57,7 @@ func init() {
 			"writers, updates, cascading deletes, and readers checking cardinality, dangling edges and every graph read " +
 			"against the reference data model (reads-vs-model)",
 		Generate: func(seed uint64, faults string) *Scenario { return genData(seed, faults, false) },
-		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow, plant.PageSkip, plant.EmbedCarryDrop, plant.RidingDropped},
+		Plants:   []string{plant.StaleCard, plant.FeedSkip, plant.AdjShortIn, plant.UpsertKeepsRow, plant.PageSkip, plant.EmbedCarryDrop, plant.RidingDropped, plant.AdjDeltaSkip},
 		Contract: mustContract(dataSchema),
 		Seed:     seedData,
 		Final:    finalData,

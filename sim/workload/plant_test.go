@@ -35,6 +35,7 @@ var plantChecks = map[string][]string{
 	plant.ReparentOnce:         {"linear-chain"},
 	plant.StaleCard:            {"cardinality"},
 	plant.AdjShortIn:           {"read-consistency"},
+	plant.AdjDeltaSkip:         {"read-consistency", "reads-vs-model", "cardinality"},
 	plant.UpsertKeepsRow:       {"reads-vs-model"},
 	plant.PageSkip:             {"reads-vs-model"},
 	plant.FragEditDropsSubtree: {"reads-vs-model"},
