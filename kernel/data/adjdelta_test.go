@@ -32,10 +32,7 @@ func noAdjDelta(t testing.TB) {
 // main pins for table (none without one), decoded as a reader does.
 func adjDeltaOf(t *testing.T, g *Graph, table string) []string {
 	t.Helper()
-	md := map[string]string{}
-	for _, kv := range pinnedVersion(t, g, table).Metadata {
-		md[kv.Key] = kv.Value
-	}
+	md := pinnedMetadata(t, g, table)
 	tb, err := snap(t, g).Table(table)
 	must(t, err)
 	_, _, ids, err := AdjacencyDelta(tb, md)
@@ -201,12 +198,7 @@ func TestAdjDeltaSurvivesCompaction(t *testing.T) {
 	}
 	rep, err := g.Compact(ctx, mainRef(t, g), compact.Policy{})
 	must(t, err)
-	var knows *TableCompaction
-	for i := range rep.Tables {
-		if rep.Tables[i].Table == "Knows" {
-			knows = &rep.Tables[i]
-		}
-	}
+	knows := tableCompaction(rep, "Knows")
 	if knows == nil || !slices.Contains(knows.Repacked, "out") {
 		t.Fatalf("the compaction did not repack Knows' out pages: %+v", rep.Tables)
 	}

@@ -45,6 +45,27 @@ func pinnedVersion(t testing.TB, g *Graph, table string) kernel.TableVersion {
 	return tv
 }
 
+// pinnedMetadata returns the metadata of the version of table g's main
+// pins, as a map.
+func pinnedMetadata(t testing.TB, g *Graph, table string) map[string]string {
+	t.Helper()
+	md := map[string]string{}
+	for _, kv := range pinnedVersion(t, g, table).Metadata {
+		md[kv.Key] = kv.Value
+	}
+	return md
+}
+
+// tableCompaction returns rep's entry for table (nil if it has none).
+func tableCompaction(rep CompactReport, table string) *TableCompaction {
+	for i := range rep.Tables {
+		if rep.Tables[i].Table == table {
+			return &rep.Tables[i]
+		}
+	}
+	return nil
+}
+
 // TestCompactPreservesRowsAndConverges: a compaction rewrites the small
 // fragments of many single-row commits into one, publishes one maintenance
 // commit (actor maintenance) whose table version is marked

@@ -17,10 +17,7 @@ import (
 // deltaOf returns the id delta of the version g's main pins for table.
 func deltaOf(t *testing.T, g *Graph, table string) []string {
 	t.Helper()
-	md := map[string]string{}
-	for _, kv := range pinnedVersion(t, g, table).Metadata {
-		md[kv.Key] = kv.Value
-	}
+	md := pinnedMetadata(t, g, table)
 	d, err := parseIDDelta(md)
 	must(t, err)
 	return d

@@ -98,12 +98,7 @@ func TestCompactRepacksEdgeIndexes(t *testing.T) {
 	}
 	rep, err := g.Compact(ctx, mainRef(t, g), compact.Policy{})
 	must(t, err)
-	var knows *TableCompaction
-	for i := range rep.Tables {
-		if rep.Tables[i].Table == "Knows" {
-			knows = &rep.Tables[i]
-		}
-	}
+	knows := tableCompaction(rep, "Knows")
 	if knows == nil || strings.Join(knows.Repacked, ",") != "out,in" {
 		t.Fatalf("report %+v, want Knows out and in repacked", rep)
 	}
