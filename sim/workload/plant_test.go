@@ -120,7 +120,7 @@ var catchHints = map[string]uint64{
 	plant.ReachDropsBase:   23,
 	plant.SkipForkMarker:   9,
 	plant.ReachDropsMerge:  4,
-	plant.GCMarkerNoLookup: 32,
+	plant.GCMarkerNoLookup: 15,
 }
 
 // controlKey names one plant-off run.
