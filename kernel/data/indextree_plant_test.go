@@ -17,6 +17,7 @@ import (
 // plant-off control reads every edge.
 func TestPlantedPageSkipLosesTreeEdges(t *testing.T) {
 	treeHandles(t)
+	noAdjDelta(t) // the edges must sit in the tree's pages, not ride a delta
 	store := sim.New(sim.Config{Seed: 1})
 	g := initGraph(t, store, Limits{})
 	seedGraph(t, g)
