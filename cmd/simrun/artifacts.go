@@ -57,9 +57,12 @@ func seedArtifacts(c *config, exec executor, o outcome, dir string, stderr io.Wr
 	if c.plant != "" {
 		plantFlag, tags = " -plant "+c.plant, " -tags simplant"
 	}
-	seedText := fmt.Sprintf("seed %d\nworkload %s\nfaults %s\nstore %s\ntrace_hash %x\nreplay: go run%s ./cmd/simrun -workload %s -faults %s -seed %d%s\nshrunk: go run%s ./cmd/simrun -case %s%s\n",
-		o.seed, s.Workload, s.Faults, c.store, res.TraceHash, tags, s.Workload, s.Faults, o.seed, plantFlag,
-		tags, filepath.Join(dir, "shrunk.txt"), plantFlag)
+	shrinks := c.store == "sim" && c.shrinkRuns > 0 // only the simulator shrinks
+	seedText := fmt.Sprintf("seed %d\nworkload %s\nfaults %s\nstore %s\ntrace_hash %x\nreplay: go run%s ./cmd/simrun -workload %s -faults %s -seed %d%s%s\n",
+		o.seed, s.Workload, s.Faults, c.store, res.TraceHash, tags, s.Workload, s.Faults, o.seed, storeFlags(c.store, c.scale), plantFlag)
+	if shrinks {
+		seedText += fmt.Sprintf("shrunk: go run%s ./cmd/simrun -case %s%s\n", tags, filepath.Join(dir, "shrunk.txt"), plantFlag)
+	}
 	if err := writeFile(dir, "seed.txt", seedText); err != nil {
 		return err
 	}
@@ -82,7 +85,7 @@ func seedArtifacts(c *config, exec executor, o outcome, dir string, stderr io.Wr
 			fmt.Fprintf(stderr, "simrun: %v\n", err)
 		}
 	}
-	if c.store != "sim" || c.shrinkRuns == 0 {
+	if !shrinks {
 		return nil
 	}
 	shrunk, sres, runs := workload.Shrink(s, res, c.shrinkRuns, func(sc *workload.Scenario) *workload.Result {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -81,6 +82,7 @@ type Summary struct {
 	Workload       string  `json:"workload"`
 	Faults         string  `json:"faults"`
 	Store          string  `json:"store"`
+	Scale          float64 `json:"scale,omitempty"` // -scale on a real store (none in a simulated run)
 	Plant          string  `json:"plant,omitempty"`
 	Reads          int     `json:"reads"`
 	Resolved       int     `json:"sidecars_resolved_quiescent"`
@@ -160,6 +162,9 @@ type Summary struct {
 func summarize(c *config, outs []outcome, wall time.Duration, single bool) *Summary {
 	s := &Summary{Seeds: len(outs), WallSeconds: wall.Seconds(), FailingSeeds: []uint64{}, Parallel: c.parallel,
 		Workload: c.workload, Faults: c.faults, Store: c.store, Plant: c.plant}
+	if c.store != "sim" {
+		s.Scale = c.scale
+	}
 	for _, o := range outs {
 		r := o.res
 		s.Ops += r.Ops
@@ -311,7 +316,17 @@ func writeTable(w io.Writer, s *Summary) {
 	if s.Plant != "" {
 		tags, pl = " -tags simplant", " -plant "+s.Plant
 	}
-	fmt.Fprintf(w, "replay: go run%s ./cmd/simrun -workload %s -faults %s -seed %d%s -out DIR\n", tags, s.Workload, s.Faults, s.FailingSeeds[0], pl)
+	fmt.Fprintf(w, "replay: go run%s ./cmd/simrun -workload %s -faults %s -seed %d%s%s -out DIR\n", tags, s.Workload, s.Faults, s.FailingSeeds[0], storeFlags(s.Store, s.Scale), pl)
+}
+
+// storeFlags are the flags that replay a seed on the store it ran on:
+// none for the simulator, -store and -scale for a real store (without
+// them a replay runs the simulator, which may well pass).
+func storeFlags(store string, scale float64) string {
+	if store == "sim" || store == "" {
+		return ""
+	}
+	return fmt.Sprintf(" -store %s -scale %s", store, strconv.FormatFloat(scale, 'g', -1, 64))
 }
 
 // writeProcsTable prints the process harness's summary.

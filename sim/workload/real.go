@@ -98,16 +98,9 @@ func ExecuteReal(s *Scenario, env RealEnv, opt Options) *Result {
 	cancel()
 	wg.Wait()
 	r.finalChecksRecovering()
-	lin := check.Linearizable(r.H, opt.LinTimeout)
-	for _, f := range lin.Failures {
-		r.violations = append(r.violations, f.Violation())
-	}
-	_, acked, reads := r.H.Counts()
-	return &Result{Scenario: s, Ops: int(r.ops.Load()), Commits: acked, Reads: reads,
-		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov,
-		Migrations: int(r.migrations.Load()), Resolved: int(r.resolved.Load()),
-		SimTime: scaled(s.FaultPhase, scale), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
-		Violations: r.violations, LinFailures: lin.Failures}
+	res = r.counts(opt)
+	res.SimTime = scaled(s.FaultPhase, scale)
+	return res
 }
 
 // finalChecksRecovering runs the final checks, turning a store the checker

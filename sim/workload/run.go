@@ -283,25 +283,37 @@ func (r *Run) runUntilDone(done func(*Run) bool) time.Duration {
 	}
 }
 
-// result runs porcupine and gathers the counters.
+// result runs porcupine and gathers the counters of a simulated run:
+// every run's (counts) and the world's.
 func (r *Run) result(w *sim.World, opt Options) *Result {
+	res := r.counts(opt)
+	st := w.Stats()
+	res.TraceHash, res.SimTime, res.FaultsInjected = w.TraceHash(), w.Elapsed(), w.Store().FaultsInjected()
+	res.Crashes, res.MachineCrashes, res.Volatile = st.Crashes, st.MachineCrashes, [4]int{st.Lost, st.Reverted, st.Torn, st.Kept}
+	res.Trace = w.Trace()
+	return res
+}
+
+// counts runs porcupine and gathers the counters a run keeps whatever
+// it runs on, simulated or real (ExecuteReal): one place, so a real
+// run reports everything a simulated one does but the world's own
+// (trace, simulated time, injected faults and crashes).
+func (r *Run) counts(opt Options) *Result {
 	lin := check.Linearizable(r.H, opt.LinTimeout)
 	for _, f := range lin.Failures {
 		r.violations = append(r.violations, f.Violation())
 	}
 	_, acked, reads := r.H.Counts()
-	st := w.Stats()
 	return &Result{
-		Scenario: r.S, TraceHash: w.TraceHash(), SimTime: w.Elapsed(),
-		Ops: int(r.ops.Load()), Commits: acked, Reads: reads, FaultsInjected: w.Store().FaultsInjected(),
+		Scenario: r.S, Ops: int(r.ops.Load()), Commits: acked, Reads: reads,
 		ModelReads: r.modelCov.Checked, ModelUnmodelled: r.modelCov.Unmodelled, ModelCoverage: r.modelCov, Groups: r.groups.cov, Riding: r.riding, ChunkForms: r.forms,
-		Crashes: st.Crashes, MachineCrashes: st.MachineCrashes, Volatile: [4]int{st.Lost, st.Reverted, st.Torn, st.Kept}, Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
+		Recoveries: int(r.recoveries.Load()), Migrations: int(r.migrations.Load()),
 		Cuts: int(r.cuts.Load()), Cycles: int(r.life.cycles.Load()), CyclesMerged: int(r.life.merged.Load()),
 		CyclesDeleted: int(r.life.deleted.Load()), MergeRetries: int(r.life.retries.Load()), Collections: int(r.life.collections.Load()), LifeMarks: r.life.marksCopy(),
 		Feature:     r.life.featureCounts(),
 		PinReleases: int(r.maint.releases.Load()),
 		Resolved:    int(r.resolved.Load()), LinChecks: lin.Checks, LinUnknown: lin.Unknown,
-		Violations: r.violations, LinFailures: lin.Failures, Trace: w.Trace(),
+		Violations: r.violations, LinFailures: lin.Failures,
 	}
 }
 
