@@ -144,7 +144,7 @@ type host interface {
 // collection could reclaim nothing and the leak check would report the
 // young garbage it keeps (TestRealStore/fs/maint).
 func (r *Run) margin(d, floor time.Duration) time.Duration {
-	if r.W != nil || r.scale <= 0 || r.scale >= 1 {
+	if !r.shrunk() {
 		return d
 	}
 	return min(d, max(time.Duration(float64(d)*r.scale), floor))
@@ -154,11 +154,14 @@ func (r *Run) margin(d, floor time.Duration) time.Duration {
 // it) to let real time d pass: d in a simulated run, d divided by the
 // scale on a real store.
 func (r *Run) scenarioTime(d time.Duration) time.Duration {
-	if r.W != nil || r.scale <= 0 || r.scale >= 1 {
+	if !r.shrunk() {
 		return d
 	}
 	return time.Duration(float64(d) / r.scale)
 }
+
+// shrunk reports whether r is a real run whose times shrink by its scale.
+func (r *Run) shrunk() bool { return r.W == nil && r.scale > 0 && r.scale < 1 }
 
 // Run is one scenario in progress.
 type Run struct {
