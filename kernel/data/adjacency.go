@@ -118,17 +118,14 @@ const maxChunkRefs = 1 << 16
 
 // parseAdjacency reads the index refs of a table version's metadata:
 // ok=false when the version has none (node tables, versions written before
-// the index existed). With an adjacency delta (adjdelta.go) each
-// direction's refs count rows minus the delta's, and are not empty.
-func parseAdjacency(md map[string]string, rows uint64) (refs [2][]adjRef, ok bool, err error) {
+// the index existed). With an adjacency delta of deltaRows rows
+// (adjdelta.go; the caller decoded it) each direction's refs count rows
+// minus the delta's, and are not empty.
+func parseAdjacency(md map[string]string, rows, deltaRows uint64) (refs [2][]adjRef, ok bool, err error) {
 	out, hasOut := md[metaAdjPrefix+dirOut.String()]
 	in, hasIn := md[metaAdjPrefix+dirIn.String()]
-	deltaRows, err := adjDeltaRows(md)
-	if err != nil {
-		return refs, false, err
-	}
 	if !hasOut && !hasIn {
-		if deltaRows > 0 {
+		if _, hasDelta := md[metaAdjDeltaKey]; hasDelta {
 			return refs, false, fmt.Errorf("an adjacency delta without an adjacency index")
 		}
 		return refs, false, nil

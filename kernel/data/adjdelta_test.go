@@ -307,6 +307,16 @@ func TestCorruptAdjDeltaIsTyped(t *testing.T) {
 			}
 		})
 	}
+	t.Run("on a node table", func(t *testing.T) {
+		person := pinnedVersion(t, g, "Person")
+		pt, err := s.Table("Person")
+		must(t, err)
+		person.Metadata = append(append([]format.KV(nil), person.Metadata...), format.KV{Key: metaAdjDeltaKey, Value: md[metaAdjDeltaKey]})
+		sort.Slice(person.Metadata, func(i, j int) bool { return person.Metadata[i].Key < person.Metadata[j].Key })
+		if _, err := s.r.viewOf(pt, person); !errors.Is(err, format.ErrCorrupt) {
+			t.Fatalf("view of a node table version with an adjacency delta: %v, want format.ErrCorrupt", err)
+		}
+	})
 }
 
 // FuzzAdjDelta: any value of data.adjdelta decodes (AdjacencyDelta) to at

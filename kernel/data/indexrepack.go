@@ -92,7 +92,7 @@ func (r *reader) indexesToRepack(ctx context.Context, t *Table, tv kernel.TableV
 			return nil, corruptFragment("table "+t.Name, "%v (%d adjacency delta rows)", err, deltaRows)
 		}
 		adjRows -= deltaRows
-		adj, ok, err := parseAdjacency(md, tv.Rows)
+		adj, ok, err := parseAdjacency(md, tv.Rows, deltaRows)
 		if err != nil {
 			return nil, corruptFragment("table "+t.Name, "%v", err)
 		}

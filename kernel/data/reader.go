@@ -186,13 +186,17 @@ func (r *reader) viewOf(t *Table, tv kernel.TableVersion) (*tableView, error) {
 		v = newTableView(t, infos, tv.Rows)
 		v.stats = stats
 	}
-	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows); err != nil || (v.hasAdj && !t.Edge) {
-		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
-	}
-	if v.hasAdj {
+	var deltaRows uint64
+	if t.Edge { // a delta is an edge page: decoded once, before the refs that count without it
 		if v.adjDelta, err = decodeAdjDelta(t, md); err != nil {
 			return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 		}
+		if v.adjDelta != nil {
+			deltaRows = uint64(v.adjDelta.NumRows())
+		}
+	}
+	if v.adj, v.hasAdj, err = parseAdjacency(md, tv.Rows, deltaRows); err != nil || (v.hasAdj && !t.Edge) {
+		return nil, fmt.Errorf("table %s version %d: %v: %w", tv.Table, tv.Version, err, format.ErrCorrupt)
 	}
 	if v.idDelta, err = parseIDDelta(md); err != nil || uint64(len(v.idDelta)) > tv.Rows {
 		return nil, fmt.Errorf("table %s version %d: %v (%d delta ids): %w", tv.Table, tv.Version, err, len(v.idDelta), format.ErrCorrupt)
