@@ -39,6 +39,7 @@ type adjRefJSON struct {
 // indexMatchesRows compares with the version's fragments. A version
 // without an index (older versions) has nothing to check.
 func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md map[string]string) {
+	delta := v.adjDelta(ctx, tvKey, table, md)
 	for _, dir := range []string{"out", "in", "id"} {
 		raw, ok := md["data.adj."+dir]
 		if !ok {
@@ -54,7 +55,7 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 			sum.add(v.checkChunk(ctx, tvKey, table, dir, c, 0))
 		}
 		if dir != "id" { // format 13: the edges riding the version beyond the out and in pages
-			sum = v.addAdjDelta(ctx, tvKey, table, dir, md, sum)
+			sum = delta.add(dir, sum)
 		}
 		if dir == "id" { // format 6: the ids riding the version beyond its pages
 			delta, err := data.IDIndexDelta(md)
@@ -71,29 +72,45 @@ func (v *verifier) checkAdjacency(ctx context.Context, tvKey, table string, md m
 	}
 }
 
-// addAdjDelta adds to sum, the entries of direction dir ("out" or "in")
-// of a version, the edges its adjacency delta holds (data.AdjacencyDelta:
-// decoded and checked as a reader does); a damaged delta is a problem and
-// leaves the sum unknown; without the schema's table the sum is unknown.
-func (v *verifier) addAdjDelta(ctx context.Context, tvKey, table, dir string, md map[string]string, sum indexSum) indexSum {
+// adjDeltaEntries are the edges a version's adjacency delta holds beyond
+// its pages; unknown when the delta is damaged or the schema lacks the
+// table.
+type adjDeltaEntries struct {
+	from, to, ids []string
+	unknown       bool
+}
+
+// adjDelta decodes a version's adjacency delta once (data.AdjacencyDelta:
+// checked as a reader does); a damaged one is a problem, reported once.
+func (v *verifier) adjDelta(ctx context.Context, tvKey, table string, md map[string]string) adjDeltaEntries {
 	if _, ok := md["data.adjdelta"]; !ok {
-		return sum
+		return adjDeltaEntries{}
 	}
 	t := v.tableIn(ctx, v.curSchema, table)
 	if t == nil {
-		return indexSum{}
+		return adjDeltaEntries{unknown: true}
 	}
 	from, to, ids, err := data.AdjacencyDelta(t, md)
 	if err != nil {
 		v.problem(tvKey, RuleAdjacency, "%v", err)
+		return adjDeltaEntries{unknown: true}
+	}
+	return adjDeltaEntries{from: from, to: to, ids: ids}
+}
+
+// add adds to sum, the entries of direction dir ("out" or "in"), the
+// delta's edges keyed by that direction (an unknown delta leaves the sum
+// unknown).
+func (d adjDeltaEntries) add(dir string, sum indexSum) indexSum {
+	if d.unknown {
 		return indexSum{}
 	}
-	keys := from
+	keys := d.from
 	if dir == "in" {
-		keys = to
+		keys = d.to
 	}
-	for i := range ids {
-		sum.sum += entryHash(keys[i], ids[i])
+	for i := range d.ids {
+		sum.sum += entryHash(keys[i], d.ids[i])
 		sum.rows++
 	}
 	return sum
